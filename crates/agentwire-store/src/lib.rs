@@ -1,0 +1,187 @@
+//! Storage for agentwire.
+//!
+//! Two traits, each implemented by every backend:
+//! - [`TaskStore`]: task snapshots together with each task's event log. Every change to a task is
+//!   committed as the new snapshot plus the events that produced it, under a sequence number, in one
+//!   step, before anything is sent to subscribers. Commits are optimistic: they name the version they
+//!   start from and fail with [`StoreError::Conflict`] if another writer got there first.
+//! - [`PushConfigStore`]: webhook configurations per task.
+//!
+//! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
+//! the scope that created it.
+//!
+//! | backend | feature | use |
+//! |---|---|---|
+//! | [`MemoryStore`] | always | tests, single process, bounded by retention |
+//!
+//! ```
+//! use agentwire_store::{MemoryStore, Scope, TaskStore};
+//! use agentwire_types::{StreamResponse, Task, TaskState, TaskStatus};
+//!
+//! # tokio_test_block_on(async {
+//! let store = MemoryStore::default();
+//! let scope = Scope::new("", "alice");
+//! let task = Task { id: "t1".into(), context_id: "c1".into(), status: TaskStatus::new(TaskState::Submitted), ..Task::default() };
+//! let version = store.create(&scope, &task, &[StreamResponse::Task(task.clone())]).await.unwrap();
+//! assert_eq!(version, 1);
+//! assert!(store.get(&Scope::new("", "bob"), "t1").await.unwrap().is_none());
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+mod memory;
+mod page;
+
+use agentwire_types::{StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
+use async_trait::async_trait;
+
+pub use memory::{MemoryStore, RetentionPolicy};
+pub use page::PageToken;
+
+/// The visibility boundary of a record: the tenant and the principal that owns it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Scope {
+    /// The routing tenant ("" when none).
+    pub tenant: String,
+    /// The authenticated principal ("" for anonymous callers).
+    pub owner: String,
+}
+
+impl Scope {
+    /// A scope for `owner` within `tenant`.
+    pub fn new(tenant: impl Into<String>, owner: impl Into<String>) -> Self {
+        Self { tenant: tenant.into(), owner: owner.into() }
+    }
+}
+
+/// A task snapshot and the sequence number of the last event applied to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The snapshot (full history and artifacts).
+    pub task: Task,
+    /// The sequence number of its last event; also the optimistic-concurrency version.
+    pub version: u64,
+}
+
+/// An event from a task's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    /// Its position in the task's log, starting at 1.
+    pub seq: u64,
+    /// The event.
+    pub event: StreamResponse,
+}
+
+/// Filters and cursor of a task listing.
+#[derive(Debug, Clone, Default)]
+pub struct TaskQuery {
+    /// Only tasks of this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+    /// Only tasks whose status timestamp is at or after this time.
+    pub status_after: Option<Timestamp>,
+    /// Page size (the caller validates the range).
+    pub page_size: usize,
+    /// Where the previous page ended.
+    pub after: Option<PageToken>,
+}
+
+/// One page of a task listing, newest status first.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPage {
+    /// The tasks.
+    pub tasks: Vec<Task>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<PageToken>,
+    /// How many tasks match the filters in all.
+    pub total: usize,
+}
+
+/// What a webhook receives for each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PushPayload {
+    /// A v1.0 `StreamResponse` per event.
+    #[default]
+    StreamResponse,
+    /// The whole task after each event (v0.3 and legacy clients).
+    Task,
+}
+
+/// A stored webhook configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushConfigRecord {
+    /// The configuration, with `task_id` and `id` set.
+    pub config: TaskPushNotificationConfig,
+    /// The payload shape the creating client expects.
+    pub payload: PushPayload,
+}
+
+/// Storage failures.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The task changed since the version the commit started from.
+    #[error("task {task_id} was changed concurrently (expected version {expected}, found {found})")]
+    Conflict {
+        /// The task.
+        task_id: String,
+        /// The version the writer started from.
+        expected: u64,
+        /// The version in the store.
+        found: u64,
+    },
+    /// A task with this id already exists.
+    #[error("task {0} already exists")]
+    AlreadyExists(String),
+    /// The task does not exist in this scope.
+    #[error("task {0} not found")]
+    NotFound(String),
+    /// A limit was reached (e.g. push configs per task).
+    #[error("limit reached: {0}")]
+    Limit(String),
+    /// The backend failed.
+    #[error("storage backend failed: {0}")]
+    Backend(String),
+}
+
+/// `Result` with [`StoreError`].
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Task snapshots and their event logs.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task with its first events; returns the new version (the number of events).
+    async fn create(&self, scope: &Scope, task: &Task, events: &[StreamResponse]) -> Result<u64>;
+
+    /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
+    /// Returns the new version.
+    async fn commit(&self, scope: &Scope, task: &Task, events: &[StreamResponse], expected: u64) -> Result<u64>;
+
+    /// The task and its version, if it exists in `scope`.
+    async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>>;
+
+    /// Events with a sequence number greater than `after`, oldest first, at most `limit`.
+    async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>>;
+
+    /// A page of the tasks in `scope` matching `query`, newest status first.
+    async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage>;
+}
+
+/// Webhook configurations, per task.
+#[async_trait]
+pub trait PushConfigStore: Send + Sync + 'static {
+    /// Inserts or replaces the config with the same task and id.
+    async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()>;
+
+    /// One config.
+    async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>>;
+
+    /// All configs of a task, in creation order.
+    async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>>;
+
+    /// Removes a config; `false` if there was none.
+    async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool>;
+}

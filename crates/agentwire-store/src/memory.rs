@@ -1,0 +1,230 @@
+//! The in-process backend: everything in hash maps, bounded by a retention policy.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+
+use agentwire_types::{StreamResponse, Task};
+use async_trait::async_trait;
+
+use crate::{
+    PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
+    TaskRecord, TaskStore,
+};
+
+/// How much the memory store keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct RetentionPolicy {
+    /// Keep at most this many tasks in a terminal state; the ones that ended first are evicted.
+    /// Tasks that are still running are never evicted.
+    pub max_terminal_tasks: Option<usize>,
+}
+
+impl Default for RetentionPolicy {
+    fn default() -> Self {
+        Self { max_terminal_tasks: Some(10_000) }
+    }
+}
+
+/// Stores tasks, event logs and push configs in memory.
+///
+/// Lock sections are short and never span an `.await`: a read-mostly index of tasks, and one mutex
+/// per task so that writers of different tasks never contend.
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    tasks: RwLock<HashMap<String, Arc<Mutex<Entry>>>>,
+    /// Terminal task ids, oldest first, for retention.
+    ended: Mutex<VecDeque<String>>,
+    push: RwLock<HashMap<String, Vec<(Scope, PushConfigRecord)>>>,
+    retention: RetentionPolicy,
+}
+
+struct Entry {
+    scope: Scope,
+    task: Task,
+    events: Vec<StreamResponse>,
+}
+
+impl Entry {
+    fn version(&self) -> u64 {
+        self.events.len() as u64
+    }
+}
+
+fn status_millis(task: &Task) -> i64 {
+    task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0)
+}
+
+fn poisoned<T>(_: T) -> StoreError {
+    StoreError::Backend("a memory store lock was poisoned".into())
+}
+
+impl MemoryStore {
+    /// A store with the given retention policy.
+    pub fn with_retention(retention: RetentionPolicy) -> Self {
+        Self { inner: Arc::new(Inner { retention, ..Inner::default() }) }
+    }
+
+    fn entry(&self, task_id: &str) -> Result<Option<Arc<Mutex<Entry>>>> {
+        Ok(self.inner.tasks.read().map_err(poisoned)?.get(task_id).cloned())
+    }
+
+    /// Records that a task ended and evicts the oldest ended tasks beyond the retention limit.
+    fn note_terminal(&self, task_id: &str) -> Result<()> {
+        let Some(max) = self.inner.retention.max_terminal_tasks else { return Ok(()) };
+        let evicted: Vec<String> = {
+            let mut ended = self.inner.ended.lock().map_err(poisoned)?;
+            ended.push_back(task_id.to_owned());
+            let excess = ended.len().saturating_sub(max);
+            ended.drain(..excess).collect()
+        };
+        if evicted.is_empty() {
+            return Ok(());
+        }
+        let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
+        let mut push = self.inner.push.write().map_err(poisoned)?;
+        for id in evicted {
+            tasks.remove(&id);
+            push.remove(&id);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn create(&self, scope: &Scope, task: &Task, events: &[StreamResponse]) -> Result<u64> {
+        let entry = Entry { scope: scope.clone(), task: task.clone(), events: events.to_vec() };
+        let version = entry.version();
+        {
+            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
+            if tasks.contains_key(&task.id) {
+                return Err(StoreError::AlreadyExists(task.id.clone()));
+            }
+            tasks.insert(task.id.clone(), Arc::new(Mutex::new(entry)));
+        }
+        if task.status.state.is_terminal() {
+            self.note_terminal(&task.id)?;
+        }
+        Ok(version)
+    }
+
+    async fn commit(&self, scope: &Scope, task: &Task, events: &[StreamResponse], expected: u64) -> Result<u64> {
+        let entry = self.entry(&task.id)?.ok_or_else(|| StoreError::NotFound(task.id.clone()))?;
+        let (version, ended) = {
+            let mut e = entry.lock().map_err(poisoned)?;
+            if e.scope != *scope {
+                return Err(StoreError::NotFound(task.id.clone()));
+            }
+            if e.version() != expected {
+                return Err(StoreError::Conflict { task_id: task.id.clone(), expected, found: e.version() });
+            }
+            let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
+            e.task = task.clone();
+            e.events.extend_from_slice(events);
+            (e.version(), ended)
+        };
+        if ended {
+            self.note_terminal(&task.id)?;
+        }
+        Ok(version)
+    }
+
+    async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
+        let Some(entry) = self.entry(task_id)? else { return Ok(None) };
+        let e = entry.lock().map_err(poisoned)?;
+        Ok((e.scope == *scope).then(|| TaskRecord { task: e.task.clone(), version: e.version() }))
+    }
+
+    async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        let Some(entry) = self.entry(task_id)? else { return Ok(Vec::new()) };
+        let e = entry.lock().map_err(poisoned)?;
+        if e.scope != *scope {
+            return Ok(Vec::new());
+        }
+        let start = usize::try_from(after).unwrap_or(usize::MAX).min(e.events.len());
+        Ok(e.events[start..]
+            .iter()
+            .take(limit)
+            .zip(after + 1..)
+            .map(|(event, seq)| StoredEvent { seq, event: event.clone() })
+            .collect())
+    }
+
+    async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
+        let entries: Vec<Arc<Mutex<Entry>>> = self.inner.tasks.read().map_err(poisoned)?.values().cloned().collect();
+        let mut matches: Vec<(i64, String, Arc<Mutex<Entry>>)> = Vec::new();
+        for entry in entries {
+            let e = entry.lock().map_err(poisoned)?;
+            let t = &e.task;
+            let keep = e.scope == *scope
+                && query.context_id.as_ref().is_none_or(|c| *c == t.context_id)
+                && query.state.is_none_or(|s| s == t.status.state)
+                && query.status_after.is_none_or(|after| t.status.timestamp.is_some_and(|ts| ts >= after));
+            if keep {
+                let key = (status_millis(t), t.id.clone());
+                drop(e);
+                matches.push((key.0, key.1, entry));
+            }
+        }
+        let total = matches.len();
+        matches.sort_unstable_by(|a, b| (b.0, &b.1).cmp(&(a.0, &a.1)));
+        let start = match &query.after {
+            Some(token) => matches.partition_point(|(millis, id, _)| !token.precedes(*millis, id)),
+            None => 0,
+        };
+        let page: Vec<_> = matches[start..].iter().take(query.page_size).collect();
+        let next = (start + page.len() < total && !page.is_empty())
+            .then(|| page.last().map(|(millis, id, _)| PageToken { status_millis: *millis, task_id: id.clone() }))
+            .flatten();
+        let mut tasks = Vec::with_capacity(page.len());
+        for (_, _, entry) in page {
+            tasks.push(entry.lock().map_err(poisoned)?.task.clone());
+        }
+        Ok(TaskPage { tasks, next, total })
+    }
+}
+
+#[async_trait]
+impl PushConfigStore for MemoryStore {
+    async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()> {
+        let mut push = self.inner.push.write().map_err(poisoned)?;
+        let configs = push.entry(record.config.task_id.clone()).or_default();
+        match configs.iter_mut().find(|(s, r)| s == scope && r.config.id == record.config.id) {
+            Some((_, existing)) => *existing = record.clone(),
+            None => configs.push((scope.clone(), record.clone())),
+        }
+        Ok(())
+    }
+
+    async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
+        let push = self.inner.push.read().map_err(poisoned)?;
+        Ok(push
+            .get(task_id)
+            .and_then(|configs| configs.iter().find(|(s, r)| s == scope && r.config.id == config_id))
+            .map(|(_, r)| r.clone()))
+    }
+
+    async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
+        let push = self.inner.push.read().map_err(poisoned)?;
+        Ok(push
+            .get(task_id)
+            .map(|configs| configs.iter().filter(|(s, _)| s == scope).map(|(_, r)| r.clone()).collect())
+            .unwrap_or_default())
+    }
+
+    async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
+        let mut push = self.inner.push.write().map_err(poisoned)?;
+        let Some(configs) = push.get_mut(task_id) else { return Ok(false) };
+        let before = configs.len();
+        configs.retain(|(s, r)| !(s == scope && r.config.id == config_id));
+        Ok(configs.len() != before)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,33 @@
+//! Small serde helpers shared by the model types.
+
+use serde::{Deserialize, Deserializer};
+
+/// ProtoJSON treats `null` as the field's default value.
+pub(crate) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// ProtoJSON accepts integers as numbers or as decimal strings.
+pub(crate) fn lenient_i32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => n
+            .as_i64()
+            .and_then(|v| i32::try_from(v).ok())
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("{n} is not a 32-bit integer"))),
+        Some(serde_json::Value::String(s)) => {
+            s.trim().parse().map(Some).map_err(|_| D::Error::custom(format!("{s:?} is not an integer")))
+        }
+        Some(other) => Err(D::Error::custom(format!("expected an integer, found {other}"))),
+    }
+}

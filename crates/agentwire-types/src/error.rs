@@ -1,0 +1,228 @@
+//! The protocol error: a kind, a message and details. Bindings map kinds to wire codes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What went wrong, independent of any wire format.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The body is not valid JSON.
+    Parse,
+    /// The request envelope is malformed.
+    InvalidRequest,
+    /// No such method or route.
+    MethodNotFound,
+    /// A parameter is missing or invalid.
+    InvalidParams,
+    /// The server failed.
+    Internal,
+    /// No such task (or not visible to the caller).
+    TaskNotFound,
+    /// The task can no longer be canceled.
+    TaskNotCancelable,
+    /// The agent does not support push notifications.
+    PushNotificationNotSupported,
+    /// The operation is not supported in this situation.
+    UnsupportedOperation,
+    /// A media type is not supported.
+    ContentTypeNotSupported,
+    /// The agent produced something invalid.
+    InvalidAgentResponse,
+    /// The extended card is declared but not configured.
+    ExtendedAgentCardNotConfigured,
+    /// The agent requires an extension the client did not declare.
+    ExtensionSupportRequired,
+    /// The requested protocol version is not supported.
+    VersionNotSupported,
+    /// No valid credentials were presented.
+    Unauthenticated,
+    /// The caller is known but not allowed to do this.
+    PermissionDenied,
+    /// The request body exceeds the configured limit.
+    PayloadTooLarge,
+}
+
+impl ErrorKind {
+    /// The `google.rpc.ErrorInfo` reason: the error name in UPPER_SNAKE_CASE without "Error".
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Parse => "PARSE_ERROR",
+            Self::InvalidRequest => "INVALID_REQUEST",
+            Self::MethodNotFound => "METHOD_NOT_FOUND",
+            Self::InvalidParams => "INVALID_PARAMS",
+            Self::Internal => "INTERNAL",
+            Self::TaskNotFound => "TASK_NOT_FOUND",
+            Self::TaskNotCancelable => "TASK_NOT_CANCELABLE",
+            Self::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            Self::UnsupportedOperation => "UNSUPPORTED_OPERATION",
+            Self::ContentTypeNotSupported => "CONTENT_TYPE_NOT_SUPPORTED",
+            Self::InvalidAgentResponse => "INVALID_AGENT_RESPONSE",
+            Self::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            Self::ExtensionSupportRequired => "EXTENSION_SUPPORT_REQUIRED",
+            Self::VersionNotSupported => "VERSION_NOT_SUPPORTED",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        }
+    }
+
+    /// Whether this is one of the A2A-specific errors (which carry an `ErrorInfo`).
+    pub fn is_a2a_specific(self) -> bool {
+        !matches!(
+            self,
+            Self::Parse | Self::InvalidRequest | Self::MethodNotFound | Self::InvalidParams | Self::Internal
+        )
+    }
+}
+
+/// An A2A protocol error.
+///
+/// ```
+/// use agentwire_types::{A2AError, ErrorKind};
+///
+/// let e = A2AError::task_not_found("t-1");
+/// assert_eq!(e.kind(), ErrorKind::TaskNotFound);
+/// assert_eq!(e.metadata()["taskId"], "t-1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct A2AError {
+    kind: ErrorKind,
+    message: String,
+    metadata: BTreeMap<String, String>,
+}
+
+/// `Result` with [`A2AError`] as the error.
+pub type Result<T, E = A2AError> = std::result::Result<T, E>;
+
+impl A2AError {
+    /// An error of `kind` with a human-readable message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into(), metadata: BTreeMap::new() }
+    }
+
+    /// Adds an `ErrorInfo` metadata entry.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `ErrorInfo` metadata (e.g. `taskId`).
+    pub fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
+    /// The body is not valid JSON.
+    pub fn parse(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorKind::Parse, format!("invalid JSON: {detail}"))
+    }
+
+    /// The request envelope is malformed.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidRequest, message)
+    }
+
+    /// No such method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(ErrorKind::MethodNotFound, format!("method not found: {method}")).with_metadata("method", method)
+    }
+
+    /// A parameter is missing or invalid.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidParams, message)
+    }
+
+    /// The server failed; the message must not reveal internals.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// No task with this id is visible to the caller.
+    pub fn task_not_found(task_id: &str) -> Self {
+        Self::new(ErrorKind::TaskNotFound, format!("task not found: {task_id}")).with_metadata("taskId", task_id)
+    }
+
+    /// The task is in a state that cannot be canceled.
+    pub fn task_not_cancelable(task_id: &str, state: crate::TaskState) -> Self {
+        Self::new(ErrorKind::TaskNotCancelable, format!("task {task_id} cannot be canceled: it is {state}"))
+            .with_metadata("taskId", task_id)
+    }
+
+    /// Push notifications are not supported by this agent.
+    pub fn push_notification_not_supported() -> Self {
+        Self::new(ErrorKind::PushNotificationNotSupported, "push notifications are not supported by this agent")
+    }
+
+    /// The operation is not supported here.
+    pub fn unsupported_operation(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::UnsupportedOperation, message)
+    }
+
+    /// A media type is not supported.
+    pub fn content_type_not_supported(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ContentTypeNotSupported, message)
+    }
+
+    /// The agent produced an invalid response.
+    pub fn invalid_agent_response(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidAgentResponse, message)
+    }
+
+    /// The extended card is declared but not configured.
+    pub fn extended_agent_card_not_configured() -> Self {
+        Self::new(ErrorKind::ExtendedAgentCardNotConfigured, "the extended agent card is not configured")
+    }
+
+    /// A required extension was not declared by the client.
+    pub fn extension_support_required(uri: &str) -> Self {
+        Self::new(
+            ErrorKind::ExtensionSupportRequired,
+            format!("the agent requires extension {uri}; declare it in the A2A-Extensions header"),
+        )
+        .with_metadata("extension", uri)
+    }
+
+    /// The requested protocol version is not supported.
+    pub fn version_not_supported(requested: &str, supported: &[&str]) -> Self {
+        Self::new(
+            ErrorKind::VersionNotSupported,
+            format!("protocol version {requested:?} is not supported; supported: {}", supported.join(", ")),
+        )
+        .with_metadata("requestedVersion", requested)
+        .with_metadata("supportedVersions", supported.join(","))
+    }
+
+    /// No valid credentials were presented.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unauthenticated, message)
+    }
+
+    /// The caller may not do this.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
+    }
+
+    /// The request body is over the limit.
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(ErrorKind::PayloadTooLarge, format!("request body exceeds the limit of {limit} bytes"))
+            .with_metadata("limitBytes", limit.to_string())
+    }
+}
+
+impl fmt::Display for A2AError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for A2AError {}

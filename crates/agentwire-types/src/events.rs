@@ -1,0 +1,90 @@
+//! Streaming events and the send/stream response wrappers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::de::{is_false, null_default};
+use crate::{Artifact, Message, Task, TaskStatus};
+
+/// A task's status changed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// The task.
+    #[serde(default, deserialize_with = "null_default")]
+    pub task_id: String,
+    /// The task's context.
+    #[serde(default, deserialize_with = "null_default")]
+    pub context_id: String,
+    /// The new status.
+    pub status: TaskStatus,
+    /// Free-form metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// An artifact was produced, or a chunk of one.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// The task.
+    #[serde(default, deserialize_with = "null_default")]
+    pub task_id: String,
+    /// The task's context.
+    #[serde(default, deserialize_with = "null_default")]
+    pub context_id: String,
+    /// The artifact, or the chunk of it.
+    pub artifact: Artifact,
+    /// Append these parts to the artifact with the same id instead of replacing it.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "is_false")]
+    pub append: bool,
+    /// This is the artifact's last chunk.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "is_false")]
+    pub last_chunk: bool,
+    /// Free-form metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// One item of a stream, a subscription or a push notification: exactly one member is set.
+///
+/// ```
+/// use agentwire_types::{StreamResponse, Task};
+///
+/// let json = serde_json::to_string(&StreamResponse::Task(Task::default())).unwrap();
+/// assert!(json.starts_with(r#"{"task":"#));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamResponse {
+    /// A task snapshot.
+    Task(Task),
+    /// A message (a message-only reply, or a message added to a task).
+    Message(Message),
+    /// A status change.
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// An artifact or artifact chunk.
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl StreamResponse {
+    /// The id of the task the item concerns, if any.
+    pub fn task_id(&self) -> &str {
+        match self {
+            Self::Task(t) => &t.id,
+            Self::Message(m) => &m.task_id,
+            Self::StatusUpdate(e) => &e.task_id,
+            Self::ArtifactUpdate(e) => &e.task_id,
+        }
+    }
+}
+
+/// The result of SendMessage: a task, or a direct message reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SendMessageResponse {
+    /// The task the message created or continued.
+    Task(Task),
+    /// A direct reply, with no task.
+    Message(Message),
+}

@@ -1,0 +1,46 @@
+//! The canonical A2A v1.0 data model.
+//!
+//! Every type serializes to the v1.0 ProtoJSON wire form (camelCase members, `TASK_STATE_*` and
+//! `ROLE_*` enums, member-discriminated parts and stream responses, `...sssZ` timestamps) and
+//! decodes tolerantly: unknown members are ignored, `null` means "unset", and the older spellings
+//! of enums, parts and push authentication are accepted.
+//!
+//! ```
+//! use agentwire_types::{Message, SendMessageRequest};
+//!
+//! let req: SendMessageRequest = serde_json::from_str(
+//!     r#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
+//! ).unwrap();
+//! assert_eq!(req.message.text(), "hi");
+//! ```
+
+mod card;
+mod de;
+mod error;
+mod events;
+mod message;
+mod part;
+mod push;
+mod requests;
+mod state;
+mod task;
+mod timestamp;
+
+pub use card::{
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
+    ApiKeySecurityScheme, HttpAuthSecurityScheme, MutualTlsSecurityScheme, OAuth2SecurityScheme,
+    OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
+};
+pub use error::{A2AError, ErrorKind, Result};
+pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use message::Message;
+pub use part::{Part, PartContent};
+pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
+pub use requests::{
+    CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, SendMessageConfiguration,
+    SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfigRef,
+};
+pub use state::{Role, TaskState, UnknownRole, UnknownTaskState};
+pub use task::{Artifact, Task, TaskStatus};
+pub use timestamp::{InvalidTimestamp, Timestamp};

@@ -1,0 +1,99 @@
+//! `Task`, `TaskStatus` and `Artifact`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::de::null_default;
+use crate::{Message, Part, TaskState, Timestamp};
+
+/// The unit of work an agent does for a client.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Server-generated id.
+    #[serde(default, deserialize_with = "null_default")]
+    pub id: String,
+    /// The conversation the task belongs to.
+    #[serde(default, deserialize_with = "null_default")]
+    pub context_id: String,
+    /// The current status.
+    #[serde(default)]
+    pub status: TaskStatus,
+    /// What the task produced.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+    /// The messages exchanged, oldest first.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Message>,
+    /// Free-form metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Task {
+    /// Keeps at most the `n` most recent history messages; `None` keeps all.
+    pub fn truncate_history(&mut self, n: Option<usize>) {
+        if let Some(n) = n {
+            let excess = self.history.len().saturating_sub(n);
+            self.history.drain(..excess);
+        }
+    }
+}
+
+/// A task's state, with an optional message and the time it was set.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    /// The lifecycle state.
+    pub state: TaskState,
+    /// A message explaining the state, e.g. the question for INPUT_REQUIRED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// When the state was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<Timestamp>,
+}
+
+impl TaskStatus {
+    /// A status in `state`, stamped now.
+    pub fn new(state: TaskState) -> Self {
+        Self { state, message: None, timestamp: Some(Timestamp::now()) }
+    }
+
+    /// Attaches a message.
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.message = Some(message);
+        self
+    }
+}
+
+/// An output of a task.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Unique within the task.
+    #[serde(default, deserialize_with = "null_default")]
+    pub artifact_id: String,
+    /// A human-readable name.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// A human-readable description.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The content.
+    #[serde(default, deserialize_with = "null_default")]
+    pub parts: Vec<Part>,
+    /// Free-form metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+    /// Extension URIs this artifact uses.
+    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+}
+
+impl Artifact {
+    /// An artifact with an id, a name and parts.
+    pub fn new(artifact_id: impl Into<String>, name: impl Into<String>, parts: Vec<Part>) -> Self {
+        Self { artifact_id: artifact_id.into(), name: name.into(), parts, ..Self::default() }
+    }
+}
