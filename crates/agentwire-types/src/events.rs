@@ -11,10 +11,10 @@ use crate::{Artifact, Message, Task, TaskStatus};
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// The task.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "task_id", default, deserialize_with = "null_default")]
     pub task_id: String,
     /// The task's context.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "context_id", default, deserialize_with = "null_default")]
     pub context_id: String,
     /// The new status.
     pub status: TaskStatus,
@@ -28,10 +28,10 @@ pub struct TaskStatusUpdateEvent {
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// The task.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "task_id", default, deserialize_with = "null_default")]
     pub task_id: String,
     /// The task's context.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "context_id", default, deserialize_with = "null_default")]
     pub context_id: String,
     /// The artifact, or the chunk of it.
     pub artifact: Artifact,
@@ -39,7 +39,7 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "is_false")]
     pub append: bool,
     /// This is the artifact's last chunk.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "is_false")]
+    #[serde(alias = "last_chunk", default, deserialize_with = "null_default", skip_serializing_if = "is_false")]
     pub last_chunk: bool,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,13 +19,18 @@ use crate::{Part, Role};
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Unique id, set by the sender.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "message_id", default, deserialize_with = "null_default")]
     pub message_id: String,
     /// The conversation this message belongs to.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        alias = "context_id",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// The task this message belongs to, if any.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "task_id", default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub task_id: String,
     /// Who sent it.
     #[serde(default)]
@@ -40,7 +45,12 @@ pub struct Message {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
     /// Other tasks this message refers to.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        alias = "reference_task_ids",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub reference_task_ids: Vec<String>,
 }
 

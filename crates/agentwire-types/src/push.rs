@@ -24,7 +24,7 @@ pub struct TaskPushNotificationConfig {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// The task the config belongs to.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "task_id", default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub task_id: String,
     /// The webhook URL.
     #[serde(default, deserialize_with = "null_default")]

@@ -35,10 +35,16 @@ impl SendMessageRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// Media types the client accepts in replies.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        alias = "accepted_output_modes",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub accepted_output_modes: Vec<String>,
     /// A webhook to register for the task.
     #[serde(
+        alias = "task_push_notification_config",
         default,
         alias = "pushNotificationConfig",
         alias = "pushNotification",
@@ -46,10 +52,20 @@ pub struct SendMessageConfiguration {
     )]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// How many recent history messages to return (unset: all, 0: none).
-    #[serde(default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "history_length",
+        default,
+        deserialize_with = "lenient_i32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
     /// Return as soon as the task exists instead of waiting for it to finish or pause.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        alias = "return_immediately",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub return_immediately: bool,
 }
 
@@ -63,7 +79,12 @@ pub struct GetTaskRequest {
     /// The task id.
     pub id: String,
     /// How many recent history messages to return (unset: all, 0: none).
-    #[serde(default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "history_length",
+        default,
+        deserialize_with = "lenient_i32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
 }
 
@@ -75,25 +96,40 @@ pub struct ListTasksRequest {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// Only tasks of this context.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        alias = "context_id",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// Only tasks in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// At most this many tasks (1 to 100; default 50).
-    #[serde(default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size", default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
     pub page_size: Option<i32>,
     /// The cursor from a previous page's `nextPageToken`.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        alias = "page_token",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub page_token: String,
     /// How many recent history messages to return per task.
-    #[serde(default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "history_length",
+        default,
+        deserialize_with = "lenient_i32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
     /// Only tasks whose status changed at or after this time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after", default, skip_serializing_if = "Option::is_none")]
     pub status_timestamp_after: Option<Timestamp>,
     /// Include artifacts (default false: the field is omitted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts", default, skip_serializing_if = "Option::is_none")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -105,13 +141,13 @@ pub struct ListTasksResponse {
     #[serde(default, deserialize_with = "null_default")]
     pub tasks: Vec<Task>,
     /// The cursor for the next page; `""` on the last page.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "next_page_token", default, deserialize_with = "null_default")]
     pub next_page_token: String,
     /// The page size that was applied.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "page_size", default, deserialize_with = "null_default")]
     pub page_size: i32,
     /// How many tasks match the filters in all.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "total_size", default, deserialize_with = "null_default")]
     pub total_size: i32,
 }
 
@@ -148,6 +184,7 @@ pub struct TaskPushNotificationConfigRef {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// The task id.
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The config id.
     pub id: String,
@@ -161,12 +198,18 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// The task id.
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// At most this many configs (unset: all).
-    #[serde(default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size", default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]
     pub page_size: Option<i32>,
     /// The cursor from a previous page.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        alias = "page_token",
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub page_token: String,
 }
 
@@ -178,7 +221,7 @@ pub struct ListTaskPushNotificationConfigsResponse {
     #[serde(default, deserialize_with = "null_default")]
     pub configs: Vec<TaskPushNotificationConfig>,
     /// The cursor for the next page; `""` on the last page.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "next_page_token", default, deserialize_with = "null_default")]
     pub next_page_token: String,
 }
 

@@ -14,7 +14,7 @@ pub struct Task {
     #[serde(default, deserialize_with = "null_default")]
     pub id: String,
     /// The conversation the task belongs to.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "context_id", default, deserialize_with = "null_default")]
     pub context_id: String,
     /// The current status.
     #[serde(default)]
@@ -72,7 +72,7 @@ impl TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     /// Unique within the task.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(alias = "artifact_id", default, deserialize_with = "null_default")]
     pub artifact_id: String,
     /// A human-readable name.
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]

@@ -1,0 +1,134 @@
+//! `agentwire serve`.
+
+use std::time::Duration;
+
+use agentwire_server::agent::{ConformanceAgent, EchoAgent};
+use agentwire_server::auth::StaticAuth;
+use agentwire_server::{CardConfig, PushSettings, RequestHandler, WebhookGuard};
+use agentwire_types::{AgentCard, AgentSkill};
+use anyhow::Context as _;
+
+use crate::opt::{AgentKind, ServeOpt};
+
+/// How long open requests and streams may take to finish after a shutdown signal.
+const DRAIN: Duration = Duration::from_secs(10);
+
+pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
+    let handler = build_handler(&opt)?;
+    let listener =
+        tokio::net::TcpListener::bind(opt.http).await.with_context(|| format!("cannot listen on {}", opt.http))?;
+    let address = listener.local_addr()?;
+    tracing::info!(%address, agent = ?opt.agent, card = %format!("http://{address}/.well-known/agent-card.json"), "serving");
+    agentwire_server::serve(listener, agentwire_server::router(handler.clone()), shutdown_signal(), DRAIN).await?;
+    tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
+    let user_card = match &opt.card {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            Some(
+                serde_json::from_str::<AgentCard>(&text)
+                    .with_context(|| format!("{} is not an agent card", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("http://{}", opt.http));
+    let (card, extended_card) = match opt.agent {
+        AgentKind::Echo => (user_card.unwrap_or_else(echo_card), None),
+        AgentKind::Conformance => {
+            let card = user_card.unwrap_or_else(conformance_card);
+            let mut extended = card.clone();
+            extended.skills.push(AgentSkill {
+                id: "extended".into(),
+                name: "Extended skill".into(),
+                description: "Only listed in the extended card".into(),
+                tags: vec!["extended".into()],
+                ..AgentSkill::default()
+            });
+            (card, Some(extended))
+        }
+    };
+    let card_config = CardConfig {
+        card,
+        public_url,
+        streaming: !opt.reduced,
+        push_notifications: !opt.reduced,
+        extended_card_enabled: !opt.reduced && extended_card.is_some(),
+        extended_card,
+        required_extensions: opt.required_extensions.clone(),
+    };
+    let push =
+        PushSettings { guard: WebhookGuard { allow_private: opt.allow_private_webhooks }, ..PushSettings::default() };
+    let builder = match opt.agent {
+        AgentKind::Echo => RequestHandler::builder(EchoAgent),
+        AgentKind::Conformance => RequestHandler::builder(ConformanceAgent::new()),
+    };
+    let mut builder = builder.card(card_config).push_settings(push);
+    if !opt.auth.is_empty() {
+        let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
+        builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
+    }
+    Ok(builder.build())
+}
+
+fn echo_card() -> AgentCard {
+    AgentCard {
+        name: "Echo".into(),
+        description: "Replies with the text it receives".into(),
+        default_input_modes: vec!["text/plain".into(), "application/json".into()],
+        default_output_modes: vec!["text/plain".into()],
+        skills: vec![AgentSkill {
+            id: "echo".into(),
+            name: "Echo".into(),
+            description: "Returns the message text as an artifact".into(),
+            tags: vec!["echo".into(), "test".into()],
+            examples: vec!["hello".into()],
+            ..AgentSkill::default()
+        }],
+        ..AgentCard::default()
+    }
+}
+
+fn conformance_card() -> AgentCard {
+    AgentCard {
+        name: "agentwire conformance agent".into(),
+        description: "Implements the scenarios of the A2A conformance suites".into(),
+        // The scenarios accept any content; only the message id and first word matter.
+        default_input_modes: vec!["*/*".into()],
+        default_output_modes: vec!["text/plain".into(), "application/json".into()],
+        skills: vec![AgentSkill {
+            id: "conformance".into(),
+            name: "Conformance scenarios".into(),
+            description: "Completes, streams, pauses, fails or rejects tasks as the conformance suites ask".into(),
+            tags: vec!["conformance".into(), "tck".into()],
+            ..AgentSkill::default()
+        }],
+        ..AgentCard::default()
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received; finishing in-flight requests");
+}

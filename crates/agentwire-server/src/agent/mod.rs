@@ -1,0 +1,151 @@
+//! The agent API: implement [`AgentExecutor`] and the server does the rest.
+//!
+//! An execution turns one incoming message into a stream of [`AgentEvent`]s. Most agents write it
+//! with [`ExecutionContext::run`] and a [`TaskUpdater`], one line per step:
+//!
+//! ```
+//! use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+//!
+//! struct Shout;
+//!
+//! impl AgentExecutor for Shout {
+//!     fn execute(&self, ctx: ExecutionContext) -> EventStream {
+//!         ctx.run(|ctx, updater| async move {
+//!             updater.working().await?;
+//!             updater.add_text_artifact("shout", ctx.message.text().to_uppercase()).await?;
+//!             updater.complete().await
+//!         })
+//!     }
+//! }
+//! ```
+
+mod conformance;
+mod echo;
+mod updater;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use agentwire_types::{Artifact, Message, Task, TaskState};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::RequestContext;
+
+pub use conformance::ConformanceAgent;
+pub use echo::EchoAgent;
+pub use updater::{AgentError, TaskUpdater};
+
+/// What an execution produces, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// The task moved to a new state, optionally with a message (the question for
+    /// INPUT_REQUIRED, the reason for FAILED, ...).
+    Status {
+        /// The new state.
+        state: TaskState,
+        /// An explanation, added to the task's history too.
+        message: Option<Message>,
+        /// Event metadata.
+        metadata: Option<Map<String, Value>>,
+    },
+    /// An artifact, or a chunk of one.
+    Artifact {
+        /// The artifact (for a chunk: its id and the new parts).
+        artifact: Artifact,
+        /// Append to the artifact with the same id instead of replacing it.
+        append: bool,
+        /// This is the last chunk.
+        last_chunk: bool,
+    },
+    /// A message. As the first event of a new conversation turn it is the whole reply and no
+    /// task is created; on an existing task it is added to the history.
+    Message(Message),
+}
+
+/// The events of one execution.
+pub type EventStream = Pin<Box<dyn Stream<Item = AgentEvent> + Send + 'static>>;
+
+/// User code: turns a message into events.
+pub trait AgentExecutor: Send + Sync + 'static {
+    /// Starts working on `ctx.message`. The stream may outlive the request that started it; it
+    /// should end soon after `ctx.cancellation()` fires (with a CANCELED status, ideally).
+    fn execute(&self, ctx: ExecutionContext) -> EventStream;
+}
+
+/// Everything an execution needs to know.
+#[derive(Debug, Clone)]
+pub struct ExecutionContext {
+    /// The task the message belongs to (new or existing).
+    pub task_id: String,
+    /// The task's context.
+    pub context_id: String,
+    /// The incoming message.
+    pub message: Message,
+    /// The task as it was before this message, for continuations; `None` for a new task.
+    pub task: Option<Task>,
+    /// Who asked, for which tenant, with which extensions and protocol version.
+    pub request: RequestContext,
+    /// Whether the client is reading a stream (SendStreamingMessage) rather than waiting.
+    pub streaming: bool,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl ExecutionContext {
+    /// A context for `message` on a new task; mostly useful for testing executors directly.
+    pub fn new(task_id: impl Into<String>, context_id: impl Into<String>, message: Message) -> Self {
+        Self {
+            task_id: task_id.into(),
+            context_id: context_id.into(),
+            message,
+            task: None,
+            request: RequestContext::default(),
+            streaming: false,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Fires when a client cancels the task.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// The first user message of the task (the one that created it), or this message for a new task.
+    pub fn first_message(&self) -> &Message {
+        self.task
+            .as_ref()
+            .and_then(|t| t.history.iter().find(|m| m.role == agentwire_types::Role::User))
+            .unwrap_or(&self.message)
+    }
+
+    /// An agent message in this task and context, with a fresh id.
+    pub fn agent_message(&self, text: impl Into<String>) -> Message {
+        Message {
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            ..Message::agent(crate::core::new_id(), text)
+        }
+    }
+
+    /// Runs `body` with a [`TaskUpdater`] and returns the events it sends, in order. An error
+    /// returned by `body` becomes a FAILED status carrying the error text.
+    pub fn run<F, Fut>(self, body: F) -> EventStream
+    where
+        F: FnOnce(ExecutionContext, TaskUpdater) -> Fut,
+        Fut: Future<Output = Result<(), AgentError>> + Send + 'static,
+    {
+        let (updater, receiver) = TaskUpdater::channel(&self);
+        let failure_sink = updater.clone();
+        let body = body(self, updater);
+        let driver = async move {
+            if let Err(error) = body.await {
+                let _ = failure_sink.fail(error.to_string()).await;
+            }
+        };
+        let events = stream::unfold(receiver, |mut rx| async move { rx.recv().await.map(|event| (event, rx)) });
+        // The driver yields nothing; it is polled alongside the channel so no spawn is needed.
+        let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
+        Box::pin(stream::select(events, driver))
+    }
+}

@@ -1,0 +1,106 @@
+//! The HTTP bindings: JSON-RPC at `/`, HTTP+JSON routes, and the agent card, in one router.
+
+mod card;
+mod errors;
+mod jsonrpc;
+mod meta;
+mod rest;
+mod sse;
+
+use std::sync::Arc;
+
+use agentwire_types::{A2AError, Result};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use http::{header, HeaderValue, Method};
+use tower_http::cors::{Any, CorsLayer};
+
+use crate::auth::Authenticator;
+use crate::RequestHandler;
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) handler: RequestHandler,
+    card: Arc<card::CardDocument>,
+}
+
+/// Paths anyone may read, even when authentication is required.
+const PUBLIC_PATHS: [&str; 3] = ["/.well-known/agent-card.json", "/.well-known/agent.json", "/agentCard"];
+
+/// The whole A2A HTTP surface of `handler`: the agent card, JSON-RPC at `/`, and HTTP+JSON routes
+/// (also under `/{tenant}/`), with CORS and, if the handler has an authenticator, authentication.
+///
+/// ```no_run
+/// use agentwire_server::{agent::EchoAgent, router, RequestHandler};
+///
+/// # async fn run() -> std::io::Result<()> {
+/// let app = router(RequestHandler::builder(EchoAgent).build());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub fn router(handler: RequestHandler) -> Router {
+    let card = Arc::new(card::CardDocument::new(handler.agent_card()));
+    let auth = handler.core.auth.clone();
+    let state = AppState { handler, card };
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(Any)
+        .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL]);
+    let mut app = Router::new()
+        .route("/.well-known/agent-card.json", get(card::serve))
+        .route("/.well-known/agent.json", get(card::serve))
+        .route("/agentCard", get(card::serve))
+        .route("/", post(jsonrpc::handle))
+        .fallback(rest::handle)
+        .with_state(state);
+    if let Some(auth) = auth {
+        app = app.layer(axum::middleware::from_fn_with_state(auth, authenticate));
+    }
+    app.layer(cors)
+}
+
+/// Reads a body up to `limit` bytes.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        if e.into_inner().is::<http_body_util::LengthLimitError>() {
+            A2AError::payload_too_large(limit)
+        } else {
+            A2AError::invalid_request("could not read the request body")
+        }
+    })
+}
+
+async fn authenticate(State(auth): State<Arc<dyn Authenticator>>, mut request: Request, next: Next) -> Response {
+    if request.method() == Method::OPTIONS || PUBLIC_PATHS.contains(&request.uri().path()) {
+        return next.run(request).await;
+    }
+    match auth.authenticate(request.headers()) {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(error) => {
+            let jsonrpc = request.method() == Method::POST && request.uri().path() == "/";
+            let mut response = if jsonrpc {
+                let body =
+                    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": errors::jsonrpc_error_object(&error)});
+                (errors::jsonrpc_http_status(error.kind()), axum::Json(body)).into_response()
+            } else {
+                let (status, body) = errors::rest_error_body(&error);
+                (status, axum::Json(body)).into_response()
+            };
+            if error.kind() == agentwire_types::ErrorKind::Unauthenticated {
+                if let Ok(challenge) = HeaderValue::from_str(&auth.challenge()) {
+                    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+                }
+            }
+            response
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! HTTP+JSON: the v1.0 routes, unprefixed and under `/{tenant}/`.
+
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderValue, Method};
+use serde_json::{json, Map, Value};
+
+use agentwire_types::{
+    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    Result, SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+
+use super::errors::rest_error_body;
+use super::jsonrpc::is_json_media_type;
+use super::meta::{url_pairs, RequestMeta};
+use super::{read_body, sse, AppState};
+use crate::core::StreamItem;
+
+/// A REST operation, decoded from the method and path.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    SendMessage,
+    SendStreamingMessage,
+    ListTasks,
+    GetTask(String),
+    CancelTask(String),
+    SubscribeToTask(String),
+    CreatePushConfig(String),
+    ListPushConfigs(String),
+    GetPushConfig(String, String),
+    DeletePushConfig(String, String),
+    GetExtendedAgentCard,
+}
+
+const ROOTS: [&str; 4] = ["message:send", "message:stream", "tasks", "extendedAgentCard"];
+
+/// Splits an optional tenant prefix off the path and finds the operation.
+fn route(method: &Method, path: &str) -> Option<(String, Route)> {
+    let segments: Vec<String> = path.trim_matches('/').split('/').map(percent_decode).collect();
+    let (tenant, rest) = match segments.first() {
+        Some(first) if !ROOTS.contains(&first.as_str()) && segments.len() > 1 => (first.clone(), &segments[1..]),
+        _ => (String::new(), &segments[..]),
+    };
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let route = match (method.as_str(), rest.as_slice()) {
+        ("POST", ["message:send"]) => Route::SendMessage,
+        ("POST", ["message:stream"]) => Route::SendStreamingMessage,
+        ("GET", ["tasks"]) => Route::ListTasks,
+        ("GET", ["extendedAgentCard"]) => Route::GetExtendedAgentCard,
+        ("POST", ["tasks", id_action]) => match id_action.rsplit_once(':') {
+            Some((id, "cancel")) => Route::CancelTask(id.to_owned()),
+            Some((id, "subscribe")) => Route::SubscribeToTask(id.to_owned()),
+            _ => return None,
+        },
+        ("GET", ["tasks", id_action]) => match id_action.rsplit_once(':') {
+            Some((id, "subscribe")) => Route::SubscribeToTask(id.to_owned()),
+            Some(_) => return None,
+            None => Route::GetTask((*id_action).to_owned()),
+        },
+        ("POST", ["tasks", id, "pushNotificationConfigs"]) => Route::CreatePushConfig((*id).to_owned()),
+        ("GET", ["tasks", id, "pushNotificationConfigs"]) => Route::ListPushConfigs((*id).to_owned()),
+        ("GET", ["tasks", id, "pushNotificationConfigs", config]) => {
+            Route::GetPushConfig((*id).to_owned(), (*config).to_owned())
+        }
+        ("DELETE", ["tasks", id, "pushNotificationConfigs", config]) => {
+            Route::DeletePushConfig((*id).to_owned(), (*config).to_owned())
+        }
+        _ => return None,
+    };
+    Some((tenant, route))
+}
+
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, ..) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The response media type: the request's own JSON type, else `application/json`.
+fn response_media_type(request_headers: &http::HeaderMap) -> HeaderValue {
+    let a2a = request_headers
+        .get(header::CONTENT_TYPE)
+        .or_else(|| request_headers.get(header::ACCEPT))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/a2a+json"));
+    HeaderValue::from_static(if a2a { "application/a2a+json" } else { "application/json" })
+}
+
+fn error_response(error: &A2AError) -> Response {
+    let (status, body) = rest_error_body(error);
+    (status, axum::Json(body)).into_response()
+}
+
+pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Some((tenant, route)) = route(&parts.method, parts.uri.path()) else {
+        let error = A2AError::new(
+            agentwire_types::ErrorKind::MethodNotFound,
+            format!("no operation at {} {}", parts.method, parts.uri.path()),
+        );
+        return error_response(&error);
+    };
+    let media_type = response_media_type(&parts.headers);
+    let ctx = match RequestMeta::from_parts(&parts).context(&tenant) {
+        Ok(ctx) => ctx,
+        Err(error) => return error_response(&error),
+    };
+    let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(error) => return error_response(&error),
+    };
+    if !bytes.is_empty() && !is_json_media_type(&parts.headers) {
+        let error =
+            A2AError::content_type_not_supported("request bodies must be application/json or application/a2a+json");
+        return error_response(&error);
+    }
+    let request = RestRequest { ctx, route, body: bytes, query: parts.uri.query().unwrap_or("").to_owned() };
+    match request.route {
+        Route::SendStreamingMessage | Route::SubscribeToTask(_) => stream(&state, request).await,
+        _ => match unary(&state, request).await {
+            Ok(value) => ([(header::CONTENT_TYPE, media_type)], value.to_string()).into_response(),
+            Err(error) => error_response(&error),
+        },
+    }
+}
+
+struct RestRequest {
+    ctx: crate::RequestContext,
+    route: Route,
+    body: axum::body::Bytes,
+    query: String,
+}
+
+impl RestRequest {
+    /// The JSON body; an empty body reads as `{}`.
+    fn body(&self) -> Result<Value> {
+        if self.body.is_empty() {
+            return Ok(Value::Object(Map::new()));
+        }
+        serde_json::from_slice(&self.body).map_err(A2AError::parse)
+    }
+}
+
+async fn unary(state: &AppState, req: RestRequest) -> Result<Value> {
+    let h = &state.handler;
+    let ctx = &req.ctx;
+    match &req.route {
+        Route::SendMessage => to_json(h.send_message(ctx, decode(req.body()?)?).await?),
+        Route::GetTask(id) => {
+            let mut params = query_params(&req.query)?;
+            params.insert("id".into(), Value::String(id.clone()));
+            to_json(h.get_task(ctx, decode::<GetTaskRequest>(Value::Object(params))?).await?)
+        }
+        Route::ListTasks => to_json(h.list_tasks(ctx, decode(Value::Object(query_params(&req.query)?))?).await?),
+        Route::CancelTask(id) => {
+            let metadata = req.body()?.get("metadata").and_then(Value::as_object).cloned();
+            to_json(h.cancel_task(ctx, CancelTaskRequest { tenant: String::new(), id: id.clone(), metadata }).await?)
+        }
+        Route::CreatePushConfig(task_id) => {
+            let mut config: TaskPushNotificationConfig = decode(req.body()?)?;
+            config.task_id.clone_from(task_id);
+            to_json(h.create_task_push_notification_config(ctx, config).await?)
+        }
+        Route::ListPushConfigs(task_id) => {
+            let mut params = query_params(&req.query)?;
+            params.insert("taskId".into(), Value::String(task_id.clone()));
+            let list: ListTaskPushNotificationConfigsRequest = decode(Value::Object(params))?;
+            to_json(h.list_task_push_notification_configs(ctx, list).await?)
+        }
+        Route::GetPushConfig(task_id, id) => {
+            let get = TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
+            to_json(h.get_task_push_notification_config(ctx, get).await?)
+        }
+        Route::DeletePushConfig(task_id, id) => {
+            let delete =
+                TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
+            h.delete_task_push_notification_config(ctx, delete).await?;
+            Ok(json!({}))
+        }
+        Route::GetExtendedAgentCard => {
+            to_json(h.get_extended_agent_card(ctx, GetExtendedAgentCardRequest::default()).await?)
+        }
+        Route::SendStreamingMessage | Route::SubscribeToTask(_) => {
+            Err(A2AError::internal("streaming routes are not unary"))
+        }
+    }
+}
+
+/// Errors found before the stream starts are HTTP errors; later ones are SSE events.
+async fn stream(state: &AppState, req: RestRequest) -> Response {
+    let h = &state.handler;
+    let events = match &req.route {
+        Route::SubscribeToTask(id) => {
+            h.subscribe_to_task(&req.ctx, SubscribeToTaskRequest { tenant: String::new(), id: id.clone() }).await
+        }
+        _ => match req.body().and_then(decode) {
+            Ok(send) => h.send_streaming_message(&req.ctx, send).await,
+            Err(error) => Err(error),
+        },
+    };
+    match events {
+        Err(error) => error_response(&error),
+        Ok(events) => sse::respond(events, |item: std::result::Result<&StreamItem, &A2AError>| match item {
+            Ok(item) => serde_json::to_value(&*item.response).unwrap_or(Value::Null),
+            Err(error) => rest_error_body(error).1,
+        }),
+    }
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| A2AError::internal(format!("could not encode the response: {e}")))
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            A2AError::invalid_params(format!("invalid request: {}", e.inner()))
+        } else {
+            A2AError::invalid_params(format!("invalid request at {path}: {}", e.inner()))
+        }
+    })
+}
+
+/// Query parameters as a JSON object the request types decode: numbers stay strings (the
+/// decoders accept decimal strings), booleans become booleans, repeated keys keep the last value.
+fn query_params(query: &str) -> Result<Map<String, Value>> {
+    let mut params = Map::new();
+    for (key, value) in url_pairs(query) {
+        let value = match key.as_str() {
+            "includeArtifacts" | "include_artifacts" => match value.to_ascii_lowercase().as_str() {
+                "true" | "1" => Value::Bool(true),
+                "false" | "0" => Value::Bool(false),
+                _ => return Err(A2AError::invalid_params(format!("{key} must be true or false (got {value:?})"))),
+            },
+            _ => Value::String(value),
+        };
+        params.insert(key, value);
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_with_and_without_tenant() {
+        let post = Method::POST;
+        assert_eq!(route(&post, "/message:send"), Some((String::new(), Route::SendMessage)));
+        assert_eq!(route(&post, "/acme/tasks/t1:cancel"), Some(("acme".into(), Route::CancelTask("t1".into()))));
+        assert_eq!(
+            route(&Method::DELETE, "/tasks/t%201/pushNotificationConfigs/c"),
+            Some((String::new(), Route::DeletePushConfig("t 1".into(), "c".into())))
+        );
+        assert_eq!(route(&Method::GET, "/tasks/t1:bogus"), None);
+        assert_eq!(route(&Method::PUT, "/tasks"), None);
+    }
+}

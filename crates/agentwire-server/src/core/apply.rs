@@ -1,0 +1,105 @@
+//! How an agent event changes a task: the one place that writes status, history and artifacts.
+
+use agentwire_types::{
+    A2AError, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Timestamp,
+};
+
+use crate::agent::AgentEvent;
+
+/// Applies `event` to `task` and returns the stream item that announces it.
+///
+/// A status message and an agent message are added to the history; an artifact replaces the one
+/// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
+pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse, A2AError> {
+    if task.status.state.is_terminal() {
+        return Err(A2AError::unsupported_operation(format!(
+            "task {} is {} and cannot change any more",
+            task.id, task.status.state
+        )));
+    }
+    match event {
+        AgentEvent::Status { state, message, metadata } => {
+            if state == TaskState::Unspecified {
+                return Err(A2AError::invalid_agent_response("the agent sent a status without a state"));
+            }
+            let message = message.map(|m| own_message(task, m));
+            if let Some(m) = &message {
+                task.history.push(m.clone());
+            }
+            task.status = TaskStatus { state, message, timestamp: Some(Timestamp::now()) };
+            Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status: task.status.clone(),
+                metadata,
+            }))
+        }
+        AgentEvent::Artifact { artifact, append, last_chunk } => {
+            if artifact.artifact_id.is_empty() {
+                return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
+            }
+            match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
+                Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
+                Some(existing) => *existing = artifact.clone(),
+                None => task.artifacts.push(artifact.clone()),
+            }
+            Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact,
+                append,
+                last_chunk,
+                metadata: None,
+            }))
+        }
+        AgentEvent::Message(message) => {
+            let message = own_message(task, message);
+            task.history.push(message.clone());
+            Ok(StreamResponse::Message(message))
+        }
+    }
+}
+
+/// Adds a client's follow-up message to the history of an existing task.
+pub(crate) fn add_user_message(task: &mut Task, message: Message) -> StreamResponse {
+    let message = own_message(task, message);
+    task.history.push(message.clone());
+    StreamResponse::Message(message)
+}
+
+/// Messages stored with a task always name it and its context.
+fn own_message(task: &Task, mut message: Message) -> Message {
+    message.task_id.clone_from(&task.id);
+    message.context_id.clone_from(&task.context_id);
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_types::{Artifact, Part};
+
+    use super::*;
+
+    fn chunk(text: &str, append: bool) -> AgentEvent {
+        AgentEvent::Artifact { artifact: Artifact::new("a", "n", vec![Part::text(text)]), append, last_chunk: false }
+    }
+
+    #[test]
+    fn chunks_append_and_replacements_replace() {
+        let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
+        apply(&mut task, chunk("one", false)).unwrap();
+        apply(&mut task, chunk("two", true)).unwrap();
+        assert_eq!(task.artifacts[0].parts.len(), 2);
+        apply(&mut task, chunk("three", false)).unwrap();
+        assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
+    }
+
+    #[test]
+    fn terminal_tasks_do_not_change() {
+        let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Completed), ..Task::default() };
+        let event = AgentEvent::Status { state: TaskState::Working, message: None, metadata: None };
+        assert!(apply(&mut task, event).is_err());
+        assert_eq!(task.status.state, TaskState::Completed);
+    }
+}

@@ -1,0 +1,225 @@
+//! Fan-out of committed events to the streams reading a task.
+//!
+//! Events are committed to the store before they are published here, so the store is the source of
+//! truth and this is only a doorbell with a short memory. Each task has a bounded broadcast ring;
+//! a reader that falls behind the ring, or sees a gap in sequence numbers, catches up from the
+//! event log instead of losing events.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use agentwire_store::{Scope, TaskStore};
+use agentwire_types::{A2AError, StreamResponse};
+use dashmap::DashMap;
+use tokio::sync::broadcast;
+
+/// What goes through a task's channel.
+#[derive(Debug, Clone)]
+pub(crate) enum Published {
+    /// A committed event with its sequence number; 0 for a reply that created no task.
+    Event(u64, Arc<StreamResponse>),
+    /// An execution of the task finished.
+    Ended,
+}
+
+struct Channel {
+    tx: broadcast::Sender<Published>,
+    publishers: usize,
+}
+
+/// Per-task broadcast channels, created on demand and removed when nobody uses them.
+pub(crate) struct Broker {
+    channels: DashMap<String, Channel>,
+    capacity: usize,
+}
+
+impl Broker {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self { channels: DashMap::new(), capacity: capacity.max(1) }
+    }
+
+    fn subscribe(&self, task_id: &str) -> broadcast::Receiver<Published> {
+        let entry = self
+            .channels
+            .entry(task_id.to_owned())
+            .or_insert_with(|| Channel { tx: broadcast::channel(self.capacity).0, publishers: 0 });
+        entry.tx.subscribe()
+    }
+
+    /// Registers a writer for the task; the channel lives at least as long as the publisher.
+    pub(crate) fn publisher(self: &Arc<Self>, task_id: &str) -> Publisher {
+        let mut entry = self
+            .channels
+            .entry(task_id.to_owned())
+            .or_insert_with(|| Channel { tx: broadcast::channel(self.capacity).0, publishers: 0 });
+        entry.publishers += 1;
+        Publisher { broker: Arc::clone(self), task_id: task_id.to_owned(), tx: entry.tx.clone() }
+    }
+
+    /// Publishes without holding a publisher (for writes outside an execution, e.g. cancel).
+    pub(crate) fn publish(&self, task_id: &str, item: Published) {
+        if let Some(channel) = self.channels.get(task_id) {
+            let _ = channel.tx.send(item);
+        }
+    }
+
+    fn release(&self, task_id: &str) {
+        self.channels.remove_if(task_id, |_, c| c.publishers == 0 && c.tx.receiver_count() == 0);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+}
+
+/// A writer's handle on a task channel.
+pub(crate) struct Publisher {
+    broker: Arc<Broker>,
+    task_id: String,
+    tx: broadcast::Sender<Published>,
+}
+
+impl Publisher {
+    pub(crate) fn send(&self, item: Published) {
+        // No receivers is fine: nobody is streaming this task right now.
+        let _ = self.tx.send(item);
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.broker.channels.get_mut(&self.task_id) {
+            c.publishers = c.publishers.saturating_sub(1);
+        }
+        self.broker.release(&self.task_id);
+    }
+}
+
+/// What a reader gets.
+#[derive(Debug, Clone)]
+pub(crate) enum FeedItem {
+    Event(u64, Arc<StreamResponse>),
+    Ended,
+}
+
+/// An in-order, gap-free reader of one task's events after a given sequence number.
+pub(crate) struct EventFeed {
+    rx: Option<broadcast::Receiver<Published>>,
+    broker: Arc<Broker>,
+    store: Arc<dyn TaskStore>,
+    scope: Scope,
+    task_id: String,
+    last_seq: u64,
+    backlog: VecDeque<(u64, Arc<StreamResponse>)>,
+}
+
+/// How many events one catch-up read fetches.
+const CATCH_UP_BATCH: usize = 256;
+
+impl EventFeed {
+    /// Subscribes now; call [`EventFeed::start_after`] once the reader's starting point is known.
+    pub(crate) fn subscribe(broker: &Arc<Broker>, store: Arc<dyn TaskStore>, scope: Scope, task_id: &str) -> Self {
+        Self {
+            rx: Some(broker.subscribe(task_id)),
+            broker: Arc::clone(broker),
+            store,
+            scope,
+            task_id: task_id.to_owned(),
+            last_seq: 0,
+            backlog: VecDeque::new(),
+        }
+    }
+
+    /// Skips everything up to and including `seq` (the version of the snapshot the reader has).
+    pub(crate) fn start_after(&mut self, seq: u64) {
+        self.last_seq = seq;
+    }
+
+    async fn catch_up(&mut self) -> Result<(), A2AError> {
+        let events = self
+            .store
+            .events_after(&self.scope, &self.task_id, self.last_seq, CATCH_UP_BATCH)
+            .await
+            .map_err(crate::core::store_error)?;
+        self.backlog.extend(events.into_iter().map(|e| (e.seq, Arc::new(e.event))));
+        Ok(())
+    }
+
+    /// The next event after the last one returned; `None` once no execution can publish any more.
+    pub(crate) async fn next(&mut self) -> Result<Option<FeedItem>, A2AError> {
+        loop {
+            if let Some((seq, event)) = self.backlog.pop_front() {
+                if seq > self.last_seq {
+                    self.last_seq = seq;
+                    return Ok(Some(FeedItem::Event(seq, event)));
+                }
+                continue;
+            }
+            let Some(rx) = self.rx.as_mut() else { return Ok(None) };
+            match rx.recv().await {
+                Ok(Published::Event(0, event)) => return Ok(Some(FeedItem::Event(0, event))),
+                Ok(Published::Event(seq, _)) if seq <= self.last_seq => {}
+                Ok(Published::Event(seq, event)) if seq == self.last_seq + 1 => {
+                    self.last_seq = seq;
+                    return Ok(Some(FeedItem::Event(seq, event)));
+                }
+                Ok(Published::Event(..)) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let before = self.last_seq;
+                    self.catch_up().await?;
+                    if self.backlog.is_empty() && before == self.last_seq {
+                        // The log does not have it yet (published out of order); wait for more.
+                        continue;
+                    }
+                }
+                Ok(Published::Ended) => return Ok(Some(FeedItem::Ended)),
+                Err(broadcast::error::RecvError::Closed) => return Ok(None),
+            }
+        }
+    }
+}
+
+impl Drop for EventFeed {
+    fn drop(&mut self) {
+        drop(self.rx.take());
+        self.broker.release(&self.task_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_store::MemoryStore;
+    use agentwire_types::{Task, TaskState, TaskStatus};
+
+    use super::*;
+
+    fn task(state: TaskState) -> Task {
+        Task { id: "t".into(), status: TaskStatus::new(state), ..Task::default() }
+    }
+
+    #[tokio::test]
+    async fn slow_reader_catches_up_from_the_log() {
+        let store = MemoryStore::default();
+        let scope = Scope::default();
+        let broker = Arc::new(Broker::new(2));
+        let mut feed = EventFeed::subscribe(&broker, Arc::new(store.clone()), scope.clone(), "t");
+        let publisher = broker.publisher("t");
+        let first = StreamResponse::Task(task(TaskState::Submitted));
+        let mut version = store.create(&scope, &task(TaskState::Submitted), &[first.clone()]).await.unwrap();
+        publisher.send(Published::Event(version, Arc::new(first)));
+        for _ in 0..9 {
+            let event = StreamResponse::Task(task(TaskState::Working));
+            version = store.commit(&scope, &task(TaskState::Working), &[event.clone()], version).await.unwrap();
+            publisher.send(Published::Event(version, Arc::new(event)));
+        }
+        publisher.send(Published::Ended);
+        let mut seqs = Vec::new();
+        while let Some(FeedItem::Event(seq, _)) = feed.next().await.unwrap() {
+            seqs.push(seq);
+        }
+        assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+        drop(publisher);
+        drop(feed);
+        assert_eq!(broker.channel_count(), 0);
+    }
+}

@@ -1,0 +1,153 @@
+//! The agent card the server publishes, and the extended card it hands to authenticated clients.
+
+use agentwire_types::{A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Result};
+
+use crate::RequestContext;
+
+/// What the card says, and which optional features the server offers.
+///
+/// The server fills what it knows: the interfaces it serves at `public_url`, and capabilities that
+/// match what it really does. Everything else comes from `card` (name, description, skills, ...),
+/// with sensible defaults for what is left empty.
+///
+/// ```
+/// use agentwire_server::CardConfig;
+///
+/// let config = CardConfig { public_url: "https://agent.example".into(), streaming: false, ..CardConfig::default() };
+/// # drop(config);
+/// ```
+#[derive(Debug, Clone)]
+pub struct CardConfig {
+    /// The user's card; empty fields get defaults.
+    pub card: AgentCard,
+    /// The base URL clients reach the server at, as advertised in `supportedInterfaces`.
+    pub public_url: String,
+    /// Offer SendStreamingMessage and SubscribeToTask.
+    pub streaming: bool,
+    /// Offer push notifications.
+    pub push_notifications: bool,
+    /// Offer GetExtendedAgentCard.
+    pub extended_card_enabled: bool,
+    /// The extended card (`None` with the feature enabled: "declared but not configured").
+    pub extended_card: Option<AgentCard>,
+    /// Extensions clients must declare to send messages.
+    pub required_extensions: Vec<String>,
+}
+
+impl Default for CardConfig {
+    fn default() -> Self {
+        Self {
+            card: AgentCard::default(),
+            public_url: "http://127.0.0.1:8080".into(),
+            streaming: true,
+            push_notifications: true,
+            extended_card_enabled: false,
+            extended_card: None,
+            required_extensions: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct Cards {
+    public: AgentCard,
+    extended: Option<AgentCard>,
+    extended_enabled: bool,
+    required_extensions: Vec<String>,
+}
+
+impl Cards {
+    pub(crate) fn new(config: CardConfig) -> Self {
+        let capabilities = |base: &AgentCapabilities| AgentCapabilities {
+            streaming: Some(config.streaming),
+            push_notifications: Some(config.push_notifications),
+            extended_agent_card: Some(config.extended_card_enabled),
+            extensions: with_required(&base.extensions, &config.required_extensions),
+        };
+        let mut public = with_defaults(config.card, &config.public_url);
+        public.capabilities = capabilities(&public.capabilities);
+        let extended = config.extended_card.map(|card| {
+            let mut card = with_defaults(card, &config.public_url);
+            card.supported_interfaces.clone_from(&public.supported_interfaces);
+            card.security_schemes.clone_from(&public.security_schemes);
+            card.security_requirements.clone_from(&public.security_requirements);
+            card.capabilities = capabilities(&card.capabilities);
+            card
+        });
+        Self {
+            public,
+            extended,
+            extended_enabled: config.extended_card_enabled,
+            required_extensions: config.required_extensions,
+        }
+    }
+
+    pub(crate) fn public(&self) -> &AgentCard {
+        &self.public
+    }
+
+    pub(crate) fn required_extensions(&self) -> &[String] {
+        &self.required_extensions
+    }
+
+    /// Authentication, where configured, is enforced before any operation runs.
+    pub(crate) fn extended(&self, _ctx: &RequestContext) -> Result<AgentCard> {
+        if !self.extended_enabled {
+            return Err(A2AError::unsupported_operation("this agent has no extended agent card"));
+        }
+        self.extended.clone().ok_or_else(A2AError::extended_agent_card_not_configured)
+    }
+}
+
+fn with_required(declared: &[AgentExtension], required: &[String]) -> Vec<AgentExtension> {
+    let mut extensions: Vec<AgentExtension> = declared.to_vec();
+    for uri in required {
+        match extensions.iter_mut().find(|e| e.uri == *uri) {
+            Some(existing) => existing.required = true,
+            None => extensions.push(AgentExtension {
+                uri: uri.clone(),
+                description: "Required by this agent".into(),
+                required: true,
+                params: None,
+            }),
+        }
+    }
+    extensions
+}
+
+fn with_defaults(mut card: AgentCard, public_url: &str) -> AgentCard {
+    let url = public_url.trim_end_matches('/').to_owned();
+    if card.name.is_empty() {
+        "agentwire agent".clone_into(&mut card.name);
+    }
+    if card.description.is_empty() {
+        "An A2A agent served by agentwire".clone_into(&mut card.description);
+    }
+    if card.version.is_empty() {
+        env!("CARGO_PKG_VERSION").clone_into(&mut card.version);
+    }
+    if card.default_input_modes.is_empty() {
+        card.default_input_modes = vec!["text/plain".into()];
+    }
+    if card.default_output_modes.is_empty() {
+        card.default_output_modes = vec!["text/plain".into()];
+    }
+    if card.skills.is_empty() {
+        card.skills = vec![AgentSkill {
+            id: "default".into(),
+            name: card.name.clone(),
+            description: card.description.clone(),
+            tags: vec!["general".into()],
+            ..AgentSkill::default()
+        }];
+    }
+    card.supported_interfaces = ["JSONRPC", "HTTP+JSON"]
+        .into_iter()
+        .map(|binding| AgentInterface {
+            url: url.clone(),
+            protocol_binding: binding.into(),
+            tenant: String::new(),
+            protocol_version: "1.0".into(),
+        })
+        .collect();
+    card
+}

@@ -1,0 +1,282 @@
+//! `RequestHandler`: the public face of the core, one method per A2A operation.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use agentwire_store::{MemoryStore, PushConfigStore, TaskStore};
+use agentwire_types::{
+    AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Result, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef,
+};
+use futures_util::Stream;
+use tokio_util::task::TaskTracker;
+
+use super::broker::Broker;
+use super::card::{CardConfig, Cards};
+use super::push::{PushDispatcher, PushSettings};
+use super::Core;
+use crate::agent::AgentExecutor;
+use crate::auth::Authenticator;
+use crate::RequestContext;
+
+/// Configurable bounds on what a client can make the server hold or do.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Most push configs one task may have.
+    pub max_push_configs_per_task: usize,
+    /// Events buffered per task for live readers before a slow reader falls back to the event log.
+    pub subscriber_buffer: usize,
+    /// ListTasks page size when the client gives none.
+    pub default_page_size: usize,
+    /// Largest ListTasks page size.
+    pub max_page_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_push_configs_per_task: 32,
+            subscriber_buffer: 256,
+            default_page_size: 50,
+            max_page_size: 100,
+        }
+    }
+}
+
+/// One item of a task's event stream, with its sequence number in the task's event log
+/// (0 for a direct message reply, which belongs to no task).
+#[derive(Debug, Clone)]
+pub struct StreamItem {
+    /// Position in the task's event log; usable as an SSE event id.
+    pub seq: u64,
+    /// The event.
+    pub response: Arc<StreamResponse>,
+}
+
+/// The events of SendStreamingMessage or SubscribeToTask: the task first, then its updates, ending
+/// after a terminal or input-required state.
+pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>>;
+
+/// Runs every A2A operation against an agent and a store, independent of any wire format.
+///
+/// ```
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::{RequestContext, RequestHandler};
+/// use agentwire_types::{Message, SendMessageRequest, SendMessageResponse};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let handler = RequestHandler::builder(EchoAgent).build();
+/// let reply = handler
+///     .send_message(&RequestContext::default(), SendMessageRequest::new(Message::user("m1", "hi")))
+///     .await
+///     .unwrap();
+/// let SendMessageResponse::Task(task) = reply else { panic!("expected a task") };
+/// assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct RequestHandler {
+    pub(crate) core: Arc<Core>,
+}
+
+impl std::fmt::Debug for RequestHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestHandler").field("agent", &self.core.card.public().name).finish_non_exhaustive()
+    }
+}
+
+impl RequestHandler {
+    /// Starts configuring a handler for `agent`.
+    pub fn builder(agent: impl AgentExecutor) -> RequestHandlerBuilder {
+        RequestHandlerBuilder {
+            agent: Arc::new(agent),
+            tasks: None,
+            push_configs: None,
+            card: CardConfig::default(),
+            limits: Limits::default(),
+            push: PushSettings::default(),
+            auth: None,
+        }
+    }
+
+    /// The public agent card.
+    pub fn agent_card(&self) -> &AgentCard {
+        self.core.card.public()
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> &Limits {
+        &self.core.limits
+    }
+
+    /// SendMessage: starts or continues a task and, unless `returnImmediately`, waits until it
+    /// ends or needs input.
+    pub async fn send_message(&self, ctx: &RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
+        self.core.send_message(ctx, req).await
+    }
+
+    /// SendStreamingMessage: like SendMessage, but returns the task's events as they happen.
+    pub async fn send_streaming_message(
+        &self,
+        ctx: &RequestContext,
+        req: SendMessageRequest,
+    ) -> Result<TaskEventStream> {
+        self.core.send_streaming_message(ctx, req).await
+    }
+
+    /// GetTask.
+    pub async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
+        self.core.get_task(ctx, req).await
+    }
+
+    /// ListTasks: the caller's tasks, newest status first, a page at a time.
+    pub async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
+        self.core.list_tasks(ctx, req).await
+    }
+
+    /// CancelTask: asks the execution to stop and returns the task once it is canceled.
+    pub async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
+        self.core.cancel_task(ctx, req).await
+    }
+
+    /// SubscribeToTask: the current task, then its events until it ends.
+    pub async fn subscribe_to_task(
+        &self,
+        ctx: &RequestContext,
+        req: SubscribeToTaskRequest,
+    ) -> Result<TaskEventStream> {
+        self.core.subscribe_to_task(ctx, req).await
+    }
+
+    /// CreateTaskPushNotificationConfig.
+    pub async fn create_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
+        config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig> {
+        self.core.create_push_config(ctx, config).await
+    }
+
+    /// GetTaskPushNotificationConfig.
+    pub async fn get_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
+        req: TaskPushNotificationConfigRef,
+    ) -> Result<TaskPushNotificationConfig> {
+        self.core.get_push_config(ctx, req).await
+    }
+
+    /// ListTaskPushNotificationConfigs.
+    pub async fn list_task_push_notification_configs(
+        &self,
+        ctx: &RequestContext,
+        req: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse> {
+        self.core.list_push_configs(ctx, req).await
+    }
+
+    /// DeleteTaskPushNotificationConfig (idempotent).
+    pub async fn delete_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
+        req: TaskPushNotificationConfigRef,
+    ) -> Result<()> {
+        self.core.delete_push_config(ctx, req).await
+    }
+
+    /// GetExtendedAgentCard.
+    pub async fn get_extended_agent_card(
+        &self,
+        ctx: &RequestContext,
+        _req: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard> {
+        self.core.card.extended(ctx)
+    }
+
+    /// Stops accepting executions and waits for the running ones and pending webhook deliveries.
+    pub async fn shutdown(&self) {
+        self.core.tracker.close();
+        self.core.tracker.wait().await;
+        self.core.push.shutdown().await;
+    }
+}
+
+/// Configures a [`RequestHandler`].
+pub struct RequestHandlerBuilder {
+    agent: Arc<dyn AgentExecutor>,
+    tasks: Option<Arc<dyn TaskStore>>,
+    push_configs: Option<Arc<dyn PushConfigStore>>,
+    card: CardConfig,
+    limits: Limits,
+    push: PushSettings,
+    auth: Option<Arc<dyn Authenticator>>,
+}
+
+impl RequestHandlerBuilder {
+    /// Requires every operation (not the public card) to be authenticated, and declares the
+    /// authenticator's schemes in the agent card.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Where tasks and their event logs are kept (default: in memory).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Some(Arc::new(store));
+        self
+    }
+
+    /// Where push configs are kept (default: in memory).
+    pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
+        self.push_configs = Some(Arc::new(store));
+        self
+    }
+
+    /// The agent card and the optional features to offer.
+    pub fn card(mut self, card: CardConfig) -> Self {
+        self.card = card;
+        self
+    }
+
+    /// Limits on requests and state.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Webhook delivery settings.
+    pub fn push_settings(mut self, push: PushSettings) -> Self {
+        self.push = push;
+        self
+    }
+
+    /// Builds the handler. Must be called within a Tokio runtime (webhook delivery starts here).
+    pub fn build(mut self) -> RequestHandler {
+        if let Some(auth) = &self.auth {
+            let schemes = auth.security_schemes();
+            self.card.card.security_requirements = crate::auth::requirements(&schemes);
+            self.card.card.security_schemes.extend(schemes);
+        }
+        let memory = MemoryStore::default();
+        let tasks = self.tasks.unwrap_or_else(|| Arc::new(memory.clone()));
+        let push_configs = self.push_configs.unwrap_or_else(|| Arc::new(memory));
+        let core = Core {
+            agent: self.agent,
+            tasks,
+            push_configs: Arc::clone(&push_configs),
+            broker: Arc::new(Broker::new(self.limits.subscriber_buffer)),
+            running: Default::default(),
+            tracker: TaskTracker::new(),
+            push: PushDispatcher::start(self.push, push_configs),
+            card: Cards::new(self.card),
+            limits: self.limits,
+            auth: self.auth,
+        };
+        RequestHandler { core: Arc::new(core) }
+    }
+}

@@ -1,0 +1,147 @@
+//! The transport-agnostic core: every A2A operation once, over canonical v1.0 types.
+
+mod apply;
+mod broker;
+mod card;
+mod handler;
+mod push;
+mod runner;
+mod send;
+mod tasks;
+mod validate;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_store::{PushConfigStore, Scope, StoreError, TaskStore};
+use agentwire_types::{A2AError, StreamResponse, Task};
+use dashmap::DashMap;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::agent::AgentExecutor;
+use broker::{Broker, Published};
+
+pub use card::CardConfig;
+pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
+pub use push::{PushSettings, WebhookGuard};
+
+/// A fresh, time-ordered unique id (UUID v7).
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Storage failures become internal errors; the cause is logged, never sent.
+pub(crate) fn store_error(error: StoreError) -> A2AError {
+    match error {
+        StoreError::NotFound(id) => A2AError::task_not_found(&id),
+        StoreError::Limit(what) => A2AError::invalid_params(what),
+        other => {
+            tracing::error!(error = %other, "task store failed");
+            A2AError::internal("an internal storage error occurred")
+        }
+    }
+}
+
+/// Shared state behind a [`RequestHandler`].
+pub(crate) struct Core {
+    pub(crate) agent: Arc<dyn AgentExecutor>,
+    pub(crate) tasks: Arc<dyn TaskStore>,
+    pub(crate) push_configs: Arc<dyn PushConfigStore>,
+    pub(crate) broker: Arc<Broker>,
+    /// Running executions by task id.
+    pub(crate) running: DashMap<String, Executions>,
+    /// Owns every spawned execution, so shutdown can wait for them.
+    pub(crate) tracker: TaskTracker,
+    pub(crate) push: push::PushDispatcher,
+    pub(crate) card: card::Cards,
+    pub(crate) limits: Limits,
+    pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
+}
+
+/// The executions currently running for one task; one token cancels them all.
+#[derive(Default)]
+pub(crate) struct Executions {
+    pub(crate) token: CancellationToken,
+    pub(crate) count: usize,
+}
+
+/// What a writer wants to do to a task, given its current state.
+pub(crate) type Mutation<'a> = dyn FnMut(&mut Task) -> Result<Vec<StreamResponse>, A2AError> + Send + 'a;
+
+/// How often a write is retried after losing a race to another writer.
+const MAX_COMMIT_ATTEMPTS: usize = 16;
+
+impl Core {
+    pub(crate) fn capabilities(&self) -> &agentwire_types::AgentCapabilities {
+        &self.card.public().capabilities
+    }
+
+    pub(crate) fn streaming_enabled(&self) -> bool {
+        self.capabilities().streaming == Some(true)
+    }
+
+    pub(crate) fn push_enabled(&self) -> bool {
+        self.capabilities().push_notifications == Some(true)
+    }
+
+    /// Loads a task visible in `scope`, or fails with TaskNotFound.
+    pub(crate) async fn load(&self, scope: &Scope, task_id: &str) -> Result<agentwire_store::TaskRecord, A2AError> {
+        self.tasks.get(scope, task_id).await.map_err(store_error)?.ok_or_else(|| A2AError::task_not_found(task_id))
+    }
+
+    /// Creates a task with its first events, then announces them.
+    pub(crate) async fn create(
+        &self,
+        scope: &Scope,
+        task: &Task,
+        events: Vec<StreamResponse>,
+    ) -> Result<u64, A2AError> {
+        let version = self.tasks.create(scope, task, &events).await.map_err(store_error)?;
+        self.announce(scope, task, version, events);
+        Ok(version)
+    }
+
+    /// The one write path for existing tasks: load, change, commit with optimistic concurrency
+    /// (retrying on conflict), then announce the new events to readers and webhooks.
+    /// Returns the task as committed and its version.
+    pub(crate) async fn mutate(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        change: &mut Mutation<'_>,
+    ) -> Result<(Task, u64), A2AError> {
+        for _ in 0..MAX_COMMIT_ATTEMPTS {
+            let record = self.load(scope, task_id).await?;
+            let mut task = record.task;
+            let events = change(&mut task)?;
+            if events.is_empty() {
+                return Ok((task, record.version));
+            }
+            match self.tasks.commit(scope, &task, &events, record.version).await {
+                Ok(version) => {
+                    self.announce(scope, &task, version, events);
+                    return Ok((task, version));
+                }
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(other) => return Err(store_error(other)),
+            }
+        }
+        Err(A2AError::internal(format!("task {task_id} is changing too fast to update")))
+    }
+
+    /// Fans committed events out to live readers and queues their webhook deliveries.
+    fn announce(&self, scope: &Scope, task: &Task, version: u64, events: Vec<StreamResponse>) {
+        let first_seq = version + 1 - events.len() as u64;
+        let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
+        for (event, seq) in events.iter().zip(first_seq..) {
+            self.broker.publish(&task.id, Published::Event(seq, Arc::clone(event)));
+        }
+        if self.push_enabled() {
+            self.push.enqueue(scope.clone(), task, events);
+        }
+    }
+}
+
+/// How long a canceled execution may take to wind down before the server cancels the task itself.
+pub(crate) const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);

@@ -1,0 +1,220 @@
+//! SendMessage and SendStreamingMessage.
+
+use std::sync::Arc;
+
+use agentwire_store::Scope;
+use agentwire_types::{
+    A2AError, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
+};
+
+use super::apply::add_user_message;
+use super::broker::{EventFeed, FeedItem};
+use super::handler::{StreamItem, TaskEventStream};
+use super::runner::Run;
+use super::{new_id, validate, Core};
+use crate::agent::ExecutionContext;
+use crate::RequestContext;
+
+/// A started execution, seen from the request that started it.
+pub(crate) struct Started {
+    pub(crate) scope: Scope,
+    pub(crate) task_id: String,
+    pub(crate) feed: EventFeed,
+    /// For a continuation: the task with the new message, and its version.
+    pub(crate) snapshot: Option<(Task, u64)>,
+    pub(crate) history_length: Option<usize>,
+}
+
+/// Whether a blocking send can return: the task ended or waits for the client.
+fn settles(event: &StreamResponse) -> bool {
+    let state = match event {
+        StreamResponse::StatusUpdate(e) => e.status.state,
+        StreamResponse::Task(t) => t.status.state,
+        _ => return false,
+    };
+    state.is_terminal() || state.is_interrupted()
+}
+
+/// Whether a stream ends after this event: a terminal state, or INPUT_REQUIRED (the client must
+/// speak). AUTH_REQUIRED keeps the stream open, since credentials may arrive out of band.
+pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
+    let state = match event {
+        StreamResponse::StatusUpdate(e) => e.status.state,
+        StreamResponse::Task(t) => t.status.state,
+        _ => return false,
+    };
+    state.is_terminal() || state == agentwire_types::TaskState::InputRequired
+}
+
+impl Core {
+    async fn start(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: SendMessageRequest,
+        streaming: bool,
+    ) -> Result<Started> {
+        let ctx = ctx.clone().with_tenant(&req.tenant);
+        validate::message(&req.message)?;
+        validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
+        validate::input_modes(self.card.public(), &req.message)?;
+        let config = req.configuration.unwrap_or_default();
+        let history_length = validate::history_length(config.history_length)?;
+        if config.task_push_notification_config.is_some() && !self.push_enabled() {
+            return Err(A2AError::push_notification_not_supported());
+        }
+        let scope = ctx.scope();
+        let message = req.message;
+        if message.task_id.is_empty() {
+            let task_id = new_id();
+            let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
+            if let Some(push) = config.task_push_notification_config {
+                self.register_push_config(&scope, &task_id, push).await?;
+            }
+            let feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id);
+            let mut exec = ExecutionContext::new(task_id.clone(), context_id, message.clone());
+            exec.request = ctx;
+            exec.streaming = streaming;
+            exec.cancel = self.begin_execution(&task_id);
+            self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: Some(message) });
+            return Ok(Started { scope, task_id, feed, snapshot: None, history_length });
+        }
+
+        let task_id = message.task_id.clone();
+        let existing = self.load(&scope, &task_id).await?.task;
+        if existing.status.state.is_terminal() {
+            return Err(terminal_task(&existing));
+        }
+        if !message.context_id.is_empty() && message.context_id != existing.context_id {
+            return Err(A2AError::invalid_params(format!(
+                "message.contextId {:?} does not match the contextId of task {task_id}",
+                message.context_id
+            )));
+        }
+        let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id);
+        let (task, version) = self
+            .mutate(&scope, &task_id, &mut |task| {
+                if task.status.state.is_terminal() {
+                    return Err(terminal_task(task));
+                }
+                Ok(vec![add_user_message(task, message.clone())])
+            })
+            .await?;
+        feed.start_after(version);
+        if let Some(push) = config.task_push_notification_config {
+            self.register_push_config(&scope, &task_id, push).await?;
+        }
+        let mut exec = ExecutionContext::new(task_id.clone(), task.context_id.clone(), message);
+        exec.task = Some(task.clone());
+        exec.request = ctx;
+        exec.streaming = streaming;
+        exec.cancel = self.begin_execution(&task_id);
+        self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: None });
+        Ok(Started { scope, task_id, feed, snapshot: Some((task, version)), history_length })
+    }
+
+    async fn register_push_config(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        config: TaskPushNotificationConfig,
+    ) -> Result<()> {
+        let config = TaskPushNotificationConfig { task_id: task_id.to_owned(), ..config };
+        self.store_push_config(scope, config, agentwire_store::PushPayload::StreamResponse).await.map(drop)
+    }
+
+    pub(crate) async fn send_message(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse> {
+        let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
+        let mut started = self.start(ctx, req, false).await?;
+        let mut task_exists = started.snapshot.is_some();
+        if !(return_immediately && task_exists) {
+            while let Some(item) = started.feed.next().await? {
+                match item {
+                    FeedItem::Event(0, event) => {
+                        if let StreamResponse::Message(reply) = &*event {
+                            return Ok(SendMessageResponse::Message(reply.clone()));
+                        }
+                    }
+                    FeedItem::Event(_, event) => {
+                        task_exists = true;
+                        if return_immediately || settles(&event) {
+                            break;
+                        }
+                    }
+                    FeedItem::Ended => break,
+                }
+            }
+        }
+        if !task_exists {
+            return Err(A2AError::invalid_agent_response("the agent ended without a reply or a task"));
+        }
+        let mut task = self.load(&started.scope, &started.task_id).await?.task;
+        task.truncate_history(started.history_length);
+        Ok(SendMessageResponse::Task(task))
+    }
+
+    pub(crate) async fn send_streaming_message(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: SendMessageRequest,
+    ) -> Result<TaskEventStream> {
+        if !self.streaming_enabled() {
+            return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
+        }
+        let started = self.start(ctx, req, true).await?;
+        let first =
+            started.snapshot.map(|(task, seq)| StreamItem { seq, response: Arc::new(StreamResponse::Task(task)) });
+        Ok(task_event_stream(started.feed, first, true))
+    }
+}
+
+/// UnsupportedOperation for a message to a task that ended.
+fn terminal_task(task: &Task) -> A2AError {
+    A2AError::unsupported_operation(format!(
+        "task {} is {} and accepts no more messages; start a new task",
+        task.id, task.status.state
+    ))
+    .with_metadata("taskId", &task.id)
+}
+
+/// The stream a client reads: `first` (a snapshot), then the feed until an event closes it.
+/// `end_with_execution`: a send-stream also ends when its execution stops; a subscription waits
+/// for later executions of the task.
+pub(crate) fn task_event_stream(
+    feed: EventFeed,
+    first: Option<StreamItem>,
+    end_with_execution: bool,
+) -> TaskEventStream {
+    struct State {
+        feed: EventFeed,
+        first: Option<StreamItem>,
+        done: bool,
+    }
+    let state = State { feed, first, done: false };
+    Box::pin(futures_util::stream::unfold(state, move |mut s| async move {
+        if s.done {
+            return None;
+        }
+        if let Some(item) = s.first.take() {
+            return Some((Ok(item), s));
+        }
+        loop {
+            match s.feed.next().await {
+                Ok(Some(FeedItem::Event(seq, response))) => {
+                    s.done = seq == 0 || closes_stream(&response);
+                    return Some((Ok(StreamItem { seq, response }), s));
+                }
+                Ok(Some(FeedItem::Ended)) if end_with_execution => return None,
+                Ok(Some(FeedItem::Ended)) => continue,
+                Ok(None) => return None,
+                Err(error) => {
+                    s.done = true;
+                    return Some((Err(error), s));
+                }
+            }
+        }
+    }))
+}

@@ -1,0 +1,79 @@
+//! Input checks shared by every binding.
+
+use agentwire_types::{A2AError, AgentCard, Message, PartContent, Result};
+
+/// The required members of a client message.
+pub(crate) fn message(message: &Message) -> Result<()> {
+    if message.message_id.is_empty() {
+        return Err(A2AError::invalid_params("message.messageId is required"));
+    }
+    if message.role == agentwire_types::Role::Unspecified {
+        return Err(A2AError::invalid_params("message.role is required (ROLE_USER or ROLE_AGENT)"));
+    }
+    if message.parts.is_empty() {
+        return Err(A2AError::invalid_params("message.parts must contain at least one part"));
+    }
+    Ok(())
+}
+
+/// `historyLength`: unset means all, 0 means none, negative is invalid.
+pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>> {
+    match value {
+        None => Ok(None),
+        Some(n) => usize::try_from(n)
+            .map(Some)
+            .map_err(|_| A2AError::invalid_params(format!("historyLength must not be negative (got {n})"))),
+    }
+}
+
+/// Every part's media type must be one the agent accepts (card defaults or any skill's modes).
+pub(crate) fn input_modes(card: &AgentCard, message: &Message) -> Result<()> {
+    let accepted = card.default_input_modes.iter().chain(card.skills.iter().flat_map(|s| s.input_modes.iter()));
+    let accepted: Vec<&String> = accepted.collect();
+    for part in &message.parts {
+        let media_type = part.media_type.as_deref().filter(|t| !t.is_empty()).unwrap_or(match part.content {
+            PartContent::Text(_) => "text/plain",
+            PartContent::Data(_) => "application/json",
+            PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
+        });
+        if !accepted.iter().any(|mode| media_type_matches(mode, media_type)) {
+            return Err(A2AError::content_type_not_supported(format!(
+                "this agent does not accept {media_type}; it accepts {}",
+                accepted.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+            .with_metadata("mediaType", media_type));
+        }
+    }
+    Ok(())
+}
+
+/// `mode` may be a range: `*/*` or `text/*`. Parameters (`;charset=...`) are ignored.
+fn media_type_matches(mode: &str, media_type: &str) -> bool {
+    let essence = |t: &str| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let (mode, media_type) = (essence(mode), essence(media_type));
+    match mode.split_once('/') {
+        Some(("*", "*")) => true,
+        Some((top, "*")) => media_type.split_once('/').is_some_and(|(t, _)| t == top),
+        _ => mode == media_type,
+    }
+}
+
+/// Extensions the card marks required must be declared by the client.
+pub(crate) fn required_extensions(required: &[String], declared: &[String]) -> Result<()> {
+    match required.iter().find(|uri| !declared.contains(uri)) {
+        Some(missing) => Err(A2AError::extension_support_required(missing)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_ranges_match() {
+        assert!(media_type_matches("*/*", "application/x-anything"));
+        assert!(media_type_matches("text/*", "text/plain; charset=utf-8"));
+        assert!(!media_type_matches("text/plain", "application/json"));
+    }
+}
