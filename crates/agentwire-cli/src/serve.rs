@@ -5,7 +5,7 @@ use std::time::Duration;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{CardConfig, PushSettings, RequestHandler, WebhookGuard};
-use agentwire_types::{AgentCard, AgentSkill};
+use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
 use crate::opt::{AgentKind, ServeOpt};
@@ -38,17 +38,10 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
     };
     let public_url = opt.public_url.clone().unwrap_or_else(|| format!("http://{}", opt.http));
     let (card, extended_card) = match opt.agent {
-        AgentKind::Echo => (user_card.unwrap_or_else(echo_card), None),
+        AgentKind::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
         AgentKind::Conformance => {
-            let card = user_card.unwrap_or_else(conformance_card);
-            let mut extended = card.clone();
-            extended.skills.push(AgentSkill {
-                id: "extended".into(),
-                name: "Extended skill".into(),
-                description: "Only listed in the extended card".into(),
-                tags: vec!["extended".into()],
-                ..AgentSkill::default()
-            });
+            let card = user_card.unwrap_or_else(ConformanceAgent::card);
+            let extended = ConformanceAgent::extended_card(&card);
             (card, Some(extended))
         }
     };
@@ -73,42 +66,6 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
     }
     Ok(builder.build())
-}
-
-fn echo_card() -> AgentCard {
-    AgentCard {
-        name: "Echo".into(),
-        description: "Replies with the text it receives".into(),
-        default_input_modes: vec!["text/plain".into(), "application/json".into()],
-        default_output_modes: vec!["text/plain".into()],
-        skills: vec![AgentSkill {
-            id: "echo".into(),
-            name: "Echo".into(),
-            description: "Returns the message text as an artifact".into(),
-            tags: vec!["echo".into(), "test".into()],
-            examples: vec!["hello".into()],
-            ..AgentSkill::default()
-        }],
-        ..AgentCard::default()
-    }
-}
-
-fn conformance_card() -> AgentCard {
-    AgentCard {
-        name: "agentwire conformance agent".into(),
-        description: "Implements the scenarios of the A2A conformance suites".into(),
-        // The scenarios accept any content; only the message id and first word matter.
-        default_input_modes: vec!["*/*".into()],
-        default_output_modes: vec!["text/plain".into(), "application/json".into()],
-        skills: vec![AgentSkill {
-            id: "conformance".into(),
-            name: "Conformance scenarios".into(),
-            description: "Completes, streams, pauses, fails or rejects tasks as the conformance suites ask".into(),
-            tags: vec!["conformance".into(), "tck".into()],
-            ..AgentSkill::default()
-        }],
-        ..AgentCard::default()
-    }
 }
 
 async fn shutdown_signal() {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use agentwire_types::{Artifact, Part, TaskState};
+use agentwire_types::{AgentCard, AgentSkill, Artifact, Part, TaskState};
 use serde_json::json;
 
 use super::{AgentError, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
@@ -119,6 +119,38 @@ impl ConformanceAgent {
             .filter(|v| v.is_finite() && *v > 0.0)
             .unwrap_or(2.0);
         Self { resubscribe_run: Duration::from_secs_f64(timeout * 2.0) }
+    }
+
+    /// The conformance agent's card. The scenarios accept any content (only the message id and
+    /// the first word matter), so every media type is accepted.
+    pub fn card() -> AgentCard {
+        AgentCard {
+            name: "agentwire conformance agent".into(),
+            description: "Implements the scenarios of the A2A conformance suites".into(),
+            default_input_modes: vec!["*/*".into()],
+            default_output_modes: vec!["text/plain".into(), "application/json".into()],
+            skills: vec![AgentSkill {
+                id: "conformance".into(),
+                name: "Conformance scenarios".into(),
+                description: "Completes, streams, pauses, fails or rejects tasks as the conformance suites ask".into(),
+                tags: vec!["conformance".into(), "tck".into()],
+                ..AgentSkill::default()
+            }],
+            ..AgentCard::default()
+        }
+    }
+
+    /// The extended card: `card` plus a skill only authenticated clients see.
+    pub fn extended_card(card: &AgentCard) -> AgentCard {
+        let mut extended = card.clone();
+        extended.skills.push(AgentSkill {
+            id: "extended".into(),
+            name: "Extended skill".into(),
+            description: "Only listed in the extended card".into(),
+            tags: vec!["extended".into()],
+            ..AgentSkill::default()
+        });
+        extended
     }
 }
 

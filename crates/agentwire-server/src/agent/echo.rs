@@ -1,18 +1,44 @@
 //! The `echo` agent: replies with the text it received.
 
+use agentwire_types::{AgentCard, AgentSkill};
+
 use super::{AgentExecutor, EventStream, ExecutionContext};
 
 /// Completes every task with an artifact `echo` holding the text of the message it got.
 ///
 /// ```
 /// use agentwire_server::agent::EchoAgent;
-/// use agentwire_server::RequestHandler;
+/// use agentwire_server::{CardConfig, RequestHandler};
 ///
-/// let handler = RequestHandler::builder(EchoAgent).build();
-/// # drop(handler);
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let card = CardConfig { card: EchoAgent::card(), ..CardConfig::default() };
+/// let handler = RequestHandler::builder(EchoAgent).card(card).build();
+/// assert_eq!(handler.agent_card().name, "Echo");
+/// # });
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EchoAgent;
+
+impl EchoAgent {
+    /// The echo agent's card: text and JSON in, text out.
+    pub fn card() -> AgentCard {
+        AgentCard {
+            name: "Echo".into(),
+            description: "Replies with the text it receives".into(),
+            default_input_modes: vec!["text/plain".into(), "application/json".into()],
+            default_output_modes: vec!["text/plain".into()],
+            skills: vec![AgentSkill {
+                id: "echo".into(),
+                name: "Echo".into(),
+                description: "Returns the message text as an artifact".into(),
+                tags: vec!["echo".into(), "test".into()],
+                examples: vec!["hello".into()],
+                ..AgentSkill::default()
+            }],
+            ..AgentCard::default()
+        }
+    }
+}
 
 impl AgentExecutor for EchoAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {

@@ -243,6 +243,12 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Sets the URL the card advertises (see [`CardConfig::public_url`]).
+    pub fn card_url(mut self, public_url: &str) -> Self {
+        public_url.clone_into(&mut self.card.public_url);
+        self
+    }
+
     /// Limits on requests and state.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;

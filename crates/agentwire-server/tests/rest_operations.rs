@@ -1,0 +1,117 @@
+//! Every v1.0 operation over HTTP+JSON, unprefixed and under a tenant.
+
+use agentwire_test::{conformance, user_message, TestServer};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+async fn send(server: &TestServer, prefix: &str, message_id: &str) -> Value {
+    let (status, body) = server
+        .rest(Method::POST, &format!("{prefix}/message:send"), Some(json!({"message": user_message(message_id, "hi")})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn send_get_list_cancel() {
+    let server = TestServer::start(conformance()).await;
+    let done = send(&server, "", "tck-complete-task-1").await["task"].clone();
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
+    let id = done["id"].as_str().unwrap();
+
+    let (status, task) = server.rest(Method::GET, &format!("/tasks/{id}?historyLength=1"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(task["history"].as_array().unwrap().len(), 1);
+
+    let (status, page) =
+        server.rest(Method::GET, "/tasks?pageSize=10&includeArtifacts=false&status=completed", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(page["tasks"][0]["id"], id);
+    assert_eq!(page["nextPageToken"], "");
+
+    let waiting = send(&server, "", "tck-input-required-1").await["task"].clone();
+    let wid = waiting["id"].as_str().unwrap();
+    let (status, canceled) = server.rest(Method::POST, &format!("/tasks/{wid}:cancel"), None).await;
+    assert_eq!(status, 200, "{canceled}");
+    assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+    let (status, error) = server.rest(Method::POST, &format!("/tasks/{wid}:cancel"), None).await;
+    assert_eq!(status, 409);
+    assert_eq!(error["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
+}
+
+#[tokio::test]
+async fn tenants_are_separate() {
+    let server = TestServer::start(conformance()).await;
+    let task = send(&server, "/acme", "tck-complete-task-1").await["task"].clone();
+    let id = task["id"].as_str().unwrap();
+    assert_eq!(server.rest(Method::GET, &format!("/acme/tasks/{id}"), None).await.0, 200);
+    assert_eq!(server.rest(Method::GET, &format!("/tasks/{id}"), None).await.0, 404);
+    assert_eq!(server.rest(Method::GET, &format!("/globex/tasks/{id}"), None).await.0, 404);
+    let (_, acme) = server.rest(Method::GET, "/acme/tasks", None).await;
+    assert_eq!(acme["totalSize"], 1);
+    let (_, root) = server.rest(Method::GET, "/tasks", None).await;
+    assert_eq!(root["totalSize"], 0);
+}
+
+#[tokio::test]
+async fn stream_and_subscribe() {
+    let server = TestServer::start(conformance()).await;
+    let request = server
+        .http
+        .post(format!("{}/message:stream", server.base))
+        .json(&json!({"message": user_message("tck-stream-003", "s")}));
+    let events = server.sse(request).await;
+    assert!(events[0].get("task").is_some(), "bare StreamResponse, task first: {events:?}");
+    assert_eq!(events.last().unwrap()["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let waiting = send(&server, "", "tck-input-required-1").await["task"].clone();
+    let id = waiting["id"].as_str().unwrap().to_owned();
+    for method in [Method::POST, Method::GET] {
+        let response = server
+            .http
+            .request(method, format!("{}/tasks/{id}:subscribe", server.base))
+            .header("A2A-Version", "1.0")
+            .send()
+            .await
+            .unwrap();
+        let first = agentwire_test::read_sse(response, 1).await;
+        assert_eq!(first[0]["task"]["id"], id.as_str());
+    }
+}
+
+#[tokio::test]
+async fn push_config_crud_and_extended_card() {
+    let server = TestServer::start(conformance()).await;
+    let task = send(&server, "", "tck-complete-task-1").await["task"].clone();
+    let id = task["id"].as_str().unwrap();
+    let path = format!("/tasks/{id}/pushNotificationConfigs");
+    let (status, created) =
+        server.rest(Method::POST, &path, Some(json!({"id": "c1", "url": "https://example.com/hook"}))).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["taskId"], id);
+    assert_eq!(server.rest(Method::GET, &format!("{path}/c1"), None).await.0, 200);
+    let (_, listed) = server.rest(Method::GET, &path, None).await;
+    assert_eq!(listed["configs"][0]["id"], "c1");
+    assert_eq!(server.rest(Method::DELETE, &format!("{path}/c1"), None).await.0, 200);
+    assert_eq!(server.rest(Method::DELETE, &format!("{path}/c1"), None).await.0, 200);
+    assert_eq!(server.rest(Method::GET, &format!("{path}/c1"), None).await.0, 404);
+
+    let (status, card) = server.rest(Method::GET, "/extendedAgentCard", None).await;
+    assert_eq!(status, 200);
+    assert!(card["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));
+}
+
+#[tokio::test]
+async fn responses_echo_the_a2a_media_type() {
+    let server = TestServer::start(conformance()).await;
+    let response = server
+        .http
+        .post(format!("{}/message:send", server.base))
+        .header("content-type", "application/a2a+json")
+        .body(json!({"message": user_message("m", "hi")}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/a2a+json");
+}

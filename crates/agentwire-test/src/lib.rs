@@ -1,0 +1,144 @@
+//! Test helpers: start a server on a loopback port and talk to it over the wire.
+
+use std::time::Duration;
+
+use agentwire_server::agent::ConformanceAgent;
+use agentwire_server::{router, CardConfig, PushSettings, RequestHandler, RequestHandlerBuilder, WebhookGuard};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// How long any single wire interaction in a test may take.
+pub const TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A server running on `127.0.0.1:<ephemeral port>`; stopped when dropped.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// An HTTP client with no default headers.
+    pub http: reqwest::Client,
+    task: JoinHandle<()>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The conformance agent with every feature on, as `agentwire serve --agent conformance` runs it.
+pub fn conformance() -> RequestHandlerBuilder {
+    let card = ConformanceAgent::card();
+    let config = CardConfig {
+        extended_card: Some(ConformanceAgent::extended_card(&card)),
+        extended_card_enabled: true,
+        card,
+        ..CardConfig::default()
+    };
+    let push = PushSettings {
+        guard: WebhookGuard { allow_private: true },
+        initial_backoff: Duration::from_millis(50),
+        ..PushSettings::default()
+    };
+    RequestHandler::builder(ConformanceAgent::new()).card(config).push_settings(push)
+}
+
+/// A user message in the v1.0 JSON shape.
+pub fn user_message(message_id: &str, text: &str) -> Value {
+    json!({"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+impl TestServer {
+    /// Binds a loopback port, then serves `handler` on it.
+    pub async fn start(builder: RequestHandlerBuilder) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+        let base = format!("http://{}", listener.local_addr().expect("local address"));
+        let config_url = base.clone();
+        let handler = builder.card_url(&config_url).build();
+        let app = router(handler);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
+    }
+
+    /// A JSON-RPC call with `A2A-Version: 1.0`; returns the whole response envelope.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let response = self
+            .http
+            .post(format!("{}/", self.base))
+            .header("A2A-Version", "1.0")
+            .json(&body)
+            .send()
+            .await
+            .expect("JSON-RPC request");
+        response.json().await.expect("JSON-RPC response body")
+    }
+
+    /// The JSON-RPC `result`, failing the test on an error response.
+    pub async fn rpc_ok(&self, method: &str, params: Value) -> Value {
+        let envelope = self.rpc(method, params).await;
+        assert!(envelope.get("error").is_none(), "{method} failed: {envelope}");
+        envelope["result"].clone()
+    }
+
+    /// The JSON-RPC error code of a call that must fail.
+    pub async fn rpc_error_code(&self, method: &str, params: Value) -> i64 {
+        let envelope = self.rpc(method, params).await;
+        envelope["error"]["code"].as_i64().unwrap_or_else(|| panic!("{method} should fail: {envelope}"))
+    }
+
+    /// A REST request with `A2A-Version: 1.0`; returns the status and the JSON body (`null` if empty).
+    pub async fn rest(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.base)).header("A2A-Version", "1.0");
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("REST request");
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.expect("REST body");
+        let value = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).expect("JSON body") };
+        (status, value)
+    }
+
+    /// Sends a streaming request and reads SSE `data:` payloads until the server closes the stream.
+    pub async fn sse(&self, request: reqwest::RequestBuilder) -> Vec<Value> {
+        let response = request.header("A2A-Version", "1.0").send().await.expect("stream request");
+        let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+        assert!(content_type.starts_with("text/event-stream"), "not an event stream: {content_type}");
+        read_sse(response, usize::MAX).await
+    }
+
+    /// A JSON-RPC streaming call, read to its end.
+    pub async fn rpc_stream(&self, method: &str, params: Value) -> Vec<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        self.sse(self.http.post(format!("{}/", self.base)).json(&body)).await
+    }
+}
+
+/// Reads SSE `data:` payloads (at most `limit`) until the stream ends.
+pub async fn read_sse(response: reqwest::Response, limit: usize) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut buffer = String::new();
+    let mut body = response.bytes_stream();
+    let read = async {
+        while let Some(chunk) = body.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk.expect("stream chunk")));
+            while let Some(end) = buffer.find("\n\n") {
+                let frame: String = buffer.drain(..end + 2).collect();
+                for line in frame.lines() {
+                    if let Some(data) = line.strip_prefix("data:") {
+                        events.push(serde_json::from_str(data.trim()).expect("SSE data is JSON"));
+                    }
+                }
+                if events.len() >= limit {
+                    return;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(TIMEOUT, read).await.expect("the stream should end in time");
+    events
+}
