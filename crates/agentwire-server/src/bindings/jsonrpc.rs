@@ -4,14 +4,13 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap};
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use agentwire_types::{A2AError, Result};
 
 use super::errors::{jsonrpc_error_object, jsonrpc_http_status};
 use super::meta::RequestMeta;
-use super::{read_body, sse, AppState};
+use super::{decode, read_body, sse, AppState};
 use crate::core::StreamItem;
 use crate::RequestContext;
 
@@ -97,18 +96,6 @@ fn parse_envelope(bytes: &Bytes) -> std::result::Result<Envelope, (Id, A2AError)
     Ok(Envelope { id, method, params })
 }
 
-/// Decodes params, naming the offending field on failure.
-fn params<T: DeserializeOwned>(params: Value) -> Result<T> {
-    serde_path_to_error::deserialize(params).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            A2AError::invalid_params(format!("invalid params: {}", e.inner()))
-        } else {
-            A2AError::invalid_params(format!("invalid params at {path}: {}", e.inner()))
-        }
-    })
-}
-
 async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope) -> Response {
     let Envelope { id, method, params: p } = envelope;
     let h = &state.handler;
@@ -121,29 +108,29 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope) ->
         };
     }
     match method.as_str() {
-        "SendMessage" => unary!(async { h.send_message(ctx, params(p)?).await }.await),
-        "GetTask" => unary!(async { h.get_task(ctx, params(p)?).await }.await),
-        "ListTasks" => unary!(async { h.list_tasks(ctx, params(p)?).await }.await),
-        "CancelTask" => unary!(async { h.cancel_task(ctx, params(p)?).await }.await),
+        "SendMessage" => unary!(async { h.send_message(ctx, decode(p)?).await }.await),
+        "GetTask" => unary!(async { h.get_task(ctx, decode(p)?).await }.await),
+        "ListTasks" => unary!(async { h.list_tasks(ctx, decode(p)?).await }.await),
+        "CancelTask" => unary!(async { h.cancel_task(ctx, decode(p)?).await }.await),
         "CreateTaskPushNotificationConfig" => {
-            unary!(async { h.create_task_push_notification_config(ctx, params(p)?).await }.await)
+            unary!(async { h.create_task_push_notification_config(ctx, decode(p)?).await }.await)
         }
         "GetTaskPushNotificationConfig" => {
-            unary!(async { h.get_task_push_notification_config(ctx, params(p)?).await }.await)
+            unary!(async { h.get_task_push_notification_config(ctx, decode(p)?).await }.await)
         }
         "ListTaskPushNotificationConfigs" => {
-            unary!(async { h.list_task_push_notification_configs(ctx, params(p)?).await }.await)
+            unary!(async { h.list_task_push_notification_configs(ctx, decode(p)?).await }.await)
         }
         "DeleteTaskPushNotificationConfig" => {
-            unary!(async { h.delete_task_push_notification_config(ctx, params(p)?).await.map(|()| json!({})) }.await)
+            unary!(async { h.delete_task_push_notification_config(ctx, decode(p)?).await.map(|()| json!({})) }.await)
         }
-        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, params(p)?).await }.await),
+        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, decode(p)?).await }.await),
         "SendStreamingMessage" => {
-            let events = async { h.send_streaming_message(ctx, params(p)?).await }.await;
+            let events = async { h.send_streaming_message(ctx, decode(p)?).await }.await;
             stream_response(id, events)
         }
         "SubscribeToTask" => {
-            let events = async { h.subscribe_to_task(ctx, params(p)?).await }.await;
+            let events = async { h.subscribe_to_task(ctx, decode(p)?).await }.await;
             stream_response(id, events)
         }
         other => error_response(&id, &A2AError::method_not_found(other)),

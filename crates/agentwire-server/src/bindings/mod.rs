@@ -65,6 +65,18 @@ pub fn router(handler: RequestHandler) -> Router {
     app.layer(cors)
 }
 
+/// Decodes request parameters, naming the offending field on failure (InvalidParams).
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            A2AError::invalid_params(format!("invalid params: {}", e.inner()))
+        } else {
+            A2AError::invalid_params(format!("invalid params at {path}: {}", e.inner()))
+        }
+    })
+}
+
 /// Reads a body up to `limit` bytes.
 pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {

@@ -13,7 +13,7 @@ use agentwire_types::{
 use super::errors::rest_error_body;
 use super::jsonrpc::is_json_media_type;
 use super::meta::{url_pairs, RequestMeta};
-use super::{read_body, sse, AppState};
+use super::{decode, read_body, sse, AppState};
 use crate::core::StreamItem;
 
 /// A REST operation, decoded from the method and path.
@@ -223,17 +223,6 @@ async fn stream(state: &AppState, req: RestRequest) -> Response {
 
 fn to_json(value: impl serde::Serialize) -> Result<Value> {
     serde_json::to_value(value).map_err(|e| A2AError::internal(format!("could not encode the response: {e}")))
-}
-
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            A2AError::invalid_params(format!("invalid request: {}", e.inner()))
-        } else {
-            A2AError::invalid_params(format!("invalid request at {path}: {}", e.inner()))
-        }
-    })
 }
 
 /// Query parameters as a JSON object the request types decode: numbers stay strings (the

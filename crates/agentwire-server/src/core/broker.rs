@@ -205,11 +205,13 @@ mod tests {
         let mut feed = EventFeed::subscribe(&broker, Arc::new(store.clone()), scope.clone(), "t");
         let publisher = broker.publisher("t");
         let first = StreamResponse::Task(task(TaskState::Submitted));
-        let mut version = store.create(&scope, &task(TaskState::Submitted), std::slice::from_ref(&first)).await.unwrap();
+        let mut version =
+            store.create(&scope, &task(TaskState::Submitted), std::slice::from_ref(&first)).await.unwrap();
         publisher.send(Published::Event(version, Arc::new(first)));
         for _ in 0..9 {
             let event = StreamResponse::Task(task(TaskState::Working));
-            version = store.commit(&scope, &task(TaskState::Working), std::slice::from_ref(&event), version).await.unwrap();
+            version =
+                store.commit(&scope, &task(TaskState::Working), std::slice::from_ref(&event), version).await.unwrap();
             publisher.send(Published::Event(version, Arc::new(event)));
         }
         publisher.send(Published::Ended);

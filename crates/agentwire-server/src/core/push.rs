@@ -128,12 +128,15 @@ fn is_private(ip: IpAddr) -> bool {
 }
 
 impl Core {
-    fn require_push(&self) -> Result<()> {
-        if self.push_enabled() {
-            Ok(())
-        } else {
-            Err(A2AError::push_notification_not_supported())
+    /// The scope of a push-config operation on `task_id`, once push is known to be offered and
+    /// the task to be visible to the caller.
+    async fn push_scope(&self, ctx: &RequestContext, tenant: &str, task_id: &str) -> Result<Scope> {
+        if !self.push_enabled() {
+            return Err(A2AError::push_notification_not_supported());
         }
+        let scope = ctx.clone().with_tenant(tenant).scope();
+        self.load(&scope, task_id).await?;
+        Ok(scope)
     }
 
     /// Validates and stores a config for an existing (or just reserved) task id.
@@ -166,15 +169,16 @@ impl Core {
         ctx: &RequestContext,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig> {
-        self.require_push()?;
+        if !self.push_enabled() {
+            return Err(A2AError::push_notification_not_supported());
+        }
         if config.task_id.is_empty() {
             return Err(A2AError::invalid_params("taskId is required"));
         }
         if config.url.is_empty() {
             return Err(A2AError::invalid_params("url is required"));
         }
-        let scope = ctx.clone().with_tenant(&config.tenant).scope();
-        self.load(&scope, &config.task_id).await?;
+        let scope = self.push_scope(ctx, &config.tenant, &config.task_id).await?;
         self.store_push_config(&scope, config, PushPayload::StreamResponse).await
     }
 
@@ -183,9 +187,7 @@ impl Core {
         ctx: &RequestContext,
         req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig> {
-        self.require_push()?;
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
-        self.load(&scope, &req.task_id).await?;
+        let scope = self.push_scope(ctx, &req.tenant, &req.task_id).await?;
         let record = self.push_configs.get_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?;
         record.map(|r| r.config).ok_or_else(|| {
             A2AError::new(
@@ -202,9 +204,7 @@ impl Core {
         ctx: &RequestContext,
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse> {
-        self.require_push()?;
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
-        self.load(&scope, &req.task_id).await?;
+        let scope = self.push_scope(ctx, &req.tenant, &req.task_id).await?;
         let configs = self.push_configs.list_configs(&scope, &req.task_id).await.map_err(store_error)?;
         Ok(ListTaskPushNotificationConfigsResponse {
             configs: configs.into_iter().map(|r| r.config).collect(),
@@ -217,9 +217,7 @@ impl Core {
         ctx: &RequestContext,
         req: TaskPushNotificationConfigRef,
     ) -> Result<()> {
-        self.require_push()?;
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
-        self.load(&scope, &req.task_id).await?;
+        let scope = self.push_scope(ctx, &req.tenant, &req.task_id).await?;
         self.push_configs.delete_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?;
         Ok(())
     }
