@@ -87,19 +87,8 @@ async fn a2a_errors_carry_error_info() {
 #[tokio::test]
 async fn version_negotiation() {
     let server = TestServer::start(conformance()).await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
     for (version, code) in [("99.0", -32009), ("1.0.3", -32001), ("0.3", -32001), ("", -32001)] {
-        let response: Value = server
-            .http
-            .post(format!("{}/", server.base))
-            .header("A2A-Version", version)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let response = server.rpc_with_headers("GetTask", json!({"id": "x"}), &[("A2A-Version", version)]).await;
         assert_eq!(response["error"]["code"], code, "version {version:?}: {response}");
     }
     let rest = server.http.get(format!("{}/tasks/x", server.base)).header("OPVS-Version", "2.1").send().await.unwrap();
@@ -188,18 +177,8 @@ async fn extension_and_card_configuration_errors() {
     let server =
         TestServer::start(RequestHandler::builder(agentwire_server::agent::ConformanceAgent::new()).card(config)).await;
     assert_eq!(server.rpc_error_code("SendMessage", json!({"message": user_message("m", "x")})).await, -32008);
-    let declared: Value = server
-        .http
-        .post(format!("{}/", server.base))
-        .header("A2A-Version", "1.0")
-        .header("A2A-Extensions", "urn:other, urn:example:ext")
-        .json(&json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_message("m", "x")}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let headers = [("A2A-Version", "1.0"), ("A2A-Extensions", "urn:other, urn:example:ext")];
+    let declared = server.rpc_with_headers("SendMessage", json!({"message": user_message("m", "x")}), &headers).await;
     assert!(declared.get("result").is_some(), "{declared}");
     assert_eq!(server.rpc_error_code("GetExtendedAgentCard", json!({})).await, -32007);
 }

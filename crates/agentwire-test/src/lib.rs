@@ -65,15 +65,16 @@ impl TestServer {
 
     /// A JSON-RPC call with `A2A-Version: 1.0`; returns the whole response envelope.
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        self.rpc_with_headers(method, params, &[("A2A-Version", "1.0")]).await
+    }
+
+    /// A JSON-RPC call with exactly these extra headers; returns the whole response envelope.
+    pub async fn rpc_with_headers(&self, method: &str, params: Value, headers: &[(&str, &str)]) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let response = self
-            .http
-            .post(format!("{}/", self.base))
-            .header("A2A-Version", "1.0")
-            .json(&body)
-            .send()
-            .await
-            .expect("JSON-RPC request");
+        let request = headers
+            .iter()
+            .fold(self.http.post(format!("{}/", self.base)), |request, (name, value)| request.header(*name, *value));
+        let response = request.json(&body).send().await.expect("JSON-RPC request");
         response.json().await.expect("JSON-RPC response body")
     }
 

@@ -68,6 +68,15 @@ pub enum StreamResponse {
 }
 
 impl StreamResponse {
+    /// The task state the item reports: a status update's state, or a task snapshot's.
+    pub fn task_state(&self) -> Option<crate::TaskState> {
+        match self {
+            Self::StatusUpdate(e) => Some(e.status.state),
+            Self::Task(t) => Some(t.status.state),
+            Self::Message(_) | Self::ArtifactUpdate(_) => None,
+        }
+    }
+
     /// The id of the task the item concerns, if any.
     pub fn task_id(&self) -> &str {
         match self {

@@ -23,7 +23,7 @@ pub(crate) struct Run {
 
 impl Core {
     /// The cancellation token shared by every execution of `task_id`, registering one more.
-    pub(crate) fn begin_execution(&self, task_id: &str) -> tokio_util::sync::CancellationToken {
+    fn begin_execution(&self, task_id: &str) -> tokio_util::sync::CancellationToken {
         let mut entry = self.running.entry(task_id.to_owned()).or_default();
         entry.count += 1;
         entry.token.clone()
@@ -36,9 +36,10 @@ impl Core {
         self.running.remove_if(task_id, |_, e| e.count == 0);
     }
 
-    /// Starts `run` in the background. Executions outlive the request that started them.
-    /// `run.ctx.cancel` must come from [`Core::begin_execution`].
-    pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
+    /// Starts `run` in the background, with the task's shared cancellation token. Executions
+    /// outlive the request that started them.
+    pub(crate) fn spawn(self: &Arc<Self>, mut run: Run) {
+        run.ctx.cancel = self.begin_execution(&run.ctx.task_id);
         let events = self.agent.execute(run.ctx.clone());
         let span = tracing::info_span!("execution", task_id = %run.ctx.task_id);
         let core = Arc::clone(self);
@@ -107,15 +108,8 @@ impl Core {
     }
 
     async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<TaskState, A2AError> {
-        let mut event = Some(event);
-        let (task, _) = self
-            .mutate(scope, task_id, &mut |task| {
-                // A retry after a conflict re-applies the same event to the fresh task.
-                let e = event.clone().ok_or_else(|| A2AError::internal("event already applied"))?;
-                apply(task, e).map(|announced| vec![announced])
-            })
-            .await?;
-        event.take();
+        // A retry after a conflict re-applies the same event to the fresh task.
+        let (task, _) = self.mutate(scope, task_id, &mut |task| apply(task, event.clone()).map(|e| vec![e])).await?;
         Ok(task.status.state)
     }
 

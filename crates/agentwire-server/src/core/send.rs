@@ -27,23 +27,13 @@ pub(crate) struct Started {
 
 /// Whether a blocking send can return: the task ended or waits for the client.
 fn settles(event: &StreamResponse) -> bool {
-    let state = match event {
-        StreamResponse::StatusUpdate(e) => e.status.state,
-        StreamResponse::Task(t) => t.status.state,
-        _ => return false,
-    };
-    state.is_terminal() || state.is_interrupted()
+    event.task_state().is_some_and(|s| s.is_terminal() || s.is_interrupted())
 }
 
 /// Whether a stream ends after this event: a terminal state, or INPUT_REQUIRED (the client must
 /// speak). AUTH_REQUIRED keeps the stream open, since credentials may arrive out of band.
 pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
-    let state = match event {
-        StreamResponse::StatusUpdate(e) => e.status.state,
-        StreamResponse::Task(t) => t.status.state,
-        _ => return false,
-    };
-    state.is_terminal() || state == agentwire_types::TaskState::InputRequired
+    event.task_state().is_some_and(|s| s.is_terminal() || s == agentwire_types::TaskState::InputRequired)
 }
 
 impl Core {
@@ -74,7 +64,6 @@ impl Core {
             let mut exec = ExecutionContext::new(task_id.clone(), context_id, message.clone());
             exec.request = ctx;
             exec.streaming = streaming;
-            exec.cancel = self.begin_execution(&task_id);
             self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: Some(message) });
             return Ok(Started { scope, task_id, feed, snapshot: None, history_length });
         }
@@ -107,7 +96,6 @@ impl Core {
         exec.task = Some(task.clone());
         exec.request = ctx;
         exec.streaming = streaming;
-        exec.cancel = self.begin_execution(&task_id);
         self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: None });
         Ok(Started { scope, task_id, feed, snapshot: Some((task, version)), history_length })
     }

@@ -87,7 +87,7 @@ impl Core {
                 while let Ok(Some(item)) = feed.next().await {
                     match item {
                         FeedItem::Ended => break,
-                        FeedItem::Event(_, e) if is_terminal(&e) => break,
+                        FeedItem::Event(_, e) if e.task_state().is_some_and(TaskState::is_terminal) => break,
                         FeedItem::Event(..) => {}
                     }
                 }
@@ -123,13 +123,5 @@ impl Core {
         feed.start_after(record.version);
         let first = StreamItem { seq: record.version, response: Arc::new(StreamResponse::Task(record.task)) };
         Ok(task_event_stream(feed, Some(first), false))
-    }
-}
-
-fn is_terminal(event: &StreamResponse) -> bool {
-    match event {
-        StreamResponse::StatusUpdate(e) => e.status.state.is_terminal(),
-        StreamResponse::Task(t) => t.status.state.is_terminal(),
-        _ => false,
     }
 }
