@@ -15,6 +15,8 @@
 //! | [`MemoryStore`] | always | tests, single process, bounded by retention |
 //!
 //! ```
+//! use std::sync::Arc;
+//!
 //! use agentwire_store::{MemoryStore, Scope, TaskStore};
 //! use agentwire_types::{StreamResponse, Task, TaskState, TaskStatus};
 //!
@@ -22,7 +24,8 @@
 //! let store = MemoryStore::default();
 //! let scope = Scope::new("", "alice");
 //! let task = Task { id: "t1".into(), context_id: "c1".into(), status: TaskStatus::new(TaskState::Submitted), ..Task::default() };
-//! let version = store.create(&scope, &task, &[StreamResponse::Task(task.clone())]).await.unwrap();
+//! let first_event = Arc::new(StreamResponse::Task(task.clone()));
+//! let version = store.create(&scope, Arc::new(task), &[first_event]).await.unwrap();
 //! assert_eq!(version, 1);
 //! assert!(store.get(&Scope::new("", "bob"), "t1").await.unwrap().is_none());
 //! # });
@@ -33,6 +36,8 @@
 
 mod memory;
 mod page;
+
+use std::sync::Arc;
 
 use agentwire_types::{StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
@@ -57,10 +62,13 @@ impl Scope {
 }
 
 /// A task snapshot and the sequence number of the last event applied to it.
+///
+/// Snapshots and events are shared (`Arc`) between the store, the readers streaming them and the
+/// code that answers requests, so that a commit copies nothing the store already holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
     /// The snapshot (full history and artifacts).
-    pub task: Task,
+    pub task: Arc<Task>,
     /// The sequence number of its last event; also the optimistic-concurrency version.
     pub version: u64,
 }
@@ -71,7 +79,7 @@ pub struct StoredEvent {
     /// Its position in the task's log, starting at 1.
     pub seq: u64,
     /// The event.
-    pub event: StreamResponse,
+    pub event: Arc<StreamResponse>,
 }
 
 /// Filters and cursor of a task listing.
@@ -154,11 +162,17 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task with its first events; returns the new version (the number of events).
-    async fn create(&self, scope: &Scope, task: &Task, events: &[StreamResponse]) -> Result<u64>;
+    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64>;
 
     /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
     /// Returns the new version.
-    async fn commit(&self, scope: &Scope, task: &Task, events: &[StreamResponse], expected: u64) -> Result<u64>;
+    async fn commit(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        expected: u64,
+    ) -> Result<u64>;
 
     /// The task and its version, if it exists in `scope`.
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>>;

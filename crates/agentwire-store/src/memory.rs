@@ -45,8 +45,8 @@ struct Inner {
 
 struct Entry {
     scope: Scope,
-    task: Task,
-    events: Vec<StreamResponse>,
+    task: Arc<Task>,
+    events: Vec<Arc<StreamResponse>>,
 }
 
 impl Entry {
@@ -97,23 +97,31 @@ impl MemoryStore {
 
 #[async_trait]
 impl TaskStore for MemoryStore {
-    async fn create(&self, scope: &Scope, task: &Task, events: &[StreamResponse]) -> Result<u64> {
-        let entry = Entry { scope: scope.clone(), task: task.clone(), events: events.to_vec() };
+    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+        let terminal = task.status.state.is_terminal();
+        let task_id = task.id.clone();
+        let entry = Entry { scope: scope.clone(), task, events: events.to_vec() };
         let version = entry.version();
         {
             let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
-            if tasks.contains_key(&task.id) {
-                return Err(StoreError::AlreadyExists(task.id.clone()));
+            if tasks.contains_key(&task_id) {
+                return Err(StoreError::AlreadyExists(task_id));
             }
-            tasks.insert(task.id.clone(), Arc::new(Mutex::new(entry)));
+            tasks.insert(task_id.clone(), Arc::new(Mutex::new(entry)));
         }
-        if task.status.state.is_terminal() {
-            self.note_terminal(&task.id)?;
+        if terminal {
+            self.note_terminal(&task_id)?;
         }
         Ok(version)
     }
 
-    async fn commit(&self, scope: &Scope, task: &Task, events: &[StreamResponse], expected: u64) -> Result<u64> {
+    async fn commit(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        expected: u64,
+    ) -> Result<u64> {
         let entry = self.entry(&task.id)?.ok_or_else(|| StoreError::NotFound(task.id.clone()))?;
         let (version, ended) = {
             let mut e = entry.lock().map_err(poisoned)?;
@@ -124,7 +132,7 @@ impl TaskStore for MemoryStore {
                 return Err(StoreError::Conflict { task_id: task.id.clone(), expected, found: e.version() });
             }
             let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
-            e.task = task.clone();
+            e.task = Arc::clone(&task);
             e.events.extend_from_slice(events);
             (e.version(), ended)
         };
@@ -137,7 +145,7 @@ impl TaskStore for MemoryStore {
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
         let Some(entry) = self.entry(task_id)? else { return Ok(None) };
         let e = entry.lock().map_err(poisoned)?;
-        Ok((e.scope == *scope).then(|| TaskRecord { task: e.task.clone(), version: e.version() }))
+        Ok((e.scope == *scope).then(|| TaskRecord { task: Arc::clone(&e.task), version: e.version() }))
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -151,7 +159,7 @@ impl TaskStore for MemoryStore {
             .iter()
             .take(limit)
             .zip(after + 1..)
-            .map(|(event, seq)| StoredEvent { seq, event: event.clone() })
+            .map(|(event, seq)| StoredEvent { seq, event: Arc::clone(event) })
             .collect())
     }
 
@@ -183,7 +191,7 @@ impl TaskStore for MemoryStore {
             .flatten();
         let mut tasks = Vec::with_capacity(page.len());
         for (_, _, entry) in page {
-            tasks.push(entry.lock().map_err(poisoned)?.task.clone());
+            tasks.push(Task::clone(&entry.lock().map_err(poisoned)?.task));
         }
         Ok(TaskPage { tasks, next, total })
     }

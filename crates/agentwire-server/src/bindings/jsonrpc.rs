@@ -1,32 +1,52 @@
 //! JSON-RPC 2.0 at `/`: the v1.0 PascalCase methods.
 
-use axum::body::Bytes;
+use std::borrow::Cow;
+
 use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap};
+use axum::response::Response;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use agentwire_types::{A2AError, Result};
 
 use super::errors::{jsonrpc_error_object, jsonrpc_http_status};
 use super::meta::RequestMeta;
-use super::{decode, read_body, sse, AppState};
+use super::{decode_json, json_response, read_body, sse, AppState};
 use crate::core::StreamItem;
 use crate::RequestContext;
 
-/// A JSON-RPC request id: a string, a number or null.
-type Id = Value;
+/// A JSON-RPC request id exactly as the client sent it (a string, a number or null).
+type Id = Box<RawValue>;
 
-fn error_response(id: &Id, error: &A2AError) -> Response {
-    let body = json!({ "jsonrpc": "2.0", "id": id, "error": jsonrpc_error_object(error) });
-    (jsonrpc_http_status(error.kind()), axum::Json(body)).into_response()
+fn null_id() -> Id {
+    serde_json::value::to_raw_value(&Value::Null).unwrap_or_default()
 }
 
-fn result_response(id: &Id, result: impl serde::Serialize) -> Response {
-    match serde_json::to_value(result) {
-        Ok(result) => axum::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response(),
-        Err(e) => error_response(id, &A2AError::internal(format!("could not encode the result: {e}"))),
-    }
+#[derive(Serialize)]
+struct ResultReply<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: T,
+}
+
+#[derive(Serialize)]
+struct ErrorReply<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    error: Value,
+}
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+fn error_response(id: &RawValue, error: &A2AError) -> Response {
+    let reply = ErrorReply { jsonrpc: "2.0", id, error: jsonrpc_error_object(error) };
+    json_response(jsonrpc_http_status(error.kind()), JSON, &reply)
+}
+
+fn result_response(id: &RawValue, result: impl Serialize) -> Response {
+    json_response(StatusCode::OK, JSON, &ResultReply { jsonrpc: "2.0", id, result })
 }
 
 /// Whether a Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).
@@ -38,7 +58,7 @@ pub(crate) fn is_json_media_type(headers: &HeaderMap) -> bool {
 
 pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let null = Value::Null;
+    let null = null_id();
     // The media type is checked before anything is parsed.
     if !is_json_media_type(&parts.headers) {
         let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
@@ -48,7 +68,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         Ok(bytes) => bytes,
         Err(error) => return error_response(&null, &error),
     };
-    let envelope = match parse_envelope(&bytes) {
+    let envelope = match Envelope::parse(&bytes) {
         Ok(envelope) => envelope,
         Err((id, error)) => return error_response(&id, &error),
     };
@@ -60,44 +80,78 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
     dispatch(&state, &ctx, envelope).await
 }
 
-struct Envelope {
+/// A well-formed request: its id, its method, and its params as JSON text (an object).
+struct Envelope<'a> {
     id: Id,
-    method: String,
-    params: Value,
+    method: Cow<'a, str>,
+    params: Cow<'a, str>,
 }
 
-fn parse_envelope(bytes: &Bytes) -> std::result::Result<Envelope, (Id, A2AError)> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| (Value::Null, A2AError::parse(e)))?;
-    let Value::Object(mut object) = value else {
-        let message = if value.is_array() {
-            "batch requests are not supported; send one request per call"
-        } else {
-            "a JSON-RPC request must be an object"
-        };
-        return Err((Value::Null, A2AError::invalid_request(message)));
-    };
-    let id = match object.remove("id") {
-        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id,
-        None => Value::Null,
-        Some(_) => return Err((Value::Null, A2AError::invalid_request("id must be a string, a number or null"))),
-    };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((id, A2AError::invalid_request("jsonrpc must be \"2.0\"")));
+/// The shape of a valid request, borrowed from the body so that params are decoded only once, by
+/// the operation's own type.
+#[derive(Deserialize)]
+struct WireEnvelope<'a> {
+    jsonrpc: &'a str,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// The fast path reads valid requests without building a `Value`; anything it does not accept
+    /// goes through [`Envelope::parse_slowly`], which names the problem.
+    fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Id, A2AError)> {
+        let Ok(wire) = serde_json::from_slice::<WireEnvelope<'a>>(bytes) else { return Self::parse_slowly(bytes) };
+        let id_ok = wire.id.is_none_or(|id| matches!(id.get().as_bytes()[0], b'"' | b'-' | b'0'..=b'9' | b'n'));
+        let params_ok = wire.params.is_none_or(|p| p.get().starts_with('{'));
+        if wire.jsonrpc != "2.0" || !id_ok || !params_ok {
+            return Self::parse_slowly(bytes);
+        }
+        Ok(Envelope {
+            id: wire.id.map_or_else(null_id, RawValue::to_owned),
+            method: wire.method,
+            params: Cow::Borrowed(wire.params.map_or("{}", RawValue::get)),
+        })
     }
-    let method = match object.remove("method") {
-        Some(Value::String(method)) => method,
-        _ => return Err((id, A2AError::invalid_request("method must be a string"))),
-    };
-    let params = match object.remove("params") {
-        None | Some(Value::Null) => Value::Object(Default::default()),
-        Some(params @ Value::Object(_)) => params,
-        Some(_) => return Err((id, A2AError::invalid_params("params must be an object"))),
-    };
-    Ok(Envelope { id, method, params })
+
+    fn parse_slowly(bytes: &[u8]) -> std::result::Result<Self, (Id, A2AError)> {
+        let raw = |value: &Value| serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_id());
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| (null_id(), A2AError::parse(e)))?;
+        let Value::Object(mut object) = value else {
+            let message = if value.is_array() {
+                "batch requests are not supported; send one request per call"
+            } else {
+                "a JSON-RPC request must be an object"
+            };
+            return Err((null_id(), A2AError::invalid_request(message)));
+        };
+        let id = match object.remove("id") {
+            Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => raw(&id),
+            None => null_id(),
+            Some(_) => return Err((null_id(), A2AError::invalid_request("id must be a string, a number or null"))),
+        };
+        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err((id, A2AError::invalid_request("jsonrpc must be \"2.0\"")));
+        }
+        let method = match object.remove("method") {
+            Some(Value::String(method)) => method,
+            _ => return Err((id, A2AError::invalid_request("method must be a string"))),
+        };
+        let params = match object.remove("params") {
+            None | Some(Value::Null) => "{}".to_owned(),
+            Some(params @ Value::Object(_)) => params.to_string(),
+            Some(_) => return Err((id, A2AError::invalid_params("params must be an object"))),
+        };
+        Ok(Envelope { id, method: Cow::Owned(method), params: Cow::Owned(params) })
+    }
 }
 
-async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope) -> Response {
-    let Envelope { id, method, params: p } = envelope;
+async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>) -> Response {
+    let Envelope { id, method, params } = envelope;
+    let p = params.as_ref();
     let h = &state.handler;
     macro_rules! unary {
         ($call:expr) => {
@@ -107,33 +161,35 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope) ->
             }
         };
     }
-    match method.as_str() {
-        "SendMessage" => unary!(async { h.send_message(ctx, decode(p)?).await }.await),
-        "GetTask" => unary!(async { h.get_task(ctx, decode(p)?).await }.await),
-        "ListTasks" => unary!(async { h.list_tasks(ctx, decode(p)?).await }.await),
-        "CancelTask" => unary!(async { h.cancel_task(ctx, decode(p)?).await }.await),
+    match method.as_ref() {
+        "SendMessage" => unary!(async { h.send_message(ctx, decode_json(p)?).await }.await),
+        "GetTask" => unary!(async { h.get_task(ctx, decode_json(p)?).await }.await),
+        "ListTasks" => unary!(async { h.list_tasks(ctx, decode_json(p)?).await }.await),
+        "CancelTask" => unary!(async { h.cancel_task(ctx, decode_json(p)?).await }.await),
         "CreateTaskPushNotificationConfig" => {
-            unary!(async { h.create_task_push_notification_config(ctx, decode(p)?).await }.await)
+            unary!(async { h.create_task_push_notification_config(ctx, decode_json(p)?).await }.await)
         }
         "GetTaskPushNotificationConfig" => {
-            unary!(async { h.get_task_push_notification_config(ctx, decode(p)?).await }.await)
+            unary!(async { h.get_task_push_notification_config(ctx, decode_json(p)?).await }.await)
         }
         "ListTaskPushNotificationConfigs" => {
-            unary!(async { h.list_task_push_notification_configs(ctx, decode(p)?).await }.await)
+            unary!(async { h.list_task_push_notification_configs(ctx, decode_json(p)?).await }.await)
         }
         "DeleteTaskPushNotificationConfig" => {
-            unary!(async { h.delete_task_push_notification_config(ctx, decode(p)?).await.map(|()| json!({})) }.await)
+            unary!(
+                async { h.delete_task_push_notification_config(ctx, decode_json(p)?).await.map(|()| json!({})) }.await
+            )
         }
-        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, decode(p)?).await }.await),
+        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, decode_json(p)?).await }.await),
         "SendStreamingMessage" => {
-            let events = async { h.send_streaming_message(ctx, decode(p)?).await }.await;
+            let events = async { h.send_streaming_message(ctx, decode_json(p)?).await }.await;
             stream_response(id, events)
         }
         "SubscribeToTask" => {
-            let events = async { h.subscribe_to_task(ctx, decode(p)?).await }.await;
+            let events = async { h.subscribe_to_task(ctx, decode_json(p)?).await }.await;
             stream_response(id, events)
         }
-        other => error_response(&id, &A2AError::method_not_found(other)),
+        other => error_response(&id, &A2AError::method_not_found(&other)),
     }
 }
 
@@ -142,8 +198,10 @@ fn stream_response(id: Id, events: Result<crate::TaskEventStream>) -> Response {
     match events {
         Err(error) => error_response(&id, &error),
         Ok(events) => sse::respond(events, move |item: std::result::Result<&StreamItem, &A2AError>| match item {
-            Ok(item) => json!({ "jsonrpc": "2.0", "id": id, "result": &*item.response }),
-            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": jsonrpc_error_object(error) }),
+            Ok(item) => serde_json::to_string(&ResultReply { jsonrpc: "2.0", id: &id, result: &*item.response }),
+            Err(error) => {
+                serde_json::to_string(&ErrorReply { jsonrpc: "2.0", id: &id, error: jsonrpc_error_object(error) })
+            }
         }),
     }
 }

@@ -67,14 +67,39 @@ pub fn router(handler: RequestHandler) -> Router {
 
 /// Decodes request parameters, naming the offending field on failure (InvalidParams).
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            A2AError::invalid_params(format!("invalid params: {}", e.inner()))
-        } else {
-            A2AError::invalid_params(format!("invalid params at {path}: {}", e.inner()))
+    serde_path_to_error::deserialize(value).map_err(invalid_params)
+}
+
+/// [`decode`] straight from JSON text, without building a `Value` first (the hot path).
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(invalid_params)?;
+    deserializer.end().map_err(A2AError::parse)?;
+    Ok(value)
+}
+
+fn invalid_params<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> A2AError {
+    let path = e.path().to_string();
+    if path == "." {
+        A2AError::invalid_params(format!("invalid params: {}", e.inner()))
+    } else {
+        A2AError::invalid_params(format!("invalid params at {path}: {}", e.inner()))
+    }
+}
+
+/// A JSON response written straight from `body`, with no intermediate `Value`.
+pub(crate) fn json_response(
+    status: http::StatusCode,
+    media_type: HeaderValue,
+    body: &impl serde::Serialize,
+) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "could not encode a response");
+            http::StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
-    })
+    }
 }
 
 /// Reads a body up to `limit` bytes.

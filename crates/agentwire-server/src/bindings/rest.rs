@@ -2,7 +2,7 @@
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderValue, Method};
+use http::{header, HeaderValue, Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use agentwire_types::{
@@ -13,7 +13,7 @@ use agentwire_types::{
 use super::errors::rest_error_body;
 use super::jsonrpc::is_json_media_type;
 use super::meta::{url_pairs, RequestMeta};
-use super::{decode, read_body, sse, AppState};
+use super::{decode, decode_json, json_response, read_body, sse, AppState};
 use crate::core::StreamItem;
 
 /// A REST operation, decoded from the method and path.
@@ -131,10 +131,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
     let request = RestRequest { ctx, route, body: bytes, query: parts.uri.query().unwrap_or("").to_owned() };
     match request.route {
         Route::SendStreamingMessage | Route::SubscribeToTask(_) => stream(&state, request).await,
-        _ => match unary(&state, request).await {
-            Ok(value) => ([(header::CONTENT_TYPE, media_type)], value.to_string()).into_response(),
-            Err(error) => error_response(&error),
-        },
+        _ => unary(&state, request, media_type).await.unwrap_or_else(|error| error_response(&error)),
     }
 }
 
@@ -146,6 +143,12 @@ struct RestRequest {
 }
 
 impl RestRequest {
+    /// Decodes the JSON body (an empty body reads as `{}`) straight into the operation's type.
+    fn decode_body<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        let text = std::str::from_utf8(&self.body).map_err(A2AError::parse)?;
+        decode_json(if text.is_empty() { "{}" } else { text })
+    }
+
     /// The JSON body; an empty body reads as `{}`.
     fn body(&self) -> Result<Value> {
         if self.body.is_empty() {
@@ -155,48 +158,60 @@ impl RestRequest {
     }
 }
 
-async fn unary(state: &AppState, req: RestRequest) -> Result<Value> {
+async fn unary(state: &AppState, req: RestRequest, media_type: HeaderValue) -> Result<Response> {
     let h = &state.handler;
     let ctx = &req.ctx;
-    match &req.route {
-        Route::SendMessage => to_json(h.send_message(ctx, decode(req.body()?)?).await?),
+    let ok = |body: &dyn Reply| body.reply(media_type.clone());
+    Ok(match &req.route {
+        Route::SendMessage => ok(&h.send_message(ctx, req.decode_body()?).await?),
         Route::GetTask(id) => {
             let mut params = query_params(&req.query)?;
             params.insert("id".into(), Value::String(id.clone()));
-            to_json(h.get_task(ctx, decode::<GetTaskRequest>(Value::Object(params))?).await?)
+            ok(&h.get_task(ctx, decode::<GetTaskRequest>(Value::Object(params))?).await?)
         }
-        Route::ListTasks => to_json(h.list_tasks(ctx, decode(Value::Object(query_params(&req.query)?))?).await?),
+        Route::ListTasks => ok(&h.list_tasks(ctx, decode(Value::Object(query_params(&req.query)?))?).await?),
         Route::CancelTask(id) => {
             let metadata = req.body()?.get("metadata").and_then(Value::as_object).cloned();
-            to_json(h.cancel_task(ctx, CancelTaskRequest { tenant: String::new(), id: id.clone(), metadata }).await?)
+            ok(&h.cancel_task(ctx, CancelTaskRequest { tenant: String::new(), id: id.clone(), metadata }).await?)
         }
         Route::CreatePushConfig(task_id) => {
-            let mut config: TaskPushNotificationConfig = decode(req.body()?)?;
+            let mut config: TaskPushNotificationConfig = req.decode_body()?;
             config.task_id.clone_from(task_id);
-            to_json(h.create_task_push_notification_config(ctx, config).await?)
+            ok(&h.create_task_push_notification_config(ctx, config).await?)
         }
         Route::ListPushConfigs(task_id) => {
             let mut params = query_params(&req.query)?;
             params.insert("taskId".into(), Value::String(task_id.clone()));
             let list: ListTaskPushNotificationConfigsRequest = decode(Value::Object(params))?;
-            to_json(h.list_task_push_notification_configs(ctx, list).await?)
+            ok(&h.list_task_push_notification_configs(ctx, list).await?)
         }
         Route::GetPushConfig(task_id, id) => {
             let get = TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
-            to_json(h.get_task_push_notification_config(ctx, get).await?)
+            ok(&h.get_task_push_notification_config(ctx, get).await?)
         }
         Route::DeletePushConfig(task_id, id) => {
             let delete =
                 TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
             h.delete_task_push_notification_config(ctx, delete).await?;
-            Ok(json!({}))
+            ok(&json!({}))
         }
         Route::GetExtendedAgentCard => {
-            to_json(h.get_extended_agent_card(ctx, GetExtendedAgentCardRequest::default()).await?)
+            ok(&h.get_extended_agent_card(ctx, GetExtendedAgentCardRequest::default()).await?)
         }
         Route::SendStreamingMessage | Route::SubscribeToTask(_) => {
-            Err(A2AError::internal("streaming routes are not unary"))
+            return Err(A2AError::internal("streaming routes are not unary"))
         }
+    })
+}
+
+/// A unary operation's result, written as the response body.
+trait Reply {
+    fn reply(&self, media_type: HeaderValue) -> Response;
+}
+
+impl<T: serde::Serialize> Reply for T {
+    fn reply(&self, media_type: HeaderValue) -> Response {
+        json_response(StatusCode::OK, media_type, self)
     }
 }
 
@@ -207,7 +222,7 @@ async fn stream(state: &AppState, req: RestRequest) -> Response {
         Route::SubscribeToTask(id) => {
             h.subscribe_to_task(&req.ctx, SubscribeToTaskRequest { tenant: String::new(), id: id.clone() }).await
         }
-        _ => match req.body().and_then(decode) {
+        _ => match req.decode_body() {
             Ok(send) => h.send_streaming_message(&req.ctx, send).await,
             Err(error) => Err(error),
         },
@@ -215,14 +230,10 @@ async fn stream(state: &AppState, req: RestRequest) -> Response {
     match events {
         Err(error) => error_response(&error),
         Ok(events) => sse::respond(events, |item: std::result::Result<&StreamItem, &A2AError>| match item {
-            Ok(item) => serde_json::to_value(&*item.response).unwrap_or(Value::Null),
-            Err(error) => rest_error_body(error).1,
+            Ok(item) => serde_json::to_string(&*item.response),
+            Err(error) => serde_json::to_string(&rest_error_body(error).1),
         }),
     }
-}
-
-fn to_json(value: impl serde::Serialize) -> Result<Value> {
-    serde_json::to_value(value).map_err(|e| A2AError::internal(format!("could not encode the response: {e}")))
 }
 
 /// Query parameters as a JSON object the request types decode: numbers stay strings (the

@@ -7,7 +7,6 @@ use std::time::Duration;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
-use serde_json::Value;
 
 use crate::core::{StreamItem, TaskEventStream};
 
@@ -18,7 +17,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// around an error that happens mid-stream).
 pub(crate) fn respond<F>(events: TaskEventStream, frame: F) -> Response
 where
-    F: Fn(std::result::Result<&StreamItem, &agentwire_types::A2AError>) -> Value + Send + 'static,
+    F: Fn(std::result::Result<&StreamItem, &agentwire_types::A2AError>) -> serde_json::Result<String> + Send + 'static,
 {
     let stream = events.map(move |item| Ok::<_, Infallible>(to_event(&item, &frame)));
     sse(stream)
@@ -26,9 +25,14 @@ where
 
 fn to_event<F>(item: &agentwire_types::Result<StreamItem>, frame: &F) -> Event
 where
-    F: Fn(std::result::Result<&StreamItem, &agentwire_types::A2AError>) -> Value,
+    F: Fn(std::result::Result<&StreamItem, &agentwire_types::A2AError>) -> serde_json::Result<String>,
 {
-    let event = Event::default().data(frame(item.as_ref()).to_string());
+    // Compact JSON has no raw newlines, so each event is exactly one `data:` line.
+    let data = frame(item.as_ref()).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not encode a stream event");
+        r#"{"error":"could not encode the event"}"#.to_owned()
+    });
+    let event = Event::default().data(data);
     match item {
         Ok(StreamItem { seq, .. }) if *seq > 0 => event.id(seq.to_string()),
         _ => event,

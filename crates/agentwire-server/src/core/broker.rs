@@ -142,7 +142,7 @@ impl EventFeed {
             .events_after(&self.scope, &self.task_id, self.last_seq, CATCH_UP_BATCH)
             .await
             .map_err(crate::core::store_error)?;
-        self.backlog.extend(events.into_iter().map(|e| (e.seq, Arc::new(e.event))));
+        self.backlog.extend(events.into_iter().map(|e| (e.seq, e.event)));
         Ok(())
     }
 
@@ -204,15 +204,15 @@ mod tests {
         let broker = Arc::new(Broker::new(2));
         let mut feed = EventFeed::subscribe(&broker, Arc::new(store.clone()), scope.clone(), "t");
         let publisher = broker.publisher("t");
-        let first = StreamResponse::Task(task(TaskState::Submitted));
-        let mut version =
-            store.create(&scope, &task(TaskState::Submitted), std::slice::from_ref(&first)).await.unwrap();
-        publisher.send(Published::Event(version, Arc::new(first)));
+        let first = Arc::new(StreamResponse::Task(task(TaskState::Submitted)));
+        let submitted = Arc::new(task(TaskState::Submitted));
+        let mut version = store.create(&scope, submitted, std::slice::from_ref(&first)).await.unwrap();
+        publisher.send(Published::Event(version, first));
         for _ in 0..9 {
-            let event = StreamResponse::Task(task(TaskState::Working));
-            version =
-                store.commit(&scope, &task(TaskState::Working), std::slice::from_ref(&event), version).await.unwrap();
-            publisher.send(Published::Event(version, Arc::new(event)));
+            let event = Arc::new(StreamResponse::Task(task(TaskState::Working)));
+            let working = Arc::new(task(TaskState::Working));
+            version = store.commit(&scope, working, std::slice::from_ref(&event), version).await.unwrap();
+            publisher.send(Published::Event(version, event));
         }
         publisher.send(Published::Ended);
         let mut seqs = Vec::new();

@@ -29,6 +29,8 @@ pub struct Limits {
     /// Most push configs one task may have.
     pub max_push_configs_per_task: usize,
     /// Events buffered per task for live readers before a slow reader falls back to the event log.
+    /// Small by default: every task with a reader allocates the whole ring, and a reader that
+    /// falls behind loses nothing, it reads the log instead.
     pub subscriber_buffer: usize,
     /// ListTasks page size when the client gives none.
     pub default_page_size: usize,
@@ -41,7 +43,7 @@ impl Default for Limits {
         Self {
             max_body_bytes: 4 * 1024 * 1024,
             max_push_configs_per_task: 32,
-            subscriber_buffer: 256,
+            subscriber_buffer: 16,
             default_page_size: 50,
             max_page_size: 100,
         }
@@ -271,14 +273,15 @@ impl RequestHandlerBuilder {
         let memory = MemoryStore::default();
         let tasks = self.tasks.unwrap_or_else(|| Arc::new(memory.clone()));
         let push_configs = self.push_configs.unwrap_or_else(|| Arc::new(memory));
+        let push = PushDispatcher::start(self.push, Arc::clone(&push_configs), Arc::clone(&tasks));
         let core = Core {
             agent: self.agent,
             tasks,
-            push_configs: Arc::clone(&push_configs),
+            push_configs,
             broker: Arc::new(Broker::new(self.limits.subscriber_buffer)),
             running: Default::default(),
             tracker: TaskTracker::new(),
-            push: PushDispatcher::start(self.push, push_configs),
+            push,
             card: Cards::new(self.card),
             limits: self.limits,
             auth: self.auth,

@@ -91,14 +91,11 @@ impl Core {
     }
 
     /// Creates a task with its first events, then announces them.
-    pub(crate) async fn create(
-        &self,
-        scope: &Scope,
-        task: &Task,
-        events: Vec<StreamResponse>,
-    ) -> Result<u64, A2AError> {
-        let version = self.tasks.create(scope, task, &events).await.map_err(store_error)?;
-        self.announce(scope, task, version, events);
+    pub(crate) async fn create(&self, scope: &Scope, task: Task, events: Vec<StreamResponse>) -> Result<u64, A2AError> {
+        let task_id = task.id.clone();
+        let events = shared(events);
+        let version = self.tasks.create(scope, Arc::new(task), &events).await.map_err(store_error)?;
+        self.announce(scope, &task_id, version, events);
         Ok(version)
     }
 
@@ -110,17 +107,19 @@ impl Core {
         scope: &Scope,
         task_id: &str,
         change: &mut Mutation<'_>,
-    ) -> Result<(Task, u64), A2AError> {
+    ) -> Result<(Arc<Task>, u64), A2AError> {
         for _ in 0..MAX_COMMIT_ATTEMPTS {
             let record = self.load(scope, task_id).await?;
-            let mut task = record.task;
+            let mut task = Arc::unwrap_or_clone(record.task);
             let events = change(&mut task)?;
+            let task = Arc::new(task);
             if events.is_empty() {
                 return Ok((task, record.version));
             }
-            match self.tasks.commit(scope, &task, &events, record.version).await {
+            let events = shared(events);
+            match self.tasks.commit(scope, Arc::clone(&task), &events, record.version).await {
                 Ok(version) => {
-                    self.announce(scope, &task, version, events);
+                    self.announce(scope, task_id, version, events);
                     return Ok((task, version));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
@@ -131,16 +130,20 @@ impl Core {
     }
 
     /// Fans committed events out to live readers and queues their webhook deliveries.
-    fn announce(&self, scope: &Scope, task: &Task, version: u64, events: Vec<StreamResponse>) {
+    fn announce(&self, scope: &Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         let first_seq = version + 1 - events.len() as u64;
-        let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
         for (event, seq) in events.iter().zip(first_seq..) {
-            self.broker.publish(&task.id, Published::Event(seq, Arc::clone(event)));
+            self.broker.publish(task_id, Published::Event(seq, Arc::clone(event)));
         }
         if self.push_enabled() {
-            self.push.enqueue(scope.clone(), task, events);
+            self.push.enqueue(scope.clone(), task_id, events);
         }
     }
+}
+
+/// Events as the store, the readers and the webhooks share them.
+fn shared(events: Vec<StreamResponse>) -> Vec<Arc<StreamResponse>> {
+    events.into_iter().map(Arc::new).collect()
 }
 
 /// How long a canceled execution may take to wind down before the server cancels the task itself.

@@ -9,10 +9,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_store::{PushConfigRecord, PushConfigStore, PushPayload, Scope};
+use agentwire_store::{PushConfigRecord, PushConfigStore, PushPayload, Scope, TaskStore};
 use agentwire_types::{
     A2AError, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Result, StreamResponse,
-    Task, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -223,10 +223,12 @@ impl Core {
     }
 }
 
-/// Committed events of one task, waiting to be matched with its webhooks.
+/// Committed events of one task, waiting to be matched with its webhooks. It holds no task
+/// snapshot: most tasks have no webhook, and copying the task for each commit would cost every
+/// request; a config that wants the whole task reads it when the job is handled.
 struct Job {
     scope: Scope,
-    task: Task,
+    task_id: String,
     events: Vec<Arc<StreamResponse>>,
 }
 
@@ -244,7 +246,7 @@ pub(crate) struct PushDispatcher {
 }
 
 impl PushDispatcher {
-    pub(crate) fn start(settings: PushSettings, configs: Arc<dyn PushConfigStore>) -> Self {
+    pub(crate) fn start(settings: PushSettings, configs: Arc<dyn PushConfigStore>, tasks: Arc<dyn TaskStore>) -> Self {
         let (jobs, rx) = mpsc::channel(settings.queue_capacity.max(1));
         let tracker = TaskTracker::new();
         let worker = Dispatcher {
@@ -253,15 +255,16 @@ impl PushDispatcher {
             lanes: HashMap::new(),
             tracker: tracker.clone(),
             configs,
+            tasks,
         };
         tracker.spawn(worker.run(rx));
         Self { jobs, settings, tracker }
     }
 
-    pub(crate) fn enqueue(&self, scope: Scope, task: &Task, events: Vec<Arc<StreamResponse>>) {
-        let job = Job { scope, task: task.clone(), events };
+    pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, events: Vec<Arc<StreamResponse>>) {
+        let job = Job { scope, task_id: task_id.to_owned(), events };
         if let Err(e) = self.jobs.try_send(job) {
-            tracing::warn!(task_id = %task.id, error = %e, "push queue full; notifications for these events are dropped");
+            tracing::warn!(task_id, error = %e, "push queue full; notifications for these events are dropped");
         }
     }
 
@@ -278,27 +281,46 @@ struct Dispatcher {
     lanes: HashMap<(String, String), mpsc::UnboundedSender<Delivery>>,
     tracker: TaskTracker,
     configs: Arc<dyn PushConfigStore>,
+    tasks: Arc<dyn TaskStore>,
 }
 
 impl Dispatcher {
     async fn run(mut self, mut jobs: mpsc::Receiver<Job>) {
         while let Some(job) = jobs.recv().await {
-            let configs = match self.configs.list_configs(&job.scope, &job.task.id).await {
+            let configs = match self.configs.list_configs(&job.scope, &job.task_id).await {
                 Ok(configs) => configs,
                 Err(error) => {
-                    tracing::error!(%error, task_id = %job.task.id, "cannot read push configs");
+                    tracing::error!(%error, task_id = %job.task_id, "cannot read push configs");
                     continue;
                 }
             };
+            let mut task_body = None;
             for record in configs {
                 let Ok(url) = reqwest::Url::parse(&record.config.url) else { continue };
                 let bodies: Vec<Bytes> = match record.payload {
                     PushPayload::StreamResponse => job.events.iter().filter_map(|e| to_body(&**e)).collect(),
-                    PushPayload::Task => to_body(&job.task).into_iter().collect(),
+                    PushPayload::Task => {
+                        if task_body.is_none() {
+                            task_body = self.task_body(&job).await;
+                        }
+                        task_body.clone().into_iter().collect()
+                    }
                 };
                 for body in bodies {
                     self.lane(&record.config).send(Delivery { url: url.clone(), body, config: record.config.clone() });
                 }
+            }
+        }
+    }
+
+    /// The task as it is now, for configs that receive the whole task (the v0.3 and legacy shape).
+    async fn task_body(&self, job: &Job) -> Option<Bytes> {
+        match self.tasks.get(&job.scope, &job.task_id).await {
+            Ok(Some(record)) => to_body(&*record.task),
+            Ok(None) => None,
+            Err(error) => {
+                tracing::error!(%error, task_id = %job.task_id, "cannot read the task for a push notification");
+                None
             }
         }
     }

@@ -41,7 +41,8 @@ impl Core {
     pub(crate) fn spawn(self: &Arc<Self>, mut run: Run) {
         run.ctx.cancel = self.begin_execution(&run.ctx.task_id);
         let events = self.agent.execute(run.ctx.clone());
-        let span = tracing::info_span!("execution", task_id = %run.ctx.task_id);
+        // A debug span: at the default info level it costs nothing per request.
+        let span = tracing::debug_span!("execution", task_id = %run.ctx.task_id);
         let core = Arc::clone(self);
         self.tracker.spawn(async move { core.drive(run, events).await }.instrument(span));
     }
@@ -104,7 +105,8 @@ impl Core {
             history: vec![history_message],
             ..Task::default()
         };
-        self.create(&run.scope, &task, vec![StreamResponse::Task(task.clone())]).await.map(drop)
+        let first_event = StreamResponse::Task(task.clone());
+        self.create(&run.scope, task, vec![first_event]).await.map(drop)
     }
 
     async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<TaskState, A2AError> {

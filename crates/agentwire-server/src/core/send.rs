@@ -21,7 +21,7 @@ pub(crate) struct Started {
     pub(crate) task_id: String,
     pub(crate) feed: EventFeed,
     /// For a continuation: the task with the new message, and its version.
-    pub(crate) snapshot: Option<(Task, u64)>,
+    pub(crate) snapshot: Option<(Arc<Task>, u64)>,
     pub(crate) history_length: Option<usize>,
 }
 
@@ -93,7 +93,7 @@ impl Core {
             self.register_push_config(&scope, &task_id, push).await?;
         }
         let mut exec = ExecutionContext::new(task_id.clone(), task.context_id.clone(), message);
-        exec.task = Some(task.clone());
+        exec.task = Some(Task::clone(&task));
         exec.request = ctx;
         exec.streaming = streaming;
         self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: None });
@@ -139,7 +139,7 @@ impl Core {
         if !task_exists {
             return Err(A2AError::invalid_agent_response("the agent ended without a reply or a task"));
         }
-        let mut task = self.load(&started.scope, &started.task_id).await?.task;
+        let mut task = Arc::unwrap_or_clone(self.load(&started.scope, &started.task_id).await?.task);
         task.truncate_history(started.history_length);
         Ok(SendMessageResponse::Task(task))
     }
@@ -153,8 +153,10 @@ impl Core {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
         let started = self.start(ctx, req, true).await?;
-        let first =
-            started.snapshot.map(|(task, seq)| StreamItem { seq, response: Arc::new(StreamResponse::Task(task)) });
+        let first = started.snapshot.map(|(task, seq)| StreamItem {
+            seq,
+            response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(task))),
+        });
         Ok(task_event_stream(started.feed, first, true))
     }
 }

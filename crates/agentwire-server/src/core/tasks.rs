@@ -20,7 +20,7 @@ impl Core {
     pub(crate) async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
         let history_length = validate::history_length(req.history_length)?;
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
-        let mut task = self.load(&scope, &req.id).await?.task;
+        let mut task = Arc::unwrap_or_clone(self.load(&scope, &req.id).await?.task);
         task.truncate_history(history_length);
         Ok(task)
     }
@@ -98,7 +98,7 @@ impl Core {
         if task.status.state != TaskState::Canceled {
             return Err(A2AError::task_not_cancelable(&req.id, task.status.state));
         }
-        Ok(task)
+        Ok(Arc::unwrap_or_clone(task))
     }
 
     pub(crate) async fn subscribe_to_task(
@@ -121,7 +121,10 @@ impl Core {
             .with_metadata("taskId", &req.id));
         }
         feed.start_after(record.version);
-        let first = StreamItem { seq: record.version, response: Arc::new(StreamResponse::Task(record.task)) };
+        let first = StreamItem {
+            seq: record.version,
+            response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(record.task))),
+        };
         Ok(task_event_stream(feed, Some(first), false))
     }
 }

@@ -7,8 +7,8 @@ fn task(id: &str, ctx: &str, millis: i64, state: TaskState) -> Task {
     Task { id: id.into(), context_id: ctx.into(), status, ..Task::default() }
 }
 
-fn snapshot(t: &Task) -> [StreamResponse; 1] {
-    [StreamResponse::Task(t.clone())]
+fn snapshot(t: &Task) -> [Arc<StreamResponse>; 1] {
+    [Arc::new(StreamResponse::Task(t.clone()))]
 }
 
 #[tokio::test]
@@ -16,10 +16,10 @@ async fn commit_rejects_stale_versions() {
     let store = MemoryStore::default();
     let scope = Scope::new("", "a");
     let t = task("t", "c", 1, TaskState::Submitted);
-    let v1 = store.create(&scope, &t, &snapshot(&t)).await.unwrap();
-    let v2 = store.commit(&scope, &t, &snapshot(&t), v1).await.unwrap();
+    let v1 = store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+    let v2 = store.commit(&scope, Arc::new(t.clone()), &snapshot(&t), v1).await.unwrap();
     assert_eq!(v2, 2);
-    let stale = store.commit(&scope, &t, &snapshot(&t), v1).await;
+    let stale = store.commit(&scope, Arc::new(t.clone()), &snapshot(&t), v1).await;
     assert!(matches!(stale, Err(StoreError::Conflict { found: 2, .. })));
     let events = store.events_after(&scope, "t", 1, 10).await.unwrap();
     assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2]);
@@ -31,10 +31,10 @@ async fn list_pages_newest_first_within_scope() {
     let alice = Scope::new("", "alice");
     for i in 0..5 {
         let t = task(&format!("t{i}"), if i % 2 == 0 { "even" } else { "odd" }, 1000 + i, TaskState::Working);
-        store.create(&alice, &t, &snapshot(&t)).await.unwrap();
+        store.create(&alice, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
     }
     let hidden = task("bob-task", "even", 5000, TaskState::Working);
-    store.create(&Scope::new("", "bob"), &hidden, &snapshot(&hidden)).await.unwrap();
+    store.create(&Scope::new("", "bob"), Arc::new(hidden.clone()), &snapshot(&hidden)).await.unwrap();
 
     let mut query = TaskQuery { page_size: 2, ..TaskQuery::default() };
     let mut seen = Vec::new();
@@ -58,10 +58,10 @@ async fn retention_evicts_oldest_ended_tasks_only() {
     let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(2) });
     let scope = Scope::default();
     let running = task("running", "c", 0, TaskState::Working);
-    store.create(&scope, &running, &snapshot(&running)).await.unwrap();
+    store.create(&scope, Arc::new(running.clone()), &snapshot(&running)).await.unwrap();
     for i in 0..4 {
         let t = task(&format!("done{i}"), "c", i, TaskState::Completed);
-        store.create(&scope, &t, &snapshot(&t)).await.unwrap();
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
     }
     assert!(store.get(&scope, "running").await.unwrap().is_some());
     assert!(store.get(&scope, "done0").await.unwrap().is_none());
