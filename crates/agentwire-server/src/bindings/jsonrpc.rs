@@ -189,7 +189,7 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>
             let events = async { h.subscribe_to_task(ctx, decode_json(p)?).await }.await;
             stream_response(id, events)
         }
-        other => error_response(&id, &A2AError::method_not_found(&other)),
+        other => error_response(&id, &A2AError::method_not_found(other)),
     }
 }
 
