@@ -70,8 +70,12 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: serde_json::Value) -
     serde_path_to_error::deserialize(value).map_err(invalid_params)
 }
 
-/// [`decode`] straight from JSON text, without building a `Value` first (the hot path).
+/// [`decode`] straight from JSON text, without building a `Value` first (the hot path). Valid
+/// input is decoded once without tracking paths; only a failure is decoded again to name the field.
 pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(invalid_params)?;
     deserializer.end().map_err(A2AError::parse)?;

@@ -13,6 +13,14 @@ use super::broker::Published;
 use super::{Core, DEFAULT_CANCEL_GRACE};
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
+/// What the server keeps of a running execution (the agent owns its [`ExecutionContext`]).
+struct Execution {
+    scope: Scope,
+    task_id: String,
+    context_id: String,
+    cancel: tokio_util::sync::CancellationToken,
+}
+
 /// One execution, ready to start.
 pub(crate) struct Run {
     pub(crate) scope: Scope,
@@ -38,20 +46,26 @@ impl Core {
 
     /// Starts `run` in the background, with the task's shared cancellation token. Executions
     /// outlive the request that started them.
-    pub(crate) fn spawn(self: &Arc<Self>, mut run: Run) {
-        run.ctx.cancel = self.begin_execution(&run.ctx.task_id);
-        let events = self.agent.execute(run.ctx.clone());
+    pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
+        let Run { scope, mut ctx, new_task_message } = run;
+        ctx.cancel = self.begin_execution(&ctx.task_id);
+        let execution = Execution {
+            scope,
+            task_id: ctx.task_id.clone(),
+            context_id: ctx.context_id.clone(),
+            cancel: ctx.cancel.clone(),
+        };
         // A debug span: at the default info level it costs nothing per request.
-        let span = tracing::debug_span!("execution", task_id = %run.ctx.task_id);
+        let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
+        let events = self.agent.execute(ctx);
         let core = Arc::clone(self);
-        self.tracker.spawn(async move { core.drive(run, events).await }.instrument(span));
+        self.tracker.spawn(async move { core.drive(execution, new_task_message, events).await }.instrument(span));
     }
 
-    async fn drive(self: Arc<Self>, run: Run, mut events: EventStream) {
-        let task_id = run.ctx.task_id.clone();
+    async fn drive(self: Arc<Self>, run: Execution, mut pending_creation: Option<Message>, mut events: EventStream) {
+        let task_id = run.task_id.clone();
         let publisher = self.broker.publisher(&task_id);
-        let cancel = run.ctx.cancel.clone();
-        let mut pending_creation = run.new_task_message.clone();
+        let cancel = run.cancel.clone();
         let mut grace_deadline: Option<Instant> = None;
         loop {
             let next = tokio::select! {
@@ -69,7 +83,7 @@ impl Core {
             if let Some(first_message) = pending_creation.take() {
                 if let AgentEvent::Message(reply) = event {
                     // A direct reply: no task is created.
-                    let reply = Message { context_id: run.ctx.context_id.clone(), task_id: String::new(), ..reply };
+                    let reply = Message { context_id: run.context_id.clone(), task_id: String::new(), ..reply };
                     publisher.send(Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     break;
                 }
@@ -94,13 +108,13 @@ impl Core {
         publisher.send(Published::Ended);
     }
 
-    async fn create_task(&self, run: &Run, first_message: Message) -> Result<(), A2AError> {
+    async fn create_task(&self, run: &Execution, first_message: Message) -> Result<(), A2AError> {
         let mut history_message = first_message;
-        history_message.task_id.clone_from(&run.ctx.task_id);
-        history_message.context_id.clone_from(&run.ctx.context_id);
+        history_message.task_id.clone_from(&run.task_id);
+        history_message.context_id.clone_from(&run.context_id);
         let task = Task {
-            id: run.ctx.task_id.clone(),
-            context_id: run.ctx.context_id.clone(),
+            id: run.task_id.clone(),
+            context_id: run.context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![history_message],
             ..Task::default()
@@ -116,11 +130,11 @@ impl Core {
     }
 
     /// After the agent stopped: a canceled execution that did not end the task cancels it.
-    async fn finish(&self, run: &Run, canceled: bool) {
+    async fn finish(&self, run: &Execution, canceled: bool) {
         if !canceled {
             return;
         }
-        let result = self.mutate(&run.scope, &run.ctx.task_id, &mut |task| Ok(cancel_events(task))).await;
+        let result = self.mutate(&run.scope, &run.task_id, &mut |task| Ok(cancel_events(task))).await;
         if let Err(error) = result {
             tracing::warn!(%error, "could not mark the task canceled");
         }
