@@ -143,7 +143,7 @@ impl ExecutionContext {
                 let _ = failure_sink.fail(error.to_string()).await;
             }
         };
-        let events = stream::unfold(receiver, |mut rx| async move { rx.recv().await.map(|event| (event, rx)) });
+        let events = stream::unfold(receiver, |mut rx| async move { rx.recv().await.map(|event| (*event, rx)) });
         // The driver yields nothing; it is polled alongside the channel so no spawn is needed.
         let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
         Box::pin(stream::select(events, driver))

@@ -15,7 +15,9 @@ const UPDATE_BUFFER: usize = 32;
 /// small buffer, and fails once the server stopped listening (the execution should then end).
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
-    tx: mpsc::Sender<AgentEvent>,
+    /// Boxed, because the channel allocates its slots in blocks of 32 whatever its capacity: a
+    /// pointer per slot keeps an idle execution small.
+    tx: mpsc::Sender<Box<AgentEvent>>,
     task_id: String,
     context_id: String,
 }
@@ -26,14 +28,14 @@ pub struct TaskUpdater {
 pub(super) struct Closed;
 
 impl TaskUpdater {
-    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<AgentEvent>) {
+    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<Box<AgentEvent>>) {
         let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
         (Self { tx, task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() }, rx)
     }
 
     /// Sends any event.
     pub async fn send(&self, event: AgentEvent) -> Result<(), super::AgentError> {
-        self.tx.send(event).await.map_err(|_| Box::new(Closed) as super::AgentError)
+        self.tx.send(Box::new(event)).await.map_err(|_| Box::new(Closed) as super::AgentError)
     }
 
     /// An agent message in this task, with a fresh id.
