@@ -198,4 +198,12 @@ pub trait PushConfigStore: Send + Sync + 'static {
 
     /// Removes a config; `false` if there was none.
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool>;
+
+    /// Whether `task_id` may have configs, answered at once: `false` lets the server skip the
+    /// webhook queue for the task's events. A backend that cannot tell cheaply keeps the default,
+    /// `true`, and the queue asks [`list_configs`](Self::list_configs).
+    fn may_have_configs(&self, task_id: &str) -> bool {
+        let _ = task_id;
+        true
+    }
 }

@@ -232,6 +232,10 @@ impl PushConfigStore for MemoryStore {
         configs.retain(|(s, r)| !(s == scope && r.config.id == config_id));
         Ok(configs.len() != before)
     }
+
+    fn may_have_configs(&self, task_id: &str) -> bool {
+        self.inner.push.read().map_or(true, |push| push.get(task_id).is_some_and(|configs| !configs.is_empty()))
+    }
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ impl Core {
         for (event, seq) in events.iter().zip(first_seq..) {
             self.broker.publish(task_id, Published::Event(seq, Arc::clone(event)));
         }
-        if self.push_enabled() {
+        if self.push_enabled() && self.push_configs.may_have_configs(task_id) {
             self.push.enqueue(scope.clone(), task_id, events);
         }
     }
