@@ -1,0 +1,120 @@
+//! The request every virtual user sends: parsed once, then stamped out per request.
+
+use std::cell::Cell;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use anyhow::{anyhow, bail, Context};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST};
+use hyper::{HeaderMap, Method, Request, Uri};
+
+use crate::opt::TargetOpt;
+
+/// Replaced by a per-request counter in a body template.
+const SEQ_PLACEHOLDER: &str = "{{seq}}";
+
+/// A request template bound to one server address.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub(crate) addr: SocketAddr,
+    method: Method,
+    path: Uri,
+    headers: HeaderMap,
+    body: BodyTemplate,
+}
+
+#[derive(Debug)]
+enum BodyTemplate {
+    /// The same bytes every time: a reference-count bump per request.
+    Fixed(Bytes),
+    /// `before{{seq}}after`, formatted per request.
+    Numbered { before: String, after: String, next: Cell<u64> },
+}
+
+impl Target {
+    pub(crate) fn from_opt(opt: &TargetOpt) -> anyhow::Result<Self> {
+        let uri: Uri = opt.url.parse().with_context(|| format!("bad --url {}", opt.url))?;
+        if uri.scheme_str() != Some("http") {
+            bail!("--url must be plain http://");
+        }
+        let authority = uri.authority().ok_or_else(|| anyhow!("--url has no host"))?.clone();
+        let port = authority.port_u16().unwrap_or(80);
+        let addr = (authority.host(), port)
+            .to_socket_addrs()
+            .with_context(|| format!("cannot resolve {authority}"))?
+            .next()
+            .ok_or_else(|| anyhow!("{authority} resolves to nothing"))?;
+        let path: Uri = uri.path_and_query().map_or("/", |p| p.as_str()).parse()?;
+
+        let body = match (&opt.body, &opt.body_file) {
+            (Some(body), _) => body.clone(),
+            (None, Some(file)) => {
+                std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+            }
+            (None, None) => String::new(),
+        };
+
+        // HTTP/1.1 requires Host (some servers reject requests without it).
+        let mut headers = HeaderMap::new();
+        headers.insert(HOST, HeaderValue::from_str(authority.as_str())?);
+        if !body.is_empty() {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        for line in &opt.headers {
+            let (name, value) = line.split_once(':').ok_or_else(|| anyhow!("header {line:?} is not `Name: value`"))?;
+            headers.insert(HeaderName::from_bytes(name.trim().as_bytes())?, HeaderValue::from_str(value.trim())?);
+        }
+
+        Ok(Self { addr, method: opt.method.parse()?, path, headers, body: BodyTemplate::new(body) })
+    }
+
+    /// The next request to send.
+    pub(crate) fn request(&self) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(self.body.next()));
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.path.clone();
+        *request.headers_mut() = self.headers.clone();
+        request
+    }
+}
+
+impl BodyTemplate {
+    fn new(body: String) -> Self {
+        match body.split_once(SEQ_PLACEHOLDER) {
+            None => Self::Fixed(Bytes::from(body)),
+            Some((before, after)) => {
+                Self::Numbered { before: before.to_owned(), after: after.to_owned(), next: Cell::new(0) }
+            }
+        }
+    }
+
+    fn next(&self) -> Bytes {
+        match self {
+            Self::Fixed(bytes) => bytes.clone(),
+            Self::Numbered { before, after, next } => {
+                let seq = next.get();
+                next.set(seq + 1);
+                Bytes::from(format!("{before}{seq}{after}"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_bodies_count_up() {
+        let template = BodyTemplate::new(r#"{"id":"m{{seq}}"}"#.to_owned());
+        assert_eq!(template.next(), Bytes::from_static(br#"{"id":"m0"}"#));
+        assert_eq!(template.next(), Bytes::from_static(br#"{"id":"m1"}"#));
+    }
+
+    #[test]
+    fn fixed_bodies_are_shared() {
+        let template = BodyTemplate::new("hello".to_owned());
+        assert_eq!(template.next(), template.next());
+    }
+}

@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# The agentwire benchmarks in one command: builds everything, runs every scenario against every
+# server in the same run, and prints one markdown table (also written to bench/results/latest.md,
+# with the raw numbers in bench/results/latest.json).
+#
+#   bench/run.sh                 the full run (under 10 minutes once built)
+#   bench/run.sh --smoke         every scenario for about a second: proves the harness works (CI);
+#                                fails on wrong answers or a server that will not start, never on timings
+#   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, idle-sse, tasks-rss)
+#                                or group (jsonrpc); repeatable
+#   bench/run.sh --codecs        the codec micro-benchmarks (criterion) instead
+#
+# Servers are pinned to core 0 and the load generator to core 1. See bench/README.md.
+set -euo pipefail
+
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH")
+RESULTS=$BENCH/results
+LOGS=$RESULTS/logs
+RUNS=$RESULTS/runs.jsonl
+
+SMOKE=0
+CODECS=0
+ONLY=()
+while (($#)); do
+  case $1 in
+    --smoke) SMOKE=1 ;;
+    --codecs) CODECS=1 ;;
+    --only) ONLY+=("${2:?--only needs a scenario}"); shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if ((SMOKE)); then
+  WARMUP=0.2 DURATION=1 IDLE_STREAMS=1000 IDLE_HOLD=0.5 TASKS_FIRST=1000 TASKS=2000 TASKS_TIMEOUT=60
+else
+  WARMUP=2 DURATION=5 IDLE_STREAMS=10000 IDLE_HOLD=2 TASKS_FIRST=10000 TASKS=100000 TASKS_TIMEOUT=300
+fi
+
+# --- the requests (A2A v1.0) -------------------------------------------------------------------
+MESSAGE='{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}'
+SEND_BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'$MESSAGE'}}'
+STREAM_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":'$MESSAGE'}}'
+REST_BODY='{"message":'$MESSAGE'}'
+# The conformance agent keeps a task whose first message is `tck-cancel` WORKING until canceled.
+IDLE_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"idle-{{seq}}","parts":[{"text":"tck-cancel"}]}}}'
+
+AGENTWIRE=$ROOT/target/release/agentwire
+LOADGEN=$BENCH/target/release/loadgen
+FLOOR=$BENCH/target/release/floor
+OFFICIAL_RUST=$BENCH/target/release/official-rust-echo
+PYTHON=$BENCH/.venv/bin/python
+
+# --- the servers: one line per server process ------------------------------------------------
+# name | scenarios it runs (groups: jsonrpc = jsonrpc-c1/-c16/-c64/-c256) | command, PORT = its port.
+# Each line gets a fresh process; the table orders servers as listed here.
+SERVERS=(
+  "floor                 | jsonrpc rest-c16 stream-c16 | $FLOOR --addr 127.0.0.1:PORT"
+  "agentwire             | jsonrpc rest-c16 stream-c16 | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
+  "official-rust         | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT"
+  "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
+  "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
+  "agentwire             | tasks-rss                   | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
+  "agentwire             | idle-sse                    | $AGENTWIRE serve --agent conformance --http 127.0.0.1:PORT"
+)
+
+# Servers whose failure to build or start gives a `skipped` row; any other server failing fails the run.
+COMPETITORS=" official-rust official-rust-nodelay python "
+
+# Why a server's program is missing, by path (set by the builds below).
+declare -A MISSING=()
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+# --- builds -----------------------------------------------------------------------------------
+build() {
+  mkdir -p "$LOGS"
+  say "building agentwire and the harness (release)"
+  (cd "$ROOT" && timeout 1800 cargo build --release --locked --bin agentwire)
+  (cd "$BENCH" && timeout 1800 cargo build --release --locked -p loadgen -p floor)
+  # Competitors may fail to build without stopping the run: their rows say so.
+  if ! (cd "$BENCH" && timeout 1200 cargo build --release --locked --manifest-path official-rust/Cargo.toml) \
+      >"$LOGS/build-official-rust.log" 2>&1; then
+    MISSING[$OFFICIAL_RUST]="official-rust did not build (results/logs/build-official-rust.log)"
+  fi
+  ensure_venv
+}
+
+# bench/.venv from bench/python/requirements.txt, reinstalled when the requirements change.
+ensure_venv() {
+  local requirements=$BENCH/python/requirements.txt stamp=$BENCH/.venv/.requirements.sha256 want
+  if [[ ! -f $requirements ]]; then
+    MISSING[$PYTHON]="no bench/python/requirements.txt"
+    return
+  fi
+  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  if [[ -x $PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then return; fi
+  say "installing the Python SDK into bench/.venv"
+  if { [[ -x $PYTHON ]] || python3 -m venv "$BENCH/.venv"; } \
+      && timeout 600 "$PYTHON" -m pip install --quiet --disable-pip-version-check -r "$requirements" \
+      >"$LOGS/build-python.log" 2>&1; then
+    echo "$want" >"$stamp"
+  else
+    MISSING[$PYTHON]="the Python venv did not install (results/logs/build-python.log)"
+  fi
+}
+
+# --- processes --------------------------------------------------------------------------------
+# Servers still running, by pid: only these are ever signalled (a reaped pid may be reused).
+declare -A RUNNING=()
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  local pid
+  for pid in "${!RUNNING[@]}"; do stop "$pid"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Stops a server: TERM, then KILL if it lingers past 5 s.
+stop() {
+  local pid=$1
+  [[ -n ${RUNNING[$pid]:-} ]] || return 0
+  unset "RUNNING[$pid]"
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in {1..50}; do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+if (($(nproc) >= 2)); then
+  PIN_SERVER=(taskset -c 0)
+  PIN_LOADGEN=(taskset -c 1)
+else
+  PIN_SERVER=() PIN_LOADGEN=()
+fi
+
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A port nobody listens on. The default range sits below the ephemeral ports (32768 and up),
+# where a client socket lingering in TIME-WAIT would make the server's bind fail.
+NEXT_PORT=${BENCH_PORT:-21100}
+free_port() {
+  while listening "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
+  PORT=$NEXT_PORT
+  NEXT_PORT=$((NEXT_PORT + 1))
+}
+
+# Starts a server and waits (30 s at most) until it accepts connections; sets SERVER_PID, or
+# NOT_STARTED to the reason it is not serving.
+start() {
+  local log=$1 rc=0
+  shift
+  "${PIN_SERVER[@]}" "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  RUNNING[$SERVER_PID]=1
+  for _ in {1..300}; do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      unset "RUNNING[$SERVER_PID]"
+      wait "$SERVER_PID" || rc=$?
+      NOT_STARTED="exited with status $rc: $(tail -n 1 "$log")"
+      return 1
+    fi
+    listening "$PORT" && return 0
+    sleep 0.1
+  done
+  NOT_STARTED="not listening on port $PORT after 30 s"
+  return 1
+}
+
+# --- recording --------------------------------------------------------------------------------
+FAILED=0
+
+json_string() {
+  local s=${1//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/ }
+  s=${s//$'\t'/ }
+  printf '"%s"' "$s"
+}
+
+record() { # scenario server key value-json
+  printf '{"scenario":"%s","server":"%s","%s":%s}\n' "$1" "$2" "$3" "$4" >>"$RUNS"
+}
+
+# Runs loadgen against the current server and records its JSON line.
+measure() { # scenario server time-bound-seconds loadgen-args...
+  local scenario=$1 server=$2 bound=$3 out rc=0
+  shift 3
+  local log="$LOGS/$scenario.$server.loadgen.log"
+  out=$(timeout "$bound" "${PIN_LOADGEN[@]}" "$LOADGEN" "$@" --server-pid "$SERVER_PID" --json \
+    -H 'A2A-Version: 1.0' 2>"$log") || rc=$?
+  printf '%-12s %-22s %s\n' "$scenario" "$server" "$(head -c 600 "$log")" >&2
+  if [[ -z $out ]]; then
+    FAILED=1
+    record "$scenario" "$server" failed "$(json_string "loadgen exited $rc: $(tail -n 1 "$log")")"
+  elif ((rc != 0)); then
+    FAILED=1
+    printf '{"scenario":"%s","server":"%s","failed":"errors","result":%s}\n' "$scenario" "$server" "$out" >>"$RUNS"
+  else
+    printf '{"scenario":"%s","server":"%s","result":%s}\n' "$scenario" "$server" "$out" >>"$RUNS"
+  fi
+}
+
+# --- scenarios --------------------------------------------------------------------------------
+expand() { # scenario groups -> scenario names
+  local group
+  for group in "$@"; do
+    case $group in
+      jsonrpc) echo jsonrpc-c1 jsonrpc-c16 jsonrpc-c64 jsonrpc-c256 ;;
+      *) echo "$group" ;;
+    esac
+  done
+}
+
+wanted() { # scenario
+  ((${#ONLY[@]} == 0)) && return 0
+  local only
+  for only in "${ONLY[@]}"; do
+    [[ $1 == "$only" || " $(expand "$only") " == *" $1 "* ]] && return 0
+  done
+  return 1
+}
+
+run_scenario() { # scenario server
+  local scenario=$1 server=$2 url="http://127.0.0.1:$PORT"
+  local timed=$(( ${WARMUP%.*} + ${DURATION%.*} + 60 ))
+  local closed=(--warmup "$WARMUP" --duration "$DURATION")
+  case $scenario in
+    jsonrpc-c*)
+      measure "$scenario" "$server" "$timed" rps --url "$url/" --body "$SEND_BODY" -c "${scenario#jsonrpc-c}" "${closed[@]}" ;;
+    rest-c*)
+      measure "$scenario" "$server" "$timed" rps --envelope rest --url "$url/message:send" --body "$REST_BODY" \
+        -c "${scenario#rest-c}" "${closed[@]}" ;;
+    stream-c*)
+      measure "$scenario" "$server" "$timed" stream --url "$url/" --body "$STREAM_BODY" -c "${scenario#stream-c}" \
+        "${closed[@]}" ;;
+    tasks-rss)
+      measure "$scenario" "$server" $((TASKS_TIMEOUT + 30)) rps --url "$url/" --body "$SEND_BODY" -c 16 --warmup 0 \
+        --requests "$TASKS" --timeout "$TASKS_TIMEOUT" --rss-at "$TASKS_FIRST" --rss-at "$TASKS" ;;
+    idle-sse)
+      measure "$scenario" "$server" 200 idle-sse --url "$url/" --body "$IDLE_BODY" --streams "$IDLE_STREAMS" \
+        --hold "$IDLE_HOLD" ;;
+    *) echo "unknown scenario $scenario" >&2; exit 2 ;;
+  esac
+}
+
+# One server line: start it, run its scenarios, stop it.
+run_server() { # spec
+  local name groups command scenarios=() scenario words
+  IFS='|' read -r name groups command <<<"$1"
+  name=${name//[[:space:]]/}
+  read -r -a groups <<<"$groups"
+  for scenario in $(expand "${groups[@]}"); do wanted "$scenario" && scenarios+=("$scenario"); done
+  ((${#scenarios[@]})) || return 0
+  free_port
+  read -r -a words <<<"${command//PORT/$PORT}"
+
+  local why="" log attempt
+  if [[ ! -x ${words[0]} ]]; then
+    why=${MISSING[${words[0]}]:-${words[0]} is missing}
+  else
+    # Up to three ports: another program may take one between the check and the bind.
+    for attempt in 1 2 3; do
+      ((attempt == 1)) || { free_port; read -r -a words <<<"${command//PORT/$PORT}"; }
+      say "$name on port $PORT: ${scenarios[*]}"
+      log="$LOGS/server.$name.$PORT.log"
+      why=""
+      start "$log" "${words[@]}" && break
+      why="did not start: $NOT_STARTED"
+      stop "$SERVER_PID"
+    done
+  fi
+  if [[ -n $why ]]; then
+    local outcome=skipped
+    if [[ $COMPETITORS != *" $name "* ]]; then
+      outcome=failed FAILED=1
+    fi
+    for scenario in "${scenarios[@]}"; do record "$scenario" "$name" "$outcome" "$(json_string "$why")"; done
+    say "$name: $outcome: $why"
+    return 0
+  fi
+  for scenario in "${scenarios[@]}"; do run_scenario "$scenario" "$name"; done
+  stop "$SERVER_PID"
+}
+
+# --- main -------------------------------------------------------------------------------------
+if ((CODECS)); then
+  mkdir -p "$RESULTS"
+  (cd "$BENCH" && cargo bench --locked -p codecs --bench codecs -- --warm-up-time 1 --measurement-time 3) | tee "$RESULTS/codecs.txt"
+  exit 0
+fi
+
+STARTED_AT=$SECONDS
+build
+# 10,000 idle streams need as many descriptors in the server and in loadgen.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if (($(ulimit -n) < IDLE_STREAMS + 200)); then
+  IDLE_STREAMS=$(($(ulimit -n) - 200))
+  say "open-file limit $(ulimit -n): idle-sse opens $IDLE_STREAMS streams"
+fi
+
+mkdir -p "$LOGS"
+: >"$RUNS"
+for spec in "${SERVERS[@]}"; do run_server "$spec"; done
+
+if ((SMOKE && ${#ONLY[@]} == 0)); then
+  say "codec benchmarks, one iteration each"
+  (cd "$BENCH" && cargo bench --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
+    || { FAILED=1; echo "codec benchmarks failed: see $LOGS/codecs-smoke.log" >&2; }
+fi
+
+MODE=$( ((SMOKE)) && echo "smoke run (timings meaningless)" || echo "full run")
+say "results ($MODE, $((SECONDS - STARTED_AT)) s)"
+{
+  printf 'agentwire %s, %s, %s; server on core 0, loadgen on core 1.\n\n' \
+    "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$MODE" "$(date -u +%Y-%m-%d)"
+  "$LOADGEN" report "$RUNS" --json "$RESULTS/latest.json"
+} | tee "$RESULTS/latest.md"
+exit "$FAILED"
