@@ -39,7 +39,7 @@ mod page;
 
 use std::sync::Arc;
 
-use agentwire_types::{StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
+use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
 
 pub use memory::{MemoryStore, RetentionPolicy};
@@ -153,10 +153,31 @@ pub enum StoreError {
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(String),
+    /// The change given to [`TaskStore::update`] refused to apply; the task is unchanged.
+    #[error("{0}")]
+    Refused(A2AError),
 }
 
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A change to a task: it edits the snapshot and returns the events that announce the edit (none:
+/// nothing to commit). When it returns an error it must leave the task as it found it.
+pub type Change<'a> = dyn FnMut(&mut Task) -> std::result::Result<Vec<StreamResponse>, A2AError> + Send + 'a;
+
+/// What [`TaskStore::update`] committed.
+#[derive(Debug, Clone)]
+pub struct Updated {
+    /// The task after the change.
+    pub task: Arc<Task>,
+    /// Its version: the sequence number of its last event.
+    pub version: u64,
+    /// The events appended, in order (empty if the change returned none).
+    pub events: Vec<Arc<StreamResponse>>,
+}
+
+/// How often [`TaskStore::update`]'s default implementation retries after losing a race.
+const MAX_UPDATE_ATTEMPTS: usize = 16;
 
 /// Task snapshots and their event logs.
 #[async_trait]
@@ -182,6 +203,31 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// A page of the tasks in `scope` matching `query`, newest status first.
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage>;
+
+    /// Reads the task, applies `change`, and commits the result with its events, atomically. A
+    /// missing task is [`StoreError::NotFound`]; a change that refuses is [`StoreError::Refused`].
+    ///
+    /// The default is optimistic: [`get`](Self::get), change a copy, [`commit`](Self::commit),
+    /// and again from the start if another writer won the race. A backend that can lock the task
+    /// should change it in place instead, which spares copying the snapshot on every event.
+    async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let record = self.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            let mut task = Arc::unwrap_or_clone(record.task);
+            let events = change(&mut task).map_err(StoreError::Refused)?;
+            let task = Arc::new(task);
+            if events.is_empty() {
+                return Ok(Updated { task, version: record.version, events: Vec::new() });
+            }
+            let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
+            match self.commit(scope, Arc::clone(&task), &events, record.version).await {
+                Ok(version) => return Ok(Updated { task, version, events }),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+        Err(StoreError::Backend(format!("task {task_id} is changing too fast to update")))
+    }
 }
 
 /// Webhook configurations, per task.

@@ -7,8 +7,8 @@ use agentwire_types::{StreamResponse, Task};
 use async_trait::async_trait;
 
 use crate::{
-    PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
-    TaskRecord, TaskStore,
+    Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
+    TaskRecord, TaskStore, Updated,
 };
 
 /// How much the memory store keeps.
@@ -140,6 +140,29 @@ impl TaskStore for MemoryStore {
             self.note_terminal(&task.id)?;
         }
         Ok(version)
+    }
+
+    /// Changes the task in place under its lock; the snapshot is copied only if a reader still
+    /// holds it.
+    async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
+        let not_found = || StoreError::NotFound(task_id.to_owned());
+        let entry = self.entry(task_id)?.ok_or_else(not_found)?;
+        let (updated, ended) = {
+            let mut e = entry.lock().map_err(poisoned)?;
+            if e.scope != *scope {
+                return Err(not_found());
+            }
+            let was_terminal = e.task.status.state.is_terminal();
+            let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
+            let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
+            e.events.extend(events.iter().cloned());
+            let ended = !was_terminal && e.task.status.state.is_terminal();
+            (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
+        };
+        if ended {
+            self.note_terminal(task_id)?;
+        }
+        Ok(updated)
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {

@@ -36,6 +36,7 @@ pub(crate) fn store_error(error: StoreError) -> A2AError {
     match error {
         StoreError::NotFound(id) => A2AError::task_not_found(&id),
         StoreError::Limit(what) => A2AError::invalid_params(what),
+        StoreError::Refused(error) => error,
         other => {
             tracing::error!(error = %other, "task store failed");
             A2AError::internal("an internal storage error occurred")
@@ -67,10 +68,7 @@ pub(crate) struct Executions {
 }
 
 /// What a writer wants to do to a task, given its current state.
-pub(crate) type Mutation<'a> = dyn FnMut(&mut Task) -> Result<Vec<StreamResponse>, A2AError> + Send + 'a;
-
-/// How often a write is retried after losing a race to another writer.
-const MAX_COMMIT_ATTEMPTS: usize = 16;
+pub(crate) use agentwire_store::Change as Mutation;
 
 impl Core {
     pub(crate) fn capabilities(&self) -> &agentwire_types::AgentCapabilities {
@@ -99,34 +97,20 @@ impl Core {
         Ok(version)
     }
 
-    /// The one write path for existing tasks: load, change, commit with optimistic concurrency
-    /// (retrying on conflict), then announce the new events to readers and webhooks.
-    /// Returns the task as committed and its version.
+    /// The one write path for existing tasks: the store applies `change` and commits it with its
+    /// events atomically, then the new events are announced to readers and webhooks. Returns the
+    /// task as committed and its version.
     pub(crate) async fn mutate(
         &self,
         scope: &Scope,
         task_id: &str,
         change: &mut Mutation<'_>,
     ) -> Result<(Arc<Task>, u64), A2AError> {
-        for _ in 0..MAX_COMMIT_ATTEMPTS {
-            let record = self.load(scope, task_id).await?;
-            let mut task = Arc::unwrap_or_clone(record.task);
-            let events = change(&mut task)?;
-            let task = Arc::new(task);
-            if events.is_empty() {
-                return Ok((task, record.version));
-            }
-            let events = shared(events);
-            match self.tasks.commit(scope, Arc::clone(&task), &events, record.version).await {
-                Ok(version) => {
-                    self.announce(scope, task_id, version, events);
-                    return Ok((task, version));
-                }
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(other) => return Err(store_error(other)),
-            }
+        let updated = self.tasks.update(scope, task_id, change).await.map_err(store_error)?;
+        if !updated.events.is_empty() {
+            self.announce(scope, task_id, updated.version, updated.events);
         }
-        Err(A2AError::internal(format!("task {task_id} is changing too fast to update")))
+        Ok((updated.task, updated.version))
     }
 
     /// Fans committed events out to live readers and queues their webhook deliveries.

@@ -67,3 +67,28 @@ async fn retention_evicts_oldest_ended_tasks_only() {
     assert!(store.get(&scope, "done0").await.unwrap().is_none());
     assert!(store.get(&scope, "done3").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn update_applies_in_place_and_refusals_change_nothing() {
+    let store = MemoryStore::default();
+    let scope = Scope::new("", "a");
+    let t = task("t", "c", 1, TaskState::Submitted);
+    store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+
+    let mut to_working = |task: &mut Task| {
+        task.status.state = TaskState::Working;
+        Ok(vec![StreamResponse::Task(task.clone())])
+    };
+    let updated = store.update(&scope, "t", &mut to_working).await.unwrap();
+    assert_eq!((updated.version, updated.events.len()), (2, 1));
+    assert_eq!(updated.task.status.state, TaskState::Working);
+
+    let mut refuse = |_: &mut Task| Err(agentwire_types::A2AError::unsupported_operation("no"));
+    assert!(matches!(store.update(&scope, "t", &mut refuse).await, Err(StoreError::Refused(_))));
+    let record = store.get(&scope, "t").await.unwrap().unwrap();
+    assert_eq!((record.version, record.task.status.state), (2, TaskState::Working));
+
+    let other = Scope::new("", "b");
+    assert!(matches!(store.update(&other, "t", &mut to_working).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(store.update(&scope, "nope", &mut to_working).await, Err(StoreError::NotFound(_))));
+}
