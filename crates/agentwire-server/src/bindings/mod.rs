@@ -1,6 +1,7 @@
 //! The HTTP bindings: JSON-RPC at `/`, HTTP+JSON routes, and the agent card, in one router.
 
 mod card;
+mod cors;
 mod errors;
 mod jsonrpc;
 mod meta;
@@ -17,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use http::{header, HeaderValue, Method};
-use tower_http::cors::{Any, CorsLayer};
 
 use crate::auth::Authenticator;
 use crate::RequestHandler;
@@ -47,11 +47,6 @@ pub fn router(handler: RequestHandler) -> Router {
     let card = Arc::new(card::CardDocument::new(handler.agent_card()));
     let auth = handler.core.auth.clone();
     let state = AppState { handler, card };
-    let cors = CorsLayer::new()
-        .allow_origin(Any)
-        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers(Any)
-        .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL]);
     let mut app = Router::new()
         .route("/.well-known/agent-card.json", get(card::serve))
         .route("/.well-known/agent.json", get(card::serve))
@@ -62,7 +57,7 @@ pub fn router(handler: RequestHandler) -> Router {
     if let Some(auth) = auth {
         app = app.layer(axum::middleware::from_fn_with_state(auth, authenticate));
     }
-    app.layer(cors)
+    app.layer(axum::middleware::from_fn(cors::cors))
 }
 
 /// Decodes request parameters, naming the offending field on failure (InvalidParams).

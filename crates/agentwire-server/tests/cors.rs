@@ -1,0 +1,52 @@
+//! CORS: headers for browser requests only, and preflights answered before authentication.
+
+use agentwire_server::auth::StaticAuth;
+use agentwire_test::{conformance, TestServer};
+use reqwest::Method;
+
+#[tokio::test]
+async fn only_browser_requests_get_cors_headers() {
+    let server = TestServer::start(conformance()).await;
+    let card = format!("{}/.well-known/agent-card.json", server.base);
+
+    let plain = server.http.get(&card).send().await.unwrap();
+    assert!(plain.headers().get("access-control-allow-origin").is_none());
+
+    let browser = server.http.get(&card).header("Origin", "https://app.example").send().await.unwrap();
+    assert_eq!(browser.status(), 200);
+    assert_eq!(browser.headers()["access-control-allow-origin"], "*");
+    let exposed = browser.headers()["access-control-expose-headers"].to_str().unwrap();
+    assert!(exposed.contains("etag"), "{exposed}");
+}
+
+#[tokio::test]
+async fn preflights_are_answered_before_authentication() {
+    let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let preflight = server
+        .http
+        .request(Method::OPTIONS, format!("{}/message:send", server.base))
+        .header("Origin", "https://app.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "authorization, content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204);
+    let headers = preflight.headers();
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert!(headers["access-control-allow-methods"].to_str().unwrap().contains("POST"));
+    assert_eq!(headers["access-control-allow-headers"], "authorization, content-type");
+
+    // The real request still needs credentials, and its refusal is readable by the page.
+    let refused = server
+        .http
+        .post(format!("{}/message:send", server.base))
+        .header("Origin", "https://app.example")
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    assert_eq!(refused.headers()["access-control-allow-origin"], "*");
+}
