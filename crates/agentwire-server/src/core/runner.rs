@@ -62,10 +62,15 @@ impl Core {
         self.tracker.spawn(async move { core.drive(execution, new_task_message, events).await }.instrument(span));
     }
 
-    async fn drive(self: Arc<Self>, run: Execution, mut pending_creation: Option<Message>, mut events: EventStream) {
-        let task_id = run.task_id.clone();
+    async fn drive(
+        self: Arc<Self>,
+        execution: Execution,
+        mut pending_creation: Option<Message>,
+        mut events: EventStream,
+    ) {
+        let task_id = execution.task_id.clone();
         let publisher = self.broker.publisher(&task_id);
-        let cancel = run.cancel.clone();
+        let cancel = execution.cancel.clone();
         let mut grace_deadline: Option<Instant> = None;
         loop {
             let next = tokio::select! {
@@ -83,16 +88,16 @@ impl Core {
             if let Some(first_message) = pending_creation.take() {
                 if let AgentEvent::Message(reply) = event {
                     // A direct reply: no task is created.
-                    let reply = Message { context_id: run.context_id.clone(), task_id: String::new(), ..reply };
+                    let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
                     publisher.send(Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     break;
                 }
-                if let Err(error) = self.create_task(&run, first_message).await {
+                if let Err(error) = self.create_task(&execution, first_message).await {
                     tracing::error!(%error, "could not create the task");
                     break;
                 }
             }
-            match self.commit_event(&run.scope, &task_id, event).await {
+            match self.commit_event(&execution.scope, &task_id, event).await {
                 Ok(state) if state.is_terminal() => break,
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "agent event rejected"),
@@ -100,7 +105,7 @@ impl Core {
         }
         drop(events);
         if pending_creation.is_none() {
-            self.finish(&run, cancel.is_cancelled()).await;
+            self.finish(&execution, cancel.is_cancelled()).await;
         } else {
             tracing::warn!("the agent ended without producing anything");
         }
@@ -108,19 +113,19 @@ impl Core {
         publisher.send(Published::Ended);
     }
 
-    async fn create_task(&self, run: &Execution, first_message: Message) -> Result<(), A2AError> {
+    async fn create_task(&self, execution: &Execution, first_message: Message) -> Result<(), A2AError> {
         let mut history_message = first_message;
-        history_message.task_id.clone_from(&run.task_id);
-        history_message.context_id.clone_from(&run.context_id);
+        history_message.task_id.clone_from(&execution.task_id);
+        history_message.context_id.clone_from(&execution.context_id);
         let task = Task {
-            id: run.task_id.clone(),
-            context_id: run.context_id.clone(),
+            id: execution.task_id.clone(),
+            context_id: execution.context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![history_message],
             ..Task::default()
         };
         let first_event = StreamResponse::Task(task.clone());
-        self.create(&run.scope, task, vec![first_event]).await.map(drop)
+        self.create(&execution.scope, task, vec![first_event]).await.map(drop)
     }
 
     async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<TaskState, A2AError> {
@@ -130,11 +135,11 @@ impl Core {
     }
 
     /// After the agent stopped: a canceled execution that did not end the task cancels it.
-    async fn finish(&self, run: &Execution, canceled: bool) {
+    async fn finish(&self, execution: &Execution, canceled: bool) {
         if !canceled {
             return;
         }
-        let result = self.mutate(&run.scope, &run.task_id, &mut |task| Ok(cancel_events(task))).await;
+        let result = self.mutate(&execution.scope, &execution.task_id, &mut |task| Ok(cancel_events(task))).await;
         if let Err(error) = result {
             tracing::warn!(%error, "could not mark the task canceled");
         }
