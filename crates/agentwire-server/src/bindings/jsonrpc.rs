@@ -20,7 +20,7 @@ use crate::RequestContext;
 /// A JSON-RPC request id exactly as the client sent it (a string, a number or null).
 type Id = Box<RawValue>;
 
-fn null_id() -> Id {
+pub(super) fn null_id() -> Id {
     serde_json::value::to_raw_value(&Value::Null).unwrap_or_default()
 }
 
@@ -40,7 +40,7 @@ struct ErrorReply<'a> {
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
-fn error_response(id: &RawValue, error: &A2AError) -> Response {
+pub(super) fn error_response(id: &RawValue, error: &A2AError) -> Response {
     let reply = ErrorReply { jsonrpc: "2.0", id, error: jsonrpc_error_object(error) };
     json_response(jsonrpc_http_status(error.kind()), JSON, &reply)
 }

@@ -124,12 +124,9 @@ async fn authenticate(State(auth): State<Arc<dyn Authenticator>>, mut request: R
         Err(error) => {
             let jsonrpc = request.method() == Method::POST && request.uri().path() == "/";
             let mut response = if jsonrpc {
-                let body =
-                    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": errors::jsonrpc_error_object(&error)});
-                (errors::jsonrpc_http_status(error.kind()), axum::Json(body)).into_response()
+                jsonrpc::error_response(&jsonrpc::null_id(), &error)
             } else {
-                let (status, body) = errors::rest_error_body(&error);
-                (status, axum::Json(body)).into_response()
+                rest::error_response(&error)
             };
             if error.kind() == agentwire_types::ErrorKind::Unauthenticated {
                 if let Ok(challenge) = HeaderValue::from_str(&auth.challenge()) {

@@ -100,7 +100,7 @@ fn response_media_type(request_headers: &http::HeaderMap) -> HeaderValue {
     HeaderValue::from_static(if a2a { "application/a2a+json" } else { "application/json" })
 }
 
-fn error_response(error: &A2AError) -> Response {
+pub(super) fn error_response(error: &A2AError) -> Response {
     let (status, body) = rest_error_body(error);
     (status, axum::Json(body)).into_response()
 }
