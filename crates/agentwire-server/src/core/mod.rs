@@ -4,6 +4,7 @@ mod apply;
 mod broker;
 mod card;
 mod handler;
+mod ids;
 mod push;
 mod runner;
 mod send;
@@ -26,10 +27,7 @@ pub use card::CardConfig;
 pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
 pub use push::{PushSettings, WebhookGuard};
 
-/// A fresh, time-ordered unique id (UUID v7).
-pub(crate) fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
+pub(crate) use ids::new_id;
 
 /// Storage failures become internal errors; the cause is logged, never sent.
 pub(crate) fn store_error(error: StoreError) -> A2AError {
