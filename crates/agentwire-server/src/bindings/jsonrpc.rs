@@ -162,7 +162,8 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>
         };
     }
     match method.as_ref() {
-        "SendMessage" => unary!(async { h.send_message(ctx, decode_json(p)?).await }.await),
+        // The core's own result type: the task is written straight from the shared snapshot.
+        "SendMessage" => unary!(async { h.core.send_message(ctx, decode_json(p)?).await }.await),
         "GetTask" => unary!(async { h.get_task(ctx, decode_json(p)?).await }.await),
         "ListTasks" => unary!(async { h.list_tasks(ctx, decode_json(p)?).await }.await),
         "CancelTask" => unary!(async { h.cancel_task(ctx, decode_json(p)?).await }.await),

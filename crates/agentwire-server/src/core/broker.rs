@@ -22,14 +22,11 @@ pub(crate) enum Published {
     Ended,
 }
 
-struct Channel {
-    tx: broadcast::Sender<Published>,
-    publishers: usize,
-}
-
-/// Per-task broadcast channels, created on demand and removed when nobody uses them.
+/// Per-task broadcast channels, created when the first reader subscribes and removed with the
+/// last one: writers publish into a channel only if somebody is listening, so an execution that
+/// nobody streams costs one map lookup per event.
 pub(crate) struct Broker {
-    channels: DashMap<String, Channel>,
+    channels: DashMap<String, broadcast::Sender<Published>>,
     capacity: usize,
 }
 
@@ -39,60 +36,24 @@ impl Broker {
     }
 
     fn subscribe(&self, task_id: &str) -> broadcast::Receiver<Published> {
-        let entry = self
-            .channels
-            .entry(task_id.to_owned())
-            .or_insert_with(|| Channel { tx: broadcast::channel(self.capacity).0, publishers: 0 });
-        entry.tx.subscribe()
+        self.channels.entry(task_id.to_owned()).or_insert_with(|| broadcast::channel(self.capacity).0).subscribe()
     }
 
-    /// Registers a writer for the task; the channel lives at least as long as the publisher.
-    pub(crate) fn publisher(self: &Arc<Self>, task_id: &str) -> Publisher {
-        let mut entry = self
-            .channels
-            .entry(task_id.to_owned())
-            .or_insert_with(|| Channel { tx: broadcast::channel(self.capacity).0, publishers: 0 });
-        entry.publishers += 1;
-        Publisher { broker: Arc::clone(self), task_id: task_id.to_owned(), tx: entry.tx.clone() }
-    }
-
-    /// Publishes without holding a publisher (for writes outside an execution, e.g. cancel).
+    /// Hands `item` to the task's current readers, if any.
     pub(crate) fn publish(&self, task_id: &str, item: Published) {
-        if let Some(channel) = self.channels.get(task_id) {
-            let _ = channel.tx.send(item);
+        if let Some(tx) = self.channels.get(task_id) {
+            // A reader may have just left; nobody listening is fine.
+            let _ = tx.send(item);
         }
     }
 
     fn release(&self, task_id: &str) {
-        self.channels.remove_if(task_id, |_, c| c.publishers == 0 && c.tx.receiver_count() == 0);
+        self.channels.remove_if(task_id, |_, tx| tx.receiver_count() == 0);
     }
 
     #[cfg(test)]
     pub(crate) fn channel_count(&self) -> usize {
         self.channels.len()
-    }
-}
-
-/// A writer's handle on a task channel.
-pub(crate) struct Publisher {
-    broker: Arc<Broker>,
-    task_id: String,
-    tx: broadcast::Sender<Published>,
-}
-
-impl Publisher {
-    pub(crate) fn send(&self, item: Published) {
-        // No receivers is fine: nobody is streaming this task right now.
-        let _ = self.tx.send(item);
-    }
-}
-
-impl Drop for Publisher {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.broker.channels.get_mut(&self.task_id) {
-            c.publishers = c.publishers.saturating_sub(1);
-        }
-        self.broker.release(&self.task_id);
     }
 }
 
@@ -203,24 +164,22 @@ mod tests {
         let scope = Scope::default();
         let broker = Arc::new(Broker::new(2));
         let mut feed = EventFeed::subscribe(&broker, Arc::new(store.clone()), scope.clone(), "t");
-        let publisher = broker.publisher("t");
         let first = Arc::new(StreamResponse::Task(task(TaskState::Submitted)));
         let submitted = Arc::new(task(TaskState::Submitted));
         let mut version = store.create(&scope, submitted, std::slice::from_ref(&first)).await.unwrap();
-        publisher.send(Published::Event(version, first));
+        broker.publish("t", Published::Event(version, first));
         for _ in 0..9 {
             let event = Arc::new(StreamResponse::Task(task(TaskState::Working)));
             let working = Arc::new(task(TaskState::Working));
             version = store.commit(&scope, working, std::slice::from_ref(&event), version).await.unwrap();
-            publisher.send(Published::Event(version, event));
+            broker.publish("t", Published::Event(version, event));
         }
-        publisher.send(Published::Ended);
+        broker.publish("t", Published::Ended);
         let mut seqs = Vec::new();
         while let Some(FeedItem::Event(seq, _)) = feed.next().await.unwrap() {
             seqs.push(seq);
         }
         assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
-        drop(publisher);
         drop(feed);
         assert_eq!(broker.channel_count(), 0);
     }

@@ -119,7 +119,7 @@ impl RequestHandler {
     /// SendMessage: starts or continues a task and, unless `returnImmediately`, waits until it
     /// ends or needs input.
     pub async fn send_message(&self, ctx: &RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.core.send_message(ctx, req).await
+        self.core.send_message(ctx, req).await.map(SendMessageResponse::from)
     }
 
     /// SendStreamingMessage: like SendMessage, but returns the task's events as they happen.

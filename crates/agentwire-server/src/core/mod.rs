@@ -86,13 +86,18 @@ impl Core {
         self.tasks.get(scope, task_id).await.map_err(store_error)?.ok_or_else(|| A2AError::task_not_found(task_id))
     }
 
-    /// Creates a task with its first events, then announces them.
-    pub(crate) async fn create(&self, scope: &Scope, task: Task, events: Vec<StreamResponse>) -> Result<u64, A2AError> {
-        let task_id = task.id.clone();
+    /// Creates a task with its first events, then announces them. Returns the task as stored.
+    pub(crate) async fn create(
+        &self,
+        scope: &Scope,
+        task: Task,
+        events: Vec<StreamResponse>,
+    ) -> Result<Arc<Task>, A2AError> {
+        let task = Arc::new(task);
         let events = shared(events);
-        let version = self.tasks.create(scope, Arc::new(task), &events).await.map_err(store_error)?;
-        self.announce(scope, &task_id, version, events);
-        Ok(version)
+        let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
+        self.announce(scope, &task.id, version, events);
+        Ok(task)
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its

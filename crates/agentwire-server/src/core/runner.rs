@@ -5,6 +5,7 @@ use std::sync::Arc;
 use agentwire_store::Scope;
 use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState, TaskStatus};
 use futures_util::StreamExt;
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -27,6 +28,42 @@ pub(crate) struct Run {
     pub(crate) ctx: ExecutionContext,
     /// For a new task: the first user message; the task is created by the agent's first event.
     pub(crate) new_task_message: Option<Message>,
+    /// A blocking SendMessage waiting for this execution's result.
+    pub(crate) waiter: Option<Waiter>,
+}
+
+/// What a blocking SendMessage gets from the execution it started.
+#[derive(Debug)]
+pub(crate) enum Settled {
+    /// The agent answered with a message and created no task.
+    Reply(Message),
+    /// The task as committed when it settled.
+    Task(Arc<Task>),
+}
+
+/// The request side of a blocking SendMessage: the execution hands it the result directly, so the
+/// request is woken once instead of once per event.
+pub(crate) struct Waiter {
+    tx: oneshot::Sender<Settled>,
+    /// `returnImmediately`: hand over the task as soon as it exists.
+    on_creation: bool,
+}
+
+impl Waiter {
+    pub(crate) fn new(on_creation: bool) -> (Self, oneshot::Receiver<Settled>) {
+        let (tx, rx) = oneshot::channel();
+        (Self { tx, on_creation }, rx)
+    }
+
+    fn settle(self, result: Settled) {
+        // The request may be gone (client disconnected); the task lives on regardless.
+        let _ = self.tx.send(result);
+    }
+}
+
+/// Whether a blocking send can return: the task ended or waits for the client.
+fn settles(task: &Task) -> bool {
+    task.status.state.is_terminal() || task.status.state.is_interrupted()
 }
 
 impl Core {
@@ -47,7 +84,7 @@ impl Core {
     /// Starts `run` in the background, with the task's shared cancellation token. Executions
     /// outlive the request that started them.
     pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
-        let Run { scope, mut ctx, new_task_message } = run;
+        let Run { scope, mut ctx, new_task_message, waiter } = run;
         ctx.cancel = self.begin_execution(&ctx.task_id);
         let execution = Execution {
             scope,
@@ -59,17 +96,18 @@ impl Core {
         let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
         let events = self.agent.execute(ctx);
         let core = Arc::clone(self);
-        self.tracker.spawn(async move { core.drive(execution, new_task_message, events).await }.instrument(span));
+        self.tracker
+            .spawn(async move { core.drive(execution, new_task_message, waiter, events).await }.instrument(span));
     }
 
     async fn drive(
         self: Arc<Self>,
         execution: Execution,
         mut pending_creation: Option<Message>,
+        mut waiter: Option<Waiter>,
         mut events: EventStream,
     ) {
-        let task_id = execution.task_id.clone();
-        let publisher = self.broker.publisher(&task_id);
+        let task_id = execution.task_id.as_str();
         let cancel = execution.cancel.clone();
         let mut grace_deadline: Option<Instant> = None;
         loop {
@@ -89,31 +127,48 @@ impl Core {
                 if let AgentEvent::Message(reply) = event {
                     // A direct reply: no task is created.
                     let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
-                    publisher.send(Published::Event(0, Arc::new(StreamResponse::Message(reply))));
+                    if let Some(waiter) = waiter.take() {
+                        waiter.settle(Settled::Reply(reply.clone()));
+                    }
+                    self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     break;
                 }
-                if let Err(error) = self.create_task(&execution, first_message).await {
-                    tracing::error!(%error, "could not create the task");
-                    break;
+                match self.create_task(&execution, first_message).await {
+                    Ok(task) => settle_if(&mut waiter, &task, |w| w.on_creation),
+                    Err(error) => {
+                        tracing::error!(%error, "could not create the task");
+                        break;
+                    }
                 }
             }
-            match self.commit_event(&execution.scope, &task_id, event).await {
-                Ok(state) if state.is_terminal() => break,
-                Ok(_) => {}
+            match self.commit_event(&execution.scope, task_id, event).await {
+                Ok(task) => {
+                    settle_if(&mut waiter, &task, |_| settles(&task));
+                    if task.status.state.is_terminal() {
+                        break;
+                    }
+                }
                 Err(error) => tracing::warn!(%error, "agent event rejected"),
             }
         }
         drop(events);
         if pending_creation.is_none() {
             self.finish(&execution, cancel.is_cancelled()).await;
+            if let Some(waiter) = waiter.take() {
+                // The agent stopped before the task settled: the caller gets the task as it is.
+                match self.load(&execution.scope, task_id).await {
+                    Ok(record) => waiter.settle(Settled::Task(record.task)),
+                    Err(error) => tracing::warn!(%error, "could not read the task back"),
+                }
+            }
         } else {
             tracing::warn!("the agent ended without producing anything");
         }
-        self.end_execution(&task_id);
-        publisher.send(Published::Ended);
+        self.end_execution(task_id);
+        self.broker.publish(task_id, Published::Ended);
     }
 
-    async fn create_task(&self, execution: &Execution, first_message: Message) -> Result<(), A2AError> {
+    async fn create_task(&self, execution: &Execution, first_message: Message) -> Result<Arc<Task>, A2AError> {
         let mut history_message = first_message;
         history_message.task_id.clone_from(&execution.task_id);
         history_message.context_id.clone_from(&execution.context_id);
@@ -125,13 +180,13 @@ impl Core {
             ..Task::default()
         };
         let first_event = StreamResponse::Task(task.clone());
-        self.create(&execution.scope, task, vec![first_event]).await.map(drop)
+        self.create(&execution.scope, task, vec![first_event]).await
     }
 
-    async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<TaskState, A2AError> {
+    async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<Arc<Task>, A2AError> {
         // A retry after a conflict re-applies the same event to the fresh task.
         let (task, _) = self.mutate(scope, task_id, &mut |task| apply(task, event.clone()).map(|e| vec![e])).await?;
-        Ok(task.status.state)
+        Ok(task)
     }
 
     /// After the agent stopped: a canceled execution that did not end the task cancels it.
@@ -153,6 +208,13 @@ pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
     }
     let event = AgentEvent::Status { state: TaskState::Canceled, message: None, metadata: None };
     apply(task, event).map(|e| vec![e]).unwrap_or_default()
+}
+
+/// Hands `task` to the waiting request, if there is one and `ready` says so.
+fn settle_if(waiter: &mut Option<Waiter>, task: &Arc<Task>, ready: impl FnOnce(&Waiter) -> bool) {
+    if let Some(waiter) = waiter.take_if(|w| ready(w)) {
+        waiter.settle(Settled::Task(Arc::clone(task)));
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -4,30 +4,69 @@ use std::sync::Arc;
 
 use agentwire_store::Scope;
 use agentwire_types::{
-    A2AError, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
+    A2AError, Message, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    TaskPushNotificationConfig,
 };
+use tokio::sync::oneshot;
 
 use super::apply::add_user_message;
 use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
-use super::runner::Run;
+use super::runner::{Run, Settled, Waiter};
 use super::{new_id, validate, Core};
 use crate::agent::ExecutionContext;
 use crate::RequestContext;
 
-/// A started execution, seen from the request that started it.
-pub(crate) struct Started {
-    pub(crate) scope: Scope,
-    pub(crate) task_id: String,
-    pub(crate) feed: EventFeed,
-    /// For a continuation: the task with the new message, and its version.
-    pub(crate) snapshot: Option<(Arc<Task>, u64)>,
-    pub(crate) history_length: Option<usize>,
+/// How the request that starts an execution follows it.
+#[derive(Clone, Copy)]
+enum Follow {
+    /// SendStreamingMessage: every event, through the broker.
+    Stream,
+    /// SendMessage: one result, handed over by the execution.
+    Block { return_immediately: bool },
 }
 
-/// Whether a blocking send can return: the task ended or waits for the client.
-fn settles(event: &StreamResponse) -> bool {
-    event.task_state().is_some_and(|s| s.is_terminal() || s.is_interrupted())
+/// What the request follows the execution with.
+enum Following {
+    Feed(EventFeed),
+    /// `None` when a continuation returns immediately, without waiting for anything.
+    Result(Option<oneshot::Receiver<Settled>>),
+}
+
+/// A started execution, seen from the request that started it.
+struct Started {
+    following: Following,
+    /// For a continuation: the task with the new message, and its version.
+    snapshot: Option<(Arc<Task>, u64)>,
+    history_length: Option<usize>,
+}
+
+/// SendMessage's result as the bindings write it: the task shared with the store, not copied.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    Task(Arc<Task>),
+    Message(Message),
+}
+
+impl From<Sent> for SendMessageResponse {
+    fn from(sent: Sent) -> Self {
+        match sent {
+            Sent::Task(task) => SendMessageResponse::Task(Arc::unwrap_or_clone(task)),
+            Sent::Message(message) => SendMessageResponse::Message(message),
+        }
+    }
+}
+
+/// The same JSON as [`SendMessageResponse`].
+impl serde::Serialize for Sent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Sent::Task(task) => serializer.serialize_newtype_variant("SendMessageResponse", 0, "task", &**task),
+            Sent::Message(message) => {
+                serializer.serialize_newtype_variant("SendMessageResponse", 1, "message", message)
+            }
+        }
+    }
 }
 
 /// Whether a stream ends after this event: a terminal state, or INPUT_REQUIRED (the client must
@@ -37,12 +76,7 @@ pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
 }
 
 impl Core {
-    async fn start(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        req: SendMessageRequest,
-        streaming: bool,
-    ) -> Result<Started> {
+    async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
         validate::message(&req.message)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
@@ -53,6 +87,7 @@ impl Core {
             return Err(A2AError::push_notification_not_supported());
         }
         let scope = ctx.scope();
+        let streaming = matches!(follow, Follow::Stream);
         let message = req.message;
         if message.task_id.is_empty() {
             let task_id = new_id();
@@ -60,12 +95,26 @@ impl Core {
             if let Some(push) = config.task_push_notification_config {
                 self.register_push_config(&scope, &task_id, push).await?;
             }
-            let feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id);
-            let mut exec = ExecutionContext::new(task_id.clone(), context_id, message.clone());
+            let (following, waiter) = match follow {
+                Follow::Stream => (
+                    Following::Feed(EventFeed::subscribe(
+                        &self.broker,
+                        Arc::clone(&self.tasks),
+                        scope.clone(),
+                        &task_id,
+                    )),
+                    None,
+                ),
+                Follow::Block { return_immediately } => {
+                    let (waiter, result) = Waiter::new(return_immediately);
+                    (Following::Result(Some(result)), Some(waiter))
+                }
+            };
+            let mut exec = ExecutionContext::new(task_id, context_id, message.clone());
             exec.request = ctx;
             exec.streaming = streaming;
-            self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: Some(message) });
-            return Ok(Started { scope, task_id, feed, snapshot: None, history_length });
+            self.spawn(Run { scope, ctx: exec, new_task_message: Some(message), waiter });
+            return Ok(Started { following, snapshot: None, history_length });
         }
 
         let task_id = message.task_id.clone();
@@ -79,7 +128,8 @@ impl Core {
                 message.context_id
             )));
         }
-        let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id);
+        let feed =
+            streaming.then(|| EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id));
         let (task, version) = self
             .mutate(&scope, &task_id, &mut |task| {
                 if task.status.state.is_terminal() {
@@ -88,16 +138,26 @@ impl Core {
                 Ok(vec![add_user_message(task, message.clone())])
             })
             .await?;
-        feed.start_after(version);
         if let Some(push) = config.task_push_notification_config {
             self.register_push_config(&scope, &task_id, push).await?;
         }
-        let mut exec = ExecutionContext::new(task_id.clone(), task.context_id.clone(), message);
+        let (following, waiter) = match (follow, feed) {
+            (Follow::Stream, Some(mut feed)) => {
+                feed.start_after(version);
+                (Following::Feed(feed), None)
+            }
+            (Follow::Block { return_immediately: false }, _) => {
+                let (waiter, result) = Waiter::new(false);
+                (Following::Result(Some(result)), Some(waiter))
+            }
+            _ => (Following::Result(None), None),
+        };
+        let mut exec = ExecutionContext::new(task_id, task.context_id.clone(), message);
         exec.task = Some(Task::clone(&task));
         exec.request = ctx;
         exec.streaming = streaming;
-        self.spawn(Run { scope: scope.clone(), ctx: exec, new_task_message: None });
-        Ok(Started { scope, task_id, feed, snapshot: Some((task, version)), history_length })
+        self.spawn(Run { scope, ctx: exec, new_task_message: None, waiter });
+        Ok(Started { following, snapshot: Some((task, version)), history_length })
     }
 
     async fn register_push_config(
@@ -110,38 +170,24 @@ impl Core {
         self.store_push_config(scope, config, agentwire_store::PushPayload::StreamResponse).await.map(drop)
     }
 
-    pub(crate) async fn send_message(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        req: SendMessageRequest,
-    ) -> Result<SendMessageResponse> {
+    pub(crate) async fn send_message(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest) -> Result<Sent> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let mut started = self.start(ctx, req, false).await?;
-        let mut task_exists = started.snapshot.is_some();
-        if !(return_immediately && task_exists) {
-            while let Some(item) = started.feed.next().await? {
-                match item {
-                    FeedItem::Event(0, event) => {
-                        if let StreamResponse::Message(reply) = &*event {
-                            return Ok(SendMessageResponse::Message(reply.clone()));
-                        }
-                    }
-                    FeedItem::Event(_, event) => {
-                        task_exists = true;
-                        if return_immediately || settles(&event) {
-                            break;
-                        }
-                    }
-                    FeedItem::Ended => break,
+        let started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        let settled = match (started.following, started.snapshot) {
+            (Following::Result(Some(result)), _) => result.await.ok(),
+            (_, Some((task, _))) => Some(Settled::Task(task)),
+            _ => None,
+        };
+        match settled {
+            Some(Settled::Reply(message)) => Ok(Sent::Message(message)),
+            Some(Settled::Task(mut task)) => {
+                if started.history_length.is_some_and(|n| n < task.history.len()) {
+                    Arc::make_mut(&mut task).truncate_history(started.history_length);
                 }
+                Ok(Sent::Task(task))
             }
+            None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
-        if !task_exists {
-            return Err(A2AError::invalid_agent_response("the agent ended without a reply or a task"));
-        }
-        let mut task = Arc::unwrap_or_clone(self.load(&started.scope, &started.task_id).await?.task);
-        task.truncate_history(started.history_length);
-        Ok(SendMessageResponse::Task(task))
     }
 
     pub(crate) async fn send_streaming_message(
@@ -152,12 +198,15 @@ impl Core {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
-        let started = self.start(ctx, req, true).await?;
+        let started = self.start(ctx, req, Follow::Stream).await?;
+        let Following::Feed(feed) = started.following else {
+            unreachable!("a streaming start follows the execution with a feed")
+        };
         let first = started.snapshot.map(|(task, seq)| StreamItem {
             seq,
             response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(task))),
         });
-        Ok(task_event_stream(started.feed, first, true))
+        Ok(task_event_stream(feed, first, true))
     }
 }
 

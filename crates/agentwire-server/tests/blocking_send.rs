@@ -1,0 +1,76 @@
+//! What a blocking SendMessage returns when the agent stops early, pauses, or never answers.
+
+use std::time::Duration;
+
+use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+use agentwire_server::RequestHandler;
+use agentwire_test::{user_message, TestServer};
+use serde_json::json;
+
+/// Works, then stops without ending the task.
+struct StopsWhileWorking;
+
+impl AgentExecutor for StopsWhileWorking {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        ctx.run(|_, updater| async move { updater.working().await })
+    }
+}
+
+/// Produces nothing at all.
+struct Silent;
+
+impl AgentExecutor for Silent {
+    fn execute(&self, _ctx: ExecutionContext) -> EventStream {
+        Box::pin(futures_util::stream::empty())
+    }
+}
+
+/// Asks for input on the first turn and completes on the second.
+struct AsksOnce;
+
+impl AgentExecutor for AsksOnce {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        ctx.run(|ctx, updater| async move {
+            if ctx.task.is_none() {
+                updater.input_required("which one?").await
+            } else {
+                updater.complete_with(format!("you chose {}", ctx.message.text())).await
+            }
+        })
+    }
+}
+
+async fn send(server: &TestServer, params: serde_json::Value) -> serde_json::Value {
+    tokio::time::timeout(Duration::from_secs(10), server.rpc("SendMessage", params)).await.expect("SendMessage hung")
+}
+
+#[tokio::test]
+async fn an_agent_that_stops_early_returns_the_task_as_it_is() {
+    let server = TestServer::start(RequestHandler::builder(StopsWhileWorking)).await;
+    let reply = send(&server, json!({"message": user_message("m1", "hi")})).await;
+    assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_WORKING", "{reply}");
+}
+
+#[tokio::test]
+async fn an_agent_that_says_nothing_is_an_invalid_agent_response() {
+    let server = TestServer::start(RequestHandler::builder(Silent)).await;
+    let reply = send(&server, json!({"message": user_message("m1", "hi")})).await;
+    assert_eq!(reply["error"]["code"], -32006, "{reply}");
+}
+
+#[tokio::test]
+async fn each_turn_returns_when_the_task_settles() {
+    let server = TestServer::start(RequestHandler::builder(AsksOnce)).await;
+    let first = send(&server, json!({"message": user_message("m1", "hi")})).await;
+    let task = &first["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let mut answer = user_message("m2", "blue");
+    answer["taskId"] = task["id"].clone();
+    let params = json!({"message": answer, "configuration": {"historyLength": 1}});
+    let second = send(&server, params).await;
+    let task = &second["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{second}");
+    assert_eq!(task["status"]["message"]["parts"][0]["text"], "you chose blue");
+    // Four messages so far (hi, the question, blue, the reply); historyLength 1 keeps the reply.
+    assert_eq!(task["history"].as_array().map(Vec::len), Some(1), "{second}");
+}
