@@ -28,18 +28,17 @@ pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>> {
 
 /// Every part's media type must be one the agent accepts (card defaults or any skill's modes).
 pub(crate) fn input_modes(card: &AgentCard, message: &Message) -> Result<()> {
-    let accepted = card.default_input_modes.iter().chain(card.skills.iter().flat_map(|s| s.input_modes.iter()));
-    let accepted: Vec<&String> = accepted.collect();
+    let accepted = || card.default_input_modes.iter().chain(card.skills.iter().flat_map(|s| s.input_modes.iter()));
     for part in &message.parts {
         let media_type = part.media_type.as_deref().filter(|t| !t.is_empty()).unwrap_or(match part.content {
             PartContent::Text(_) => "text/plain",
             PartContent::Data(_) => "application/json",
             PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
         });
-        if !accepted.iter().any(|mode| media_type_matches(mode, media_type)) {
+        if !accepted().any(|mode| media_type_matches(mode, media_type)) {
             return Err(A2AError::content_type_not_supported(format!(
                 "this agent does not accept {media_type}; it accepts {}",
-                accepted.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                accepted().map(String::as_str).collect::<Vec<_>>().join(", ")
             ))
             .with_metadata("mediaType", media_type));
         }
@@ -49,13 +48,17 @@ pub(crate) fn input_modes(card: &AgentCard, message: &Message) -> Result<()> {
 
 /// `mode` may be a range: `*/*` or `text/*`. Parameters (`;charset=...`) are ignored.
 fn media_type_matches(mode: &str, media_type: &str) -> bool {
-    let essence = |t: &str| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let (mode, media_type) = (essence(mode), essence(media_type));
     match mode.split_once('/') {
         Some(("*", "*")) => true,
-        Some((top, "*")) => media_type.split_once('/').is_some_and(|(t, _)| t == top),
-        _ => mode == media_type,
+        Some((top, "*")) => media_type.split_once('/').is_some_and(|(t, _)| t.eq_ignore_ascii_case(top)),
+        _ => mode.eq_ignore_ascii_case(media_type),
     }
+}
+
+/// A media type without its parameters.
+fn essence(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or("").trim()
 }
 
 /// Extensions the card marks required must be declared by the client.
@@ -75,5 +78,7 @@ mod tests {
         assert!(media_type_matches("*/*", "application/x-anything"));
         assert!(media_type_matches("text/*", "text/plain; charset=utf-8"));
         assert!(!media_type_matches("text/plain", "application/json"));
+        assert!(media_type_matches("Text/Plain", "text/plain"));
+        assert!(media_type_matches("TEXT/*", "text/markdown"));
     }
 }
