@@ -228,6 +228,14 @@ pub trait TaskStore: Send + Sync + 'static {
         }
         Err(StoreError::Backend(format!("task {task_id} is changing too fast to update")))
     }
+
+    /// Told when a task has ended and nobody follows its events: its event log is only needed to
+    /// catch up live readers, so a store that keeps tasks in memory may free the log now, while it
+    /// is still in the cache, instead of at eviction. [`events_after`](Self::events_after) then
+    /// returns nothing for the task. The default keeps the log.
+    fn ended_unobserved(&self, task_id: &str) {
+        let _ = task_id;
+    }
 }
 
 /// Webhook configurations, per task.

@@ -1,6 +1,6 @@
 //! The in-process backend: everything in hash maps, bounded by a retention policy.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
 
 use agentwire_types::{StreamResponse, Task};
@@ -10,6 +10,10 @@ use crate::{
     Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
     TaskRecord, TaskStore, Updated,
 };
+
+/// Maps keyed by ids: foldhash is seeded per process, so it resists collision attacks like the
+/// standard hasher, at a fraction of SipHash's cost.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How much the memory store keeps.
 #[derive(Debug, Clone, Copy)]
@@ -46,12 +50,21 @@ struct Inner {
 struct Entry {
     scope: Scope,
     task: Arc<Task>,
+    /// The number of events ever committed: the sequence number of the last one.
+    version: u64,
+    /// Every event, or none once the log was freed (see [`TaskStore::ended_unobserved`]).
     events: Vec<Arc<StreamResponse>>,
 }
 
 impl Entry {
     fn version(&self) -> u64 {
-        self.events.len() as u64
+        self.version
+    }
+
+    fn append(&mut self, events: impl IntoIterator<Item = Arc<StreamResponse>>) {
+        let before = self.events.len();
+        self.events.extend(events);
+        self.version += (self.events.len() - before) as u64;
     }
 }
 
@@ -100,7 +113,7 @@ impl TaskStore for MemoryStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
         let task_id = task.id.clone();
-        let entry = Entry { scope: scope.clone(), task, events: events.to_vec() };
+        let entry = Entry { scope: scope.clone(), task, version: events.len() as u64, events: events.to_vec() };
         let version = entry.version();
         {
             let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
@@ -133,7 +146,7 @@ impl TaskStore for MemoryStore {
             }
             let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
             e.task = Arc::clone(&task);
-            e.events.extend_from_slice(events);
+            e.append(events.iter().cloned());
             (e.version(), ended)
         };
         if ended {
@@ -155,7 +168,7 @@ impl TaskStore for MemoryStore {
             let was_terminal = e.task.status.state.is_terminal();
             let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
             let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
-            e.events.extend(events.iter().cloned());
+            e.append(events.iter().cloned());
             let ended = !was_terminal && e.task.status.state.is_terminal();
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
@@ -174,7 +187,7 @@ impl TaskStore for MemoryStore {
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
         let Some(entry) = self.entry(task_id)? else { return Ok(Vec::new()) };
         let e = entry.lock().map_err(poisoned)?;
-        if e.scope != *scope {
+        if e.scope != *scope || e.events.len() as u64 != e.version {
             return Ok(Vec::new());
         }
         let start = usize::try_from(after).unwrap_or(usize::MAX).min(e.events.len());
@@ -184,6 +197,14 @@ impl TaskStore for MemoryStore {
             .zip(after + 1..)
             .map(|(event, seq)| StoredEvent { seq, event: Arc::clone(event) })
             .collect())
+    }
+
+    fn ended_unobserved(&self, task_id: &str) {
+        let Ok(Some(entry)) = self.entry(task_id) else { return };
+        let Ok(mut e) = entry.lock() else { return };
+        if e.task.status.state.is_terminal() {
+            e.events = Vec::new();
+        }
     }
 
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {

@@ -26,24 +26,25 @@ pub(crate) enum Published {
 /// last one: writers publish into a channel only if somebody is listening, so an execution that
 /// nobody streams costs one map lookup per event.
 pub(crate) struct Broker {
-    channels: DashMap<String, broadcast::Sender<Published>>,
+    channels: DashMap<String, broadcast::Sender<Published>, foldhash::fast::RandomState>,
     capacity: usize,
 }
 
 impl Broker {
     pub(crate) fn new(capacity: usize) -> Self {
-        Self { channels: DashMap::new(), capacity: capacity.max(1) }
+        Self { channels: DashMap::default(), capacity: capacity.max(1) }
     }
 
     fn subscribe(&self, task_id: &str) -> broadcast::Receiver<Published> {
         self.channels.entry(task_id.to_owned()).or_insert_with(|| broadcast::channel(self.capacity).0).subscribe()
     }
 
-    /// Hands `item` to the task's current readers, if any.
-    pub(crate) fn publish(&self, task_id: &str, item: Published) {
-        if let Some(tx) = self.channels.get(task_id) {
+    /// Hands `item` to the task's current readers, if any; `false` if the task had none.
+    pub(crate) fn publish(&self, task_id: &str, item: Published) -> bool {
+        match self.channels.get(task_id) {
             // A reader may have just left; nobody listening is fine.
-            let _ = tx.send(item);
+            Some(tx) => tx.send(item).is_ok(),
+            None => false,
         }
     }
 

@@ -49,7 +49,7 @@ pub(crate) struct Core {
     pub(crate) push_configs: Arc<dyn PushConfigStore>,
     pub(crate) broker: Arc<Broker>,
     /// Running executions by task id.
-    pub(crate) running: DashMap<String, Executions>,
+    pub(crate) running: DashMap<String, Executions, foldhash::fast::RandomState>,
     /// Owns every spawned execution, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     pub(crate) push: push::PushDispatcher,
@@ -119,8 +119,14 @@ impl Core {
     /// Fans committed events out to live readers and queues their webhook deliveries.
     fn announce(&self, scope: &Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         let first_seq = version + 1 - events.len() as u64;
+        let mut heard = false;
         for (event, seq) in events.iter().zip(first_seq..) {
-            self.broker.publish(task_id, Published::Event(seq, Arc::clone(event)));
+            heard |= self.broker.publish(task_id, Published::Event(seq, Arc::clone(event)));
+        }
+        let ended = events.last().and_then(|e| e.task_state()).is_some_and(|s| s.is_terminal());
+        if ended && !heard {
+            // Nobody can catch up on an ended task any more: new readers of it are refused.
+            self.tasks.ended_unobserved(task_id);
         }
         if self.push_enabled() && self.push_configs.may_have_configs(task_id) {
             self.push.enqueue(scope.clone(), task_id, events);

@@ -92,3 +92,19 @@ async fn update_applies_in_place_and_refusals_change_nothing() {
     assert!(matches!(store.update(&other, "t", &mut to_working).await, Err(StoreError::NotFound(_))));
     assert!(matches!(store.update(&scope, "nope", &mut to_working).await, Err(StoreError::NotFound(_))));
 }
+
+#[tokio::test]
+async fn an_ended_unobserved_task_keeps_its_version_but_not_its_log() {
+    let store = MemoryStore::default();
+    let scope = Scope::new("", "a");
+    let running = task("running", "c", 1, TaskState::Working);
+    let done = task("done", "c", 1, TaskState::Completed);
+    for t in [&running, &done] {
+        store.create(&scope, Arc::new(t.clone()), &snapshot(t)).await.unwrap();
+        store.ended_unobserved(&t.id);
+    }
+    assert_eq!(store.events_after(&scope, "running", 0, 10).await.unwrap().len(), 1, "a running task keeps its log");
+    assert!(store.events_after(&scope, "done", 0, 10).await.unwrap().is_empty());
+    let record = store.get(&scope, "done").await.unwrap().unwrap();
+    assert_eq!((record.version, record.task.status.state), (1, TaskState::Completed));
+}
