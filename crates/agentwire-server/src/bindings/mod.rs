@@ -92,8 +92,10 @@ pub(crate) fn json_response(
     media_type: HeaderValue,
     body: &impl serde::Serialize,
 ) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
+    // Most replies (a task with a short history) fit: one allocation instead of a growing buffer.
+    let mut bytes = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "could not encode a response");
             http::StatusCode::INTERNAL_SERVER_ERROR.into_response()
