@@ -29,8 +29,7 @@ enum Follow {
 /// What the request follows the execution with.
 enum Following {
     Feed(EventFeed),
-    /// `None` when a continuation returns immediately, without waiting for anything.
-    Result(Option<oneshot::Receiver<Settled>>),
+    Result(oneshot::Receiver<Settled>),
 }
 
 /// A started execution, seen from the request that started it.
@@ -95,21 +94,7 @@ impl Core {
             if let Some(push) = config.task_push_notification_config {
                 self.register_push_config(&scope, &task_id, push).await?;
             }
-            let (following, waiter) = match follow {
-                Follow::Stream => (
-                    Following::Feed(EventFeed::subscribe(
-                        &self.broker,
-                        Arc::clone(&self.tasks),
-                        scope.clone(),
-                        &task_id,
-                    )),
-                    None,
-                ),
-                Follow::Block { return_immediately } => {
-                    let (waiter, result) = Waiter::new(return_immediately);
-                    (Following::Result(Some(result)), Some(waiter))
-                }
-            };
+            let (following, waiter) = self.follow(follow, &scope, &task_id);
             let mut exec = ExecutionContext::new(task_id, context_id, message.clone());
             exec.request = ctx;
             exec.streaming = streaming;
@@ -128,8 +113,7 @@ impl Core {
                 message.context_id
             )));
         }
-        let feed =
-            streaming.then(|| EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &task_id));
+        let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         let (task, version) = self
             .mutate(&scope, &task_id, &mut |task| {
                 if task.status.state.is_terminal() {
@@ -141,23 +125,30 @@ impl Core {
         if let Some(push) = config.task_push_notification_config {
             self.register_push_config(&scope, &task_id, push).await?;
         }
-        let (following, waiter) = match (follow, feed) {
-            (Follow::Stream, Some(mut feed)) => {
-                feed.start_after(version);
-                (Following::Feed(feed), None)
-            }
-            (Follow::Block { return_immediately: false }, _) => {
-                let (waiter, result) = Waiter::new(false);
-                (Following::Result(Some(result)), Some(waiter))
-            }
-            _ => (Following::Result(None), None),
-        };
+        if let Following::Feed(feed) = &mut following {
+            feed.start_after(version);
+        }
         let mut exec = ExecutionContext::new(task_id, task.context_id.clone(), message);
         exec.task = Some(Task::clone(&task));
         exec.request = ctx;
         exec.streaming = streaming;
         self.spawn(Run { scope, ctx: exec, new_task_message: None, waiter });
         Ok(Started { following, snapshot: Some((task, version)), history_length })
+    }
+
+    /// Attaches the request to the execution it is about to start: a stream subscribes now, so
+    /// that it misses nothing; a blocking send gets the execution's one hand-over.
+    fn follow(&self, follow: Follow, scope: &Scope, task_id: &str) -> (Following, Option<Waiter>) {
+        match follow {
+            Follow::Stream => {
+                let feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), task_id);
+                (Following::Feed(feed), None)
+            }
+            Follow::Block { return_immediately } => {
+                let (waiter, result) = Waiter::new(return_immediately);
+                (Following::Result(result), Some(waiter))
+            }
+        }
     }
 
     async fn register_push_config(
@@ -173,10 +164,11 @@ impl Core {
     pub(crate) async fn send_message(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest) -> Result<Sent> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
         let started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
-        let settled = match (started.following, started.snapshot) {
-            (Following::Result(Some(result)), _) => result.await.ok(),
-            (_, Some((task, _))) => Some(Settled::Task(task)),
-            _ => None,
+        let settled = match (started.snapshot, started.following) {
+            // A continuation that returns immediately answers with the task holding the message.
+            (Some((task, _)), _) if return_immediately => Some(Settled::Task(task)),
+            (_, Following::Result(result)) => result.await.ok(),
+            (_, Following::Feed(_)) => unreachable!("a blocking send follows its execution's result"),
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(Sent::Message(message)),
