@@ -1,5 +1,7 @@
 //! `TaskUpdater`: one call per step of an execution.
 
+use std::future::Future;
+
 use agentwire_types::{Artifact, Message, Part, TaskState};
 use tokio::sync::mpsc;
 
@@ -13,6 +15,10 @@ const UPDATE_BUFFER: usize = 32;
 
 /// Sends an execution's events. Each method waits only if the server is behind by more than a
 /// small buffer, and fails once the server stopped listening (the execution should then end).
+///
+/// The methods build their event before returning the future that delivers it, so an agent's own
+/// future holds a pointer per pending send rather than the event: an execution that waits (for
+/// input, for a long job) stays small.
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
     /// Boxed, because the channel allocates its slots in blocks of 32 whatever its capacity: a
@@ -34,8 +40,9 @@ impl TaskUpdater {
     }
 
     /// Sends any event.
-    pub async fn send(&self, event: AgentEvent) -> Result<(), super::AgentError> {
-        self.tx.send(Box::new(event)).await.map_err(|_| Box::new(Closed) as super::AgentError)
+    pub fn send(&self, event: AgentEvent) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        let event = Box::new(event);
+        async move { self.tx.send(event).await.map_err(|_| Box::new(Closed) as AgentError) }
     }
 
     /// An agent message in this task, with a fresh id.
@@ -48,82 +55,92 @@ impl TaskUpdater {
     }
 
     /// Moves the task to `state`, with an optional message.
-    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), super::AgentError> {
-        self.send(AgentEvent::Status { state, message, metadata: None }).await
+    pub fn status(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.send(AgentEvent::Status { state, message, metadata: None })
     }
 
     /// WORKING.
-    pub async fn working(&self) -> Result<(), super::AgentError> {
-        self.status(TaskState::Working, None).await
+    pub fn working(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.status(TaskState::Working, None)
     }
 
     /// COMPLETED.
-    pub async fn complete(&self) -> Result<(), super::AgentError> {
-        self.status(TaskState::Completed, None).await
+    pub fn complete(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.status(TaskState::Completed, None)
     }
 
     /// COMPLETED, with a message.
-    pub async fn complete_with(&self, text: impl Into<String>) -> Result<(), super::AgentError> {
+    pub fn complete_with(&self, text: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let message = self.message(text);
-        self.status(TaskState::Completed, Some(message)).await
+        self.status(TaskState::Completed, Some(message))
     }
 
     /// INPUT_REQUIRED, with the question.
-    pub async fn input_required(&self, question: impl Into<String>) -> Result<(), super::AgentError> {
+    pub fn input_required(
+        &self,
+        question: impl Into<String>,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let message = self.message(question);
-        self.status(TaskState::InputRequired, Some(message)).await
+        self.status(TaskState::InputRequired, Some(message))
     }
 
     /// AUTH_REQUIRED, with what is needed.
-    pub async fn auth_required(&self, explanation: impl Into<String>) -> Result<(), super::AgentError> {
+    pub fn auth_required(
+        &self,
+        explanation: impl Into<String>,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let message = self.message(explanation);
-        self.status(TaskState::AuthRequired, Some(message)).await
+        self.status(TaskState::AuthRequired, Some(message))
     }
 
     /// FAILED, with the reason.
-    pub async fn fail(&self, reason: impl Into<String>) -> Result<(), super::AgentError> {
+    pub fn fail(&self, reason: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let message = self.message(reason);
-        self.status(TaskState::Failed, Some(message)).await
+        self.status(TaskState::Failed, Some(message))
     }
 
     /// REJECTED, with the reason.
-    pub async fn reject(&self, reason: impl Into<String>) -> Result<(), super::AgentError> {
+    pub fn reject(&self, reason: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let message = self.message(reason);
-        self.status(TaskState::Rejected, Some(message)).await
+        self.status(TaskState::Rejected, Some(message))
     }
 
     /// CANCELED.
-    pub async fn canceled(&self) -> Result<(), super::AgentError> {
-        self.status(TaskState::Canceled, None).await
+    pub fn canceled(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.status(TaskState::Canceled, None)
     }
 
     /// A whole artifact.
-    pub async fn add_artifact(&self, artifact: Artifact) -> Result<(), super::AgentError> {
-        self.send(AgentEvent::Artifact { artifact, append: false, last_chunk: false }).await
+    pub fn add_artifact(&self, artifact: Artifact) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.send(AgentEvent::Artifact { artifact, append: false, last_chunk: false })
     }
 
     /// A whole artifact with one text part and a fresh id.
-    pub async fn add_text_artifact(
+    pub fn add_text_artifact(
         &self,
         name: impl Into<String>,
         text: impl Into<String>,
-    ) -> Result<(), super::AgentError> {
-        self.add_artifact(Artifact::new(crate::core::new_id(), name, vec![Part::text(text)])).await
+    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.add_artifact(Artifact::new(crate::core::new_id(), name, vec![Part::text(text)]))
     }
 
     /// A chunk of artifact `artifact.artifact_id`: `append` adds to what was sent before, and
     /// `last_chunk` marks the end.
-    pub async fn artifact_chunk(
+    pub fn artifact_chunk(
         &self,
         artifact: Artifact,
         append: bool,
         last_chunk: bool,
-    ) -> Result<(), super::AgentError> {
-        self.send(AgentEvent::Artifact { artifact, append, last_chunk }).await
+    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.send(AgentEvent::Artifact { artifact, append, last_chunk })
     }
 
     /// A direct message reply. As the first event of a new task it replaces the task entirely.
-    pub async fn reply(&self, message: Message) -> Result<(), super::AgentError> {
-        self.send(AgentEvent::Message(message)).await
+    pub fn reply(&self, message: Message) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.send(AgentEvent::Message(message))
     }
 }
