@@ -25,6 +25,7 @@ mod updater;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use agentwire_types::{Artifact, Message, Task, TaskState};
 use futures_util::stream::{self, Stream, StreamExt};
@@ -84,7 +85,7 @@ pub struct ExecutionContext {
     /// The incoming message.
     pub message: Message,
     /// The task as it was before this message, for continuations; `None` for a new task.
-    pub task: Option<Task>,
+    pub task: Option<Arc<Task>>,
     /// Who asked, for which tenant, with which extensions and protocol version.
     pub request: RequestContext,
     /// Whether the client is reading a stream (SendStreamingMessage) rather than waiting.

@@ -133,7 +133,9 @@ impl Core {
                     self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     break;
                 }
-                match self.create_task(&execution, first_message).await {
+                // Boxed, like the commit below: each runs once or a few times, and inline they
+                // would triple the size of an execution that waits (for input, for a long job).
+                match Box::pin(self.create_task(&execution, first_message)).await {
                     Ok(task) => settle_if(&mut waiter, &task, |w| w.on_creation),
                     Err(error) => {
                         tracing::error!(%error, "could not create the task");
@@ -141,7 +143,7 @@ impl Core {
                     }
                 }
             }
-            match self.commit_event(&execution.scope, task_id, event).await {
+            match Box::pin(self.commit_event(&execution.scope, task_id, event)).await {
                 Ok(task) => {
                     settle_if(&mut waiter, &task, |_| settles(&task));
                     if task.status.state.is_terminal() {

@@ -129,7 +129,7 @@ impl Core {
             feed.start_after(version);
         }
         let mut exec = ExecutionContext::new(task_id, task.context_id.clone(), message);
-        exec.task = Some(Task::clone(&task));
+        exec.task = Some(Arc::clone(&task));
         exec.request = ctx;
         exec.streaming = streaming;
         self.spawn(Run { scope, ctx: exec, new_task_message: None, waiter });
