@@ -77,3 +77,13 @@ async fn private_webhooks_are_refused_by_default() {
         assert_eq!(server.rpc_error_code("CreateTaskPushNotificationConfig", config).await, -32602, "{url}");
     }
 }
+
+/// Shutdown waits for queued deliveries, not for the idle queue itself (it used to sit out its
+/// whole five-second limit). Time is paused, so a wait shows up as virtual time, not as a slow test.
+#[tokio::test(start_paused = true)]
+async fn shutdown_of_an_idle_handler_does_not_wait() {
+    let handler = agentwire_server::RequestHandler::builder(agentwire_server::agent::EchoAgent).build();
+    let started = tokio::time::Instant::now();
+    handler.shutdown().await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "shutdown took {:?}", started.elapsed());
+}

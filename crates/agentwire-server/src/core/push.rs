@@ -16,6 +16,7 @@ use agentwire_types::{
 };
 use bytes::Bytes;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{new_id, store_error, Core};
@@ -243,6 +244,8 @@ pub(crate) struct PushDispatcher {
     jobs: mpsc::Sender<Job>,
     pub(crate) settings: PushSettings,
     tracker: TaskTracker,
+    /// Tells the dispatcher to take no more jobs, so that shutdown does not wait on an idle queue.
+    closing: CancellationToken,
 }
 
 impl PushDispatcher {
@@ -257,8 +260,9 @@ impl PushDispatcher {
             configs,
             tasks,
         };
-        tracker.spawn(worker.run(rx));
-        Self { jobs, settings, tracker }
+        let closing = CancellationToken::new();
+        tracker.spawn(worker.run(rx, closing.clone()));
+        Self { jobs, settings, tracker, closing }
     }
 
     pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, events: Vec<Arc<StreamResponse>>) {
@@ -270,6 +274,7 @@ impl PushDispatcher {
 
     /// Waits (at most a few seconds) for queued deliveries.
     pub(crate) async fn shutdown(&self) {
+        self.closing.cancel();
         self.tracker.close();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.tracker.wait()).await;
     }
@@ -285,8 +290,19 @@ struct Dispatcher {
 }
 
 impl Dispatcher {
-    async fn run(mut self, mut jobs: mpsc::Receiver<Job>) {
-        while let Some(job) = jobs.recv().await {
+    /// Handles jobs until `closing` fires and the jobs already queued are handled.
+    async fn run(mut self, mut jobs: mpsc::Receiver<Job>, closing: CancellationToken) {
+        let mut open = true;
+        loop {
+            let job = tokio::select! {
+                job = jobs.recv() => job,
+                () = closing.cancelled(), if open => {
+                    open = false;
+                    jobs.close();
+                    continue;
+                }
+            };
+            let Some(job) = job else { break };
             let configs = match self.configs.list_configs(&job.scope, &job.task_id).await {
                 Ok(configs) => configs,
                 Err(error) => {
