@@ -63,6 +63,7 @@ SERVERS=(
   "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
   "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
   "agentwire             | tasks-rss                   | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
+  "floor                 | idle-sse                    | $FLOOR --addr 127.0.0.1:PORT"
   "agentwire             | idle-sse                    | $AGENTWIRE serve --agent conformance --http 127.0.0.1:PORT"
 )
 

@@ -1,19 +1,20 @@
 //! `floor`: the fastest a server can answer the benchmark's requests on this HTTP stack (axum on
-//! hyper, TCP_NODELAY on, as agentwire). Bodies are read but never parsed, and every answer is a
-//! canned copy of agentwire's echo reply, so the gap between this and a real server is the cost
-//! of doing A2A.
+//! hyper, served by `agentwire_server::serve` as agentwire is). Bodies are read but never parsed,
+//! and every answer is a canned copy of agentwire's echo reply, so the gap between this and a real
+//! server is the cost of doing A2A.
 
 mod canned;
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::serve::ListenerExt as _;
 use axum::Router;
 use clap::Parser;
+use futures_util::StreamExt as _;
 
 /// Serves canned A2A answers on loopback.
 #[derive(Debug, Parser)]
@@ -28,11 +29,9 @@ struct Opt {
 async fn main() -> std::io::Result<()> {
     let opt = Opt::parse();
     let listener = tokio::net::TcpListener::bind(opt.addr).await?;
-    let listener = listener.tap_io(|tcp| {
-        // Small responses must not wait for the peer's delayed ACK.
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app()).await
+    // agentwire's own connection handling (TCP_NODELAY, HTTP/1.1 and HTTP/2), so that the floor
+    // differs from agentwire only in the A2A work.
+    agentwire_server::serve(listener, app(), std::future::pending(), Duration::ZERO).await
 }
 
 fn app() -> Router {
@@ -45,6 +44,10 @@ fn app() -> Router {
 /// One route serves both JSON-RPC methods, so a byte search (not a parse) tells them apart.
 async fn jsonrpc(body: Bytes) -> Response {
     if memchr::memmem::find(&body, b"SendStreamingMessage").is_some() {
+        if memchr::memmem::find(&body, b"tck-cancel").is_some() {
+            // The idle-stream scenario: the first event, then the stream stays open.
+            return held_sse(canned::JSONRPC_EVENTS[0]);
+        }
         sse(&canned::JSONRPC_EVENTS)
     } else {
         json(canned::JSONRPC_TASK)
@@ -58,6 +61,19 @@ fn json(body: &'static str) -> Response {
 /// The events go out one chunk each, as a real stream would send them.
 fn sse(events: &'static [&'static str]) -> Response {
     let chunks = events.iter().map(|event| Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())));
+    sse_body(Body::from_stream(futures_util::stream::iter(chunks)))
+}
+
+/// One event, then nothing until the client goes: the least an open stream can cost on this stack.
+fn held_sse(event: &'static str) -> Response {
+    let first =
+        futures_util::stream::once(
+            async move { Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())) },
+        );
+    sse_body(Body::from_stream(first.chain(futures_util::stream::pending())))
+}
+
+fn sse_body(body: Body) -> Response {
     let headers = [(CONTENT_TYPE, "text/event-stream"), (CACHE_CONTROL, "no-cache")];
-    (headers, Body::from_stream(futures_util::stream::iter(chunks))).into_response()
+    (headers, body).into_response()
 }
