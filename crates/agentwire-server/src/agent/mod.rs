@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use agentwire_types::{Artifact, Message, Task, TaskState};
 use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -138,12 +139,13 @@ impl ExecutionContext {
     {
         let (updater, receiver) = TaskUpdater::channel(&self);
         let failure_sink = updater.clone();
-        let body = body(self, updater);
-        let driver = async move {
-            if let Err(error) = body.await {
+        // `then`, not an async block awaiting `body`: a block would keep room for the body future
+        // twice (as its capture and as the future being awaited).
+        let driver = body(self, updater).then(move |result| async move {
+            if let Err(error) = result {
                 let _ = failure_sink.fail(error.to_string()).await;
             }
-        };
+        });
         let events = stream::unfold(receiver, |mut rx| async move { rx.recv().await.map(|event| (*event, rx)) });
         // The driver yields nothing; it is polled alongside the channel so no spawn is needed.
         let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
