@@ -1,5 +1,6 @@
 //! Drives one execution: reads the agent's events, commits each to the task, and ends it.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use agentwire_store::Scope;
@@ -20,6 +21,10 @@ struct Execution {
     task_id: String,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
+    /// For a new task, its first user message until the agent's first event creates the task.
+    pending_creation: Option<Message>,
+    /// A blocking SendMessage waiting for the result.
+    waiter: Option<Waiter>,
 }
 
 /// One execution, ready to start.
@@ -91,23 +96,19 @@ impl Core {
             task_id: ctx.task_id.clone(),
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
+            pending_creation: new_task_message,
+            waiter,
         };
         // A debug span: at the default info level it costs nothing per request.
         let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
         let events = self.agent.execute(ctx);
-        let core = Arc::clone(self);
-        self.tracker
-            .spawn(async move { core.drive(execution, new_task_message, waiter, events).await }.instrument(span));
+        self.tracker.spawn(Arc::clone(self).drive(execution, events).instrument(span));
     }
 
-    async fn drive(
-        self: Arc<Self>,
-        execution: Execution,
-        mut pending_creation: Option<Message>,
-        mut waiter: Option<Waiter>,
-        mut events: EventStream,
-    ) {
-        let task_id = execution.task_id.as_str();
+    /// Reads the agent's events until it stops or the task ends. Only the wait for the next event
+    /// is inline; handling an event and winding up are boxed, so an execution that waits (for
+    /// input, for a long job) holds little more than its [`Execution`].
+    async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream) {
         let cancel = execution.cancel.clone();
         let mut grace_deadline: Option<Instant> = None;
         loop {
@@ -123,40 +124,54 @@ impl Core {
                 }
             };
             let Some(event) = next else { break };
-            if let Some(first_message) = pending_creation.take() {
-                if let AgentEvent::Message(reply) = event {
-                    // A direct reply: no task is created.
-                    let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
-                    if let Some(waiter) = waiter.take() {
-                        waiter.settle(Settled::Reply(reply.clone()));
-                    }
-                    self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
-                    break;
-                }
-                // Boxed, like the commit below: each runs once or a few times, and inline they
-                // would triple the size of an execution that waits (for input, for a long job).
-                match Box::pin(self.create_task(&execution, first_message)).await {
-                    Ok(task) => settle_if(&mut waiter, &task, |w| w.on_creation),
-                    Err(error) => {
-                        tracing::error!(%error, "could not create the task");
-                        break;
-                    }
-                }
-            }
-            match Box::pin(self.commit_event(&execution.scope, task_id, event)).await {
-                Ok(task) => {
-                    settle_if(&mut waiter, &task, |_| settles(&task));
-                    if task.status.state.is_terminal() {
-                        break;
-                    }
-                }
-                Err(error) => tracing::warn!(%error, "agent event rejected"),
+            if Box::pin(self.handle(&mut execution, event)).await.is_break() {
+                break;
             }
         }
         drop(events);
-        if pending_creation.is_none() {
-            self.finish(&execution, cancel.is_cancelled()).await;
-            if let Some(waiter) = waiter.take() {
+        Box::pin(self.wind_up(execution)).await;
+    }
+
+    /// Commits one agent event (creating the task first if this is its first event).
+    async fn handle(&self, execution: &mut Execution, event: AgentEvent) -> ControlFlow<()> {
+        let task_id = execution.task_id.as_str();
+        if let Some(first_message) = execution.pending_creation.take() {
+            if let AgentEvent::Message(reply) = event {
+                // A direct reply: no task is created.
+                let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
+                if let Some(waiter) = execution.waiter.take() {
+                    waiter.settle(Settled::Reply(reply.clone()));
+                }
+                self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
+                return ControlFlow::Break(());
+            }
+            match self.create_task(execution, first_message).await {
+                Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
+                Err(error) => {
+                    tracing::error!(%error, "could not create the task");
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        match self.commit_event(&execution.scope, task_id, event).await {
+            Ok(task) => {
+                settle_if(&mut execution.waiter, &task, |_| settles(&task));
+                if task.status.state.is_terminal() {
+                    return ControlFlow::Break(());
+                }
+            }
+            Err(error) => tracing::warn!(%error, "agent event rejected"),
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// After the agent stopped: cancels the task if asked to, answers a caller still waiting, and
+    /// tells readers the execution ended.
+    async fn wind_up(&self, mut execution: Execution) {
+        let task_id = execution.task_id.as_str();
+        if execution.pending_creation.is_none() {
+            self.finish(&execution, execution.cancel.is_cancelled()).await;
+            if let Some(waiter) = execution.waiter.take() {
                 // The agent stopped before the task settled: the caller gets the task as it is.
                 match self.load(&execution.scope, task_id).await {
                     Ok(record) => waiter.settle(Settled::Task(record.task)),
