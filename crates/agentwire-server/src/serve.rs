@@ -91,6 +91,8 @@ async fn serve_connection(tcp: TcpStream, service: Service, watcher: Watcher) {
         Err(_) => Protocol::Undecided,
     };
     let io = TokioIo::new(tcp);
+    // HTTP/2 and undecided connections are boxed: inline, their larger state would be reserved in
+    // every HTTP/1.1 connection's task too.
     let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = match protocol {
         Protocol::Http1 => {
             let mut builder = hyper::server::conn::http1::Builder::new();
@@ -100,11 +102,11 @@ async fn serve_connection(tcp: TcpStream, service: Service, watcher: Watcher) {
         Protocol::Http2 => {
             let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
             builder.timer(TokioTimer::new());
-            watcher.watch(builder.serve_connection(io, service)).await.map_err(Into::into)
+            Box::pin(watcher.watch(builder.serve_connection(io, service))).await.map_err(Into::into)
         }
         Protocol::Undecided => {
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            watcher.watch(builder.serve_connection(io, service)).await
+            Box::pin(watcher.watch(builder.serve_connection(io, service))).await
         }
     };
     if let Err(error) = result {
