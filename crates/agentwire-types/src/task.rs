@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::null_default;
+use crate::de::{null_default, null_default_exact};
 use crate::{Message, Part, TaskState, Timestamp};
 
 /// The unit of work an agent does for a client.
@@ -81,7 +81,7 @@ pub struct Artifact {
     #[serde(default, deserialize_with = "null_default", skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// The content.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "null_default_exact")]
     pub parts: Vec<Part>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
