@@ -19,6 +19,7 @@
 //! }
 //! ```
 
+mod channel;
 mod conformance;
 mod echo;
 mod updater;

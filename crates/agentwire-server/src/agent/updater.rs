@@ -3,8 +3,8 @@
 use std::future::Future;
 
 use agentwire_types::{Artifact, Message, Part, TaskState};
-use tokio::sync::mpsc;
 
+use super::channel::{self, Receiver, Sender};
 use super::{AgentEvent, ExecutionContext};
 
 /// An error inside an agent; it fails the task with its text.
@@ -21,28 +21,21 @@ const UPDATE_BUFFER: usize = 32;
 /// input, for a long job) stays small.
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
-    /// Boxed, because the channel allocates its slots in blocks of 32 whatever its capacity: a
-    /// pointer per slot keeps an idle execution small.
-    tx: mpsc::Sender<Box<AgentEvent>>,
+    tx: Sender,
     task_id: String,
     context_id: String,
 }
 
-/// The server stopped reading this execution's events.
-#[derive(Debug, thiserror::Error)]
-#[error("the execution's events are no longer read")]
-pub(super) struct Closed;
-
 impl TaskUpdater {
-    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<Box<AgentEvent>>) {
-        let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
+    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, Receiver) {
+        let (tx, rx) = channel::channel(UPDATE_BUFFER);
         (Self { tx, task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() }, rx)
     }
 
     /// Sends any event.
     pub fn send(&self, event: AgentEvent) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
         let event = Box::new(event);
-        async move { self.tx.send(event).await.map_err(|_| Box::new(Closed) as AgentError) }
+        async move { self.tx.send(event).await.map_err(|closed| Box::new(closed) as AgentError) }
     }
 
     /// An agent message in this task, with a fresh id.
