@@ -292,12 +292,10 @@ struct Dispatcher {
 impl Dispatcher {
     /// Handles jobs until `closing` fires and the jobs already queued are handled.
     async fn run(mut self, mut jobs: mpsc::Receiver<Job>, closing: CancellationToken) {
-        let mut open = true;
         loop {
             let job = tokio::select! {
                 job = jobs.recv() => job,
-                () = closing.cancelled(), if open => {
-                    open = false;
+                () = closing.cancelled(), if !jobs.is_closed() => {
                     jobs.close();
                     continue;
                 }
