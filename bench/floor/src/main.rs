@@ -46,7 +46,7 @@ async fn jsonrpc(body: Bytes) -> Response {
     if memchr::memmem::find(&body, b"SendStreamingMessage").is_some() {
         if memchr::memmem::find(&body, b"tck-cancel").is_some() {
             // The idle-stream scenario: the first event, then the stream stays open.
-            return held_sse(canned::JSONRPC_EVENTS[0]);
+            return held_sse(&canned::JSONRPC_EVENTS[..1]);
         }
         sse(&canned::JSONRPC_EVENTS)
     } else {
@@ -60,17 +60,18 @@ fn json(body: &'static str) -> Response {
 
 /// The events go out one chunk each, as a real stream would send them.
 fn sse(events: &'static [&'static str]) -> Response {
-    let chunks = events.iter().map(|event| Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())));
-    sse_body(Body::from_stream(futures_util::stream::iter(chunks)))
+    sse_body(Body::from_stream(chunks(events)))
 }
 
-/// One event, then nothing until the client goes: the least an open stream can cost on this stack.
-fn held_sse(event: &'static str) -> Response {
-    let first =
-        futures_util::stream::once(
-            async move { Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())) },
-        );
-    sse_body(Body::from_stream(first.chain(futures_util::stream::pending())))
+/// The events, then nothing until the client goes: the least an open stream can cost on this stack.
+fn held_sse(events: &'static [&'static str]) -> Response {
+    sse_body(Body::from_stream(chunks(events).chain(futures_util::stream::pending())))
+}
+
+fn chunks(
+    events: &'static [&'static str],
+) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> {
+    futures_util::stream::iter(events.iter().map(|event| Ok(Bytes::from_static(event.as_bytes()))))
 }
 
 fn sse_body(body: Body) -> Response {
