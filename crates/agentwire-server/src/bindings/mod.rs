@@ -57,7 +57,7 @@ pub fn router(handler: RequestHandler) -> Router {
     if let Some(auth) = auth {
         app = app.layer(axum::middleware::from_fn_with_state(auth, authenticate));
     }
-    app.layer(axum::middleware::from_fn(cors::cors))
+    app.layer(cors::CorsLayer)
 }
 
 /// Decodes request parameters, naming the offending field on failure (InvalidParams).
