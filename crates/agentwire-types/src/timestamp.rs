@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A point in time, always UTC, with millisecond precision on the wire.
@@ -46,9 +46,43 @@ impl From<Timestamp> for DateTime<Utc> {
     }
 }
 
+impl Timestamp {
+    /// The wire form written into a fixed buffer: every response carries timestamps, and chrono's
+    /// general formatter allocates. Years outside 0..=9999 have no fixed width and return `None`.
+    fn to_fixed_text(self) -> Option<[u8; 24]> {
+        let t = self.0;
+        let year = u32::try_from(t.year()).ok().filter(|y| *y <= 9999)?;
+        let millis = t.timestamp_subsec_millis().min(999);
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for i in (at..at + width).rev() {
+                out[i] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, t.month());
+        put(8, 2, t.day());
+        put(11, 2, t.hour());
+        put(14, 2, t.minute());
+        // A leap second is shown as :60, as chrono does.
+        put(17, 2, t.second() + t.nanosecond() / 1_000_000_000);
+        put(20, 3, millis);
+        Some(out)
+    }
+
+    fn with_text<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        match self.to_fixed_text() {
+            // The buffer holds only ASCII digits and separators.
+            Some(bytes) => f(std::str::from_utf8(&bytes).unwrap_or_default()),
+            None => f(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        }
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))
+        self.with_text(|text| f.write_str(text))
     }
 }
 
@@ -74,7 +108,7 @@ impl std::str::FromStr for Timestamp {
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        self.with_text(|text| serializer.serialize_str(text))
     }
 }
 
@@ -93,6 +127,18 @@ mod tests {
     fn emits_milliseconds_and_z() {
         let t: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         assert_eq!(t.to_string(), "2026-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn the_fixed_form_matches_chrono() {
+        for text in ["0001-02-03T04:05:06.007Z", "1999-12-31T23:59:59.999Z", "2026-11-21T18:02:19.120Z"] {
+            let t: Timestamp = text.parse().unwrap();
+            assert_eq!(t.to_string(), text);
+            assert_eq!(t.to_string(), t.0.to_rfc3339_opts(SecondsFormat::Millis, true));
+            assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{text}\""));
+        }
+        let far = Timestamp::from(DateTime::from_timestamp(400_000_000_000, 0).unwrap());
+        assert_eq!(far.to_string(), far.0.to_rfc3339_opts(SecondsFormat::Millis, true));
     }
 
     #[test]
