@@ -18,10 +18,10 @@ use crate::core::StreamItem;
 use crate::RequestContext;
 
 /// A JSON-RPC request id exactly as the client sent it (a string, a number or null).
-type Id = Box<RawValue>;
+type Id<'a> = Cow<'a, RawValue>;
 
-pub(super) fn null_id() -> Id {
-    serde_json::value::to_raw_value(&Value::Null).unwrap_or_default()
+pub(super) fn null_id() -> Id<'static> {
+    Cow::Borrowed(RawValue::NULL)
 }
 
 #[derive(Serialize)]
@@ -58,15 +58,14 @@ pub(crate) fn is_json_media_type(headers: &HeaderMap) -> bool {
 
 pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let null = null_id();
     // The media type is checked before anything is parsed.
     if !is_json_media_type(&parts.headers) {
         let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
-        return error_response(&null, &error);
+        return error_response(RawValue::NULL, &error);
     }
     let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
         Ok(bytes) => bytes,
-        Err(error) => return error_response(&null, &error),
+        Err(error) => return error_response(RawValue::NULL, &error),
     };
     let envelope = match Envelope::parse(&bytes) {
         Ok(envelope) => envelope,
@@ -82,7 +81,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
 
 /// A well-formed request: its id, its method, and its params as JSON text (an object).
 struct Envelope<'a> {
-    id: Id,
+    id: Id<'a>,
     method: Cow<'a, str>,
     params: Cow<'a, str>,
 }
@@ -103,7 +102,7 @@ struct WireEnvelope<'a> {
 impl<'a> Envelope<'a> {
     /// The fast path reads valid requests without building a `Value`; anything it does not accept
     /// goes through [`Envelope::parse_slowly`], which names the problem.
-    fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Id, A2AError)> {
+    fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Id<'static>, A2AError)> {
         let Ok(wire) = serde_json::from_slice::<WireEnvelope<'a>>(bytes) else { return Self::parse_slowly(bytes) };
         let id_ok = wire.id.is_none_or(|id| matches!(id.get().as_bytes()[0], b'"' | b'-' | b'0'..=b'9' | b'n'));
         let params_ok = wire.params.is_none_or(|p| p.get().starts_with('{'));
@@ -111,14 +110,14 @@ impl<'a> Envelope<'a> {
             return Self::parse_slowly(bytes);
         }
         Ok(Envelope {
-            id: wire.id.map_or_else(null_id, RawValue::to_owned),
+            id: Cow::Borrowed(wire.id.unwrap_or(RawValue::NULL)),
             method: wire.method,
             params: Cow::Borrowed(wire.params.map_or("{}", RawValue::get)),
         })
     }
 
-    fn parse_slowly(bytes: &[u8]) -> std::result::Result<Self, (Id, A2AError)> {
-        let raw = |value: &Value| serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_id());
+    fn parse_slowly(bytes: &[u8]) -> std::result::Result<Self, (Id<'static>, A2AError)> {
+        let raw = |value: &Value| serde_json::value::to_raw_value(value).map_or_else(|_| null_id(), Cow::Owned);
         let value: Value = serde_json::from_slice(bytes).map_err(|e| (null_id(), A2AError::parse(e)))?;
         let Value::Object(mut object) = value else {
             let message = if value.is_array() {
@@ -195,14 +194,17 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>
 }
 
 /// Errors found before the stream starts are plain JSON-RPC responses; later ones are SSE events.
-fn stream_response(id: Id, events: Result<crate::TaskEventStream>) -> Response {
+fn stream_response(id: Id<'_>, events: Result<crate::TaskEventStream>) -> Response {
     match events {
         Err(error) => error_response(&id, &error),
-        Ok(events) => sse::respond(events, move |item: std::result::Result<&StreamItem, &A2AError>| match item {
-            Ok(item) => serde_json::to_string(&ResultReply { jsonrpc: "2.0", id: &id, result: &*item.response }),
-            Err(error) => {
-                serde_json::to_string(&ErrorReply { jsonrpc: "2.0", id: &id, error: jsonrpc_error_object(error) })
-            }
-        }),
+        Ok(events) => {
+            let id = id.into_owned();
+            sse::respond(events, move |item: std::result::Result<&StreamItem, &A2AError>| match item {
+                Ok(item) => serde_json::to_string(&ResultReply { jsonrpc: "2.0", id: &id, result: &*item.response }),
+                Err(error) => {
+                    serde_json::to_string(&ErrorReply { jsonrpc: "2.0", id: &id, error: jsonrpc_error_object(error) })
+                }
+            })
+        }
     }
 }
