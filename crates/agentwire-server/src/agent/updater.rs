@@ -22,6 +22,12 @@ const UPDATE_BUFFER: usize = 32;
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
     tx: Sender,
+    /// Shared by the clones (one per concurrent step of an agent, and one for failures).
+    ids: std::sync::Arc<TaskIds>,
+}
+
+#[derive(Debug)]
+struct TaskIds {
     task_id: String,
     context_id: String,
 }
@@ -29,7 +35,8 @@ pub struct TaskUpdater {
 impl TaskUpdater {
     pub(super) fn channel(ctx: &ExecutionContext) -> (Self, Receiver) {
         let (tx, rx) = channel::channel(UPDATE_BUFFER);
-        (Self { tx, task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() }, rx)
+        let ids = TaskIds { task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() };
+        (Self { tx, ids: std::sync::Arc::new(ids) }, rx)
     }
 
     /// Sends any event.
@@ -41,8 +48,8 @@ impl TaskUpdater {
     /// An agent message in this task, with a fresh id.
     pub fn message(&self, text: impl Into<String>) -> Message {
         Message {
-            task_id: self.task_id.clone(),
-            context_id: self.context_id.clone(),
+            task_id: self.ids.task_id.clone(),
+            context_id: self.ids.context_id.clone(),
             ..Message::agent(crate::core::new_id(), text)
         }
     }
