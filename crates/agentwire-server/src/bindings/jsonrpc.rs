@@ -52,8 +52,12 @@ fn result_response(id: &RawValue, result: impl Serialize) -> Response {
 /// Whether a Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).
 pub(crate) fn is_json_media_type(headers: &HeaderMap) -> bool {
     let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = value.split(';').next().unwrap_or("").trim().as_bytes();
+    let (type_, suffix) = ("application/".as_bytes(), "+json".as_bytes());
+    essence.eq_ignore_ascii_case(b"application/json")
+        || (essence.len() > type_.len() + suffix.len()
+            && essence[..type_.len()].eq_ignore_ascii_case(type_)
+            && essence[essence.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
 }
 
 pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
@@ -206,5 +210,29 @@ fn stream_response(id: Id<'_>, events: Result<crate::TaskEventStream>) -> Respon
                 }
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_content_type(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn json_media_types_are_recognised_in_any_case() {
+        for json in
+            ["application/json", "Application/JSON; charset=utf-8", "application/a2a+json", " application/vnd.x+JSON "]
+        {
+            assert!(is_json_media_type(&with_content_type(json)), "{json}");
+        }
+        for other in ["text/plain", "application/+json", "application/jsonx", "json", "application/xml"] {
+            assert!(!is_json_media_type(&with_content_type(other)), "{other}");
+        }
+        assert!(!is_json_media_type(&HeaderMap::new()));
     }
 }

@@ -2,7 +2,7 @@
 
 use agentwire_types::Result;
 use axum::http::request::Parts;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 
 use crate::{Principal, ProtocolVersion, RequestContext};
 
@@ -15,8 +15,14 @@ pub(crate) struct RequestMeta {
     principal: Option<Principal>,
 }
 
-fn header<'a>(headers: &'a HeaderMap, names: &[&str]) -> Option<&'a str> {
-    names.iter().find_map(|n| headers.get(*n)).and_then(|v| v.to_str().ok())
+// Prebuilt names: looking a header up by `&str` parses the name on every request.
+const VERSION_HEADERS: [HeaderName; 2] =
+    [HeaderName::from_static("a2a-version"), HeaderName::from_static("opvs-version")];
+const EXTENSIONS_HEADERS: [HeaderName; 2] =
+    [HeaderName::from_static("a2a-extensions"), HeaderName::from_static("opvs-extensions")];
+
+fn header<'a>(headers: &'a HeaderMap, names: &[HeaderName]) -> Option<&'a str> {
+    names.iter().find_map(|n| headers.get(n)).and_then(|v| v.to_str().ok())
 }
 
 fn query_param(query: Option<&str>, names: &[&str]) -> Option<String> {
@@ -34,11 +40,10 @@ pub(crate) fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> +
 
 impl RequestMeta {
     pub(crate) fn from_parts(parts: &Parts) -> Self {
-        let names = ["a2a-version", "opvs-version"];
-        let version = header(&parts.headers, &names)
+        let version = header(&parts.headers, &VERSION_HEADERS)
             .map(str::to_owned)
             .or_else(|| query_param(parts.uri.query(), &["A2A-Version", "OPVS-Version"]));
-        let extensions = header(&parts.headers, &["a2a-extensions", "opvs-extensions"])
+        let extensions = header(&parts.headers, &EXTENSIONS_HEADERS)
             .map(str::to_owned)
             .or_else(|| query_param(parts.uri.query(), &["A2A-Extensions", "OPVS-Extensions"]))
             .map(|v| v.split(',').map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect())
