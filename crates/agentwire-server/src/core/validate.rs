@@ -48,6 +48,9 @@ pub(crate) fn input_modes(card: &AgentCard, message: &Message) -> Result<()> {
 
 /// `mode` may be a range: `*/*` or `text/*`. Parameters (`;charset=...`) are ignored.
 fn media_type_matches(mode: &str, media_type: &str) -> bool {
+    if mode == media_type {
+        return true;
+    }
     let (mode, media_type) = (essence(mode), essence(media_type));
     match mode.split_once('/') {
         Some(("*", "*")) => true,
