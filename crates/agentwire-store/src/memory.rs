@@ -40,14 +40,16 @@ pub struct MemoryStore {
 
 #[derive(Default)]
 struct Inner {
-    tasks: RwLock<HashMap<String, Arc<Mutex<Entry>>>>,
+    /// Keyed by the entry's own id allocation, which the retention queue shares.
+    tasks: RwLock<HashMap<Arc<str>, Arc<Mutex<Entry>>>>,
     /// Terminal task ids, oldest first, for retention.
-    ended: Mutex<VecDeque<String>>,
+    ended: Mutex<VecDeque<Arc<str>>>,
     push: RwLock<HashMap<String, Vec<(Scope, PushConfigRecord)>>>,
     retention: RetentionPolicy,
 }
 
 struct Entry {
+    id: Arc<str>,
     scope: Scope,
     task: Arc<Task>,
     /// The number of events ever committed: the sequence number of the last one.
@@ -86,24 +88,24 @@ impl MemoryStore {
         Ok(self.inner.tasks.read().map_err(poisoned)?.get(task_id).cloned())
     }
 
-    /// Records that a task ended and evicts the oldest ended tasks beyond the retention limit.
-    fn note_terminal(&self, task_id: &str) -> Result<()> {
+    /// Records that a task ended and evicts the oldest ended task beyond the retention limit (one
+    /// in, at most one out).
+    fn note_terminal(&self, task_id: Arc<str>) -> Result<()> {
         let Some(max) = self.inner.retention.max_terminal_tasks else { return Ok(()) };
-        let evicted: Vec<String> = {
+        let evicted = {
             let mut ended = self.inner.ended.lock().map_err(poisoned)?;
-            ended.push_back(task_id.to_owned());
-            let excess = ended.len().saturating_sub(max);
-            ended.drain(..excess).collect()
+            ended.push_back(task_id);
+            if ended.len() > max {
+                ended.pop_front()
+            } else {
+                None
+            }
         };
-        if evicted.is_empty() {
-            return Ok(());
-        }
-        let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
-        let mut push = self.inner.push.write().map_err(poisoned)?;
-        for id in evicted {
-            tasks.remove(&id);
-            push.remove(&id);
-        }
+        let Some(id) = evicted else { return Ok(()) };
+        let removed = self.inner.tasks.write().map_err(poisoned)?.remove(&id);
+        let configs = self.inner.push.write().map_err(poisoned)?.remove(&*id);
+        // Freed outside the locks.
+        drop((removed, configs));
         Ok(())
     }
 }
@@ -112,18 +114,24 @@ impl MemoryStore {
 impl TaskStore for MemoryStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
-        let task_id = task.id.clone();
-        let entry = Entry { scope: scope.clone(), task, version: events.len() as u64, events: events.to_vec() };
+        let id: Arc<str> = Arc::from(task.id.as_str());
+        let entry = Entry {
+            id: Arc::clone(&id),
+            scope: scope.clone(),
+            task,
+            version: events.len() as u64,
+            events: events.to_vec(),
+        };
         let version = entry.version();
         {
             let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
-            if tasks.contains_key(&task_id) {
-                return Err(StoreError::AlreadyExists(task_id));
+            if tasks.contains_key(&id) {
+                return Err(StoreError::AlreadyExists(id.to_string()));
             }
-            tasks.insert(task_id.clone(), Arc::new(Mutex::new(entry)));
+            tasks.insert(Arc::clone(&id), Arc::new(Mutex::new(entry)));
         }
         if terminal {
-            self.note_terminal(&task_id)?;
+            self.note_terminal(id)?;
         }
         Ok(version)
     }
@@ -144,13 +152,14 @@ impl TaskStore for MemoryStore {
             if e.version() != expected {
                 return Err(StoreError::Conflict { task_id: task.id.clone(), expected, found: e.version() });
             }
-            let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
+            let ended =
+                (task.status.state.is_terminal() && !e.task.status.state.is_terminal()).then(|| Arc::clone(&e.id));
             e.task = Arc::clone(&task);
             e.append(events.iter().cloned());
             (e.version(), ended)
         };
-        if ended {
-            self.note_terminal(&task.id)?;
+        if let Some(id) = ended {
+            self.note_terminal(id)?;
         }
         Ok(version)
     }
@@ -169,11 +178,11 @@ impl TaskStore for MemoryStore {
             let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
             let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
             e.append(events.iter().cloned());
-            let ended = !was_terminal && e.task.status.state.is_terminal();
+            let ended = (!was_terminal && e.task.status.state.is_terminal()).then(|| Arc::clone(&e.id));
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
-        if ended {
-            self.note_terminal(task_id)?;
+        if let Some(id) = ended {
+            self.note_terminal(id)?;
         }
         Ok(updated)
     }
