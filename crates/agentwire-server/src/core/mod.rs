@@ -49,7 +49,7 @@ pub(crate) struct Core {
     pub(crate) push_configs: Arc<dyn PushConfigStore>,
     pub(crate) broker: Arc<Broker>,
     /// Running executions by task id.
-    pub(crate) running: DashMap<String, Executions, foldhash::fast::RandomState>,
+    pub(crate) running: DashMap<Arc<str>, Executions, foldhash::fast::RandomState>,
     /// Owns every spawned execution, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     pub(crate) push: push::PushDispatcher,

@@ -18,7 +18,8 @@ use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 /// What the server keeps of a running execution (the agent owns its [`ExecutionContext`]).
 struct Execution {
     scope: Scope,
-    task_id: String,
+    /// Shared with the registry of running executions.
+    task_id: Arc<str>,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
     /// For a new task, its first user message until the agent's first event creates the task.
@@ -73,8 +74,8 @@ fn settles(task: &Task) -> bool {
 
 impl Core {
     /// The cancellation token shared by every execution of `task_id`, registering one more.
-    fn begin_execution(&self, task_id: &str) -> tokio_util::sync::CancellationToken {
-        let mut entry = self.running.entry(task_id.to_owned()).or_default();
+    fn begin_execution(&self, task_id: &Arc<str>) -> tokio_util::sync::CancellationToken {
+        let mut entry = self.running.entry(Arc::clone(task_id)).or_default();
         entry.count += 1;
         entry.token.clone()
     }
@@ -90,10 +91,11 @@ impl Core {
     /// outlive the request that started them.
     pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
         let Run { scope, mut ctx, new_task_message, waiter } = run;
-        ctx.cancel = self.begin_execution(&ctx.task_id);
+        let task_id: Arc<str> = Arc::from(ctx.task_id.as_str());
+        ctx.cancel = self.begin_execution(&task_id);
         let execution = Execution {
             scope,
-            task_id: ctx.task_id.clone(),
+            task_id,
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
             pending_creation: new_task_message,
@@ -134,7 +136,7 @@ impl Core {
 
     /// Commits one agent event (creating the task first if this is its first event).
     async fn handle(&self, execution: &mut Execution, event: AgentEvent) -> ControlFlow<()> {
-        let task_id = execution.task_id.as_str();
+        let task_id = &*execution.task_id;
         if let Some(first_message) = execution.pending_creation.take() {
             if let AgentEvent::Message(reply) = event {
                 // A direct reply: no task is created.
@@ -168,7 +170,7 @@ impl Core {
     /// After the agent stopped: cancels the task if asked to, answers a caller still waiting, and
     /// tells readers the execution ended.
     async fn wind_up(&self, mut execution: Execution) {
-        let task_id = execution.task_id.as_str();
+        let task_id = &*execution.task_id;
         if execution.pending_creation.is_none() {
             self.finish(&execution, execution.cancel.is_cancelled()).await;
             if let Some(waiter) = execution.waiter.take() {
@@ -187,10 +189,10 @@ impl Core {
 
     async fn create_task(&self, execution: &Execution, first_message: Message) -> Result<Arc<Task>, A2AError> {
         let mut history_message = first_message;
-        history_message.task_id.clone_from(&execution.task_id);
+        history_message.task_id = String::from(&*execution.task_id);
         history_message.context_id.clone_from(&execution.context_id);
         let task = Task {
-            id: execution.task_id.clone(),
+            id: String::from(&*execution.task_id),
             context_id: execution.context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![history_message],

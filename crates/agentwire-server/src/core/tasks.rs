@@ -77,7 +77,7 @@ impl Core {
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
         }
-        let token = self.running.get(&req.id).map(|e| e.token.clone());
+        let token = self.running.get(req.id.as_str()).map(|e| e.token.clone());
         if let Some(token) = token {
             // Cooperative: ask the execution to stop, and give it time to say so itself.
             let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
