@@ -153,13 +153,32 @@ fn decode_base64<E: serde::de::Error>(text: &str) -> Result<Vec<u8>, E> {
         .map_err(|_| E::custom("part content is not valid base64"))
 }
 
+/// The content members found in a wire part; valid parts have exactly one. (Not a `Vec`: every
+/// decoded part would allocate one.)
+#[derive(Default)]
+struct OneContent {
+    first: Option<PartContent>,
+    more: bool,
+}
+
+impl OneContent {
+    fn push(&mut self, content: PartContent) {
+        self.more |= self.first.is_some();
+        self.first.get_or_insert(content);
+    }
+
+    fn only(self) -> Option<PartContent> {
+        self.first.filter(|_| !self.more)
+    }
+}
+
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let w = WirePart::deserialize(deserializer)?;
         let mut filename = w.filename;
         let mut media_type = w.media_type.or(w.mime_type);
-        let mut contents = Vec::with_capacity(1);
+        let mut contents = OneContent::default();
         if let Some(t) = w.text {
             contents.push(PartContent::Text(t));
         }
@@ -182,10 +201,10 @@ impl<'de> Deserialize<'de> for Part {
             }
         }
         let _discriminator = w.kind.or(w.type_);
-        if contents.len() != 1 {
+        let Some(content) = contents.only() else {
             return Err(D::Error::custom("a part must contain exactly one of `text`, `raw`, `url` or `data`"));
-        }
-        Ok(Part { content: contents.remove(0), metadata: w.metadata, filename, media_type })
+        };
+        Ok(Part { content, metadata: w.metadata, filename, media_type })
     }
 }
 

@@ -120,6 +120,9 @@ impl std::str::FromStr for TaskState {
     type Err = UnknownTaskState;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(state) = Self::ALL.iter().find(|state| state.as_proto_name() == s) {
+            return Ok(*state);
+        }
         let upper = s.trim().to_ascii_uppercase().replace('-', "_");
         let bare = upper.strip_prefix("TASK_STATE_").unwrap_or(&upper);
         Ok(match bare {
@@ -188,6 +191,10 @@ impl std::str::FromStr for Role {
     type Err = UnknownRole;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // The canonical names, as every v1.0 client sends them, without a copy.
+        if let Some(role) = [Self::User, Self::Agent, Self::Unspecified].into_iter().find(|r| r.as_proto_name() == s) {
+            return Ok(role);
+        }
         let upper = s.trim().to_ascii_uppercase();
         match upper.strip_prefix("ROLE_").unwrap_or(&upper) {
             "UNSPECIFIED" => Ok(Self::Unspecified),
