@@ -28,10 +28,18 @@ struct Execution {
     waiter: Option<Waiter>,
 }
 
-/// One execution, ready to start.
+/// One execution, ready to start: what its [`ExecutionContext`] is built from (the cancellation
+/// token comes from the task's running executions).
 pub(crate) struct Run {
     pub(crate) scope: Scope,
-    pub(crate) ctx: ExecutionContext,
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    /// The message that starts this execution.
+    pub(crate) message: Message,
+    /// The task as it was before, for a continuation.
+    pub(crate) task: Option<Arc<Task>>,
+    pub(crate) request: crate::RequestContext,
+    pub(crate) streaming: bool,
     /// For a new task: the first user message; the task is created by the agent's first event.
     pub(crate) new_task_message: Option<Message>,
     /// A blocking SendMessage waiting for this execution's result.
@@ -90,9 +98,10 @@ impl Core {
     /// Starts `run` in the background, with the task's shared cancellation token. Executions
     /// outlive the request that started them.
     pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
-        let Run { scope, mut ctx, new_task_message, waiter } = run;
-        let task_id: Arc<str> = Arc::from(ctx.task_id.as_str());
-        ctx.cancel = self.begin_execution(&task_id);
+        let Run { scope, task_id: id, context_id, message, task, request, streaming, new_task_message, waiter } = run;
+        let task_id: Arc<str> = Arc::from(id.as_str());
+        let cancel = self.begin_execution(&task_id);
+        let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel };
         let execution = Execution {
             scope,
             task_id,
@@ -147,7 +156,8 @@ impl Core {
                 self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                 return ControlFlow::Break(());
             }
-            match self.create_task(execution, first_message).await {
+            // Boxed: it runs once per task, and inline it would triple the size of every event's step.
+            match Box::pin(self.create_task(execution, first_message)).await {
                 Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
                 Err(error) => {
                     tracing::error!(%error, "could not create the task");

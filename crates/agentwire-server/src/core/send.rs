@@ -14,7 +14,6 @@ use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
 use super::runner::{Run, Settled, Waiter};
 use super::{new_id, validate, Core};
-use crate::agent::ExecutionContext;
 use crate::RequestContext;
 
 /// How the request that starts an execution follows it.
@@ -95,10 +94,17 @@ impl Core {
                 self.register_push_config(&scope, &task_id, push).await?;
             }
             let (following, waiter) = self.follow(follow, &scope, &task_id);
-            let mut exec = ExecutionContext::new(task_id, context_id, message.clone());
-            exec.request = ctx;
-            exec.streaming = streaming;
-            self.spawn(Run { scope, ctx: exec, new_task_message: Some(message), waiter });
+            self.spawn(Run {
+                scope,
+                task_id,
+                context_id,
+                message: message.clone(),
+                task: None,
+                request: ctx,
+                streaming,
+                new_task_message: Some(message),
+                waiter,
+            });
             return Ok(Started { following, snapshot: None, history_length });
         }
 
@@ -128,11 +134,17 @@ impl Core {
         if let Following::Feed(feed) = &mut following {
             feed.start_after(version);
         }
-        let mut exec = ExecutionContext::new(task_id, task.context_id.clone(), message);
-        exec.task = Some(Arc::clone(&task));
-        exec.request = ctx;
-        exec.streaming = streaming;
-        self.spawn(Run { scope, ctx: exec, new_task_message: None, waiter });
+        self.spawn(Run {
+            scope,
+            task_id,
+            context_id: task.context_id.clone(),
+            message,
+            task: Some(Arc::clone(&task)),
+            request: ctx,
+            streaming,
+            new_task_message: None,
+            waiter,
+        });
         Ok(Started { following, snapshot: Some((task, version)), history_length })
     }
 
