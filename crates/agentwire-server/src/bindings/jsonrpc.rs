@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use agentwire_types::{A2AError, Result};
+use agentwire_types::{A2AError, Result, SendMessageRequest};
 
 use super::errors::{jsonrpc_error_object, jsonrpc_http_status};
 use super::meta::RequestMeta;
@@ -83,24 +83,121 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
     dispatch(&state, &ctx, envelope).await
 }
 
-/// A well-formed request: its id, its method, and its params as JSON text (an object).
+/// A well-formed request: its id, its method, and its params.
 struct Envelope<'a> {
     id: Id<'a>,
     method: Cow<'a, str>,
-    params: Cow<'a, str>,
+    params: Params<'a>,
+}
+
+/// A request's params: JSON text (an object) for the operation to decode, or, for the sends (the
+/// hot path), already decoded in the same pass as the envelope.
+enum Params<'a> {
+    Text(Cow<'a, str>),
+    Send(Box<SendMessageRequest>),
+}
+
+impl Params<'_> {
+    fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        match self {
+            Params::Text(text) => decode_json(text),
+            // Never: params are decoded early only for the sends, which take them with `send_request`.
+            Params::Send(_) => Err(A2AError::internal("params decoded for another operation")),
+        }
+    }
+
+    fn send_request(self) -> Result<SendMessageRequest> {
+        match self {
+            Params::Send(request) => Ok(*request),
+            Params::Text(text) => decode_json(&text),
+        }
+    }
 }
 
 /// The shape of a valid request, borrowed from the body so that params are decoded only once, by
 /// the operation's own type.
-#[derive(Deserialize)]
 struct WireEnvelope<'a> {
     jsonrpc: &'a str,
-    #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    method: &'a str,
+    params: Option<WireParams<'a>>,
+}
+
+enum WireParams<'a> {
+    Raw(&'a RawValue),
+    Send(Box<SendMessageRequest>),
+}
+
+const SENDS: [&str; 2] = ["SendMessage", "SendStreamingMessage"];
+
+/// Reads the envelope members in whatever order they come. When `method` names a send and comes
+/// before `params` (as clients write it), the params are decoded straight into their type instead
+/// of being skipped over now and parsed again later. Duplicate members are errors, as with a
+/// derived decoder. Keys and the method are borrowed from the body, so one with escapes is an
+/// error too; any error sends the request down the slow path, which handles and names everything.
+impl<'de> Deserialize<'de> for WireEnvelope<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = WireEnvelope<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON-RPC request object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+                use serde::de::Error;
+                fn once<T, E: Error>(slot: &mut Option<T>, value: T, name: &'static str) -> std::result::Result<(), E> {
+                    match slot.replace(value) {
+                        Some(_) => Err(E::duplicate_field(name)),
+                        None => Ok(()),
+                    }
+                }
+                let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None::<&'de str>, None);
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    match key {
+                        "jsonrpc" => once(&mut jsonrpc, map.next_value()?, "jsonrpc")?,
+                        "id" => once(&mut id, map.next_value::<Option<&'de RawValue>>()?, "id")?,
+                        "method" => once(&mut method, map.next_value()?, "method")?,
+                        "params" if method.is_some_and(|m| SENDS.contains(&m)) => {
+                            let request = map.next_value::<ObjectOnly<SendMessageRequest>>()?.0;
+                            once(&mut params, WireParams::Send(Box::new(request)), "params")?
+                        }
+                        "params" => once(&mut params, WireParams::Raw(map.next_value()?), "params")?,
+                        _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
+                    }
+                }
+                Ok(WireEnvelope {
+                    jsonrpc: jsonrpc.ok_or_else(|| A::Error::missing_field("jsonrpc"))?,
+                    id: id.flatten(),
+                    method: method.ok_or_else(|| A::Error::missing_field("method"))?,
+                    params,
+                })
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// A struct decoded only from a JSON object (derived decoders also take arrays, by position).
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = T;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Visitor(std::marker::PhantomData)).map(ObjectOnly)
+    }
 }
 
 impl<'a> Envelope<'a> {
@@ -109,14 +206,19 @@ impl<'a> Envelope<'a> {
     fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Id<'static>, A2AError)> {
         let Ok(wire) = serde_json::from_slice::<WireEnvelope<'a>>(bytes) else { return Self::parse_slowly(bytes) };
         let id_ok = wire.id.is_none_or(|id| matches!(id.get().as_bytes()[0], b'"' | b'-' | b'0'..=b'9' | b'n'));
-        let params_ok = wire.params.is_none_or(|p| p.get().starts_with('{'));
-        if wire.jsonrpc != "2.0" || !id_ok || !params_ok {
+        let params = match wire.params {
+            None => Params::Text(Cow::Borrowed("{}")),
+            Some(WireParams::Raw(raw)) if raw.get().starts_with('{') => Params::Text(Cow::Borrowed(raw.get())),
+            Some(WireParams::Raw(_)) => return Self::parse_slowly(bytes),
+            Some(WireParams::Send(request)) => Params::Send(request),
+        };
+        if wire.jsonrpc != "2.0" || !id_ok {
             return Self::parse_slowly(bytes);
         }
         Ok(Envelope {
             id: Cow::Borrowed(wire.id.unwrap_or(RawValue::NULL)),
-            method: wire.method,
-            params: Cow::Borrowed(wire.params.map_or("{}", RawValue::get)),
+            method: Cow::Borrowed(wire.method),
+            params,
         })
     }
 
@@ -148,13 +250,12 @@ impl<'a> Envelope<'a> {
             Some(params @ Value::Object(_)) => params.to_string(),
             Some(_) => return Err((id, A2AError::invalid_params("params must be an object"))),
         };
-        Ok(Envelope { id, method: Cow::Owned(method), params: Cow::Owned(params) })
+        Ok(Envelope { id, method: Cow::Owned(method), params: Params::Text(Cow::Owned(params)) })
     }
 }
 
 async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>) -> Response {
     let Envelope { id, method, params } = envelope;
-    let p = params.as_ref();
     let h = &state.handler;
     macro_rules! unary {
         ($call:expr) => {
@@ -166,31 +267,31 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>
     }
     match method.as_ref() {
         // The core's own result type: the task is written straight from the shared snapshot.
-        "SendMessage" => unary!(async { h.core.send_message(ctx, decode_json(p)?).await }.await),
-        "GetTask" => unary!(async { h.get_task(ctx, decode_json(p)?).await }.await),
-        "ListTasks" => unary!(async { h.list_tasks(ctx, decode_json(p)?).await }.await),
-        "CancelTask" => unary!(async { h.cancel_task(ctx, decode_json(p)?).await }.await),
+        "SendMessage" => unary!(async { h.core.send_message(ctx, params.send_request()?).await }.await),
+        "GetTask" => unary!(async { h.get_task(ctx, params.decode()?).await }.await),
+        "ListTasks" => unary!(async { h.list_tasks(ctx, params.decode()?).await }.await),
+        "CancelTask" => unary!(async { h.cancel_task(ctx, params.decode()?).await }.await),
         "CreateTaskPushNotificationConfig" => {
-            unary!(async { h.create_task_push_notification_config(ctx, decode_json(p)?).await }.await)
+            unary!(async { h.create_task_push_notification_config(ctx, params.decode()?).await }.await)
         }
         "GetTaskPushNotificationConfig" => {
-            unary!(async { h.get_task_push_notification_config(ctx, decode_json(p)?).await }.await)
+            unary!(async { h.get_task_push_notification_config(ctx, params.decode()?).await }.await)
         }
         "ListTaskPushNotificationConfigs" => {
-            unary!(async { h.list_task_push_notification_configs(ctx, decode_json(p)?).await }.await)
+            unary!(async { h.list_task_push_notification_configs(ctx, params.decode()?).await }.await)
         }
         "DeleteTaskPushNotificationConfig" => {
             unary!(
-                async { h.delete_task_push_notification_config(ctx, decode_json(p)?).await.map(|()| json!({})) }.await
+                async { h.delete_task_push_notification_config(ctx, params.decode()?).await.map(|()| json!({})) }.await
             )
         }
-        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, decode_json(p)?).await }.await),
+        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, params.decode()?).await }.await),
         "SendStreamingMessage" => {
-            let events = async { h.send_streaming_message(ctx, decode_json(p)?).await }.await;
+            let events = async { h.send_streaming_message(ctx, params.send_request()?).await }.await;
             stream_response(id, events)
         }
         "SubscribeToTask" => {
-            let events = async { h.subscribe_to_task(ctx, decode_json(p)?).await }.await;
+            let events = async { h.subscribe_to_task(ctx, params.decode()?).await }.await;
             stream_response(id, events)
         }
         other => error_response(&id, &A2AError::method_not_found(other)),
@@ -221,6 +322,55 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(value).unwrap());
         headers
+    }
+
+    fn parse(body: &str) -> std::result::Result<Envelope<'_>, A2AError> {
+        Envelope::parse(body.as_bytes()).map_err(|(_, error)| error)
+    }
+
+    const MESSAGE: &str = r#"{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"hi"}]}}"#;
+
+    #[test]
+    fn sends_are_decoded_with_the_envelope_whatever_the_member_order() {
+        let method_first = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{MESSAGE}}}"#);
+        let envelope = parse(&method_first).unwrap();
+        assert_eq!(envelope.id.get(), "7");
+        let Params::Send(request) = envelope.params else { panic!("not decoded in one pass") };
+        assert_eq!(request.message.text(), "hi");
+
+        let params_first =
+            format!(r#"{{"params":{MESSAGE},"method":"SendStreamingMessage","id":"x","jsonrpc":"2.0"}}"#);
+        let envelope = parse(&params_first).unwrap();
+        assert_eq!(envelope.method, "SendStreamingMessage");
+        assert_eq!(envelope.params.send_request().unwrap().message.message_id, "m");
+    }
+
+    #[test]
+    fn other_methods_keep_their_params_as_text() {
+        let envelope = parse(r#"{"jsonrpc":"2.0","id":null,"method":"GetTask","params":{"id":"t"}}"#).unwrap();
+        assert_eq!(envelope.id.get(), "null");
+        assert!(matches!(envelope.params, Params::Text(ref text) if text == r#"{"id":"t"}"#));
+    }
+
+    #[test]
+    fn surprises_take_the_slow_path_and_get_its_answers() {
+        // Params by position are refused, even where a derived decoder would take them.
+        let message = r#"{"role":"ROLE_USER","messageId":"m","parts":[{"text":"hi"}]}"#;
+        let by_position = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":["",{message}]}}"#);
+        assert!(serde_json::from_str::<SendMessageRequest>(&format!(r#"["",{message}]"#)).is_ok());
+        assert_eq!(parse(&by_position).err().unwrap().kind(), agentwire_types::ErrorKind::InvalidParams);
+        // Invalid send params reach the operation as text, which names the field.
+        let invalid = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":7}}}"#;
+        let error = parse(invalid).unwrap().params.send_request().unwrap_err();
+        assert!(error.to_string().contains("message"), "{error}");
+        // Escapes, duplicates and a wrong version are handled by the slow path.
+        let escaped = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"Send\u004dessage","params":{MESSAGE}}}"#);
+        assert_eq!(parse(&escaped).unwrap().params.send_request().unwrap().message.text(), "hi");
+        let twice =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{MESSAGE},"params":{MESSAGE}}}"#);
+        assert!(parse(&twice).is_ok());
+        let old = format!(r#"{{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{MESSAGE}}}"#);
+        assert_eq!(parse(&old).err().unwrap().kind(), agentwire_types::ErrorKind::InvalidRequest);
     }
 
     #[test]
