@@ -114,18 +114,13 @@ impl Params<'_> {
     }
 }
 
-/// The shape of a valid request, borrowed from the body so that params are decoded only once, by
-/// the operation's own type.
+/// The shape of a valid request, borrowed from the body so that params are decoded only once: by
+/// the envelope itself for the sends, otherwise by the operation's own type.
 struct WireEnvelope<'a> {
     jsonrpc: &'a str,
     id: Option<&'a RawValue>,
     method: &'a str,
-    params: Option<WireParams<'a>>,
-}
-
-enum WireParams<'a> {
-    Raw(&'a RawValue),
-    Send(Box<SendMessageRequest>),
+    params: Option<Params<'a>>,
 }
 
 const SENDS: [&str; 2] = ["SendMessage", "SendStreamingMessage"];
@@ -161,9 +156,15 @@ impl<'de> Deserialize<'de> for WireEnvelope<'de> {
                         "method" => once(&mut method, map.next_value()?, "method")?,
                         "params" if method.is_some_and(|m| SENDS.contains(&m)) => {
                             let request = map.next_value::<ObjectOnly<SendMessageRequest>>()?.0;
-                            once(&mut params, WireParams::Send(Box::new(request)), "params")?
+                            once(&mut params, Params::Send(Box::new(request)), "params")?
                         }
-                        "params" => once(&mut params, WireParams::Raw(map.next_value()?), "params")?,
+                        "params" => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            if !raw.get().starts_with('{') {
+                                return Err(A::Error::custom("params must be an object"));
+                            }
+                            once(&mut params, Params::Text(Cow::Borrowed(raw.get())), "params")?
+                        }
                         _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
                     }
                 }
@@ -206,19 +207,13 @@ impl<'a> Envelope<'a> {
     fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Id<'static>, A2AError)> {
         let Ok(wire) = serde_json::from_slice::<WireEnvelope<'a>>(bytes) else { return Self::parse_slowly(bytes) };
         let id_ok = wire.id.is_none_or(|id| matches!(id.get().as_bytes()[0], b'"' | b'-' | b'0'..=b'9' | b'n'));
-        let params = match wire.params {
-            None => Params::Text(Cow::Borrowed("{}")),
-            Some(WireParams::Raw(raw)) if raw.get().starts_with('{') => Params::Text(Cow::Borrowed(raw.get())),
-            Some(WireParams::Raw(_)) => return Self::parse_slowly(bytes),
-            Some(WireParams::Send(request)) => Params::Send(request),
-        };
         if wire.jsonrpc != "2.0" || !id_ok {
             return Self::parse_slowly(bytes);
         }
         Ok(Envelope {
             id: Cow::Borrowed(wire.id.unwrap_or(RawValue::NULL)),
             method: Cow::Borrowed(wire.method),
-            params,
+            params: wire.params.unwrap_or(Params::Text(Cow::Borrowed("{}"))),
         })
     }
 
