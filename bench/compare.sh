@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Server CPU per JSON-RPC SendMessage of two agentwire builds, measured side by side: both servers
+# run at the same time on core 0, each loaded by its own loadgen (8 connections) on core 1, so a
+# noisy neighbour slows both alike. Each round is run in both placements (A started first, then B
+# first); the ratio B/A is the geometric mean of the two orders, which cancels any advantage of a
+# placement. On this machine separate runs of one binary varied by ±15 %; paired ratios by ±2 %.
+#
+#   bench/compare.sh OLD_BINARY NEW_BINARY [rounds]     # rounds of 2 × 5 s, default 3
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+a=$1
+b=$2
+rounds=${3:-3}
+loadgen=$root/bench/target/release/loadgen
+work=$(mktemp -d)
+trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT
+body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}}}'
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_for() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return
+        sleep 0.05
+    done
+}
+
+# Prints the CPU µs per request of FIRST and SECOND, loaded at the same time.
+side_by_side() {
+    local first=$1 second=$2 port1 port2 pid1 pid2 load1
+    port1=$(free_port)
+    port2=$(free_port)
+    taskset -c 0 "$first" serve --agent echo --http "127.0.0.1:$port1" >/dev/null 2>&1 &
+    pid1=$!
+    taskset -c 0 "$second" serve --agent echo --http "127.0.0.1:$port2" >/dev/null 2>&1 &
+    pid2=$!
+    wait_for "$port1"
+    wait_for "$port2"
+    for side in 1 2; do
+        local port=$port1 pid=$pid1
+        [ "$side" = 2 ] && port=$port2 pid=$pid2
+        taskset -c 1 "$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
+            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup 1 --duration 5 --server-pid "$pid" --json \
+            2>/dev/null | tail -1 >"$work/side$side.json" &
+        [ "$side" = 1 ] && load1=$!
+    done
+    wait "$load1" $!
+    kill "$pid1" "$pid2"
+    wait "$pid1" "$pid2" 2>/dev/null || true
+    python3 - "$work/side1.json" "$work/side2.json" <<'EOF'
+import json, sys
+print(*(f'{json.load(open(path))["server_cpu_us_per_req"]:.1f}' for path in sys.argv[1:]))
+EOF
+}
+
+ratios=()
+for round in $(seq "$rounds"); do
+    read -r a1 b1 < <(side_by_side "$a" "$b")
+    read -r b2 a2 < <(side_by_side "$b" "$a")
+    ratio=$(python3 -c "print(f'{(($b1 / $a1) * ($b2 / $a2)) ** 0.5:.3f}')")
+    ratios+=("$ratio")
+    echo "round $round: A $a1 / $a2 µs, B $b1 / $b2 µs, B/A $ratio"
+done
+python3 -c "
+import statistics, sys
+r = [float(x) for x in sys.argv[1:]]
+print(f'B/A = {statistics.geometric_mean(r):.3f} (rounds: {\", \".join(sys.argv[1:])})')
+" "${ratios[@]}"
