@@ -96,9 +96,7 @@ async fn serve_connection(tcp: TcpStream, service: Service, watcher: Watcher) {
     let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = match protocol {
         Protocol::Http1 => {
             let mut builder = hyper::server::conn::http1::Builder::new();
-            // Head and body go out in one `write` rather than a `writev` of several pieces: answers
-            // are small, and copying them costs less than the vectored call (2 % per SendMessage).
-            builder.timer(TokioTimer::new()).writev(false);
+            builder.timer(TokioTimer::new());
             watcher.watch(builder.serve_connection(io, service)).await.map_err(Into::into)
         }
         Protocol::Http2 => {
