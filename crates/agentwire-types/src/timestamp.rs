@@ -52,7 +52,6 @@ impl Timestamp {
     fn to_fixed_text(self) -> Option<[u8; 24]> {
         let t = self.0;
         let year = u32::try_from(t.year()).ok().filter(|y| *y <= 9999)?;
-        let millis = t.timestamp_subsec_millis().min(999);
         let mut out = *b"0000-00-00T00:00:00.000Z";
         let mut put = |at: usize, width: usize, mut value: u32| {
             for i in (at..at + width).rev() {
@@ -65,9 +64,11 @@ impl Timestamp {
         put(8, 2, t.day());
         put(11, 2, t.hour());
         put(14, 2, t.minute());
-        // A leap second is shown as :60, as chrono does.
-        put(17, 2, t.second() + t.nanosecond() / 1_000_000_000);
-        put(20, 3, millis);
+        // chrono keeps a leap second in the nanoseconds (1e9 and up); it is shown as :60, as
+        // chrono shows it.
+        let (leap, nanos) = (t.nanosecond() / 1_000_000_000, t.nanosecond() % 1_000_000_000);
+        put(17, 2, t.second() + leap);
+        put(20, 3, nanos / 1_000_000);
         Some(out)
     }
 
@@ -131,7 +132,13 @@ mod tests {
 
     #[test]
     fn the_fixed_form_matches_chrono() {
-        for text in ["0001-02-03T04:05:06.007Z", "1999-12-31T23:59:59.999Z", "2026-11-21T18:02:19.120Z"] {
+        let texts = [
+            "0001-02-03T04:05:06.007Z",
+            "1999-12-31T23:59:59.999Z",
+            "2026-11-21T18:02:19.120Z",
+            "2016-12-31T23:59:60.500Z",
+        ];
+        for text in texts {
             let t: Timestamp = text.parse().unwrap();
             assert_eq!(t.to_string(), text);
             assert_eq!(t.to_string(), t.0.to_rfc3339_opts(SecondsFormat::Millis, true));
