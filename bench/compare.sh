@@ -8,25 +8,12 @@
 #   bench/compare.sh OLD_BINARY NEW_BINARY [rounds]     # rounds of 2 × 5 s, default 3
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/common.sh"
 a=$1
 b=$2
 rounds=${3:-3}
-loadgen=$root/bench/target/release/loadgen
 work=$(mktemp -d)
 trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT
-body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}}}'
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_for() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return
-        sleep 0.05
-    done
-}
 
 # Prints the CPU µs per request of FIRST and SECOND, loaded at the same time.
 side_by_side() {

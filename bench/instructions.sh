@@ -11,18 +11,11 @@
 # cost, and once under load from 8 connections.
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/common.sh"
 bin=${1:-$root/target/release/agentwire}
 seconds=${2:-5}
-loadgen=$root/bench/target/release/loadgen
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
-body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}}}'
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # Prints "<requests> <instructions>" for one server run under `seconds` of load (0: none).
 measure() {
@@ -32,10 +25,7 @@ measure() {
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
         "$bin" serve --agent echo --http "127.0.0.1:$port" >"$work/server.$port.log" 2>&1 &
     pid=$!
-    for _ in $(seq 300); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-    done
+    wait_for "$port"
     if [ "$load" != 0 ]; then
         requests=$("$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
             -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup 0 --duration "$load" --json 2>/dev/null |
