@@ -1,4 +1,5 @@
-//! What a blocking SendMessage returns when the agent stops early, pauses, or never answers.
+//! What a blocking SendMessage returns when the agent stops early, pauses, waits, panics, or never
+//! answers.
 
 use std::time::Duration;
 
@@ -40,6 +41,34 @@ impl AgentExecutor for AsksOnce {
     }
 }
 
+/// Panics in its first step when asked to; otherwise works and stops.
+struct Panics;
+
+impl AgentExecutor for Panics {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        ctx.run(|ctx, updater| async move {
+            if ctx.message.text() == "panic" {
+                panic!("the test agent panics on purpose");
+            }
+            updater.working().await
+        })
+    }
+}
+
+/// Works, waits a while, then completes: its first step cannot finish the execution.
+struct Waits(Duration);
+
+impl AgentExecutor for Waits {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let pause = self.0;
+        ctx.run(move |_, updater| async move {
+            updater.working().await?;
+            tokio::time::sleep(pause).await;
+            updater.complete_with("done").await
+        })
+    }
+}
+
 async fn send(server: &TestServer, params: serde_json::Value) -> serde_json::Value {
     tokio::time::timeout(Duration::from_secs(10), server.rpc("SendMessage", params)).await.expect("SendMessage hung")
 }
@@ -73,4 +102,37 @@ async fn each_turn_returns_when_the_task_settles() {
     assert_eq!(task["status"]["message"]["parts"][0]["text"], "you chose blue");
     // Four messages so far (hi, the question, blue, the reply); historyLength 1 keeps the reply.
     assert_eq!(task["history"].as_array().map(Vec::len), Some(1), "{second}");
+}
+
+#[tokio::test]
+async fn an_agent_that_panics_is_an_error_and_the_connection_serves_on() {
+    let server = TestServer::start(RequestHandler::builder(Panics)).await;
+    let reply = send(&server, json!({"message": user_message("m1", "panic")})).await;
+    assert_eq!(reply["error"]["code"], -32006, "{reply}");
+    // The same client (one kept-alive connection) is answered again.
+    let reply = send(&server, json!({"message": user_message("m2", "calm")})).await;
+    assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_WORKING", "{reply}");
+}
+
+#[tokio::test]
+async fn an_agent_that_waits_finishes_in_its_own_task() {
+    let server = TestServer::start(RequestHandler::builder(Waits(Duration::from_millis(50)))).await;
+    let reply = send(&server, json!({"message": user_message("m1", "hi")})).await;
+    assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+}
+
+#[tokio::test]
+async fn an_execution_outlives_the_request_that_started_it() {
+    let server = TestServer::start(RequestHandler::builder(Waits(Duration::from_millis(300)))).await;
+    let request = server.rpc("SendMessage", json!({"message": user_message("m1", "hi")}));
+    assert!(tokio::time::timeout(Duration::from_millis(50), request).await.is_err(), "answered before the pause");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let tasks = server.rpc_ok("ListTasks", json!({})).await;
+        if tasks["tasks"][0]["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the task never completed: {tasks}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -106,10 +106,10 @@ impl Params<'_> {
         }
     }
 
-    fn send_request(self) -> Result<SendMessageRequest> {
+    fn send_request(self) -> Result<Box<SendMessageRequest>> {
         match self {
-            Params::Send(request) => Ok(*request),
-            Params::Text(text) => decode_json(&text),
+            Params::Send(request) => Ok(request),
+            Params::Text(text) => decode_json(&text).map(Box::new),
         }
     }
 }
@@ -282,7 +282,7 @@ async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>
         }
         "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, params.decode()?).await }.await),
         "SendStreamingMessage" => {
-            let events = async { h.send_streaming_message(ctx, params.send_request()?).await }.await;
+            let events = async { h.core.send_streaming_message(ctx, params.send_request()?).await }.await;
             stream_response(id, events)
         }
         "SubscribeToTask" => {

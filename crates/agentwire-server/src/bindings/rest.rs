@@ -163,7 +163,7 @@ async fn unary(state: &AppState, req: RestRequest, media_type: HeaderValue) -> R
     let ctx = &req.ctx;
     let ok = |body: &dyn Reply| body.reply(media_type.clone());
     Ok(match &req.route {
-        Route::SendMessage => ok(&h.core.send_message(ctx, req.decode_body()?).await?),
+        Route::SendMessage => ok(&h.core.send_message(ctx, Box::new(req.decode_body()?)).await?),
         Route::GetTask(id) => {
             let mut params = query_params(&req.query)?;
             params.insert("id".into(), Value::String(id.clone()));

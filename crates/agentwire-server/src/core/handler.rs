@@ -119,7 +119,7 @@ impl RequestHandler {
     /// SendMessage: starts or continues a task and, unless `returnImmediately`, waits until it
     /// ends or needs input.
     pub async fn send_message(&self, ctx: &RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.core.send_message(ctx, req).await.map(SendMessageResponse::from)
+        self.core.send_message(ctx, Box::new(req)).await.map(SendMessageResponse::from)
     }
 
     /// SendStreamingMessage: like SendMessage, but returns the task's events as they happen.
@@ -128,7 +128,7 @@ impl RequestHandler {
         ctx: &RequestContext,
         req: SendMessageRequest,
     ) -> Result<TaskEventStream> {
-        self.core.send_streaming_message(ctx, req).await
+        self.core.send_streaming_message(ctx, Box::new(req)).await
     }
 
     /// GetTask.

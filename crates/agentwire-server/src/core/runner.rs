@@ -1,7 +1,11 @@
 //! Drives one execution: reads the agent's events, commits each to the task, and ends it.
 
+use std::future::Future;
 use std::ops::ControlFlow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 use agentwire_store::Scope;
 use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState, TaskStatus};
@@ -75,6 +79,38 @@ impl Waiter {
     }
 }
 
+/// An execution whose first step the blocking SendMessage that started it takes in place. An
+/// agent that never waits, like the echo agent, finishes in that step, which spares a task, a
+/// wake-up and a second pass through the connection's stack. An execution that has to wait
+/// continues in a task of its own, and so does one whose step is never taken (dropped unpolled).
+pub(crate) struct FirstStep(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl FirstStep {
+    pub(crate) async fn take(mut self) {
+        std::future::poll_fn(|cx| {
+            if let Some(mut execution) = self.0.take() {
+                // A panicking agent must not take the connection down: as in a task of its own,
+                // the panic is reported and the execution dropped (its caller gets an error).
+                match catch_unwind(AssertUnwindSafe(|| execution.as_mut().poll(cx))) {
+                    Ok(Poll::Ready(())) => {}
+                    Ok(Poll::Pending) => drop(tokio::spawn(execution)),
+                    Err(_) => tracing::error!("the agent panicked during its first step"),
+                }
+            }
+            Poll::Ready(())
+        })
+        .await;
+    }
+}
+
+impl Drop for FirstStep {
+    fn drop(&mut self) {
+        if let Some(execution) = self.0.take() {
+            tokio::spawn(execution);
+        }
+    }
+}
+
 /// Whether a blocking send can return: the task ended or waits for the client.
 fn settles(task: &Task) -> bool {
     task.status.state.is_terminal() || task.status.state.is_interrupted()
@@ -95,9 +131,20 @@ impl Core {
         self.running.remove_if(task_id, |_, e| e.count == 0);
     }
 
-    /// Starts `run` in the background, with the task's shared cancellation token. Executions
-    /// outlive the request that started them.
-    pub(crate) fn spawn(self: &Arc<Self>, run: Run) {
+    /// Starts `run`, with the task's shared cancellation token. Executions outlive the request
+    /// that started them, so they run as tasks of their own; with `first_step_here`, the caller
+    /// gets the execution back to take its first step in place (see [`FirstStep`]).
+    pub(crate) fn launch(self: &Arc<Self>, run: Run, first_step_here: bool) -> Option<FirstStep> {
+        let execution = self.tracker.track_future(self.execution(run));
+        if first_step_here {
+            return Some(FirstStep(Some(Box::pin(execution))));
+        }
+        tokio::spawn(execution);
+        None
+    }
+
+    /// The future that drives `run` from start to end.
+    fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
         let Run { scope, task_id: id, context_id, message, task, request, streaming, new_task_message, waiter } = run;
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.begin_execution(&task_id);
@@ -113,7 +160,7 @@ impl Core {
         // A debug span: at the default info level it costs nothing per request.
         let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
         let events = self.agent.execute(ctx);
-        self.tracker.spawn(Arc::clone(self).drive(execution, events).instrument(span));
+        Arc::clone(self).drive(execution, events).instrument(span)
     }
 
     /// Reads the agent's events until it stops or the task ends. Only the wait for the next event

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::apply::add_user_message;
 use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
-use super::runner::{Run, Settled, Waiter};
+use super::runner::{FirstStep, Run, Settled, Waiter};
 use super::{new_id, validate, Core};
 use crate::RequestContext;
 
@@ -23,6 +23,15 @@ enum Follow {
     Stream,
     /// SendMessage: one result, handed over by the execution.
     Block { return_immediately: bool },
+}
+
+impl Follow {
+    /// Whether the request runs the execution's first step itself: a blocking send waits for the
+    /// result anyway, while a stream (events to forward) and `returnImmediately` (an answer due at
+    /// once) must not wait for the agent.
+    fn takes_first_step(self) -> bool {
+        matches!(self, Follow::Block { return_immediately: false })
+    }
 }
 
 /// What the request follows the execution with.
@@ -37,6 +46,8 @@ struct Started {
     /// For a continuation: the task with the new message, and its version.
     snapshot: Option<(Arc<Task>, u64)>,
     history_length: Option<usize>,
+    /// For a blocking send that does not return immediately: the execution's first step.
+    first_step: Option<FirstStep>,
 }
 
 /// SendMessage's result as the bindings write it: the task shared with the store, not copied.
@@ -73,8 +84,35 @@ pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
     event.task_state().is_some_and(|s| s.is_terminal() || s == agentwire_types::TaskState::InputRequired)
 }
 
+/// A send that passed its checks, ready to start.
+struct Checked {
+    ctx: RequestContext,
+    scope: Scope,
+    message: Message,
+    push: Option<TaskPushNotificationConfig>,
+    history_length: Option<usize>,
+    follow: Follow,
+}
+
 impl Core {
-    async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
+    /// Starts the execution a send asks for. A new task without a push config, the common case,
+    /// starts without awaiting anything, which keeps this future a few words long: each caller's
+    /// future embeds it, and a large one is copied at every level. A continuation or a push
+    /// config needs the store first; that path is boxed.
+    async fn start(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: Box<SendMessageRequest>,
+        follow: Follow,
+    ) -> Result<Started> {
+        let send = self.check(ctx, *req, follow)?;
+        if send.message.task_id.is_empty() && send.push.is_none() {
+            return Ok(self.start_new_task(send, new_id()));
+        }
+        Box::pin(self.start_with_store(send)).await
+    }
+
+    fn check(&self, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Checked> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
         validate::message(&req.message)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
@@ -85,29 +123,40 @@ impl Core {
             return Err(A2AError::push_notification_not_supported());
         }
         let scope = ctx.scope();
-        let streaming = matches!(follow, Follow::Stream);
-        let message = req.message;
-        if message.task_id.is_empty() {
+        let push = config.task_push_notification_config;
+        Ok(Checked { ctx, scope, message: req.message, push, history_length, follow })
+    }
+
+    fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Started {
+        let Checked { ctx, scope, message, push: _, history_length, follow } = send;
+        let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
+        let (following, waiter) = self.follow(follow, &scope, &task_id);
+        let run = Run {
+            scope,
+            task_id,
+            context_id,
+            message: message.clone(),
+            task: None,
+            request: ctx,
+            streaming: matches!(follow, Follow::Stream),
+            new_task_message: Some(message),
+            waiter,
+        };
+        let first_step = self.launch(run, follow.takes_first_step());
+        Started { following, snapshot: None, history_length, first_step }
+    }
+
+    /// A new task with a push config to store first, or a message that continues a task.
+    async fn start_with_store(self: &Arc<Self>, mut send: Checked) -> Result<Started> {
+        if send.message.task_id.is_empty() {
             let task_id = new_id();
-            let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
-            if let Some(push) = config.task_push_notification_config {
-                self.register_push_config(&scope, &task_id, push).await?;
+            if let Some(push) = send.push.take() {
+                self.register_push_config(&send.scope, &task_id, push).await?;
             }
-            let (following, waiter) = self.follow(follow, &scope, &task_id);
-            self.spawn(Run {
-                scope,
-                task_id,
-                context_id,
-                message: message.clone(),
-                task: None,
-                request: ctx,
-                streaming,
-                new_task_message: Some(message),
-                waiter,
-            });
-            return Ok(Started { following, snapshot: None, history_length });
+            return Ok(self.start_new_task(send, task_id));
         }
 
+        let Checked { ctx, scope, message, push, history_length, follow } = send;
         let task_id = message.task_id.clone();
         let existing = self.load(&scope, &task_id).await?.task;
         if existing.status.state.is_terminal() {
@@ -128,24 +177,25 @@ impl Core {
                 Ok(vec![add_user_message(task, message.clone())])
             })
             .await?;
-        if let Some(push) = config.task_push_notification_config {
+        if let Some(push) = push {
             self.register_push_config(&scope, &task_id, push).await?;
         }
         if let Following::Feed(feed) = &mut following {
             feed.start_after(version);
         }
-        self.spawn(Run {
+        let run = Run {
             scope,
             task_id,
             context_id: task.context_id.clone(),
             message,
             task: Some(Arc::clone(&task)),
             request: ctx,
-            streaming,
+            streaming: matches!(follow, Follow::Stream),
             new_task_message: None,
             waiter,
-        });
-        Ok(Started { following, snapshot: Some((task, version)), history_length })
+        };
+        let first_step = self.launch(run, follow.takes_first_step());
+        Ok(Started { following, snapshot: Some((task, version)), history_length, first_step })
     }
 
     /// Attaches the request to the execution it is about to start: a stream subscribes now, so
@@ -173,9 +223,16 @@ impl Core {
         self.store_push_config(scope, config, agentwire_store::PushPayload::StreamResponse).await.map(drop)
     }
 
-    pub(crate) async fn send_message(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest) -> Result<Sent> {
+    pub(crate) async fn send_message(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: Box<SendMessageRequest>,
+    ) -> Result<Sent> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        let mut started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        if let Some(step) = started.first_step.take() {
+            step.take().await;
+        }
         let settled = match (started.snapshot, started.following) {
             // A continuation that returns immediately answers with the task holding the message.
             (Some((task, _)), _) if return_immediately => Some(Settled::Task(task)),
@@ -197,7 +254,7 @@ impl Core {
     pub(crate) async fn send_streaming_message(
         self: &Arc<Self>,
         ctx: &RequestContext,
-        req: SendMessageRequest,
+        req: Box<SendMessageRequest>,
     ) -> Result<TaskEventStream> {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
