@@ -48,6 +48,11 @@ impl Broker {
         }
     }
 
+    /// Whether the task has a channel, that is, readers (or had them a moment ago).
+    pub(crate) fn has_readers(&self, task_id: &str) -> bool {
+        self.channels.contains_key(task_id)
+    }
+
     fn release(&self, task_id: &str) {
         self.channels.remove_if(task_id, |_, tx| tx.receiver_count() == 0);
     }

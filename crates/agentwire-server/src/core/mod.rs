@@ -128,9 +128,19 @@ impl Core {
             // Nobody can catch up on an ended task any more: new readers of it are refused.
             self.tasks.ended_unobserved(task_id);
         }
-        if self.push_enabled() && self.push_configs.may_have_configs(task_id) {
+        if self.webhooks_may_want(task_id) {
             self.push.enqueue(scope.clone(), task_id, events);
         }
+    }
+
+    fn webhooks_may_want(&self, task_id: &str) -> bool {
+        self.push_enabled() && self.push_configs.may_have_configs(task_id)
+    }
+
+    /// Whether an event of `task_id` committed now could be read by anyone: a live reader or a
+    /// webhook. A reader who comes later starts from a snapshot and the events after it.
+    pub(crate) fn has_audience(&self, task_id: &str) -> bool {
+        self.broker.has_readers(task_id) || self.webhooks_may_want(task_id)
     }
 }
 

@@ -255,8 +255,13 @@ impl Core {
             history: vec![history_message],
             ..Task::default()
         };
-        let first_event = StreamResponse::Task(task.clone());
-        self.create(&execution.scope, task, vec![first_event]).await
+        // The first event is the task itself, and only a reader present at its creation can want
+        // it (the stream that started the task, or a webhook registered with the send): a later
+        // reader starts from a snapshot. Without one, the copy is skipped and the task starts at
+        // version 0.
+        let events =
+            if self.has_audience(&execution.task_id) { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
+        self.create(&execution.scope, task, events).await
     }
 
     async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<Arc<Task>, A2AError> {
