@@ -3,7 +3,8 @@
 # server in the same run, and prints one markdown table (also written to bench/results/latest.md,
 # with the raw numbers in bench/results/latest.json).
 #
-#   bench/run.sh                 the full run (under 10 minutes once built)
+#   bench/run.sh                 the full run (under 10 minutes with the builds): two rounds of
+#                                every comparison, the second in reverse order
 #   bench/run.sh --smoke         every scenario for about a second: proves the harness works (CI);
 #                                fails on wrong answers or a server that will not start, never on timings
 #   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, idle-sse, tasks-rss)
@@ -33,10 +34,13 @@ while (($#)); do
   shift
 done
 
+# The compared servers are measured in ROUNDS rounds, the second in reverse order, and each row
+# reports all its rounds together: the machine's speed drifts over minutes, and a ratio between two
+# servers measured minutes apart would carry that drift.
 if ((SMOKE)); then
-  WARMUP=0.2 DURATION=1 IDLE_STREAMS=1000 IDLE_HOLD=0.5 TASKS_FIRST=1000 TASKS=2000 TASKS_TIMEOUT=60
+  ROUNDS=1 WARMUP=0.2 DURATION=1 IDLE_STREAMS=1000 IDLE_HOLD=0.5 TASKS_FIRST=1000 TASKS=2000 TASKS_TIMEOUT=60
 else
-  WARMUP=2 DURATION=5 IDLE_STREAMS=10000 IDLE_HOLD=2 TASKS_FIRST=10000 TASKS=100000 TASKS_TIMEOUT=300
+  ROUNDS=2 WARMUP=1 DURATION=4 IDLE_STREAMS=10000 IDLE_HOLD=2 TASKS_FIRST=10000 TASKS=100000 TASKS_TIMEOUT=300
 fi
 
 # --- the requests (A2A v1.0) -------------------------------------------------------------------
@@ -55,13 +59,16 @@ PYTHON=$BENCH/.venv/bin/python
 
 # --- the servers: one line per server process ------------------------------------------------
 # name | scenarios it runs (groups: jsonrpc = jsonrpc-c1/-c16/-c64/-c256) | command, PORT = its port.
-# Each line gets a fresh process; the table orders servers as listed here.
-SERVERS=(
+# Each line gets a fresh process (per round); the table orders servers as listed here.
+COMPARED=(
   "floor                 | jsonrpc rest-c16 stream-c16 | $FLOOR --addr 127.0.0.1:PORT"
   "agentwire             | jsonrpc rest-c16 stream-c16 | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
   "official-rust         | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT"
   "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
   "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
+)
+# Scenarios that measure one server on its own, once.
+ALONE=(
   "agentwire             | tasks-rss                   | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
   "floor                 | idle-sse                    | $FLOOR --addr 127.0.0.1:PORT"
   "agentwire             | idle-sse                    | $AGENTWIRE serve --agent conformance --http 127.0.0.1:PORT"
@@ -308,7 +315,12 @@ fi
 
 mkdir -p "$LOGS"
 : >"$RUNS"
-for spec in "${SERVERS[@]}"; do run_server "$spec"; done
+for ((round = 1; round <= ROUNDS; round++)); do
+  for ((i = 0; i < ${#COMPARED[@]}; i++)); do
+    if ((round % 2)); then run_server "${COMPARED[i]}"; else run_server "${COMPARED[-1 - i]}"; fi
+  done
+done
+for spec in "${ALONE[@]}"; do run_server "$spec"; done
 
 if ((SMOKE && ${#ONLY[@]} == 0)); then
   say "codec benchmarks, one iteration each"

@@ -38,7 +38,7 @@ fn fixed(value: Option<f64>, decimals: usize) -> String {
 }
 
 /// `12345.6` → `12,346`.
-fn thousands(value: f64) -> String {
+pub(super) fn thousands(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {

@@ -2,6 +2,7 @@
 //! the official SDK) and the same rows as JSON.
 
 mod markdown;
+mod rounds;
 mod row;
 
 use std::io::Write as _;
@@ -25,6 +26,9 @@ pub(crate) struct Record {
     /// Why the run failed (errors, a crash).
     #[serde(default)]
     pub(crate) failed: Option<String>,
+    /// The rate of each round, once rounds are merged.
+    #[serde(skip)]
+    pub(crate) round_rates: Vec<f64>,
 }
 
 pub(crate) fn run(opt: &ReportOpt) -> anyhow::Result<()> {
@@ -35,7 +39,7 @@ pub(crate) fn run(opt: &ReportOpt) -> anyhow::Result<()> {
         .enumerate()
         .map(|(n, line)| serde_json::from_str(line).with_context(|| format!("line {}: {line}", n + 1)))
         .collect::<anyhow::Result<Vec<Record>>>()?;
-    let rows = row::rows(records);
+    let rows = row::rows(rounds::merge(records));
     let table = markdown::render(&rows);
     print!("{table}");
     if let Some(path) = &opt.markdown {

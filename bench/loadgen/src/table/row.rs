@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::markdown::thousands;
 use super::Record;
 use crate::summary::{mib, LoadSummary, RunSummary};
 
@@ -104,6 +105,10 @@ impl From<Record> for Row {
                 row.notes.push(format!("{} streams opened in {:.1} s", idle.requested, idle.open_seconds));
             }
             None => {}
+        }
+        if let [_, _, ..] = record.round_rates.as_slice() {
+            let rates: Vec<String> = record.round_rates.iter().map(|rate| thousands(*rate)).collect();
+            row.notes.push(format!("rounds {}", rates.join(", ")));
         }
         if let Some(reason) = record.skipped {
             row.status = "skipped";
