@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Server CPU per JSON-RPC SendMessage of two agentwire builds, measured side by side: both servers
-# run at the same time on core 0, each loaded by its own loadgen (8 connections) on core 1, so a
-# noisy neighbour slows both alike. Each round is run in both placements (A started first, then B
-# first); the ratio B/A is the geometric mean of the two orders, which cancels any advantage of a
-# placement. On this machine separate runs of one binary varied by ±15 %; paired ratios by ±2 %.
+# Server CPU per JSON-RPC SendMessage of two servers, measured side by side: both run at the same
+# time on core 0, each loaded by its own loadgen (8 connections) on core 1, so a noisy neighbour
+# slows both alike. Each round is run in both placements (A started first, then B first); the
+# ratio B/A is the geometric mean of the two orders, which cancels any advantage of a placement.
+# On this machine separate runs of one binary varied by ±15 %; paired ratios by ±2 %.
 #
-#   bench/compare.sh OLD_BINARY NEW_BINARY [rounds]     # rounds of 2 × 5 s, default 3
+#   bench/compare.sh OLD_BINARY NEW_BINARY [rounds]     # two agentwire builds; rounds of 2 × 5 s, default 3
+#   bench/compare.sh 'bench/target/release/official-rust-echo --addr 127.0.0.1:PORT' target/release/agentwire
+#
+# A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
+# port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement.
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh"
@@ -15,14 +19,25 @@ rounds=${3:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
+# Starts SERVER on core 0 at PORT, in the background.
+launch() {
+    local server=$1 port=$2 words
+    if [[ $server == *PORT* ]]; then
+        read -r -a words <<<"${server//PORT/$port}"
+    else
+        words=("$server" serve --agent echo --http "127.0.0.1:$port")
+    fi
+    taskset -c 0 "${words[@]}" >/dev/null 2>&1 &
+}
+
 # Prints the CPU µs per request of FIRST and SECOND, loaded at the same time.
 side_by_side() {
     local first=$1 second=$2 port1 port2 pid1 pid2 load1
     port1=$(free_port)
     port2=$(free_port)
-    taskset -c 0 "$first" serve --agent echo --http "127.0.0.1:$port1" >/dev/null 2>&1 &
+    launch "$first" "$port1"
     pid1=$!
-    taskset -c 0 "$second" serve --agent echo --http "127.0.0.1:$port2" >/dev/null 2>&1 &
+    launch "$second" "$port2"
     pid2=$!
     wait_for "$port1"
     wait_for "$port2"
@@ -30,7 +45,7 @@ side_by_side() {
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
         taskset -c 1 "$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup 1 --duration 5 --server-pid "$pid" --json \
+            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup "${COMPARE_WARMUP:-1}" --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json \
             2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
     done
@@ -39,7 +54,10 @@ side_by_side() {
     wait "$pid1" "$pid2" 2>/dev/null || true
     python3 - "$work/side1.json" "$work/side2.json" <<'EOF'
 import json, sys
-print(*(f'{json.load(open(path))["server_cpu_us_per_req"]:.1f}' for path in sys.argv[1:]))
+runs = [json.load(open(path)) for path in sys.argv[1:]]
+if any(run["errors"] for run in runs):
+    sys.exit(f"wrong answers: {[run['error_samples'][:1] for run in runs]}")
+print(*(f'{run["server_cpu_us_per_req"]:.1f}' for run in runs))
 EOF
 }
 
@@ -47,6 +65,7 @@ ratios=()
 for round in $(seq "$rounds"); do
     read -r a1 b1 < <(side_by_side "$a" "$b")
     read -r b2 a2 < <(side_by_side "$b" "$a")
+    [[ -n ${b1:-} && -n ${a2:-} ]] || { echo "round $round: a measurement failed" >&2; exit 1; }
     ratio=$(python3 -c "print(f'{(($b1 / $a1) * ($b2 / $a2)) ** 0.5:.3f}')")
     ratios+=("$ratio")
     echo "round $round: A $a1 / $a2 µs, B $b1 / $b2 µs, B/A $ratio"

@@ -7,8 +7,8 @@
 #                                every comparison, the second in reverse order
 #   bench/run.sh --smoke         every scenario for about a second: proves the harness works (CI);
 #                                fails on wrong answers or a server that will not start, never on timings
-#   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, idle-sse, tasks-rss)
-#                                or group (jsonrpc); repeatable
+#   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, idle-sse, tasks-rss,
+#                                side-by-side) or group (jsonrpc); repeatable
 #   bench/run.sh --codecs        the codec micro-benchmarks (criterion) instead
 #
 # Servers are pinned to core 0 and the load generator to core 1. See bench/README.md.
@@ -28,7 +28,7 @@ while (($#)); do
     --smoke) SMOKE=1 ;;
     --codecs) CODECS=1 ;;
     --only) ONLY+=("${2:?--only needs a scenario}"); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -322,6 +322,26 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 for spec in "${ALONE[@]}"; do run_server "$spec"; done
 
+# The 2 × target against the official SDK, measured the way drift cannot skew: both servers
+# loaded at the same time on core 0 (bench/compare.sh), in both orders.
+SIDE_BY_SIDE=""
+if wanted side-by-side; then
+  if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
+    SIDE_BY_SIDE="skipped: ${MISSING[$OFFICIAL_RUST]:-$OFFICIAL_RUST is missing}"
+  else
+    say "side by side: official-rust and agentwire, JSON-RPC SendMessage, CPU per request"
+    side_rounds=$( ((SMOKE)) && echo 1 || echo 3 )
+    if COMPARE_WARMUP=$WARMUP COMPARE_DURATION=$DURATION "$BENCH/compare.sh" \
+        "$OFFICIAL_RUST --addr 127.0.0.1:PORT" "$AGENTWIRE" "$side_rounds" >"$LOGS/side-by-side.log" 2>&1; then
+      SIDE_BY_SIDE=$(python3 "$BENCH/side_by_side.py" "$(tail -n 1 "$LOGS/side-by-side.log")")
+    else
+      FAILED=1
+      SIDE_BY_SIDE="FAILED: $(tail -n 1 "$LOGS/side-by-side.log")"
+    fi
+    cat "$LOGS/side-by-side.log" >&2
+  fi
+fi
+
 if ((SMOKE && ${#ONLY[@]} == 0)); then
   say "codec benchmarks, one iteration each"
   (cd "$BENCH" && cargo bench --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
@@ -334,5 +354,9 @@ say "results ($MODE, $((SECONDS - STARTED_AT)) s)"
   printf 'agentwire %s, %s, %s; server on core 0, loadgen on core 1.\n\n' \
     "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$MODE" "$(date -u +%Y-%m-%d)"
   "$LOADGEN" report "$RUNS" --json "$RESULTS/latest.json"
+  if [[ -n $SIDE_BY_SIDE ]]; then
+    printf '\nServer CPU per JSON-RPC SendMessage, official-rust ÷ agentwire, side by side (both loaded at\n'
+    printf 'once on core 0, 8 connections each, in both orders; bench/compare.sh): %s\n' "$SIDE_BY_SIDE"
+  fi
 } | tee "$RESULTS/latest.md"
 exit "$FAILED"
