@@ -45,8 +45,8 @@ side_by_side() {
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
         taskset -c 1 "$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup "${COMPARE_WARMUP:-1}" --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json \
-            2>/dev/null | tail -1 >"$work/side$side.json" &
+            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup "${COMPARE_WARMUP:-1}" \
+            --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json 2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
     done
     wait "$load1" $!
