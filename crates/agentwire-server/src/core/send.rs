@@ -84,12 +84,12 @@ pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
     event.task_state().is_some_and(|s| s.is_terminal() || s == agentwire_types::TaskState::InputRequired)
 }
 
-/// A send that passed its checks, ready to start.
+/// A send that passed its checks, ready to start (its push config, if any, travels apart: it must
+/// be stored before the execution starts).
 struct Checked {
     ctx: RequestContext,
     scope: Scope,
     message: Message,
-    push: Option<TaskPushNotificationConfig>,
     history_length: Option<usize>,
     follow: Follow,
 }
@@ -105,14 +105,19 @@ impl Core {
         req: Box<SendMessageRequest>,
         follow: Follow,
     ) -> Result<Started> {
-        let send = self.check(ctx, *req, follow)?;
-        if send.message.task_id.is_empty() && send.push.is_none() {
+        let (send, push) = self.check(ctx, *req, follow)?;
+        if send.message.task_id.is_empty() && push.is_none() {
             return Ok(self.start_new_task(send, new_id()));
         }
-        Box::pin(self.start_with_store(send)).await
+        Box::pin(self.start_with_store(send, push)).await
     }
 
-    fn check(&self, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Checked> {
+    fn check(
+        &self,
+        ctx: &RequestContext,
+        req: SendMessageRequest,
+        follow: Follow,
+    ) -> Result<(Checked, Option<TaskPushNotificationConfig>)> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
         validate::message(&req.message)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
@@ -123,12 +128,11 @@ impl Core {
             return Err(A2AError::push_notification_not_supported());
         }
         let scope = ctx.scope();
-        let push = config.task_push_notification_config;
-        Ok(Checked { ctx, scope, message: req.message, push, history_length, follow })
+        Ok((Checked { ctx, scope, message: req.message, history_length, follow }, config.task_push_notification_config))
     }
 
     fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Started {
-        let Checked { ctx, scope, message, push: _, history_length, follow } = send;
+        let Checked { ctx, scope, message, history_length, follow } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let (following, waiter) = self.follow(follow, &scope, &task_id);
         let run = Run {
@@ -147,16 +151,20 @@ impl Core {
     }
 
     /// A new task with a push config to store first, or a message that continues a task.
-    async fn start_with_store(self: &Arc<Self>, mut send: Checked) -> Result<Started> {
+    async fn start_with_store(
+        self: &Arc<Self>,
+        send: Checked,
+        push: Option<TaskPushNotificationConfig>,
+    ) -> Result<Started> {
         if send.message.task_id.is_empty() {
             let task_id = new_id();
-            if let Some(push) = send.push.take() {
+            if let Some(push) = push {
                 self.register_push_config(&send.scope, &task_id, push).await?;
             }
             return Ok(self.start_new_task(send, task_id));
         }
 
-        let Checked { ctx, scope, message, push, history_length, follow } = send;
+        let Checked { ctx, scope, message, history_length, follow } = send;
         let task_id = message.task_id.clone();
         let existing = self.load(&scope, &task_id).await?.task;
         if existing.status.state.is_terminal() {
