@@ -86,7 +86,8 @@ impl Waiter {
 pub(crate) struct FirstStep(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
 
 impl FirstStep {
-    pub(crate) async fn take(mut self) {
+    /// Polls the execution once; if it has to wait, it goes on in a task of its own.
+    pub(crate) async fn run(mut self) {
         std::future::poll_fn(|cx| {
             if let Some(mut execution) = self.0.take() {
                 // A panicking agent must not take the connection down: as in a task of its own,

@@ -239,7 +239,7 @@ impl Core {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
         let mut started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
         if let Some(step) = started.first_step.take() {
-            step.take().await;
+            step.run().await;
         }
         let settled = match (started.snapshot, started.following) {
             // A continuation that returns immediately answers with the task holding the message.
