@@ -19,7 +19,7 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         tokio::net::TcpListener::bind(opt.http).await.with_context(|| format!("cannot listen on {}", opt.http))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, agent = ?opt.agent, card = %format!("http://{address}/.well-known/agent-card.json"), "serving");
-    agentwire_server::serve(listener, agentwire_server::router(handler.clone()), shutdown_signal(), DRAIN).await?;
+    agentwire_server::serve(listener, agentwire_server::service(handler.clone()), shutdown_signal(), DRAIN).await?;
     tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
     tracing::info!("stopped");
     Ok(())

@@ -18,7 +18,7 @@ mod context;
 mod core;
 mod serve;
 
-pub use bindings::router;
+pub use bindings::{router, service, A2aService};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{
     CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream, WebhookGuard,

@@ -7,35 +7,43 @@
 //! handler; docs/BENCHMARKS.md). Here the first bytes are peeked instead, and each connection gets
 //! the plain HTTP/1.1 or HTTP/2 connection it needs.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use axum::Router;
+use axum::response::Response;
+use http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tower::Service;
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets in-flight requests finish for
 /// up to `drain` (open event streams would otherwise hold shutdown forever).
 ///
+/// `app` is an A2A [`service`](crate::service), or any tower service of requests to responses,
+/// such as an axum `Router` (call its `with_state(())` first, so that it finishes its routes once
+/// instead of on every request).
+///
 /// ```no_run
 /// use std::time::Duration;
-/// use agentwire_server::{agent::EchoAgent, router, serve, RequestHandler};
+/// use agentwire_server::{agent::EchoAgent, serve, service, RequestHandler};
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let app = router(RequestHandler::builder(EchoAgent).build());
+/// let app = service(RequestHandler::builder(EchoAgent).build());
 /// serve(listener, app, async { let _ = tokio::signal::ctrl_c().await; }, Duration::from_secs(10)).await
 /// # }
 /// ```
-pub async fn serve<F>(listener: TcpListener, app: Router, shutdown: F, drain: Duration) -> io::Result<()>
+pub async fn serve<S, F>(listener: TcpListener, app: S, shutdown: F, drain: Duration) -> io::Result<()>
 where
+    S: Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
-    // Routes are finished once here; every connection then shares them.
-    let app = app.with_state::<()>(());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -62,8 +70,6 @@ where
     Ok(())
 }
 
-type Service = TowerToHyperService<Router>;
-
 /// Which protocol a connection speaks, from its first bytes.
 #[derive(Debug, PartialEq)]
 enum Protocol {
@@ -84,7 +90,11 @@ fn protocol_of(head: &[u8]) -> Protocol {
     }
 }
 
-async fn serve_connection(tcp: TcpStream, service: Service, watcher: Watcher) {
+async fn serve_connection<S>(tcp: TcpStream, service: TowerToHyperService<S>, watcher: Watcher)
+where
+    S: Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+{
     let mut head = [0u8; 4];
     let protocol = match tcp.peek(&mut head).await {
         Ok(n) => protocol_of(&head[..n]),

@@ -62,6 +62,8 @@ async fn missing_or_wrong_credentials_get_401_with_a_challenge() {
         assert_eq!(status, 401);
         assert_eq!(body["error"]["code"], -32010);
     }
+    let jsonrpc = server.http.post(format!("{}/", server.base)).json(&json!({})).send().await.unwrap();
+    assert!(jsonrpc.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
     let rest = server.http.get(format!("{}/tasks", server.base)).send().await.unwrap();
     assert_eq!(rest.status(), 401);
     assert!(rest.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));

@@ -1,8 +1,9 @@
 //! CORS: headers for browser requests only, and preflights answered before authentication.
 
 use agentwire_server::auth::StaticAuth;
-use agentwire_test::{conformance, TestServer};
+use agentwire_test::{conformance, user_message, TestServer};
 use reqwest::Method;
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn only_browser_requests_get_cors_headers() {
@@ -17,6 +18,36 @@ async fn only_browser_requests_get_cors_headers() {
     assert_eq!(browser.headers()["access-control-allow-origin"], "*");
     let exposed = browser.headers()["access-control-expose-headers"].to_str().unwrap();
     assert!(exposed.contains("etag"), "{exposed}");
+}
+
+/// Plain JSON-RPC calls skip the router (see `agentwire_server::service`); calls from browsers
+/// take it, for their CORS headers, and must be answered alike.
+#[tokio::test]
+async fn json_rpc_calls_from_browsers_get_cors_headers_and_the_same_answer() {
+    let server = TestServer::start(conformance()).await;
+    let send = |origin: Option<&str>| {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage",
+            "params": {"message": user_message("m1", "hello")}});
+        let request = server.http.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&body);
+        match origin {
+            Some(origin) => request.header("Origin", origin),
+            None => request,
+        }
+        .send()
+    };
+
+    let plain = send(None).await.unwrap();
+    assert!(plain.headers().get("access-control-allow-origin").is_none());
+    let plain: Value = plain.json().await.unwrap();
+
+    let browser = send(Some("https://app.example")).await.unwrap();
+    assert_eq!(browser.headers()["access-control-allow-origin"], "*");
+    let browser: Value = browser.json().await.unwrap();
+
+    for answer in [&plain, &browser] {
+        assert_eq!(answer["id"], 7, "{answer}");
+        assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    }
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use agentwire_server::agent::ConformanceAgent;
-use agentwire_server::{router, CardConfig, PushSettings, RequestHandler, RequestHandlerBuilder, WebhookGuard};
+use agentwire_server::{service, CardConfig, PushSettings, RequestHandler, RequestHandlerBuilder, WebhookGuard};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -18,7 +18,7 @@ pub struct TestServer {
     pub base: String,
     /// An HTTP client with no default headers.
     pub http: reqwest::Client,
-    task: JoinHandle<()>,
+    task: JoinHandle<std::io::Result<()>>,
 }
 
 impl Drop for TestServer {
@@ -56,10 +56,10 @@ impl TestServer {
         let base = format!("http://{}", listener.local_addr().expect("local address"));
         let config_url = base.clone();
         let handler = builder.card_url(&config_url).build();
-        let app = router(handler);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        // As the CLI serves it, so the tests cover the JSON-RPC shortcut; calls with `Origin` take
+        // the router.
+        let app = service(handler);
+        let task = tokio::spawn(agentwire_server::serve(listener, app, std::future::pending(), Duration::ZERO));
         Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
     }
 

@@ -6,6 +6,7 @@ mod errors;
 mod jsonrpc;
 mod meta;
 mod rest;
+mod service;
 mod sse;
 
 use std::sync::Arc;
@@ -21,6 +22,8 @@ use http::{header, HeaderValue, Method};
 
 use crate::auth::Authenticator;
 use crate::RequestHandler;
+
+pub use service::{service, A2aService};
 
 #[derive(Clone)]
 pub(crate) struct AppState {
@@ -44,6 +47,11 @@ const PUBLIC_PATHS: [&str; 3] = ["/.well-known/agent-card.json", "/.well-known/a
 /// # }
 /// ```
 pub fn router(handler: RequestHandler) -> Router {
+    router_and_state(handler).0
+}
+
+/// The router, and the state its routes share (which [`service`] also needs).
+fn router_and_state(handler: RequestHandler) -> (Router, AppState) {
     let card = Arc::new(card::CardDocument::new(handler.agent_card()));
     let auth = handler.core.auth.clone();
     let state = AppState { handler, card };
@@ -53,11 +61,11 @@ pub fn router(handler: RequestHandler) -> Router {
         .route("/agentCard", get(card::serve))
         .route("/", post(jsonrpc::handle))
         .fallback(rest::handle)
-        .with_state(state);
+        .with_state(state.clone());
     if let Some(auth) = auth {
         app = app.layer(axum::middleware::from_fn_with_state(auth, authenticate));
     }
-    app.layer(cors::CorsLayer)
+    (app.layer(cors::CorsLayer), state)
 }
 
 /// Decodes request parameters, naming the offending field on failure (InvalidParams).
@@ -115,27 +123,32 @@ pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes> {
 }
 
 async fn authenticate(State(auth): State<Arc<dyn Authenticator>>, mut request: Request, next: Next) -> Response {
-    if request.method() == Method::OPTIONS || PUBLIC_PATHS.contains(&request.uri().path()) {
-        return next.run(request).await;
+    match refusal(auth.as_ref(), &mut request) {
+        None => next.run(request).await,
+        Some(refusal) => refusal,
     }
-    match auth.authenticate(request.headers()) {
+}
+
+/// The answer to a request that may not in, in its binding's format; `None` lets it in, with its
+/// caller recorded. Preflights and the card are open to anyone.
+fn refusal(auth: &dyn Authenticator, request: &mut Request) -> Option<Response> {
+    if request.method() == Method::OPTIONS || PUBLIC_PATHS.contains(&request.uri().path()) {
+        return None;
+    }
+    let error = match auth.authenticate(request.headers()) {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
-            next.run(request).await
+            return None;
         }
-        Err(error) => {
-            let jsonrpc = request.method() == Method::POST && request.uri().path() == "/";
-            let mut response = if jsonrpc {
-                jsonrpc::error_response(&jsonrpc::null_id(), &error)
-            } else {
-                rest::error_response(&error)
-            };
-            if error.kind() == agentwire_types::ErrorKind::Unauthenticated {
-                if let Ok(challenge) = HeaderValue::from_str(&auth.challenge()) {
-                    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
-                }
-            }
-            response
+        Err(error) => error,
+    };
+    let jsonrpc = request.method() == Method::POST && request.uri().path() == "/";
+    let mut response =
+        if jsonrpc { jsonrpc::error_response(&jsonrpc::null_id(), &error) } else { rest::error_response(&error) };
+    if error.kind() == agentwire_types::ErrorKind::Unauthenticated {
+        if let Ok(challenge) = HeaderValue::from_str(&auth.challenge()) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }
     }
+    Some(response)
 }
