@@ -16,6 +16,7 @@ pub mod auth;
 mod bindings;
 mod context;
 mod core;
+mod json;
 mod serve;
 
 pub use bindings::{router, service, A2aService};

@@ -13,7 +13,7 @@ use agentwire_types::{A2AError, Result, SendMessageRequest};
 
 use super::errors::{jsonrpc_error_object, jsonrpc_http_status};
 use super::meta::RequestMeta;
-use super::{decode_json, json_response, read_body, sse, AppState};
+use super::{decode_json, json_bytes_response, read_body, sse, AppState};
 use crate::core::StreamItem;
 use crate::RequestContext;
 
@@ -24,29 +24,40 @@ pub(super) fn null_id() -> Id<'static> {
     Cow::Borrowed(RawValue::NULL)
 }
 
-#[derive(Serialize)]
-struct ResultReply<'a, T> {
-    jsonrpc: &'static str,
-    id: &'a RawValue,
-    result: T,
+/// What a reply carries besides its id.
+enum Outcome<'a, T> {
+    Result(&'a T),
+    Error(&'a A2AError),
 }
 
-#[derive(Serialize)]
-struct ErrorReply<'a> {
-    jsonrpc: &'static str,
-    id: &'a RawValue,
-    error: Value,
+/// A reply, `{"jsonrpc":"2.0","id":…,"result":…}` or `…"error":…}`, with the id exactly as the
+/// client wrote it.
+fn reply_json<T: Serialize>(id: &RawValue, outcome: Outcome<'_, T>) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.get().as_bytes());
+    match outcome {
+        Outcome::Result(result) => {
+            out.extend_from_slice(br#","result":"#);
+            crate::json::append(&mut out, result)?;
+        }
+        Outcome::Error(error) => {
+            out.extend_from_slice(br#","error":"#);
+            crate::json::append(&mut out, &jsonrpc_error_object(error))?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 pub(super) fn error_response(id: &RawValue, error: &A2AError) -> Response {
-    let reply = ErrorReply { jsonrpc: "2.0", id, error: jsonrpc_error_object(error) };
-    json_response(jsonrpc_http_status(error.kind()), JSON, &reply)
+    json_bytes_response(jsonrpc_http_status(error.kind()), JSON, reply_json::<()>(id, Outcome::Error(error)))
 }
 
 fn result_response(id: &RawValue, result: impl Serialize) -> Response {
-    json_response(StatusCode::OK, JSON, &ResultReply { jsonrpc: "2.0", id, result })
+    json_bytes_response(StatusCode::OK, JSON, reply_json(id, Outcome::Result(&result)))
 }
 
 /// Whether a Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).
@@ -299,11 +310,12 @@ fn stream_response(id: Id<'_>, events: Result<crate::TaskEventStream>) -> Respon
         Err(error) => error_response(&id, &error),
         Ok(events) => {
             let id = id.into_owned();
-            sse::respond(events, move |item: std::result::Result<&StreamItem, &A2AError>| match item {
-                Ok(item) => serde_json::to_string(&ResultReply { jsonrpc: "2.0", id: &id, result: &*item.response }),
-                Err(error) => {
-                    serde_json::to_string(&ErrorReply { jsonrpc: "2.0", id: &id, error: jsonrpc_error_object(error) })
-                }
+            sse::respond(events, move |item: std::result::Result<&StreamItem, &A2AError>| {
+                let outcome = match item {
+                    Ok(item) => Outcome::Result(&*item.response),
+                    Err(error) => Outcome::Error(error),
+                };
+                reply_json(&id, outcome).and_then(crate::json::utf8)
             })
         }
     }

@@ -101,9 +101,17 @@ pub(crate) fn json_response(
     body: &impl serde::Serialize,
 ) -> Response {
     // Most replies (a task with a short history) fit: one allocation instead of a growing buffer.
-    let mut bytes = Vec::with_capacity(1024);
-    match serde_json::to_writer(&mut bytes, body) {
-        Ok(()) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
+    json_bytes_response(status, media_type, crate::json::to_vec_with_capacity(body, 1024))
+}
+
+/// A response with JSON text already written, or 500 if writing it failed.
+pub(crate) fn json_bytes_response(
+    status: http::StatusCode,
+    media_type: HeaderValue,
+    json: serde_json::Result<Vec<u8>>,
+) -> Response {
+    match json {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "could not encode a response");
             http::StatusCode::INTERNAL_SERVER_ERROR.into_response()

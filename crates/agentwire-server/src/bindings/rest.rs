@@ -230,8 +230,8 @@ async fn stream(state: &AppState, req: RestRequest) -> Response {
     match events {
         Err(error) => error_response(&error),
         Ok(events) => sse::respond(events, |item: std::result::Result<&StreamItem, &A2AError>| match item {
-            Ok(item) => serde_json::to_string(&*item.response),
-            Err(error) => serde_json::to_string(&rest_error_body(error).1),
+            Ok(item) => crate::json::to_string(&*item.response),
+            Err(error) => crate::json::to_string(&rest_error_body(error).1),
         }),
     }
 }
