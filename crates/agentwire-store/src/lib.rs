@@ -161,8 +161,10 @@ pub enum StoreError {
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// A change to a task: it edits the snapshot and returns the events that announce the edit (none:
-/// nothing to commit). When it returns an error it must leave the task as it found it.
+/// A change to a task: it edits the snapshot and returns the events that announce the edit. When it
+/// returns an error it must leave the task as it found it. No events means nothing to commit,
+/// except for a store whose [`TaskStore::update_excludes_reads`] is true: that one commits the
+/// edit either way, and the server then leaves out events that nobody can read.
 pub type Change<'a> = dyn FnMut(&mut Task) -> std::result::Result<Vec<StreamResponse>, A2AError> + Send + 'a;
 
 /// What [`TaskStore::update`] committed.
@@ -227,6 +229,16 @@ pub trait TaskStore: Send + Sync + 'static {
             }
         }
         Err(StoreError::Backend(format!("task {task_id} is changing too fast to update")))
+    }
+
+    /// Whether [`update`](Self::update) runs the change and commits it under a lock that
+    /// [`get`](Self::get) also takes, and commits the edit even when the change returns no events.
+    /// A reader then sees the task from before the change or after its commit, never between, so
+    /// a change that finds nobody following the task can leave its events out: anyone who starts
+    /// following later starts from a snapshot that has the edit. The default, `false`, suits an
+    /// optimistic backend, whose readers can see the task between the change and the commit.
+    fn update_excludes_reads(&self) -> bool {
+        false
     }
 
     /// Told when a task has ended and nobody follows its events: its event log is only needed to

@@ -208,6 +208,11 @@ impl TaskStore for MemoryStore {
             .collect())
     }
 
+    /// The change runs under the task's mutex, which `get` takes too.
+    fn update_excludes_reads(&self) -> bool {
+        true
+    }
+
     fn ended_unobserved(&self, task_id: &str) {
         let Ok(Some(entry)) = self.entry(task_id) else { return };
         let Ok(mut e) = entry.lock() else { return };

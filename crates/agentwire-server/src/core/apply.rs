@@ -7,11 +7,11 @@ use agentwire_types::{
 
 use crate::agent::AgentEvent;
 
-/// Applies `event` to `task` and returns the stream item that announces it.
+/// Applies `event` to `task` and, if `announce`, returns the stream item that announces it.
 ///
 /// A status message and an agent message are added to the history; an artifact replaces the one
 /// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
-pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse, A2AError> {
+pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Result<Option<StreamResponse>, A2AError> {
     if task.status.state.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task {} is {} and cannot change any more",
@@ -20,19 +20,21 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
     }
     match event {
         AgentEvent::Status { state, message, metadata } => {
-            if state == TaskState::Unspecified {
+            if *state == TaskState::Unspecified {
                 return Err(A2AError::invalid_agent_response("the agent sent a status without a state"));
             }
-            let message = message.map(|m| own_message(task, m));
+            let message = message.as_ref().map(|m| own_message(task, m.clone()));
             if let Some(m) = &message {
                 task.history.push(m.clone());
             }
-            task.status = TaskStatus { state, message, timestamp: Some(Timestamp::now()) };
-            Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                status: task.status.clone(),
-                metadata,
+            task.status = TaskStatus { state: *state, message, timestamp: Some(Timestamp::now()) };
+            Ok(announce.then(|| {
+                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                    status: task.status.clone(),
+                    metadata: metadata.clone(),
+                })
             }))
         }
         AgentEvent::Artifact { artifact, append, last_chunk } => {
@@ -40,23 +42,25 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
                 return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
             }
             match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
-                Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
+                Some(existing) if *append => existing.parts.extend(artifact.parts.iter().cloned()),
                 Some(existing) => *existing = artifact.clone(),
                 None => task.artifacts.push(artifact.clone()),
             }
-            Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                artifact,
-                append,
-                last_chunk,
-                metadata: None,
+            Ok(announce.then(|| {
+                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                    artifact: artifact.clone(),
+                    append: *append,
+                    last_chunk: *last_chunk,
+                    metadata: None,
+                })
             }))
         }
         AgentEvent::Message(message) => {
-            let message = own_message(task, message);
+            let message = own_message(task, message.clone());
             task.history.push(message.clone());
-            Ok(StreamResponse::Message(message))
+            Ok(announce.then(|| StreamResponse::Message(message)))
         }
     }
 }
@@ -88,10 +92,10 @@ mod tests {
     #[test]
     fn chunks_append_and_replacements_replace() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
-        apply(&mut task, chunk("one", false)).unwrap();
-        apply(&mut task, chunk("two", true)).unwrap();
+        apply(&mut task, &chunk("one", false), true).unwrap();
+        apply(&mut task, &chunk("two", true), false).unwrap();
         assert_eq!(task.artifacts[0].parts.len(), 2);
-        apply(&mut task, chunk("three", false)).unwrap();
+        apply(&mut task, &chunk("three", false), true).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
     }
 
@@ -99,7 +103,7 @@ mod tests {
     fn terminal_tasks_do_not_change() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Completed), ..Task::default() };
         let event = AgentEvent::Status { state: TaskState::Working, message: None, metadata: None };
-        assert!(apply(&mut task, event).is_err());
+        assert!(apply(&mut task, &event, true).is_err());
         assert_eq!(task.status.state, TaskState::Completed);
     }
 }

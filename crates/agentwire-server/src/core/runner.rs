@@ -266,8 +266,21 @@ impl Core {
     }
 
     async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<Arc<Task>, A2AError> {
-        // A retry after a conflict re-applies the same event to the fresh task.
-        let (task, _) = self.mutate(scope, task_id, &mut |task| apply(task, event.clone()).map(|e| vec![e])).await?;
+        // With a store whose update excludes reads, an event nobody can read is left out: the
+        // check runs inside the change, so a reader who subscribes after it gets a snapshot taken
+        // after the commit (see `TaskStore::update_excludes_reads`).
+        let may_leave_out = self.tasks.update_excludes_reads();
+        let mut announced = true;
+        let mut change = |task: &mut Task| {
+            announced = !may_leave_out || self.has_audience(task_id);
+            // A retry after a conflict re-applies the same event to the fresh task.
+            apply(task, &event, announced).map(|e| e.into_iter().collect())
+        };
+        let (task, _) = self.mutate(scope, task_id, &mut change).await?;
+        if !announced && task.status.state.is_terminal() {
+            // Its end announced to no one, the task is as unobserved as if nobody had heard it.
+            self.tasks.ended_unobserved(task_id);
+        }
         Ok(task)
     }
 
@@ -289,7 +302,7 @@ pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
         return Vec::new();
     }
     let event = AgentEvent::Status { state: TaskState::Canceled, message: None, metadata: None };
-    apply(task, event).map(|e| vec![e]).unwrap_or_default()
+    apply(task, &event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
 }
 
 /// Hands `task` to the waiting request, if there is one and `ready` says so.

@@ -108,3 +108,25 @@ async fn an_ended_unobserved_task_keeps_its_version_but_not_its_log() {
     let record = store.get(&scope, "done").await.unwrap().unwrap();
     assert_eq!((record.version, record.task.status.state), (1, TaskState::Completed));
 }
+
+#[tokio::test]
+async fn an_update_without_events_is_committed_at_the_same_version() {
+    // What `update_excludes_reads` promises: the server may leave out events nobody can read, and
+    // the edit must still be stored (and count toward retention once it ends the task).
+    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(1) });
+    assert!(store.update_excludes_reads());
+    let scope = Scope::new("", "a");
+    for id in ["first", "second"] {
+        let t = task(id, "c", 1, TaskState::Working);
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+        let mut complete = |t: &mut Task| {
+            t.status.state = TaskState::Completed;
+            Ok(Vec::new())
+        };
+        let updated = store.update(&scope, id, &mut complete).await.unwrap();
+        assert_eq!((updated.version, updated.events.len()), (1, 0));
+        let stored = store.get(&scope, id).await.unwrap().unwrap();
+        assert_eq!((stored.version, stored.task.status.state), (1, TaskState::Completed));
+    }
+    assert!(store.get(&scope, "first").await.unwrap().is_none(), "the first ended task was evicted");
+}
