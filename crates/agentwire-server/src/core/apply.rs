@@ -59,8 +59,9 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
         }
         AgentEvent::Message(message) => {
             let message = own_message(task, message.clone());
-            task.history.push(message.clone());
-            Ok(announce.then(|| StreamResponse::Message(message)))
+            let announcement = announce.then(|| StreamResponse::Message(message.clone()));
+            task.history.push(message);
+            Ok(announcement)
         }
     }
 }
