@@ -3,7 +3,9 @@
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 loadgen=$root/bench/target/release/loadgen
-body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}}}'
+message='{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}'
+body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'$message'}}'
+rest_body='{"message":'$message'}'
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -9,7 +9,8 @@
 #   bench/compare.sh 'bench/target/release/official-rust-echo --addr 127.0.0.1:PORT' target/release/agentwire
 #
 # A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
-# port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement.
+# port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;
+# COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead.
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh"
@@ -44,8 +45,8 @@ side_by_side() {
     for side in 1 2; do
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
-        taskset -c 1 "$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup "${COMPARE_WARMUP:-1}" \
+        taskset -c 1 "$loadgen" rps "${target[@]/PORT/$port}" -H 'Content-Type: application/json' \
+            -H 'A2A-Version: 1.0' -c 8 --warmup "${COMPARE_WARMUP:-1}" \
             --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json 2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
     done
@@ -60,6 +61,12 @@ if any(run["errors"] for run in runs):
 print(*(f'{run["server_cpu_us_per_req"]:.1f}' for run in runs))
 EOF
 }
+
+case ${COMPARE_BINDING:-jsonrpc} in
+    jsonrpc) target=(--url "http://127.0.0.1:PORT/" --body "$body") ;;
+    rest) target=(--envelope rest --url "http://127.0.0.1:PORT/message:send" --body "$rest_body") ;;
+    *) echo "COMPARE_BINDING must be jsonrpc or rest" >&2; exit 2 ;;
+esac
 
 ratios=()
 for round in $(seq "$rounds"); do

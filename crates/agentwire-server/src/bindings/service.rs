@@ -1,5 +1,5 @@
-//! The whole HTTP surface as one tower service, with a shortcut past the router for JSON-RPC
-//! calls, the bulk of A2A traffic.
+//! The whole HTTP surface as one tower service, with a shortcut past the router for the A2A calls
+//! themselves (JSON-RPC and HTTP+JSON), the bulk of the traffic.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -15,12 +15,12 @@ use futures_util::future::Either;
 use http::{header, Method};
 use tower::Service;
 
-use super::{jsonrpc, refusal, router_and_state, AppState};
+use super::{jsonrpc, refusal, rest, router_and_state, AppState, PUBLIC_PATHS};
 use crate::RequestHandler;
 
 /// The A2A HTTP surface of `handler`, as [`router`](crate::router) serves it, but faster for
-/// JSON-RPC calls: those skip the router's per-request work (cloning and boxing the route, its
-/// layers and their futures), about a tenth of the instructions of a SendMessage. This is what
+/// A2A calls: those skip the router's per-request work (cloning and boxing the route, its layers
+/// and their futures), about a tenth of the instructions of a SendMessage. This is what
 /// [`serve`](crate::serve) should be given; [`router`](crate::router) is for merging A2A into an
 /// application of your own.
 ///
@@ -70,27 +70,75 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        if !is_plain_jsonrpc_call(&request) {
+        let Some(binding) = shortcut(&request) else {
             return Either::Right(self.router.call(request));
-        }
+        };
         let state = self.state.clone();
         let request = request.map(Body::new);
-        Either::Left(Box::pin(async move { Ok(call_jsonrpc(state, request).await) }))
+        Either::Left(Box::pin(async move { Ok(call_binding(binding, state, request).await) }))
     }
 }
 
-/// A JSON-RPC call without `Origin`: one that no CORS rule applies to, so the router's CORS layer
-/// has nothing to add. (Calls from browsers take the router.)
-fn is_plain_jsonrpc_call<B>(request: &http::Request<B>) -> bool {
-    request.method() == Method::POST && request.uri().path() == "/" && !request.headers().contains_key(header::ORIGIN)
+/// Which binding answers a request, for the requests the router would hand straight to one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Binding {
+    JsonRpc,
+    Rest,
 }
 
-/// What the router does for a JSON-RPC call: authentication, if any, then the binding.
-async fn call_jsonrpc(state: AppState, mut request: Request) -> Response {
+/// The binding for an A2A call without `Origin` (no CORS rule applies to it, so the router's CORS
+/// layer has nothing to add; calls from browsers take the router): a `POST /` is JSON-RPC, and
+/// anything off the router's own routes (`/` and the card) is the router's fallback, HTTP+JSON.
+fn shortcut<B>(request: &http::Request<B>) -> Option<Binding> {
+    if request.headers().contains_key(header::ORIGIN) {
+        return None;
+    }
+    match request.uri().path() {
+        "/" if request.method() == Method::POST => Some(Binding::JsonRpc),
+        "/" => None,
+        path if PUBLIC_PATHS.contains(&path) => None,
+        _ => Some(Binding::Rest),
+    }
+}
+
+/// What the router does for an A2A call: authentication, if any, then the binding.
+async fn call_binding(binding: Binding, state: AppState, mut request: Request) -> Response {
     if let Some(auth) = &state.handler.core.auth {
         if let Some(refusal) = refusal(auth.as_ref(), &mut request) {
             return refusal;
         }
     }
-    jsonrpc::handle(State(state), request).await
+    match binding {
+        Binding::JsonRpc => jsonrpc::handle(State(state), request).await,
+        Binding::Rest => rest::handle(State(state), request).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: Method, path: &str, origin: bool) -> http::Request<()> {
+        let builder = http::Request::builder().method(method).uri(path);
+        let builder = if origin { builder.header(header::ORIGIN, "https://app.example") } else { builder };
+        builder.body(()).unwrap()
+    }
+
+    #[test]
+    fn a2a_calls_take_the_shortcut_and_the_rest_the_router() {
+        let cases = [
+            (Method::POST, "/", false, Some(Binding::JsonRpc)),
+            (Method::POST, "/message:send", false, Some(Binding::Rest)),
+            (Method::GET, "/tasks/t1", false, Some(Binding::Rest)),
+            (Method::GET, "/tenant-a/tasks", false, Some(Binding::Rest)),
+            (Method::POST, "/", true, None),
+            (Method::POST, "/message:send", true, None),
+            (Method::GET, "/", false, None),
+            (Method::GET, "/.well-known/agent-card.json", false, None),
+            (Method::POST, "/agentCard", false, None),
+        ];
+        for (method, path, origin, expected) in cases {
+            assert_eq!(shortcut(&request(method.clone(), path, origin)), expected, "{method} {path} origin={origin}");
+        }
+    }
 }
