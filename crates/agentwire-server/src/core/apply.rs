@@ -44,7 +44,7 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
             match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
                 Some(existing) if *append => existing.parts.extend(artifact.parts.iter().cloned()),
                 Some(existing) => *existing = artifact.clone(),
-                None => task.artifacts.push(artifact.clone()),
+                None => push_first_exactly(&mut task.artifacts, artifact.clone()),
             }
             Ok(announce.then(|| {
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
@@ -64,6 +64,16 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
             Ok(announcement)
         }
     }
+}
+
+/// Pushes `item`, making room for exactly one if `items` is empty: `Vec` would make room for four,
+/// and most tasks end with one artifact, kept for as long as the task is retained (an `Artifact`
+/// is about 150 bytes).
+fn push_first_exactly<T>(items: &mut Vec<T>, item: T) {
+    if items.capacity() == 0 {
+        items.reserve_exact(1);
+    }
+    items.push(item);
 }
 
 /// Adds a client's follow-up message to the history of an existing task.
@@ -98,6 +108,13 @@ mod tests {
         assert_eq!(task.artifacts[0].parts.len(), 2);
         apply(&mut task, &chunk("three", false), true).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
+    }
+
+    #[test]
+    fn a_first_artifact_takes_no_spare_room() {
+        let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
+        apply(&mut task, &chunk("one", false), false).unwrap();
+        assert_eq!(task.artifacts.capacity(), 1, "retained tasks should not carry room for four artifacts");
     }
 
     #[test]
