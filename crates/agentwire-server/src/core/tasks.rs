@@ -73,6 +73,9 @@ impl Core {
 
     pub(crate) async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
+        // Subscribed before the snapshot, like every reader: an execution that ends in between
+        // then announces its end to this feed (see `TaskStore::update_excludes_reads`).
+        let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
         let record = self.load(&scope, &req.id).await?;
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
@@ -80,7 +83,6 @@ impl Core {
         let token = self.running.get(req.id.as_str()).map(|e| e.token.clone());
         if let Some(token) = token {
             // Cooperative: ask the execution to stop, and give it time to say so itself.
-            let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
             feed.start_after(record.version);
             token.cancel();
             let wait = async {
