@@ -137,6 +137,11 @@ async fn authenticate(State(auth): State<Arc<dyn Authenticator>>, mut request: R
     }
 }
 
+/// Whether a request is for the JSON-RPC binding, `POST /`.
+fn is_jsonrpc_call<B>(request: &http::Request<B>) -> bool {
+    request.method() == Method::POST && request.uri().path() == "/"
+}
+
 /// The answer to a request that may not in, in its binding's format; `None` lets it in, with its
 /// caller recorded. Preflights and the card are open to anyone.
 fn refusal(auth: &dyn Authenticator, request: &mut Request) -> Option<Response> {
@@ -150,9 +155,11 @@ fn refusal(auth: &dyn Authenticator, request: &mut Request) -> Option<Response> 
         }
         Err(error) => error,
     };
-    let jsonrpc = request.method() == Method::POST && request.uri().path() == "/";
-    let mut response =
-        if jsonrpc { jsonrpc::error_response(&jsonrpc::null_id(), &error) } else { rest::error_response(&error) };
+    let mut response = if is_jsonrpc_call(request) {
+        jsonrpc::error_response(&jsonrpc::null_id(), &error)
+    } else {
+        rest::error_response(&error)
+    };
     if error.kind() == agentwire_types::ErrorKind::Unauthenticated {
         if let Ok(challenge) = HeaderValue::from_str(&auth.challenge()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);

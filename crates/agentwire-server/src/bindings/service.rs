@@ -12,10 +12,10 @@ use axum::response::Response;
 use axum::routing::future::RouteFuture;
 use axum::{BoxError, Router};
 use futures_util::future::Either;
-use http::{header, Method};
+use http::header;
 use tower::Service;
 
-use super::{jsonrpc, refusal, rest, router_and_state, AppState, PUBLIC_PATHS};
+use super::{is_jsonrpc_call, jsonrpc, refusal, rest, router_and_state, AppState, PUBLIC_PATHS};
 use crate::RequestHandler;
 
 /// The A2A HTTP surface of `handler`, as [`router`](crate::router) serves it, but faster for
@@ -94,9 +94,8 @@ fn shortcut<B>(request: &http::Request<B>) -> Option<Binding> {
         return None;
     }
     match request.uri().path() {
-        "/" if request.method() == Method::POST => Some(Binding::JsonRpc),
-        "/" => None,
-        path if PUBLIC_PATHS.contains(&path) => None,
+        _ if is_jsonrpc_call(request) => Some(Binding::JsonRpc),
+        path if path == "/" || PUBLIC_PATHS.contains(&path) => None,
         _ => Some(Binding::Rest),
     }
 }
@@ -116,6 +115,8 @@ async fn call_binding(binding: Binding, state: AppState, mut request: Request) -
 
 #[cfg(test)]
 mod tests {
+    use http::Method;
+
     use super::*;
 
     fn request(method: Method, path: &str, origin: bool) -> http::Request<()> {
