@@ -63,8 +63,8 @@ EOF
 }
 
 case ${COMPARE_BINDING:-jsonrpc} in
-    jsonrpc) target=(--url "http://127.0.0.1:PORT/" --body "$body") ;;
-    rest) target=(--envelope rest --url "http://127.0.0.1:PORT/message:send" --body "$rest_body") ;;
+    jsonrpc) target=(--url "http://127.0.0.1:PORT/" --body "$SEND_BODY") ;;
+    rest) target=(--envelope rest --url "http://127.0.0.1:PORT/message:send" --body "$REST_BODY") ;;
     *) echo "COMPARE_BINDING must be jsonrpc or rest" >&2; exit 2 ;;
 esac
 

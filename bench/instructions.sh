@@ -28,7 +28,7 @@ measure() {
     wait_for "$port"
     if [ "$load" != 0 ]; then
         requests=$("$loadgen" rps --url "http://127.0.0.1:$port/" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' --body "$body" -c 8 --warmup 0 --duration "$load" --json 2>/dev/null |
+            -H 'A2A-Version: 1.0' --body "$SEND_BODY" -c 8 --warmup 0 --duration "$load" --json 2>/dev/null |
             tail -1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"])')
     fi
     # SIGTERM: a background job of a script ignores SIGINT.

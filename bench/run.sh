@@ -44,12 +44,7 @@ else
 fi
 
 # --- the requests (A2A v1.0) -------------------------------------------------------------------
-MESSAGE='{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}'
-SEND_BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'$MESSAGE'}}'
-STREAM_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":'$MESSAGE'}}'
-REST_BODY='{"message":'$MESSAGE'}'
-# The conformance agent keeps a task whose first message is `tck-cancel` WORKING until canceled.
-IDLE_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"idle-{{seq}}","parts":[{"text":"tck-cancel"}]}}}'
+source "$BENCH/requests.sh"
 
 AGENTWIRE=$ROOT/target/release/agentwire
 LOADGEN=$BENCH/target/release/loadgen

@@ -56,8 +56,8 @@ impl TestServer {
         let base = format!("http://{}", listener.local_addr().expect("local address"));
         let config_url = base.clone();
         let handler = builder.card_url(&config_url).build();
-        // As the CLI serves it, so the tests cover the JSON-RPC shortcut; calls with `Origin` take
-        // the router.
+        // As the CLI serves it, so the tests cover the shortcut past the router; calls with
+        // `Origin` take the router.
         let app = service(handler);
         let task = tokio::spawn(agentwire_server::serve(listener, app, std::future::pending(), Duration::ZERO));
         Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
