@@ -22,6 +22,7 @@ mod serve;
 pub use bindings::{router, service, A2aService};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{
-    CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream, WebhookGuard,
+    CardConfig, Limits, Op, PushSettings, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream,
+    WebhookGuard,
 };
 pub use serve::serve;

@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 at `/`: the v1.0 PascalCase methods.
 
 use std::borrow::Cow;
+use std::future::Future;
 
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -71,27 +72,38 @@ pub(crate) fn is_json_media_type(headers: &HeaderMap) -> bool {
             && essence[essence.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
 }
 
-pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
+/// Answers one JSON-RPC request.
+///
+/// The headers are read before the future is built, so that it holds only the body and the
+/// context, not the whole request: a request's future is copied whole into its box.
+pub(crate) fn handle(State(state): State<AppState>, request: Request) -> impl Future<Output = Response> + Send {
     let (parts, body) = request.into_parts();
-    // The media type is checked before anything is parsed.
-    if !is_json_media_type(&parts.headers) {
-        let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
-        return error_response(RawValue::NULL, &error);
+    // The media type is checked before anything is parsed; a version error needs the id, so it is
+    // reported once the envelope is read.
+    let checked = if is_json_media_type(&parts.headers) {
+        Ok(RequestMeta::from_parts(&parts).context(""))
+    } else {
+        Err(A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json"))
+    };
+    drop(parts);
+    async move {
+        let ctx = match checked {
+            Ok(ctx) => ctx,
+            Err(error) => return error_response(RawValue::NULL, &error),
+        };
+        let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(error) => return error_response(RawValue::NULL, &error),
+        };
+        let envelope = match Envelope::parse(&bytes) {
+            Ok(envelope) => envelope,
+            Err((id, error)) => return error_response(&id, &error),
+        };
+        match ctx {
+            Ok(ctx) => dispatch(&state, &ctx, envelope).await,
+            Err(error) => error_response(&envelope.id, &error),
+        }
     }
-    let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return error_response(RawValue::NULL, &error),
-    };
-    let envelope = match Envelope::parse(&bytes) {
-        Ok(envelope) => envelope,
-        Err((id, error)) => return error_response(&id, &error),
-    };
-    let meta = RequestMeta::from_parts(&parts);
-    let ctx = match meta.context("") {
-        Ok(ctx) => ctx,
-        Err(error) => return error_response(&envelope.id, &error),
-    };
-    dispatch(&state, &ctx, envelope).await
 }
 
 /// A well-formed request: its id, its method, and its params.
@@ -263,42 +275,55 @@ impl<'a> Envelope<'a> {
 async fn dispatch(state: &AppState, ctx: &RequestContext, envelope: Envelope<'_>) -> Response {
     let Envelope { id, method, params } = envelope;
     let h = &state.handler;
-    macro_rules! unary {
-        ($call:expr) => {
-            match $call {
-                Ok(result) => result_response(&id, result),
-                Err(error) => error_response(&id, &error),
+    // Params are decoded in a statement of their own: a temporary of the statement that awaits
+    // would be kept across the await, in every request's future.
+    macro_rules! decoded {
+        ($params:expr) => {
+            match $params {
+                Ok(request) => request,
+                Err(error) => return error_response(&id, &error),
             }
         };
     }
+    macro_rules! unary {
+        ($operation:ident) => {{
+            let request = decoded!(params.decode());
+            match h.$operation(ctx, request).await {
+                Ok(result) => result_response(&id, result),
+                Err(error) => error_response(&id, &error),
+            }
+        }};
+    }
     match method.as_ref() {
-        // The core's own result type: the task is written straight from the shared snapshot.
-        "SendMessage" => unary!(async { h.core.send_message(ctx, params.send_request()?).await }.await),
-        "GetTask" => unary!(async { h.get_task(ctx, params.decode()?).await }.await),
-        "ListTasks" => unary!(async { h.list_tasks(ctx, params.decode()?).await }.await),
-        "CancelTask" => unary!(async { h.cancel_task(ctx, params.decode()?).await }.await),
-        "CreateTaskPushNotificationConfig" => {
-            unary!(async { h.create_task_push_notification_config(ctx, params.decode()?).await }.await)
+        "SendMessage" => {
+            let request = decoded!(params.send_request());
+            // The core's own result type: the task is written straight from the shared snapshot.
+            match h.core.send_message(ctx, request).await {
+                Ok(sent) => result_response(&id, sent),
+                Err(error) => error_response(&id, &error),
+            }
         }
-        "GetTaskPushNotificationConfig" => {
-            unary!(async { h.get_task_push_notification_config(ctx, params.decode()?).await }.await)
-        }
-        "ListTaskPushNotificationConfigs" => {
-            unary!(async { h.list_task_push_notification_configs(ctx, params.decode()?).await }.await)
-        }
+        "GetTask" => unary!(get_task),
+        "ListTasks" => unary!(list_tasks),
+        "CancelTask" => unary!(cancel_task),
+        "CreateTaskPushNotificationConfig" => unary!(create_task_push_notification_config),
+        "GetTaskPushNotificationConfig" => unary!(get_task_push_notification_config),
+        "ListTaskPushNotificationConfigs" => unary!(list_task_push_notification_configs),
         "DeleteTaskPushNotificationConfig" => {
-            unary!(
-                async { h.delete_task_push_notification_config(ctx, params.decode()?).await.map(|()| json!({})) }.await
-            )
+            let request = decoded!(params.decode());
+            match h.delete_task_push_notification_config(ctx, request).await {
+                Ok(()) => result_response(&id, json!({})),
+                Err(error) => error_response(&id, &error),
+            }
         }
-        "GetExtendedAgentCard" => unary!(async { h.get_extended_agent_card(ctx, params.decode()?).await }.await),
+        "GetExtendedAgentCard" => unary!(get_extended_agent_card),
         "SendStreamingMessage" => {
-            let events = async { h.core.send_streaming_message(ctx, params.send_request()?).await }.await;
-            stream_response(id, events)
+            let request = decoded!(params.send_request());
+            stream_response(id, h.core.send_streaming_message(ctx, request).await)
         }
         "SubscribeToTask" => {
-            let events = async { h.subscribe_to_task(ctx, params.decode()?).await }.await;
-            stream_response(id, events)
+            let request = decoded!(params.decode());
+            stream_response(id, h.subscribe_to_task(ctx, request).await)
         }
         other => error_response(&id, &A2AError::method_not_found(other)),
     }

@@ -1,13 +1,16 @@
 //! HTTP+JSON: the v1.0 routes, unprefixed and under `/{tenant}/`.
 
+use std::future::Future;
+
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderValue, Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use agentwire_types::{
-    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    Result, SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, Result, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
 use super::errors::rest_error_body;
@@ -105,33 +108,62 @@ pub(super) fn error_response(error: &A2AError) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
+/// Answers one HTTP+JSON request.
+///
+/// Everything needed from the headers is read before the future is built, so that it holds the
+/// body and a few fields, not the whole request: a request's future is copied whole into its box.
+pub(crate) fn handle(State(state): State<AppState>, request: Request) -> impl Future<Output = Response> + Send {
     let (parts, body) = request.into_parts();
-    let Some((tenant, route)) = route(&parts.method, parts.uri.path()) else {
-        let error = A2AError::new(
-            agentwire_types::ErrorKind::MethodNotFound,
-            format!("no operation at {} {}", parts.method, parts.uri.path()),
-        );
-        return error_response(&error);
-    };
-    let media_type = response_media_type(&parts.headers);
-    let ctx = match RequestMeta::from_parts(&parts).context(&tenant) {
-        Ok(ctx) => ctx,
-        Err(error) => return error_response(&error),
-    };
-    let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return error_response(&error),
-    };
-    if !bytes.is_empty() && !is_json_media_type(&parts.headers) {
-        let error =
-            A2AError::content_type_not_supported("request bodies must be application/json or application/a2a+json");
-        return error_response(&error);
+    let head = Head::read(&parts);
+    drop(parts);
+    async move {
+        let Head { ctx, route, media_type, json_body, query } = match head {
+            Ok(head) => head,
+            Err(error) => return error_response(&error),
+        };
+        let bytes = match read_body(body, state.handler.limits().max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(error) => return error_response(&error),
+        };
+        if !bytes.is_empty() && !json_body {
+            let error =
+                A2AError::content_type_not_supported("request bodies must be application/json or application/a2a+json");
+            return error_response(&error);
+        }
+        let request = RestRequest { ctx, route, body: bytes, query };
+        match request.route {
+            Route::SendStreamingMessage | Route::SubscribeToTask(_) => stream(&state, request).await,
+            _ => unary(&state, request, media_type).await.unwrap_or_else(|error| error_response(&error)),
+        }
     }
-    let request = RestRequest { ctx, route, body: bytes, query: parts.uri.query().unwrap_or("").to_owned() };
-    match request.route {
-        Route::SendStreamingMessage | Route::SubscribeToTask(_) => stream(&state, request).await,
-        _ => unary(&state, request, media_type).await.unwrap_or_else(|error| error_response(&error)),
+}
+
+/// What a request's head decides.
+struct Head {
+    ctx: crate::RequestContext,
+    route: Route,
+    /// The media type of the answer.
+    media_type: HeaderValue,
+    /// Whether the body, if any, is declared JSON.
+    json_body: bool,
+    query: String,
+}
+
+impl Head {
+    fn read(parts: &Parts) -> Result<Self> {
+        let Some((tenant, route)) = route(&parts.method, parts.uri.path()) else {
+            return Err(A2AError::new(
+                agentwire_types::ErrorKind::MethodNotFound,
+                format!("no operation at {} {}", parts.method, parts.uri.path()),
+            ));
+        };
+        Ok(Head {
+            ctx: RequestMeta::from_parts(parts).context(&tenant)?,
+            route,
+            media_type: response_media_type(&parts.headers),
+            json_body: is_json_media_type(&parts.headers),
+            query: parts.uri.query().unwrap_or("").to_owned(),
+        })
     }
 }
 
@@ -149,6 +181,13 @@ impl RestRequest {
         decode_json(if text.is_empty() { "{}" } else { text })
     }
 
+    /// The query parameters and `key` (from the path), decoded into the operation's type.
+    fn query_with<T: serde::de::DeserializeOwned>(&self, key: &str, value: &str) -> Result<T> {
+        let mut params = query_params(&self.query)?;
+        params.insert(key.into(), Value::String(value.to_owned()));
+        decode(Value::Object(params))
+    }
+
     /// The JSON body; an empty body reads as `{}`.
     fn body(&self) -> Result<Value> {
         if self.body.is_empty() {
@@ -158,50 +197,61 @@ impl RestRequest {
     }
 }
 
-async fn unary(state: &AppState, req: RestRequest, media_type: HeaderValue) -> Result<Response> {
-    let h = &state.handler;
-    let ctx = &req.ctx;
-    let ok = |body: &dyn Reply| body.reply(media_type.clone());
-    Ok(match &req.route {
-        Route::SendMessage => ok(&h.core.send_message(ctx, Box::new(req.decode_body()?)).await?),
-        Route::GetTask(id) => {
-            let mut params = query_params(&req.query)?;
-            params.insert("id".into(), Value::String(id.clone()));
-            ok(&h.get_task(ctx, decode::<GetTaskRequest>(Value::Object(params))?).await?)
-        }
-        Route::ListTasks => ok(&h.list_tasks(ctx, decode(Value::Object(query_params(&req.query)?))?).await?),
-        Route::CancelTask(id) => {
-            let metadata = req.body()?.get("metadata").and_then(Value::as_object).cloned();
-            ok(&h.cancel_task(ctx, CancelTaskRequest { tenant: String::new(), id: id.clone(), metadata }).await?)
-        }
-        Route::CreatePushConfig(task_id) => {
-            let mut config: TaskPushNotificationConfig = req.decode_body()?;
-            config.task_id.clone_from(task_id);
-            ok(&h.create_task_push_notification_config(ctx, config).await?)
-        }
-        Route::ListPushConfigs(task_id) => {
-            let mut params = query_params(&req.query)?;
-            params.insert("taskId".into(), Value::String(task_id.clone()));
-            let list: ListTaskPushNotificationConfigsRequest = decode(Value::Object(params))?;
-            ok(&h.list_task_push_notification_configs(ctx, list).await?)
-        }
-        Route::GetPushConfig(task_id, id) => {
-            let get = TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
-            ok(&h.get_task_push_notification_config(ctx, get).await?)
-        }
-        Route::DeletePushConfig(task_id, id) => {
-            let delete =
-                TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
-            h.delete_task_push_notification_config(ctx, delete).await?;
-            ok(&json!({}))
-        }
-        Route::GetExtendedAgentCard => {
-            ok(&h.get_extended_agent_card(ctx, GetExtendedAgentCardRequest::default()).await?)
-        }
-        Route::SendStreamingMessage | Route::SubscribeToTask(_) => {
-            return Err(A2AError::internal("streaming routes are not unary"))
-        }
-    })
+/// Answers a unary operation.
+///
+/// A plain function returning an `async move` block, here and in [`stream`]: an `async fn` moves
+/// its arguments into locals of its own, which doubles the room the request takes in the future.
+#[allow(clippy::manual_async_fn)] // see above
+fn unary(state: &AppState, req: RestRequest, media_type: HeaderValue) -> impl Future<Output = Result<Response>> + '_ {
+    async move {
+        let h = &state.handler;
+        let ctx = &req.ctx;
+        let ok = |body: &dyn Reply| body.reply(media_type.clone());
+        Ok(match &req.route {
+            Route::SendMessage => {
+                let send = Box::new(req.decode_body()?);
+                ok(&h.core.send_message(ctx, send).await?)
+            }
+            Route::GetTask(id) => {
+                let get = req.query_with("id", id)?;
+                ok(&h.get_task(ctx, get).await?)
+            }
+            Route::ListTasks => {
+                let list = decode(Value::Object(query_params(&req.query)?))?;
+                ok(&h.list_tasks(ctx, list).await?)
+            }
+            Route::CancelTask(id) => {
+                let metadata = req.body()?.get("metadata").and_then(Value::as_object).cloned();
+                let cancel = CancelTaskRequest { tenant: String::new(), id: id.clone(), metadata };
+                ok(&h.cancel_task(ctx, cancel).await?)
+            }
+            Route::CreatePushConfig(task_id) => {
+                let config = TaskPushNotificationConfig { task_id: task_id.clone(), ..req.decode_body()? };
+                ok(&h.create_task_push_notification_config(ctx, config).await?)
+            }
+            Route::ListPushConfigs(task_id) => {
+                let list = req.query_with("taskId", task_id)?;
+                ok(&h.list_task_push_notification_configs(ctx, list).await?)
+            }
+            Route::GetPushConfig(task_id, id) => {
+                let get =
+                    TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
+                ok(&h.get_task_push_notification_config(ctx, get).await?)
+            }
+            Route::DeletePushConfig(task_id, id) => {
+                let delete =
+                    TaskPushNotificationConfigRef { tenant: String::new(), task_id: task_id.clone(), id: id.clone() };
+                h.delete_task_push_notification_config(ctx, delete).await?;
+                ok(&json!({}))
+            }
+            Route::GetExtendedAgentCard => {
+                ok(&h.get_extended_agent_card(ctx, GetExtendedAgentCardRequest::default()).await?)
+            }
+            Route::SendStreamingMessage | Route::SubscribeToTask(_) => {
+                return Err(A2AError::internal("streaming routes are not unary"))
+            }
+        })
+    }
 }
 
 /// A unary operation's result, written as the response body.
@@ -216,23 +266,31 @@ impl<T: serde::Serialize> Reply for T {
 }
 
 /// Errors found before the stream starts are HTTP errors; later ones are SSE events.
-async fn stream(state: &AppState, req: RestRequest) -> Response {
-    let h = &state.handler;
-    let events = match &req.route {
-        Route::SubscribeToTask(id) => {
-            h.subscribe_to_task(&req.ctx, SubscribeToTaskRequest { tenant: String::new(), id: id.clone() }).await
+#[allow(clippy::manual_async_fn)] // see `unary`
+fn stream(state: &AppState, req: RestRequest) -> impl Future<Output = Response> + '_ {
+    async move {
+        let h = &state.handler;
+        let events = match &req.route {
+            Route::SubscribeToTask(id) => {
+                let subscribe = SubscribeToTaskRequest { tenant: String::new(), id: id.clone() };
+                h.subscribe_to_task(&req.ctx, subscribe).await
+            }
+            _ => {
+                // Bound before the await: a temporary in the awaiting statement would be kept across it.
+                let send = match req.decode_body() {
+                    Ok(send) => Box::new(send),
+                    Err(error) => return error_response(&error),
+                };
+                h.core.send_streaming_message(&req.ctx, send).await
+            }
+        };
+        match events {
+            Err(error) => error_response(&error),
+            Ok(events) => sse::respond(events, |item: std::result::Result<&StreamItem, &A2AError>| match item {
+                Ok(item) => crate::json::to_string(&*item.response),
+                Err(error) => crate::json::to_string(&rest_error_body(error).1),
+            }),
         }
-        _ => match req.decode_body() {
-            Ok(send) => h.send_streaming_message(&req.ctx, send).await,
-            Err(error) => Err(error),
-        },
-    };
-    match events {
-        Err(error) => error_response(&error),
-        Ok(events) => sse::respond(events, |item: std::result::Result<&StreamItem, &A2AError>| match item {
-            Ok(item) => crate::json::to_string(&*item.response),
-            Err(error) => crate::json::to_string(&rest_error_body(error).1),
-        }),
     }
 }
 

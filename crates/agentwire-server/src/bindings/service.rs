@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::future::RouteFuture;
 use axum::{BoxError, Router};
 use futures_util::future::Either;
+use futures_util::FutureExt;
 use http::header;
 use tower::Service;
 
@@ -82,9 +83,20 @@ where
         let Some(binding) = shortcut(&request) else {
             return Either::Right(self.inner.router.clone().call(request));
         };
-        let state = self.inner.state.clone();
-        let request = request.map(Body::new);
-        Either::Left(Box::pin(async move { Ok(call_binding(binding, state, request).await) }))
+        let mut request = request.map(Body::new);
+        let state = &self.inner.state;
+        if let Some(auth) = &state.handler.core.auth {
+            if let Some(refusal) = refusal(auth.as_ref(), &mut request) {
+                return Either::Left(Box::pin(std::future::ready(Ok(refusal))));
+            }
+        }
+        // The binding's own future, boxed as it is: a wrapping `async` block would hold the
+        // request twice over and be copied whole into its box.
+        let state = State(state.clone());
+        Either::Left(match binding {
+            Binding::JsonRpc => Box::pin(jsonrpc::handle(state, request).map(Ok)),
+            Binding::Rest => Box::pin(rest::handle(state, request).map(Ok)),
+        })
     }
 }
 
@@ -106,19 +118,6 @@ fn shortcut<B>(request: &http::Request<B>) -> Option<Binding> {
         _ if is_jsonrpc_call(request) => Some(Binding::JsonRpc),
         path if path == "/" || PUBLIC_PATHS.contains(&path) => None,
         _ => Some(Binding::Rest),
-    }
-}
-
-/// What the router does for an A2A call: authentication, if any, then the binding.
-async fn call_binding(binding: Binding, state: AppState, mut request: Request) -> Response {
-    if let Some(auth) = &state.handler.core.auth {
-        if let Some(refusal) = refusal(auth.as_ref(), &mut request) {
-            return refusal;
-        }
-    }
-    match binding {
-        Binding::JsonRpc => jsonrpc::handle(State(state), request).await,
-        Binding::Rest => rest::handle(State(state), request).await,
     }
 }
 

@@ -1,5 +1,6 @@
 //! `RequestHandler`: the public face of the core, one method per A2A operation.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -63,6 +64,14 @@ pub struct StreamItem {
 /// The events of SendStreamingMessage or SubscribeToTask: the task first, then its updates, ending
 /// after a terminal or input-required state.
 pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>>;
+
+/// An operation in progress, as returned by [`RequestHandler`]'s methods other than the sends.
+///
+/// Boxed, so that the future of a binding, which awaits one of these among others, is sized by
+/// the sends alone: a request's future is copied whole when it is created and moved, and inline
+/// the rarest operation (CreateTaskPushNotificationConfig, three times the size of a send) made
+/// every request pay for it.
+pub type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
 ///
@@ -132,63 +141,63 @@ impl RequestHandler {
     }
 
     /// GetTask.
-    pub async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
-        self.core.get_task(ctx, req).await
+    pub fn get_task<'a>(&'a self, ctx: &'a RequestContext, req: GetTaskRequest) -> Op<'a, Task> {
+        Box::pin(self.core.get_task(ctx, req))
     }
 
     /// ListTasks: the caller's tasks, newest status first, a page at a time.
-    pub async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
-        self.core.list_tasks(ctx, req).await
+    pub fn list_tasks<'a>(&'a self, ctx: &'a RequestContext, req: ListTasksRequest) -> Op<'a, ListTasksResponse> {
+        Box::pin(self.core.list_tasks(ctx, req))
     }
 
     /// CancelTask: asks the execution to stop and returns the task once it is canceled.
-    pub async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
-        self.core.cancel_task(ctx, req).await
+    pub fn cancel_task<'a>(&'a self, ctx: &'a RequestContext, req: CancelTaskRequest) -> Op<'a, Task> {
+        Box::pin(self.core.cancel_task(ctx, req))
     }
 
     /// SubscribeToTask: the current task, then its events until it ends.
-    pub async fn subscribe_to_task(
-        &self,
-        ctx: &RequestContext,
+    pub fn subscribe_to_task<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
         req: SubscribeToTaskRequest,
-    ) -> Result<TaskEventStream> {
-        self.core.subscribe_to_task(ctx, req).await
+    ) -> Op<'a, TaskEventStream> {
+        Box::pin(self.core.subscribe_to_task(ctx, req))
     }
 
     /// CreateTaskPushNotificationConfig.
-    pub async fn create_task_push_notification_config(
-        &self,
-        ctx: &RequestContext,
+    pub fn create_task_push_notification_config<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
         config: TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig> {
-        self.core.create_push_config(ctx, config).await
+    ) -> Op<'a, TaskPushNotificationConfig> {
+        Box::pin(self.core.create_push_config(ctx, config))
     }
 
     /// GetTaskPushNotificationConfig.
-    pub async fn get_task_push_notification_config(
-        &self,
-        ctx: &RequestContext,
+    pub fn get_task_push_notification_config<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
         req: TaskPushNotificationConfigRef,
-    ) -> Result<TaskPushNotificationConfig> {
-        self.core.get_push_config(ctx, req).await
+    ) -> Op<'a, TaskPushNotificationConfig> {
+        Box::pin(self.core.get_push_config(ctx, req))
     }
 
     /// ListTaskPushNotificationConfigs.
-    pub async fn list_task_push_notification_configs(
-        &self,
-        ctx: &RequestContext,
+    pub fn list_task_push_notification_configs<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
         req: ListTaskPushNotificationConfigsRequest,
-    ) -> Result<ListTaskPushNotificationConfigsResponse> {
-        self.core.list_push_configs(ctx, req).await
+    ) -> Op<'a, ListTaskPushNotificationConfigsResponse> {
+        Box::pin(self.core.list_push_configs(ctx, req))
     }
 
     /// DeleteTaskPushNotificationConfig (idempotent).
-    pub async fn delete_task_push_notification_config(
-        &self,
-        ctx: &RequestContext,
+    pub fn delete_task_push_notification_config<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
         req: TaskPushNotificationConfigRef,
-    ) -> Result<()> {
-        self.core.delete_push_config(ctx, req).await
+    ) -> Op<'a, ()> {
+        Box::pin(self.core.delete_push_config(ctx, req))
     }
 
     /// GetExtendedAgentCard.

@@ -24,7 +24,7 @@ use crate::agent::AgentExecutor;
 use broker::{Broker, Published};
 
 pub use card::CardConfig;
-pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
+pub use handler::{Limits, Op, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
 pub use push::{PushSettings, WebhookGuard};
 
 pub(crate) use ids::new_id;
