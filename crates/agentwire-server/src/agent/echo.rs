@@ -42,9 +42,14 @@ impl EchoAgent {
 
 impl AgentExecutor for EchoAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        ctx.run(|ctx, updater| async move {
-            updater.add_text_artifact("echo", ctx.message.text()).await?;
-            updater.complete().await
+        ctx.run(|ctx, updater| {
+            // Only the text is kept, not the whole context: an agent's future is copied into
+            // its box when the execution starts.
+            let text = ctx.message.text();
+            async move {
+                updater.add_text_artifact("echo", text).await?;
+                updater.complete().await
+            }
         })
     }
 }

@@ -150,4 +150,18 @@ mod tests {
             assert_eq!(shortcut(&request(method.clone(), path, origin)), expected, "{method} {path} origin={origin}");
         }
     }
+
+    /// The boxed future of an A2A call is copied whole when it is made, so its size is paid on
+    /// every request. It was 3,024 bytes while the rarest operation and whole requests were held
+    /// inline; these bounds leave some room and catch a return to that.
+    #[tokio::test]
+    async fn a2a_calls_box_small_futures() {
+        let mut service = service(RequestHandler::builder(crate::agent::EchoAgent).build());
+        for (path, bound) in [("/", 1024), ("/message:send", 1024)] {
+            let request = http::Request::builder().method(Method::POST).uri(path).body(Body::empty()).unwrap();
+            let Either::Left(call) = Service::call(&mut service, request) else { panic!("{path} took the router") };
+            let size = std::mem::size_of_val(&*call);
+            assert!(size <= bound, "the future of POST {path} is {size} bytes (bound {bound})");
+        }
+    }
 }

@@ -11,6 +11,7 @@ mod send;
 mod tasks;
 mod validate;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,17 +88,22 @@ impl Core {
     }
 
     /// Creates a task with its first events, then announces them. Returns the task as stored.
-    pub(crate) async fn create(
-        &self,
-        scope: &Scope,
+    ///
+    /// The task goes into its `Arc` before the future is built, which then holds a pointer
+    /// instead of the task (an `async fn` would hold it twice).
+    pub(crate) fn create<'a>(
+        &'a self,
+        scope: &'a Scope,
         task: Task,
         events: Vec<StreamResponse>,
-    ) -> Result<Arc<Task>, A2AError> {
+    ) -> impl Future<Output = Result<Arc<Task>, A2AError>> + Send + 'a {
         let task = Arc::new(task);
         let events = shared(events);
-        let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
-        self.announce(scope, &task.id, version, events);
-        Ok(task)
+        async move {
+            let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
+            self.announce(scope, &task.id, version, events);
+            Ok(task)
+        }
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its

@@ -165,90 +165,113 @@ impl Core {
     }
 
     /// Reads the agent's events until it stops or the task ends. Only the wait for the next event
-    /// is inline; handling an event and winding up are boxed, so an execution that waits (for
-    /// input, for a long job) holds little more than its [`Execution`].
-    async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream) {
-        let cancel = execution.cancel.clone();
-        let mut grace_deadline: Option<Instant> = None;
-        loop {
-            let next = tokio::select! {
-                event = events.next() => event,
-                () = cancel.cancelled(), if grace_deadline.is_none() => {
-                    grace_deadline = Some(Instant::now() + DEFAULT_CANCEL_GRACE);
-                    continue;
-                }
-                () = sleep_until(grace_deadline), if grace_deadline.is_some() => {
-                    tracing::warn!("execution ignored cancellation; canceling the task without it");
+    /// is inline; handling an event is boxed, so an execution that waits (for input, for a long
+    /// job) holds little more than its [`Execution`].
+    ///
+    /// A plain function returning an `async move` block, here and below: an `async fn` moves its
+    /// arguments into locals of its own, which doubles the room a large one takes in the future.
+    #[allow(clippy::manual_async_fn)] // see above
+    fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream) -> impl Future<Output = ()> + Send {
+        async move {
+            let cancel = execution.cancel.clone();
+            let mut grace_deadline: Option<Instant> = None;
+            loop {
+                let next = tokio::select! {
+                    event = events.next() => event,
+                    () = cancel.cancelled(), if grace_deadline.is_none() => {
+                        grace_deadline = Some(Instant::now() + DEFAULT_CANCEL_GRACE);
+                        continue;
+                    }
+                    () = sleep_until(grace_deadline), if grace_deadline.is_some() => {
+                        tracing::warn!("execution ignored cancellation; canceling the task without it");
+                        break;
+                    }
+                };
+                let Some(event) = next else { break };
+                if Box::pin(self.handle(&mut execution, event)).await.is_break() {
                     break;
                 }
-            };
-            let Some(event) = next else { break };
-            if Box::pin(self.handle(&mut execution, event)).await.is_break() {
-                break;
             }
+            drop(events);
+            self.wind_up(&mut execution).await;
         }
-        drop(events);
-        Box::pin(self.wind_up(execution)).await;
     }
 
     /// Commits one agent event (creating the task first if this is its first event).
-    async fn handle(&self, execution: &mut Execution, event: AgentEvent) -> ControlFlow<()> {
-        let task_id = &*execution.task_id;
-        if let Some(first_message) = execution.pending_creation.take() {
-            if let AgentEvent::Message(reply) = event {
-                // A direct reply: no task is created.
-                let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
-                if let Some(waiter) = execution.waiter.take() {
-                    waiter.settle(Settled::Reply(reply.clone()));
-                }
-                self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
-                return ControlFlow::Break(());
-            }
-            // Boxed: it runs once per task, and inline it would triple the size of every event's step.
-            match Box::pin(self.create_task(execution, first_message)).await {
-                Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
-                Err(error) => {
-                    tracing::error!(%error, "could not create the task");
+    #[allow(clippy::manual_async_fn)] // see `drive`
+    fn handle<'a>(
+        &'a self,
+        execution: &'a mut Execution,
+        event: AgentEvent,
+    ) -> impl Future<Output = ControlFlow<()>> + Send + 'a {
+        async move {
+            let task_id = &*execution.task_id;
+            if let Some(first_message) = execution.pending_creation.take() {
+                if let AgentEvent::Message(reply) = event {
+                    // A direct reply: no task is created.
+                    let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
+                    if let Some(waiter) = execution.waiter.take() {
+                        waiter.settle(Settled::Reply(reply.clone()));
+                    }
+                    self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     return ControlFlow::Break(());
                 }
-            }
-        }
-        match self.commit_event(&execution.scope, task_id, event).await {
-            Ok(task) => {
-                settle_if(&mut execution.waiter, &task, |_| settles(&task));
-                if task.status.state.is_terminal() {
-                    return ControlFlow::Break(());
+                // Boxed: it runs once per task, and inline it would enlarge every event's step.
+                let (task, events) = self.new_task(execution, first_message);
+                match Box::pin(self.create(&execution.scope, task, events)).await {
+                    Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
+                    Err(error) => {
+                        tracing::error!(%error, "could not create the task");
+                        return ControlFlow::Break(());
+                    }
                 }
             }
-            Err(error) => tracing::warn!(%error, "agent event rejected"),
+            match self.commit_event(&execution.scope, task_id, &event).await {
+                Ok(task) => {
+                    settle_if(&mut execution.waiter, &task, |_| settles(&task));
+                    if task.status.state.is_terminal() {
+                        return ControlFlow::Break(());
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "agent event rejected"),
+            }
+            ControlFlow::Continue(())
         }
-        ControlFlow::Continue(())
     }
 
     /// After the agent stopped: cancels the task if asked to, answers a caller still waiting, and
     /// tells readers the execution ended.
-    async fn wind_up(&self, mut execution: Execution) {
-        let task_id = &*execution.task_id;
-        if execution.pending_creation.is_none() {
-            self.finish(&execution, execution.cancel.is_cancelled()).await;
-            if let Some(waiter) = execution.waiter.take() {
-                // The agent stopped before the task settled: the caller gets the task as it is.
-                match self.load(&execution.scope, task_id).await {
-                    Ok(record) => waiter.settle(Settled::Task(record.task)),
-                    Err(error) => tracing::warn!(%error, "could not read the task back"),
-                }
-            }
-        } else {
+    async fn wind_up(&self, execution: &mut Execution) {
+        if execution.pending_creation.is_some() {
             tracing::warn!("the agent ended without producing anything");
+        } else if execution.cancel.is_cancelled() || execution.waiter.is_some() {
+            // Boxed: an execution that ends its task by itself, the common case, has nothing to await.
+            Box::pin(self.settle_unfinished(execution)).await;
         }
-        self.end_execution(task_id);
-        self.broker.publish(task_id, Published::Ended);
+        self.end_execution(&execution.task_id);
+        self.broker.publish(&execution.task_id, Published::Ended);
     }
 
-    async fn create_task(&self, execution: &Execution, first_message: Message) -> Result<Arc<Task>, A2AError> {
-        let mut history_message = first_message;
-        history_message.task_id = String::from(&*execution.task_id);
-        history_message.context_id.clone_from(&execution.context_id);
+    /// Cancels the task of a canceled execution, and hands a caller still waiting the task as it is.
+    async fn settle_unfinished(&self, execution: &mut Execution) {
+        let task_id = &*execution.task_id;
+        self.finish(execution, execution.cancel.is_cancelled()).await;
+        if let Some(waiter) = execution.waiter.take() {
+            // The agent stopped before the task settled: the caller gets the task as it is.
+            match self.load(&execution.scope, task_id).await {
+                Ok(record) => waiter.settle(Settled::Task(record.task)),
+                Err(error) => tracing::warn!(%error, "could not read the task back"),
+            }
+        }
+    }
+
+    /// A new task holding its first message, with the event that announces it if anyone can hear.
+    fn new_task(&self, execution: &Execution, first_message: Message) -> (Task, Vec<StreamResponse>) {
+        let history_message = Message {
+            task_id: String::from(&*execution.task_id),
+            context_id: execution.context_id.clone(),
+            ..first_message
+        };
         let task = Task {
             id: String::from(&*execution.task_id),
             context_id: execution.context_id.clone(),
@@ -262,10 +285,10 @@ impl Core {
         // version 0.
         let events =
             if self.has_audience(&execution.task_id) { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
-        self.create(&execution.scope, task, events).await
+        (task, events)
     }
 
-    async fn commit_event(&self, scope: &Scope, task_id: &str, event: AgentEvent) -> Result<Arc<Task>, A2AError> {
+    async fn commit_event(&self, scope: &Scope, task_id: &str, event: &AgentEvent) -> Result<Arc<Task>, A2AError> {
         // With a store whose update excludes reads, an event nobody can read is left out: the
         // check runs inside the change, so a reader who subscribes after it gets a snapshot taken
         // after the commit (see `TaskStore::update_excludes_reads`).
@@ -274,7 +297,7 @@ impl Core {
         let mut change = |task: &mut Task| {
             announced = !may_leave_out || self.has_audience(task_id);
             // A retry after a conflict re-applies the same event to the fresh task.
-            apply(task, &event, announced).map(|e| e.into_iter().collect())
+            apply(task, event, announced).map(|e| e.into_iter().collect())
         };
         let (task, _) = self.mutate(scope, task_id, &mut change).await?;
         if !announced && task.status.state.is_terminal() {
@@ -316,5 +339,45 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_types::Role;
+
+    use super::*;
+
+    /// An execution's future is boxed when it starts and kept for as long as the agent runs (an
+    /// idle stream holds one), and each event's step is boxed too: both are copied whole. They
+    /// were 944 bytes each while `async fn` arguments were held twice; these bounds catch a return.
+    #[tokio::test]
+    async fn executions_and_their_steps_stay_small() {
+        let handler = crate::RequestHandler::builder(crate::agent::EchoAgent).build();
+        let core = &handler.core;
+        let message = Message { role: Role::User, ..Message::default() };
+        let run = Run {
+            scope: Scope::default(),
+            task_id: "t".into(),
+            context_id: "c".into(),
+            message: message.clone(),
+            task: None,
+            request: crate::RequestContext::default(),
+            streaming: false,
+            new_task_message: Some(message.clone()),
+            waiter: None,
+        };
+        let execution = core.tracker.track_future(core.execution(run));
+        assert!(std::mem::size_of_val(&execution) <= 768, "execution: {} bytes", std::mem::size_of_val(&execution));
+        let mut state = Execution {
+            scope: Scope::default(),
+            task_id: "t".into(),
+            context_id: "c".into(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            pending_creation: None,
+            waiter: None,
+        };
+        let step = core.handle(&mut state, AgentEvent::Message(message));
+        assert!(std::mem::size_of_val(&step) <= 640, "an event's step: {} bytes", std::mem::size_of_val(&step));
     }
 }

@@ -105,11 +105,27 @@ impl Core {
         req: Box<SendMessageRequest>,
         follow: Follow,
     ) -> Result<Started> {
+        // Moved, never borrowed: a send borrowed here would be kept across the await.
+        let (send, push) = match self.start_at_once(ctx, req, follow)? {
+            Ok(started) => return Ok(started),
+            Err(pending) => pending,
+        };
+        Box::pin(self.start_with_store(send, push)).await
+    }
+
+    /// Starts a new task without a push config; any other send comes back for the store.
+    #[allow(clippy::type_complexity)]
+    fn start_at_once(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        req: Box<SendMessageRequest>,
+        follow: Follow,
+    ) -> Result<std::result::Result<Started, (Checked, Option<TaskPushNotificationConfig>)>> {
         let (send, push) = self.check(ctx, *req, follow)?;
         if send.message.task_id.is_empty() && push.is_none() {
-            return Ok(self.start_new_task(send, new_id()));
+            return Ok(Ok(self.start_new_task(send, new_id())));
         }
-        Box::pin(self.start_with_store(send, push)).await
+        Ok(Err((send, push)))
     }
 
     fn check(
@@ -237,21 +253,25 @@ impl Core {
         req: Box<SendMessageRequest>,
     ) -> Result<Sent> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let mut started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
-        if let Some(step) = started.first_step.take() {
+        // Taken apart at once: only what is awaited on is kept across the awaits.
+        let Started { following, snapshot, history_length, first_step } =
+            self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        let Following::Result(result) = following else {
+            unreachable!("a blocking send follows its execution's result")
+        };
+        if let Some(step) = first_step {
             step.run().await;
         }
-        let settled = match (started.snapshot, started.following) {
+        let settled = match snapshot {
             // A continuation that returns immediately answers with the task holding the message.
-            (Some((task, _)), _) if return_immediately => Some(Settled::Task(task)),
-            (_, Following::Result(result)) => result.await.ok(),
-            (_, Following::Feed(_)) => unreachable!("a blocking send follows its execution's result"),
+            Some((task, _)) if return_immediately => Some(Settled::Task(task)),
+            _ => result.await.ok(),
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(Sent::Message(message)),
             Some(Settled::Task(mut task)) => {
-                if started.history_length.is_some_and(|n| n < task.history.len()) {
-                    Arc::make_mut(&mut task).truncate_history(started.history_length);
+                if history_length.is_some_and(|n| n < task.history.len()) {
+                    Arc::make_mut(&mut task).truncate_history(history_length);
                 }
                 Ok(Sent::Task(task))
             }
