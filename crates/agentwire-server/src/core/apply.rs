@@ -27,7 +27,8 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
             if let Some(m) = &message {
                 task.history.push(m.clone());
             }
-            task.status = TaskStatus { state: *state, message, timestamp: Some(Timestamp::now()) };
+            task.status =
+                TaskStatus { state: *state, message: message.map(Box::new), timestamp: Some(Timestamp::now()) };
             Ok(announce.then(|| {
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: task.id.clone(),
