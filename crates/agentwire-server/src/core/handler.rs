@@ -71,6 +71,19 @@ pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>
 /// the sends alone: a request's future is copied whole when it is created and moved, and inline
 /// the rarest operation (CreateTaskPushNotificationConfig, three times the size of a send) made
 /// every request pay for it.
+///
+/// ```
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::{RequestContext, RequestHandler};
+/// use agentwire_types::GetTaskRequest;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let handler = RequestHandler::builder(EchoAgent).build();
+/// let request = GetTaskRequest { id: "no-such-task".into(), ..GetTaskRequest::default() };
+/// let found = handler.get_task(&RequestContext::default(), request).await;
+/// assert!(found.is_err());
+/// # });
+/// ```
 pub type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
