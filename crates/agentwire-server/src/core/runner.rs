@@ -216,9 +216,8 @@ impl Core {
                     self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
                     return ControlFlow::Break(());
                 }
-                // Boxed: it runs once per task, and inline it would enlarge every event's step.
                 let (task, events) = self.new_task(execution, first_message);
-                match Box::pin(self.create(&execution.scope, task, events)).await {
+                match self.create(&execution.scope, task, events).await {
                     Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
                     Err(error) => {
                         tracing::error!(%error, "could not create the task");
