@@ -94,6 +94,14 @@ struct Checked {
     follow: Follow,
 }
 
+/// A send after its checks: started at once, or waiting for the store (a continuation, or a push
+/// config to store first). Taken apart as soon as it is returned, so its size is never kept.
+#[allow(clippy::large_enum_variant)]
+enum Starting {
+    Started(Started),
+    NeedsStore(Checked, Option<TaskPushNotificationConfig>),
+}
+
 impl Core {
     /// Starts the execution a send asks for. A new task without a push config, the common case,
     /// starts without awaiting anything, which keeps this future a few words long: each caller's
@@ -107,25 +115,24 @@ impl Core {
     ) -> Result<Started> {
         // Moved, never borrowed: a send borrowed here would be kept across the await.
         let (send, push) = match self.start_at_once(ctx, req, follow)? {
-            Ok(started) => return Ok(started),
-            Err(pending) => pending,
+            Starting::Started(started) => return Ok(started),
+            Starting::NeedsStore(send, push) => (send, push),
         };
         Box::pin(self.start_with_store(send, push)).await
     }
 
     /// Starts a new task without a push config; any other send comes back for the store.
-    #[allow(clippy::type_complexity)]
     fn start_at_once(
         self: &Arc<Self>,
         ctx: &RequestContext,
         req: Box<SendMessageRequest>,
         follow: Follow,
-    ) -> Result<std::result::Result<Started, (Checked, Option<TaskPushNotificationConfig>)>> {
+    ) -> Result<Starting> {
         let (send, push) = self.check(ctx, *req, follow)?;
         if send.message.task_id.is_empty() && push.is_none() {
-            return Ok(Ok(self.start_new_task(send, new_id())));
+            return Ok(Starting::Started(self.start_new_task(send, new_id())));
         }
-        Ok(Err((send, push)))
+        Ok(Starting::NeedsStore(send, push))
     }
 
     fn check(
