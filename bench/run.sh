@@ -317,23 +317,29 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 for spec in "${ALONE[@]}"; do run_server "$spec"; done
 
-# The 2 × target against the official SDK, measured the way drift cannot skew: both servers
-# loaded at the same time on core 0 (bench/compare.sh), in both orders.
-SIDE_BY_SIDE=""
-if wanted side-by-side; then
-  if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
-    SIDE_BY_SIDE="skipped: ${MISSING[$OFFICIAL_RUST]:-$OFFICIAL_RUST is missing}"
+# The ratios of the targets (÷ floor, ÷ official SDK), measured the way drift cannot skew: each
+# server loaded at the same time as agentwire on core 0 (bench/compare.sh), in both orders.
+declare -A SIDE_BY_SIDE=()
+side_by_side() { # name command
+  local name=$1 command=$2 log=$LOGS/side-by-side-$1.log rounds
+  rounds=$( ((SMOKE)) && echo 1 || echo 3 )
+  say "side by side: $name and agentwire, JSON-RPC SendMessage, CPU per request"
+  if COMPARE_WARMUP=$WARMUP COMPARE_DURATION=$DURATION "$BENCH/compare.sh" \
+      "$command" "$AGENTWIRE" "$rounds" >"$log" 2>&1; then
+    SIDE_BY_SIDE[$name]=$(python3 "$BENCH/side_by_side.py" "$(tail -n 1 "$log")")
   else
-    say "side by side: official-rust and agentwire, JSON-RPC SendMessage, CPU per request"
-    side_rounds=$( ((SMOKE)) && echo 1 || echo 3 )
-    if COMPARE_WARMUP=$WARMUP COMPARE_DURATION=$DURATION "$BENCH/compare.sh" \
-        "$OFFICIAL_RUST --addr 127.0.0.1:PORT" "$AGENTWIRE" "$side_rounds" >"$LOGS/side-by-side.log" 2>&1; then
-      SIDE_BY_SIDE=$(python3 "$BENCH/side_by_side.py" "$(tail -n 1 "$LOGS/side-by-side.log")")
-    else
-      FAILED=1
-      SIDE_BY_SIDE="FAILED: $(tail -n 1 "$LOGS/side-by-side.log")"
-    fi
-    cat "$LOGS/side-by-side.log" >&2
+    FAILED=1
+    SIDE_BY_SIDE[$name]="FAILED: $(tail -n 1 "$log")"
+  fi
+  cat "$log" >&2
+}
+SIDE_BY_SIDE_ORDER=(floor official-rust)
+if wanted side-by-side; then
+  side_by_side floor "$FLOOR --addr 127.0.0.1:PORT"
+  if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
+    SIDE_BY_SIDE[official-rust]="skipped: ${MISSING[$OFFICIAL_RUST]:-$OFFICIAL_RUST is missing}"
+  else
+    side_by_side official-rust "$OFFICIAL_RUST --addr 127.0.0.1:PORT"
   fi
 fi
 
@@ -349,9 +355,14 @@ say "results ($MODE, $((SECONDS - STARTED_AT)) s)"
   printf 'agentwire %s, %s, %s; server on core 0, loadgen on core 1.\n\n' \
     "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$MODE" "$(date -u +%Y-%m-%d)"
   "$LOADGEN" report "$RUNS" --json "$RESULTS/latest.json"
-  if [[ -n $SIDE_BY_SIDE ]]; then
-    printf '\nServer CPU per JSON-RPC SendMessage, official-rust ÷ agentwire, side by side (both loaded at\n'
-    printf 'once on core 0, 8 connections each, in both orders; bench/compare.sh): %s\n' "$SIDE_BY_SIDE"
+  if ((${#SIDE_BY_SIDE[@]})); then
+    printf '\nServer CPU per JSON-RPC SendMessage, side by side (each server loaded at once with agentwire\n'
+    printf 'on core 0, 8 connections each, in both orders; bench/compare.sh), as the server ÷ agentwire:\n\n'
+    for name in "${SIDE_BY_SIDE_ORDER[@]}"; do
+      if [[ -n ${SIDE_BY_SIDE[$name]:-} ]]; then
+        printf -- '- %s ÷ agentwire: %s\n' "$name" "${SIDE_BY_SIDE[$name]}"
+      fi
+    done
   fi
 } | tee "$RESULTS/latest.md"
 exit "$FAILED"
