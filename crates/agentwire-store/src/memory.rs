@@ -1,5 +1,6 @@
 //! The in-process backend: everything in hash maps, bounded by a retention policy.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -123,13 +124,10 @@ impl TaskStore for MemoryStore {
             events: events.to_vec(),
         };
         let version = entry.version();
-        {
-            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
-            if tasks.contains_key(&id) {
-                return Err(StoreError::AlreadyExists(id.to_string()));
-            }
-            tasks.insert(Arc::clone(&id), Arc::new(Mutex::new(entry)));
-        }
+        match self.inner.tasks.write().map_err(poisoned)?.entry(Arc::clone(&id)) {
+            Slot::Occupied(_) => return Err(StoreError::AlreadyExists(id.to_string())),
+            Slot::Vacant(slot) => slot.insert(Arc::new(Mutex::new(entry))),
+        };
         if terminal {
             self.note_terminal(id)?;
         }

@@ -130,3 +130,16 @@ async fn an_update_without_events_is_committed_at_the_same_version() {
     }
     assert!(store.get(&scope, "first").await.unwrap().is_none(), "the first ended task was evicted");
 }
+
+#[tokio::test]
+async fn create_refuses_an_existing_id_and_keeps_the_first_task() {
+    let store = MemoryStore::default();
+    let scope = Scope::new("", "a");
+    let first = task("t", "first", 1, TaskState::Working);
+    store.create(&scope, Arc::new(first.clone()), &snapshot(&first)).await.unwrap();
+    let second = task("t", "second", 2, TaskState::Submitted);
+    let refused = store.create(&scope, Arc::new(second.clone()), &[]).await;
+    assert!(matches!(refused, Err(StoreError::AlreadyExists(ref id)) if id == "t"), "{refused:?}");
+    let kept = store.get(&scope, "t").await.unwrap().unwrap();
+    assert_eq!((kept.task.context_id.as_str(), kept.version), ("first", 1));
+}
