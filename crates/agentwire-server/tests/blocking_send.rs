@@ -41,6 +41,18 @@ impl AgentExecutor for AsksOnce {
     }
 }
 
+/// Asks for input and, without waiting for it, completes: both events are queued at once.
+struct AsksAndCompletes;
+
+impl AgentExecutor for AsksAndCompletes {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        ctx.run(|_, updater| async move {
+            updater.input_required("which one?").await?;
+            updater.complete_with("never mind").await
+        })
+    }
+}
+
 /// Panics in its first step when asked to; otherwise works and stops.
 struct Panics;
 
@@ -135,4 +147,34 @@ async fn an_execution_outlives_the_request_that_started_it() {
         assert!(tokio::time::Instant::now() < deadline, "the task never completed: {tasks}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test]
+async fn the_caller_gets_the_state_that_settled_the_task_though_more_events_were_queued() {
+    let server = TestServer::start(RequestHandler::builder(AsksAndCompletes)).await;
+    let reply = send(&server, json!({"message": user_message("m1", "hi")})).await;
+    let task = &reply["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{reply}");
+    let later = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
+    assert_eq!(later["status"]["state"], "TASK_STATE_COMPLETED", "{later}");
+}
+
+#[tokio::test]
+async fn return_immediately_gets_the_task_as_created_from_an_agent_that_finishes_at_once() {
+    let server = TestServer::start(RequestHandler::builder(agentwire_server::agent::EchoAgent)).await;
+    let params = json!({"message": user_message("m1", "hi"), "configuration": {"returnImmediately": true}});
+    let reply = send(&server, params).await;
+    let task = &reply["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_SUBMITTED", "{reply}");
+    let completed = async {
+        loop {
+            let later = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
+            if later["status"]["state"] == "TASK_STATE_COMPLETED" {
+                return later;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let later = tokio::time::timeout(Duration::from_secs(10), completed).await.expect("the task never completed");
+    assert_eq!(later["artifacts"][0]["parts"][0]["text"], "hi", "{later}");
 }

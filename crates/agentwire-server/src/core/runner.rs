@@ -165,8 +165,11 @@ impl Core {
     }
 
     /// Reads the agent's events until it stops or the task ends. Only the wait for the next event
-    /// is inline; handling an event is boxed, so an execution that waits (for input, for a long
+    /// is inline; handling events is boxed, so an execution that waits (for input, for a long
     /// job) holds little more than its [`Execution`].
+    ///
+    /// The events the agent has already queued when one arrives are committed with it, in one
+    /// store write (see [`ready_events`]).
     ///
     /// A plain function returning an `async move` block, here and below: an `async fn` moves its
     /// arguments into locals of its own, which doubles the room a large one takes in the future.
@@ -188,7 +191,7 @@ impl Core {
                     }
                 };
                 let Some(event) = next else { break };
-                if Box::pin(self.handle(&mut execution, event)).await.is_break() {
+                if Box::pin(self.handle(&mut execution, &mut events, event)).await.is_break() {
                     break;
                 }
             }
@@ -197,45 +200,64 @@ impl Core {
         }
     }
 
-    /// Commits one agent event (creating the task first if this is its first event).
+    /// Commits `event` and the events the agent has queued behind it, creating the task with them
+    /// if this is the first. Each store write takes as many events as it can, in order, and ends
+    /// after an event that settles the task, so that a waiting caller gets the task in exactly
+    /// that state. Breaks when the task has ended or the agent has.
     #[allow(clippy::manual_async_fn)] // see `drive`
     fn handle<'a>(
         &'a self,
         execution: &'a mut Execution,
+        events: &'a mut EventStream,
         event: AgentEvent,
     ) -> impl Future<Output = ControlFlow<()>> + Send + 'a {
         async move {
-            let task_id = &*execution.task_id;
-            if let Some(first_message) = execution.pending_creation.take() {
-                if let AgentEvent::Message(reply) = event {
-                    // A direct reply: no task is created.
-                    let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
-                    if let Some(waiter) = execution.waiter.take() {
-                        waiter.settle(Settled::Reply(reply.clone()));
-                    }
-                    self.broker.publish(task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
-                    return ControlFlow::Break(());
-                }
-                let (task, events) = self.new_task(execution, first_message);
-                match self.create(&execution.scope, task, events).await {
-                    Ok(task) => settle_if(&mut execution.waiter, &task, |w| w.on_creation),
-                    Err(error) => {
-                        tracing::error!(%error, "could not create the task");
-                        return ControlFlow::Break(());
-                    }
-                }
+            let mut batch = vec![event];
+            let agent_ended = ready_events(events, &mut batch).await;
+            let flow = self.commit_batch(execution, &mut batch).await;
+            if agent_ended {
+                return ControlFlow::Break(());
             }
-            match self.commit_event(&execution.scope, task_id, &event).await {
+            flow
+        }
+    }
+
+    /// Commits `batch` (see [`handle`](Self::handle)).
+    async fn commit_batch(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
+        if let Some(first_message) = execution.pending_creation.take() {
+            if let Some(AgentEvent::Message(reply)) = batch.first_mut() {
+                // A direct reply: no task is created, and nothing after it counts.
+                self.reply(execution, std::mem::take(reply));
+                return ControlFlow::Break(());
+            }
+            let (task, events) = self.new_task(execution, first_message, batch);
+            match self.create(&execution.scope, task, events).await {
                 Ok(task) => {
-                    settle_if(&mut execution.waiter, &task, |_| settles(&task));
+                    settle_if(&mut execution.waiter, &task, |w| w.on_creation || settles(&task));
                     if task.status.state.is_terminal() {
                         return ControlFlow::Break(());
                     }
                 }
-                Err(error) => tracing::warn!(%error, "agent event rejected"),
+                Err(error) => {
+                    tracing::error!(%error, "could not create the task");
+                    return ControlFlow::Break(());
+                }
             }
-            ControlFlow::Continue(())
         }
+        while !batch.is_empty() {
+            self.commit_events(execution, batch).await?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Hands a direct reply to the caller waiting for it, or to the stream that started the
+    /// execution.
+    fn reply(&self, execution: &mut Execution, reply: Message) {
+        let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
+        if let Some(waiter) = execution.waiter.take() {
+            waiter.settle(Settled::Reply(reply.clone()));
+        }
+        self.broker.publish(&execution.task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
     }
 
     /// After the agent stopped: cancels the task if asked to, answers a caller still waiting, and
@@ -264,14 +286,22 @@ impl Core {
         }
     }
 
-    /// A new task holding its first message, with the event that announces it if anyone can hear.
-    fn new_task(&self, execution: &Execution, first_message: Message) -> (Task, Vec<StreamResponse>) {
+    /// A new task holding its first message, with the events that announce it if anyone can
+    /// hear. The ready events at the front of `batch` are applied to it (and removed), so that it
+    /// is created with them in one write; not when the caller returns as soon as the task exists,
+    /// who must get it as it was created.
+    fn new_task(
+        &self,
+        execution: &Execution,
+        first_message: Message,
+        batch: &mut Vec<AgentEvent>,
+    ) -> (Task, Vec<StreamResponse>) {
         let history_message = Message {
             task_id: String::from(&*execution.task_id),
             context_id: execution.context_id.clone(),
             ..first_message
         };
-        let task = Task {
+        let mut task = Task {
             id: String::from(&*execution.task_id),
             context_id: execution.context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
@@ -280,30 +310,55 @@ impl Core {
         };
         // The first event is the task itself, and only a reader present at its creation can want
         // it (the stream that started the task, or a webhook registered with the send): a later
-        // reader starts from a snapshot. Without one, the copy is skipped and the task starts at
+        // reader starts from a snapshot. Without one, no event is kept and the task starts at
         // version 0.
-        let events =
-            if self.has_audience(&execution.task_id) { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
+        let audience = self.has_audience(&execution.task_id);
+        let mut events = if audience { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
+        if !execution.waiter.as_ref().is_some_and(|w| w.on_creation) {
+            let (taken, refused) = apply_ready(&mut task, batch, audience, &mut events);
+            report_refused(refused);
+            batch.drain(..taken);
+        }
         (task, events)
     }
 
-    async fn commit_event(&self, scope: &Scope, task_id: &str, event: &AgentEvent) -> Result<Arc<Task>, A2AError> {
-        // With a store whose update excludes reads, an event nobody can read is left out: the
+    /// Commits the ready events at the front of `batch` in one store write, and removes them.
+    async fn commit_events(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
+        let task_id = &*execution.task_id;
+        // With a store whose update excludes reads, events nobody can read are left out: the
         // check runs inside the change, so a reader who subscribes after it gets a snapshot taken
         // after the commit (see `TaskStore::update_excludes_reads`).
         let may_leave_out = self.tasks.update_excludes_reads();
         let mut announced = true;
+        let mut outcome = (0, Vec::new());
         let mut change = |task: &mut Task| {
             announced = !may_leave_out || self.has_audience(task_id);
-            // A retry after a conflict re-applies the same event to the fresh task.
-            apply(task, event, announced).map(|e| e.into_iter().collect())
+            // A retry after a conflict applies the same events again to the fresh task.
+            let mut events = Vec::new();
+            outcome = apply_ready(task, batch, announced, &mut events);
+            Ok(events)
         };
-        let (task, _) = self.mutate(scope, task_id, &mut change).await?;
-        if !announced && task.status.state.is_terminal() {
+        let committed = self.mutate(&execution.scope, task_id, &mut change).await;
+        let (taken, refused) = outcome;
+        report_refused(refused);
+        let task = match committed {
+            Ok((task, _)) => task,
+            Err(error) => {
+                tracing::warn!(%error, "agent events rejected");
+                batch.clear();
+                return ControlFlow::Continue(());
+            }
+        };
+        batch.drain(..taken);
+        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        if !task.status.state.is_terminal() {
+            return ControlFlow::Continue(());
+        }
+        if !announced {
             // Its end announced to no one, the task is as unobserved as if nobody had heard it.
             self.tasks.ended_unobserved(task_id);
         }
-        Ok(task)
+        ControlFlow::Break(())
     }
 
     /// After the agent stopped: a canceled execution that did not end the task cancels it.
@@ -325,6 +380,58 @@ pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
     }
     let event = AgentEvent::Status { state: TaskState::Canceled, message: None, metadata: None };
     apply(task, &event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
+}
+
+/// The most events one store write commits: as many as an agent can have queued (the capacity of
+/// its update channel).
+const MAX_BATCH: usize = 32;
+
+/// Moves the events the agent has already produced into `batch`, without waiting, until it holds
+/// [`MAX_BATCH`]. Resolves to true if the agent has ended (its stream must not be polled again).
+fn ready_events<'a>(
+    events: &'a mut EventStream,
+    batch: &'a mut Vec<AgentEvent>,
+) -> impl Future<Output = bool> + Send + 'a {
+    std::future::poll_fn(move |cx| {
+        while batch.len() < MAX_BATCH {
+            match events.poll_next_unpin(cx) {
+                Poll::Ready(Some(event)) => batch.push(event),
+                Poll::Ready(None) => return Poll::Ready(true),
+                Poll::Pending => break,
+            }
+        }
+        Poll::Ready(false)
+    })
+}
+
+/// Applies `events` to `task` in order, up to and including the first that settles it, adding
+/// their announcements to `announcements` if `announce`. Returns how many events it took and the
+/// reasons the task refused some of them (a refused event changes nothing).
+fn apply_ready(
+    task: &mut Task,
+    events: &[AgentEvent],
+    announce: bool,
+    announcements: &mut Vec<StreamResponse>,
+) -> (usize, Vec<A2AError>) {
+    let mut refused = Vec::new();
+    let mut taken = 0;
+    for event in events {
+        taken += 1;
+        match apply(task, event, announce) {
+            Ok(announcement) => announcements.extend(announcement),
+            Err(error) => refused.push(error),
+        }
+        if settles(task) {
+            break;
+        }
+    }
+    (taken, refused)
+}
+
+fn report_refused(refused: Vec<A2AError>) {
+    for error in refused {
+        tracing::warn!(%error, "agent event rejected");
+    }
 }
 
 /// Hands `task` to the waiting request, if there is one and `ready` says so.
@@ -376,7 +483,8 @@ mod tests {
             pending_creation: None,
             waiter: None,
         };
-        let step = core.handle(&mut state, AgentEvent::Message(message));
+        let mut events: EventStream = Box::pin(futures_util::stream::empty());
+        let step = core.handle(&mut state, &mut events, AgentEvent::Message(message));
         assert!(std::mem::size_of_val(&step) <= 640, "an event's step: {} bytes", std::mem::size_of_val(&step));
     }
 }
