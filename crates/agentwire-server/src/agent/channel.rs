@@ -2,13 +2,18 @@
 //!
 //! A purpose-built channel rather than tokio's mpsc: every execution has one, and tokio's
 //! allocates its slots in blocks of 32 (512 bytes for an idle execution, against about 200 here).
-//! Events go through a mutex-guarded queue; a sender waits for room, and the receiver for an event,
-//! on a [`Notify`]. The receiver is woken with `notify_one`, whose stored permit covers a wake-up
-//! between its look at the queue and its wait; senders register before their second look.
+//! Events go through a mutex-guarded queue. The one receiver is a [`Stream`]: when the queue is
+//! empty it leaves its waker in the queue's state, and the sender that queues the next event (or
+//! the last one to leave) wakes it. Senders wait for room on a [`Notify`], which the receiver
+//! signals with `notify_one`; a sender registers before its second look at the queue, so a read
+//! between its look and its wait is not missed.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 
+use futures_util::Stream;
 use tokio::sync::Notify;
 
 use super::AgentEvent;
@@ -18,8 +23,6 @@ type Item = Box<AgentEvent>;
 
 struct Shared {
     state: Mutex<State>,
-    /// Signalled when an event is queued or the last sender leaves.
-    readable: Notify,
     /// Signalled when room is made or the receiver leaves.
     writable: Notify,
     capacity: usize,
@@ -29,6 +32,8 @@ struct State {
     queue: VecDeque<Item>,
     senders: usize,
     receiver_gone: bool,
+    /// The receiver, waiting for an event or for the last sender to leave.
+    reader: Option<Waker>,
 }
 
 impl Shared {
@@ -41,8 +46,7 @@ impl Shared {
 /// A queue holding up to `capacity` events.
 pub(super) fn channel(capacity: usize) -> (Sender, Receiver) {
     let shared = Arc::new(Shared {
-        state: Mutex::new(State { queue: VecDeque::new(), senders: 1, receiver_gone: false }),
-        readable: Notify::new(),
+        state: Mutex::new(State { queue: VecDeque::new(), senders: 1, receiver_gone: false, reader: None }),
         writable: Notify::new(),
         capacity: capacity.max(1),
     });
@@ -88,8 +92,11 @@ impl Sender {
             return Ok(false);
         }
         state.queue.extend(item.take());
+        let reader = state.reader.take();
         drop(state);
-        self.shared.readable.notify_one();
+        if let Some(reader) = reader {
+            reader.wake();
+        }
         Ok(true)
     }
 }
@@ -103,13 +110,17 @@ impl Clone for Sender {
 
 impl Drop for Sender {
     fn drop(&mut self) {
-        let last = {
+        let reader = {
             let mut state = self.shared.lock();
             state.senders -= 1;
-            state.senders == 0
+            if state.senders == 0 {
+                state.reader.take()
+            } else {
+                None
+            }
         };
-        if last {
-            self.shared.readable.notify_one();
+        if let Some(reader) = reader {
+            reader.wake();
         }
     }
 }
@@ -124,23 +135,25 @@ pub(super) struct Receiver {
     shared: Arc<Shared>,
 }
 
-impl Receiver {
-    /// The next event; `None` once every sender is gone and the queue is empty.
-    pub(super) async fn recv(&mut self) -> Option<Item> {
-        loop {
-            {
-                let mut state = self.shared.lock();
-                if let Some(item) = state.queue.pop_front() {
-                    drop(state);
-                    self.shared.writable.notify_one();
-                    return Some(item);
-                }
-                if state.senders == 0 {
-                    return None;
-                }
-            }
-            self.shared.readable.notified().await;
+/// The events, in order; ends once every sender is gone and the queue is empty.
+impl Stream for Receiver {
+    type Item = AgentEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        let mut state = self.shared.lock();
+        if let Some(item) = state.queue.pop_front() {
+            drop(state);
+            self.shared.writable.notify_one();
+            return Poll::Ready(Some(*item));
         }
+        if state.senders == 0 {
+            return Poll::Ready(None);
+        }
+        match &mut state.reader {
+            Some(waker) => waker.clone_from(cx.waker()),
+            none => *none = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 }
 
@@ -162,6 +175,7 @@ mod tests {
     use std::time::Duration;
 
     use agentwire_types::TaskState;
+    use futures_util::StreamExt;
 
     use super::*;
 
@@ -169,8 +183,8 @@ mod tests {
         Box::new(AgentEvent::Status { state, message: None, metadata: None })
     }
 
-    fn state_of(item: &Item) -> TaskState {
-        match **item {
+    fn state_of(event: &AgentEvent) -> TaskState {
+        match *event {
             AgentEvent::Status { state, .. } => state,
             _ => unreachable!("the tests send statuses only"),
         }
@@ -183,9 +197,9 @@ mod tests {
         tx.send(event(TaskState::Working)).await.unwrap();
         second.send(event(TaskState::Completed)).await.unwrap();
         drop((tx, second));
-        assert_eq!(state_of(&rx.recv().await.unwrap()), TaskState::Working);
-        assert_eq!(state_of(&rx.recv().await.unwrap()), TaskState::Completed);
-        assert!(rx.recv().await.is_none());
+        assert_eq!(state_of(&rx.next().await.unwrap()), TaskState::Working);
+        assert_eq!(state_of(&rx.next().await.unwrap()), TaskState::Completed);
+        assert!(rx.next().await.is_none());
     }
 
     #[tokio::test(start_paused = true)]
@@ -194,16 +208,16 @@ mod tests {
         tx.send(event(TaskState::Working)).await.unwrap();
         let mut blocked = tokio::spawn(async move { tx.send(event(TaskState::Completed)).await });
         assert!(tokio::time::timeout(Duration::from_secs(1), &mut blocked).await.is_err(), "sent into a full queue");
-        assert_eq!(state_of(&rx.recv().await.unwrap()), TaskState::Working);
+        assert_eq!(state_of(&rx.next().await.unwrap()), TaskState::Working);
         blocked.await.unwrap().unwrap();
-        assert_eq!(state_of(&rx.recv().await.unwrap()), TaskState::Completed);
-        assert!(rx.recv().await.is_none());
+        assert_eq!(state_of(&rx.next().await.unwrap()), TaskState::Completed);
+        assert!(rx.next().await.is_none());
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_receiver_waits_for_the_next_event() {
         let (tx, mut rx) = channel(4);
-        let reader = tokio::spawn(async move { rx.recv().await.map(|item| state_of(&item)) });
+        let reader = tokio::spawn(async move { rx.next().await.map(|item| state_of(&item)) });
         tokio::time::sleep(Duration::from_secs(1)).await;
         tx.send(event(TaskState::InputRequired)).await.unwrap();
         assert_eq!(reader.await.unwrap(), Some(TaskState::InputRequired));

@@ -147,11 +147,10 @@ impl ExecutionContext {
                 let _ = failure_sink.fail(error.to_string()).await;
             }
         });
-        let events = stream::unfold(receiver, |mut rx| async move { rx.recv().await.map(|event| (*event, rx)) });
         // The driver yields nothing; it is polled alongside the channel so no spawn is needed.
         // It goes first: an agent that never waits then finishes, and its events are read, in a
         // single poll (the bounded channel makes a busy one wait for its reader).
         let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
-        Box::pin(stream::select_with_strategy(driver, events, |_: &mut ()| stream::PollNext::Left))
+        Box::pin(stream::select_with_strategy(driver, receiver, |_: &mut ()| stream::PollNext::Left))
     }
 }
