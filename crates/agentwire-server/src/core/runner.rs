@@ -126,10 +126,10 @@ impl Core {
     }
 
     fn end_execution(&self, task_id: &str) {
-        if let Some(mut entry) = self.running.get_mut(task_id) {
-            entry.count = entry.count.saturating_sub(1);
-        }
-        self.running.remove_if(task_id, |_, e| e.count == 0);
+        self.running.remove_if_mut(task_id, |_, e| {
+            e.count = e.count.saturating_sub(1);
+            e.count == 0
+        });
     }
 
     /// Starts `run`, with the task's shared cancellation token. Executions outlive the request
