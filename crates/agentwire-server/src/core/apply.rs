@@ -7,11 +7,13 @@ use agentwire_types::{
 
 use crate::agent::AgentEvent;
 
-/// Applies `event` to `task` and, if `announce`, returns the stream item that announces it.
+/// Applies `event` to `task` and, if `announce`, returns the stream item that announces it. The
+/// event is taken by value so that its artifact or message moves into the task; only the
+/// announcement is a copy.
 ///
 /// A status message and an agent message are added to the history; an artifact replaces the one
 /// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
-pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Result<Option<StreamResponse>, A2AError> {
+pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Result<Option<StreamResponse>, A2AError> {
     if task.status.state.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task {} is {} and cannot change any more",
@@ -20,21 +22,20 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
     }
     match event {
         AgentEvent::Status { state, message, metadata } => {
-            if *state == TaskState::Unspecified {
+            if state == TaskState::Unspecified {
                 return Err(A2AError::invalid_agent_response("the agent sent a status without a state"));
             }
-            let message = message.as_ref().map(|m| own_message(task, m.clone()));
+            let message = message.map(|m| own_message(task, m));
             if let Some(m) = &message {
                 task.history.push(m.clone());
             }
-            task.status =
-                TaskStatus { state: *state, message: message.map(Box::new), timestamp: Some(Timestamp::now()) };
+            task.status = TaskStatus { state, message: message.map(Box::new), timestamp: Some(Timestamp::now()) };
             Ok(announce.then(|| {
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
                     status: task.status.clone(),
-                    metadata: metadata.clone(),
+                    metadata,
                 })
             }))
         }
@@ -42,24 +43,25 @@ pub(crate) fn apply(task: &mut Task, event: &AgentEvent, announce: bool) -> Resu
             if artifact.artifact_id.is_empty() {
                 return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
             }
-            match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
-                Some(existing) if *append => existing.parts.extend(artifact.parts.iter().cloned()),
-                Some(existing) => *existing = artifact.clone(),
-                None => push_first_exactly(&mut task.artifacts, artifact.clone()),
-            }
-            Ok(announce.then(|| {
+            let announcement = announce.then(|| {
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
                     artifact: artifact.clone(),
-                    append: *append,
-                    last_chunk: *last_chunk,
+                    append,
+                    last_chunk,
                     metadata: None,
                 })
-            }))
+            });
+            match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
+                Some(existing) if append => existing.parts.extend(artifact.parts),
+                Some(existing) => *existing = artifact,
+                None => push_first_exactly(&mut task.artifacts, artifact),
+            }
+            Ok(announcement)
         }
         AgentEvent::Message(message) => {
-            let message = own_message(task, message.clone());
+            let message = own_message(task, message);
             let announcement = announce.then(|| StreamResponse::Message(message.clone()));
             task.history.push(message);
             Ok(announcement)
@@ -104,17 +106,17 @@ mod tests {
     #[test]
     fn chunks_append_and_replacements_replace() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
-        apply(&mut task, &chunk("one", false), true).unwrap();
-        apply(&mut task, &chunk("two", true), false).unwrap();
+        apply(&mut task, chunk("one", false), true).unwrap();
+        apply(&mut task, chunk("two", true), false).unwrap();
         assert_eq!(task.artifacts[0].parts.len(), 2);
-        apply(&mut task, &chunk("three", false), true).unwrap();
+        apply(&mut task, chunk("three", false), true).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
     }
 
     #[test]
     fn a_first_artifact_takes_no_spare_room() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
-        apply(&mut task, &chunk("one", false), false).unwrap();
+        apply(&mut task, chunk("one", false), false).unwrap();
         assert_eq!(task.artifacts.capacity(), 1, "retained tasks should not carry room for four artifacts");
     }
 
@@ -122,7 +124,7 @@ mod tests {
     fn terminal_tasks_do_not_change() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Completed), ..Task::default() };
         let event = AgentEvent::Status { state: TaskState::Working, message: None, metadata: None };
-        assert!(apply(&mut task, &event, true).is_err());
+        assert!(apply(&mut task, event, true).is_err());
         assert_eq!(task.status.state, TaskState::Completed);
     }
 }

@@ -212,7 +212,9 @@ impl Core {
         event: AgentEvent,
     ) -> impl Future<Output = ControlFlow<()>> + Send + 'a {
         async move {
-            let mut batch = vec![event];
+            // Room for a typical burst (an artifact and a status) without growing.
+            let mut batch = Vec::with_capacity(4);
+            batch.push(event);
             let agent_ended = ready_events(events, &mut batch).await;
             let flow = self.commit_batch(execution, &mut batch).await;
             if agent_ended {
@@ -315,9 +317,11 @@ impl Core {
         let audience = self.has_audience(&execution.task_id);
         let mut events = if audience { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
         if !execution.waiter.as_ref().is_some_and(|w| w.on_creation) {
-            let (taken, refused) = apply_ready(&mut task, batch, audience, &mut events);
+            // Applied once, outside the store: the events move into the task.
+            let mut ready = std::mem::take(batch).into_iter();
+            let (_, refused) = apply_ready(&mut task, ready.by_ref(), audience, &mut events);
             report_refused(refused);
-            batch.drain(..taken);
+            *batch = ready.collect();
         }
         (task, events)
     }
@@ -335,7 +339,7 @@ impl Core {
             announced = !may_leave_out || self.has_audience(task_id);
             // A retry after a conflict applies the same events again to the fresh task.
             let mut events = Vec::new();
-            outcome = apply_ready(task, batch, announced, &mut events);
+            outcome = apply_ready(task, batch.iter().cloned(), announced, &mut events);
             Ok(events)
         };
         let committed = self.mutate(&execution.scope, task_id, &mut change).await;
@@ -379,7 +383,7 @@ pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
         return Vec::new();
     }
     let event = AgentEvent::Status { state: TaskState::Canceled, message: None, metadata: None };
-    apply(task, &event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
+    apply(task, event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
 }
 
 /// The most events one store write commits: as many as an agent can have queued (the capacity of
@@ -404,12 +408,13 @@ fn ready_events<'a>(
     })
 }
 
-/// Applies `events` to `task` in order, up to and including the first that settles it, adding
-/// their announcements to `announcements` if `announce`. Returns how many events it took and the
-/// reasons the task refused some of them (a refused event changes nothing).
+/// Applies `events` to `task` in order, up to and including the first that settles it (the rest
+/// are left in the iterator), adding their announcements to `announcements` if `announce`.
+/// Returns how many events it took and the reasons the task refused some of them (a refused event
+/// changes nothing).
 fn apply_ready(
     task: &mut Task,
-    events: &[AgentEvent],
+    events: impl Iterator<Item = AgentEvent>,
     announce: bool,
     announcements: &mut Vec<StreamResponse>,
 ) -> (usize, Vec<A2AError>) {
