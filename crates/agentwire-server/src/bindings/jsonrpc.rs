@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,7 @@ use agentwire_types::{A2AError, Result, SendMessageRequest};
 
 use super::errors::{jsonrpc_error_object, jsonrpc_http_status};
 use super::meta::RequestMeta;
-use super::{decode_json, json_bytes_response, read_body, sse, AppState};
+use super::{decode_json, json_bytes_response, read_body, sse, AppState, RequestBody};
 use crate::core::StreamItem;
 use crate::RequestContext;
 
@@ -76,7 +76,10 @@ pub(crate) fn is_json_media_type(headers: &HeaderMap) -> bool {
 ///
 /// The headers are read before the future is built, so that it holds only the body and the
 /// context, not the whole request: a request's future is copied whole into its box.
-pub(crate) fn handle(State(state): State<AppState>, request: Request) -> impl Future<Output = Response> + Send {
+pub(crate) fn handle<B: RequestBody>(
+    State(state): State<AppState>,
+    request: http::Request<B>,
+) -> impl Future<Output = Response> + Send {
     let (parts, body) = request.into_parts();
     // The media type is checked before anything is parsed; a version error needs the id, so it is
     // reported once the envelope is read.

@@ -10,7 +10,8 @@ use crate::{Principal, ProtocolVersion, RequestContext};
 /// so each binding reports them in its own format.
 #[derive(Debug, Clone)]
 pub(crate) struct RequestMeta {
-    version: Option<String>,
+    /// Negotiated at once, while the header can still be borrowed.
+    version: Result<ProtocolVersion>,
     extensions: Vec<String>,
     principal: Option<Principal>,
 }
@@ -40,9 +41,12 @@ pub(crate) fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> +
 
 impl RequestMeta {
     pub(crate) fn from_parts(parts: &Parts) -> Self {
-        let version = header(&parts.headers, &VERSION_HEADERS)
-            .map(str::to_owned)
-            .or_else(|| query_param(parts.uri.query(), &["A2A-Version", "OPVS-Version"]));
+        let version = match header(&parts.headers, &VERSION_HEADERS) {
+            Some(value) => ProtocolVersion::negotiate(Some(value)),
+            None => {
+                ProtocolVersion::negotiate(query_param(parts.uri.query(), &["A2A-Version", "OPVS-Version"]).as_deref())
+            }
+        };
         let extensions = header(&parts.headers, &EXTENSIONS_HEADERS)
             .map(str::to_owned)
             .or_else(|| query_param(parts.uri.query(), &["A2A-Extensions", "OPVS-Extensions"]))
@@ -53,12 +57,12 @@ impl RequestMeta {
     }
 
     /// The request context for `tenant`, or VersionNotSupported.
-    pub(crate) fn context(&self, tenant: &str) -> Result<RequestContext> {
+    pub(crate) fn context(self, tenant: &str) -> Result<RequestContext> {
         Ok(RequestContext {
             tenant: tenant.to_owned(),
-            principal: self.principal.clone(),
-            version: ProtocolVersion::negotiate(self.version.as_deref())?,
-            extensions: self.extensions.clone(),
+            principal: self.principal,
+            version: self.version?,
+            extensions: self.extensions,
         })
     }
 }

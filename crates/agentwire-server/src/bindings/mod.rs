@@ -12,13 +12,15 @@ mod sse;
 use std::sync::Arc;
 
 use agentwire_types::{A2AError, Result};
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use bytes::BytesMut;
 use http::{header, HeaderValue, Method};
+use http_body_util::BodyExt as _;
 
 use crate::auth::Authenticator;
 use crate::RequestHandler;
@@ -59,8 +61,8 @@ fn router_and_state(handler: RequestHandler) -> (Router, AppState) {
         .route("/.well-known/agent-card.json", get(card::serve))
         .route("/.well-known/agent.json", get(card::serve))
         .route("/agentCard", get(card::serve))
-        .route("/", post(jsonrpc::handle))
-        .fallback(rest::handle)
+        .route("/", post(jsonrpc::handle::<Body>))
+        .fallback(rest::handle::<Body>)
         .with_state(state.clone());
     if let Some(auth) = auth {
         app = app.layer(axum::middleware::from_fn_with_state(auth, authenticate));
@@ -119,15 +121,41 @@ pub(crate) fn json_bytes_response(
     }
 }
 
-/// Reads a body up to `limit` bytes.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes> {
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        if e.into_inner().is::<http_body_util::LengthLimitError>() {
-            A2AError::payload_too_large(limit)
-        } else {
-            A2AError::invalid_request("could not read the request body")
+/// A request body as the bindings read it: hyper's own on the direct path, axum's `Body` behind
+/// the router.
+pub(crate) trait RequestBody: HttpBody<Data = Bytes, Error: Into<axum::BoxError>> + Send + 'static {}
+
+impl<B> RequestBody for B where B: HttpBody<Data = Bytes, Error: Into<axum::BoxError>> + Send + 'static {}
+
+/// Reads a body up to `limit` bytes. A body that arrives in one chunk, as most requests do, is
+/// that chunk, not a copy; the body is read straight from hyper, not through a boxed `Body`.
+pub(crate) async fn read_body(body: impl RequestBody, limit: usize) -> Result<Bytes> {
+    let too_large = || A2AError::payload_too_large(limit);
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let mut body = std::pin::pin!(body);
+    // The first chunk, kept whole until a second one arrives; then all of them, joined.
+    let mut first: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
+    let mut length = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| A2AError::invalid_request("could not read the request body"))?;
+        // Trailers carry nothing A2A reads.
+        let Ok(chunk) = frame.into_data() else { continue };
+        length += chunk.len();
+        if length > limit {
+            return Err(too_large());
         }
-    })
+        match first.take() {
+            None if joined.is_empty() => first = Some(chunk),
+            earlier => {
+                joined.extend_from_slice(earlier.as_deref().unwrap_or_default());
+                joined.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| joined.freeze()))
 }
 
 async fn authenticate(State(auth): State<Arc<dyn Authenticator>>, mut request: Request, next: Next) -> Response {
@@ -144,7 +172,7 @@ fn is_jsonrpc_call<B>(request: &http::Request<B>) -> bool {
 
 /// The answer to a request that may not in, in its binding's format; `None` lets it in, with its
 /// caller recorded. Preflights and the card are open to anyone.
-fn refusal(auth: &dyn Authenticator, request: &mut Request) -> Option<Response> {
+fn refusal<B>(auth: &dyn Authenticator, request: &mut http::Request<B>) -> Option<Response> {
     if request.method() == Method::OPTIONS || PUBLIC_PATHS.contains(&request.uri().path()) {
         return None;
     }
@@ -166,4 +194,36 @@ fn refusal(auth: &dyn Authenticator, request: &mut Request) -> Option<Response> 
         }
     }
     Some(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunked(chunks: &[&'static str]) -> Body {
+        let chunks: Vec<Result<Bytes, std::convert::Infallible>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c.as_bytes()))).collect();
+        Body::from_stream(futures_util::stream::iter(chunks))
+    }
+
+    #[tokio::test]
+    async fn a_body_in_one_chunk_is_that_chunk() {
+        let chunk = Bytes::from_static(b"{\"a\":1}");
+        let read = read_body(Body::from(chunk.clone()), 100).await.unwrap();
+        assert_eq!(read, chunk);
+        assert_eq!(read.as_ptr(), chunk.as_ptr(), "the chunk should not be copied");
+    }
+
+    #[tokio::test]
+    async fn chunks_are_joined_in_order() {
+        assert_eq!(read_body(chunked(&["ab", "", "cd", "e"]), 5).await.unwrap(), "abcde");
+        assert_eq!(read_body(chunked(&[]), 5).await.unwrap(), "");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused() {
+        let too_large = A2AError::payload_too_large(5);
+        assert_eq!(read_body(chunked(&["abc", "def"]), 5).await.unwrap_err(), too_large);
+        assert_eq!(read_body(Body::from("abcdef"), 5).await.unwrap_err(), too_large);
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderValue, Method, StatusCode};
@@ -16,7 +16,7 @@ use agentwire_types::{
 use super::errors::rest_error_body;
 use super::jsonrpc::is_json_media_type;
 use super::meta::{url_pairs, RequestMeta};
-use super::{decode, decode_json, json_response, read_body, sse, AppState};
+use super::{decode, decode_json, json_response, read_body, sse, AppState, RequestBody};
 use crate::core::StreamItem;
 
 /// A REST operation, decoded from the method and path.
@@ -112,7 +112,10 @@ pub(super) fn error_response(error: &A2AError) -> Response {
 ///
 /// Everything needed from the headers is read before the future is built, so that it holds the
 /// body and a few fields, not the whole request: a request's future is copied whole into its box.
-pub(crate) fn handle(State(state): State<AppState>, request: Request) -> impl Future<Output = Response> + Send {
+pub(crate) fn handle<B: RequestBody>(
+    State(state): State<AppState>,
+    request: http::Request<B>,
+) -> impl Future<Output = Response> + Send {
     let (parts, body) = request.into_parts();
     let head = Head::read(&parts);
     drop(parts);

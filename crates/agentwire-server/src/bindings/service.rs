@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::{Bytes, HttpBody};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::future::RouteFuture;
@@ -83,7 +83,7 @@ where
         let Some(binding) = shortcut(&request) else {
             return Either::Right(self.inner.router.clone().call(request));
         };
-        let mut request = request.map(Body::new);
+        let mut request = request;
         let state = &self.inner.state;
         if let Some(auth) = &state.handler.core.auth {
             if let Some(refusal) = refusal(auth.as_ref(), &mut request) {
@@ -123,6 +123,7 @@ fn shortcut<B>(request: &http::Request<B>) -> Option<Binding> {
 
 #[cfg(test)]
 mod tests {
+    use axum::body::Body;
     use http::Method;
 
     use super::*;
@@ -160,7 +161,11 @@ mod tests {
         for (path, bound) in [("/", 1024), ("/message:send", 1024)] {
             let request = http::Request::builder().method(Method::POST).uri(path).body(Body::empty()).unwrap();
             let Either::Left(call) = Service::call(&mut service, request) else { panic!("{path} took the router") };
-            let size = std::mem::size_of_val(&*call);
+            // Served by hyper, the body is an `Incoming`, not a `Body`: count the difference for the
+            // request and for the read of its body.
+            let body_difference =
+                std::mem::size_of::<hyper::body::Incoming>().saturating_sub(std::mem::size_of::<Body>());
+            let size = std::mem::size_of_val(&*call) + 2 * body_difference;
             assert!(size <= bound, "the future of POST {path} is {size} bytes (bound {bound})");
         }
     }
