@@ -147,13 +147,14 @@ pub(crate) async fn read_body(body: impl RequestBody, limit: usize) -> Result<By
         if length > limit {
             return Err(too_large());
         }
-        match first.take() {
-            None if joined.is_empty() => first = Some(chunk),
-            earlier => {
-                joined.extend_from_slice(earlier.as_deref().unwrap_or_default());
-                joined.extend_from_slice(&chunk);
-            }
+        if first.is_none() && joined.is_empty() {
+            first = Some(chunk);
+            continue;
         }
+        if let Some(first) = first.take() {
+            joined.extend_from_slice(&first);
+        }
+        joined.extend_from_slice(&chunk);
     }
     Ok(first.unwrap_or_else(|| joined.freeze()))
 }

@@ -79,11 +79,10 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
         let Some(binding) = shortcut(&request) else {
             return Either::Right(self.inner.router.clone().call(request));
         };
-        let mut request = request;
         let state = &self.inner.state;
         if let Some(auth) = &state.handler.core.auth {
             if let Some(refusal) = refusal(auth.as_ref(), &mut request) {
