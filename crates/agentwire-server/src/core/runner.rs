@@ -386,8 +386,8 @@ pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
     apply(task, event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
 }
 
-/// The most events one store write commits: as many as an agent can have queued (the capacity of
-/// its update channel).
+/// The most events one store write commits. An agent's stream may have any number ready; this is
+/// the capacity of the channel `ExecutionContext::run` gives an agent, so its bursts fit one write.
 const MAX_BATCH: usize = 32;
 
 /// Moves the events the agent has already produced into `batch`, without waiting, until it holds
