@@ -46,10 +46,6 @@ pub(crate) struct ServeOpt {
     #[arg(long = "require-extension", value_name = "URI")]
     pub(crate) required_extensions: Vec<String>,
 
-    /// Publish a card with v1.0 fields only.
-    #[arg(long)]
-    pub(crate) strict_card: bool,
-
     /// Require credentials: `bearer:TOKEN1,TOKEN2` or `apikey:HEADER:KEY` (repeatable).
     #[arg(long, value_name = "SPEC")]
     pub(crate) auth: Vec<String>,
@@ -66,6 +62,26 @@ pub(crate) struct ServeOpt {
     /// (default: http://<listen address>).
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
+
+    /// Serve over TLS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+
+    /// Most connections open at once; further clients wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 16_384)]
+    pub(crate) max_connections: usize,
+
+    /// Seconds a client may take to send a request's headers before its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) header_read_timeout: u64,
+
+    /// A browser origin allowed to call the agent (repeatable; default: any origin).
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub(crate) cors_origins: Vec<String>,
 
     /// Log as JSON lines instead of text.
     #[arg(long)]

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
-use agentwire_server::{CardConfig, PushSettings, RequestHandler, WebhookGuard};
+use agentwire_server::{
+    router_with, CardConfig, CorsOrigins, HttpOptions, PushSettings, RequestHandler, ServeOptions, TlsConfig,
+    WebhookGuard,
+};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
@@ -15,14 +18,35 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     let handler = build_handler(&opt)?;
+    let http = HttpOptions { cors: cors_origins(&opt.cors_origins)?, ..HttpOptions::default() };
+    let tls = match (&opt.tls_cert, &opt.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let options = ServeOptions {
+        tls,
+        max_connections: opt.max_connections,
+        header_read_timeout: Duration::from_secs(opt.header_read_timeout),
+        drain: DRAIN,
+    };
     let listener =
         tokio::net::TcpListener::bind(opt.http).await.with_context(|| format!("cannot listen on {}", opt.http))?;
     let address = listener.local_addr()?;
-    tracing::info!(%address, agent = ?opt.agent, card = %format!("http://{address}/.well-known/agent-card.json"), "serving");
-    agentwire_server::serve(listener, agentwire_server::service(handler.clone()), shutdown_signal(), DRAIN).await?;
+    let card = format!("{scheme}://{address}/.well-known/agent-card.json");
+    tracing::info!(%address, agent = ?opt.agent, %card, "serving");
+    agentwire_server::serve(listener, router_with(handler.clone(), http), shutdown_signal(), options).await?;
     tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
     tracing::info!("stopped");
     Ok(())
+}
+
+fn cors_origins(origins: &[String]) -> anyhow::Result<CorsOrigins> {
+    if origins.is_empty() {
+        return Ok(CorsOrigins::Any);
+    }
+    let parsed = origins.iter().map(|o| o.parse().with_context(|| format!("invalid --cors-origin {o:?}")));
+    Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
 }
 
 fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
@@ -36,7 +60,8 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         }
         None => None,
     };
-    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("http://{}", opt.http));
+    let scheme = if opt.tls_cert.is_some() { "https" } else { "http" };
+    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{}", opt.http));
     let (card, extended_card) = match opt.agent {
         AgentKind::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
         AgentKind::Conformance => {

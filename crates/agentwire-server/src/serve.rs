@@ -1,52 +1,125 @@
-//! Running the router on a listener: HTTP/1.1 and HTTP/2 (prior knowledge) on one port,
-//! TCP_NODELAY on every connection, graceful shutdown.
-//!
-//! The accept loop is ours rather than `axum::serve` for memory: its protocol detection wraps
-//! every connection in a rewinding reader, which costs an idle HTTP/1.1 stream about 6 KiB more
-//! than hyper's own HTTP/1.1 connection (17.4 against 11.2 KiB per idle SSE stream on a bare
-//! handler; docs/BENCHMARKS.md). Here the first bytes are peeked instead, and each connection gets
-//! the plain HTTP/1.1 or HTTP/2 connection it needs.
+//! Serving a router on a listener: HTTP/1.1 and HTTP/2 on one port, in the clear (HTTP/2 with
+//! prior knowledge) or over TLS (chosen by ALPN), with TCP_NODELAY, a cap on open connections, a
+//! header-read timeout and graceful shutdown.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::response::Response;
-use http::Request;
-use hyper::body::Incoming;
+use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tower::Service;
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+/// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
+#[derive(Clone)]
+pub struct TlsConfig(Arc<rustls::ServerConfig>);
+
+impl TlsConfig {
+    /// Reads a PEM certificate chain and a PEM private key (PKCS#8, PKCS#1 or SEC1).
+    ///
+    /// ```no_run
+    /// use agentwire_server::TlsConfig;
+    ///
+    /// let tls = TlsConfig::from_pem_files("cert.pem".as_ref(), "key.pem".as_ref())?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn from_pem_files(cert: &Path, key: &Path) -> io::Result<Self> {
+        let invalid = |what: &str, path: &Path, error: &dyn std::fmt::Display| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("{what} {}: {error}", path.display()))
+        };
+        let chain = CertificateDer::pem_file_iter(cert)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| invalid("cannot read the certificate chain", cert, &e))?;
+        let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| invalid("cannot read the private key", key, &e))?;
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(chain, key_der)
+            .map_err(|e| invalid("the certificate does not fit the key in", key, &e))?;
+        Ok(Self::from(config))
+    }
+}
+
+/// A rustls configuration of your own; its ALPN protocols are set to `h2` and `http/1.1`.
+impl From<rustls::ServerConfig> for TlsConfig {
+    fn from(mut config: rustls::ServerConfig) -> Self {
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Self(Arc::new(config))
+    }
+}
+
+impl std::fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsConfig").finish_non_exhaustive()
+    }
+}
+
+/// How [`serve`] runs connections.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Serve over TLS instead of in the clear.
+    pub tls: Option<TlsConfig>,
+    /// Most connections open at once; further clients wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (and, first, to finish its TLS
+    /// handshake or show which HTTP version it speaks) before its connection is closed.
+    pub header_read_timeout: Duration,
+    /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
+    pub drain: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            tls: None,
+            max_connections: 16_384,
+            header_read_timeout: Duration::from_secs(30),
+            drain: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets in-flight requests finish for
-/// up to `drain` (open event streams would otherwise hold shutdown forever).
-///
-/// `app` is an A2A [`service`](crate::service), or any tower service of requests to responses,
-/// such as an axum `Router` (call its `with_state(())` first, so that it finishes its routes once
-/// instead of on every request).
+/// up to [`ServeOptions::drain`] (open event streams would otherwise hold shutdown forever).
 ///
 /// ```no_run
-/// use std::time::Duration;
-/// use agentwire_server::{agent::EchoAgent, serve, service, RequestHandler};
+/// use agentwire_server::{agent::EchoAgent, router, serve, RequestHandler, ServeOptions};
 ///
 /// # async fn run() -> std::io::Result<()> {
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let app = service(RequestHandler::builder(EchoAgent).build());
-/// serve(listener, app, async { let _ = tokio::signal::ctrl_c().await; }, Duration::from_secs(10)).await
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let app = router(RequestHandler::builder(EchoAgent).build());
+/// let shutdown = async { let _ = tokio::signal::ctrl_c().await; };
+/// serve(listener, app, shutdown, ServeOptions::default()).await
 /// # }
 /// ```
-pub async fn serve<S, F>(listener: TcpListener, app: S, shutdown: F, drain: Duration) -> io::Result<()>
-where
-    S: Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
-    S::Future: Send + 'static,
-    F: Future<Output = ()> + Send + 'static,
-{
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send,
+    options: ServeOptions,
+) -> io::Result<()> {
+    // Routes are finished once here, not on every request.
+    let service = TowerToHyperService::new(app.with_state(()));
+    let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let connections = Arc::new(Connections {
+        tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
+        header_read_timeout: options.header_read_timeout,
+    });
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&open).acquire_owned() => permit.map_err(io::Error::other)?,
+            () = &mut shutdown => break,
+        };
         let tcp = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
@@ -61,66 +134,106 @@ where
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        tokio::spawn(serve_connection(tcp, TowerToHyperService::new(app.clone()), graceful.watcher()));
+        let (connections, service, watcher) = (Arc::clone(&connections), service.clone(), graceful.watcher());
+        tokio::spawn(async move {
+            connections.serve(tcp, service, watcher).await;
+            drop(permit);
+        });
     }
     drop(listener);
-    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
-        tracing::warn!("connections still open after {drain:?}; closing them");
+    if tokio::time::timeout(options.drain, graceful.shutdown()).await.is_err() {
+        tracing::warn!("connections still open after {:?}; closing them", options.drain);
     }
     Ok(())
 }
 
-/// Which protocol a connection speaks, from its first bytes.
+type Service = TowerToHyperService<Router>;
+
+/// What every connection is served with.
+struct Connections {
+    tls: Option<TlsAcceptor>,
+    header_read_timeout: Duration,
+}
+
+/// Which HTTP a connection speaks.
 #[derive(Debug, PartialEq)]
 enum Protocol {
     Http1,
-    /// HTTP/2 with prior knowledge: the connection preface starts with `PRI `.
     Http2,
-    /// Too few bytes to tell yet; hyper's own detection reads on until it can.
-    Undecided,
 }
 
-fn protocol_of(head: &[u8]) -> Protocol {
-    const PREFACE: &[u8] = b"PRI ";
-    let seen = &PREFACE[..head.len().min(PREFACE.len())];
-    match head {
-        _ if head.len() < PREFACE.len() && head == seen => Protocol::Undecided,
-        _ if head.starts_with(PREFACE) => Protocol::Http2,
-        _ => Protocol::Http1,
+impl Connections {
+    async fn serve(&self, tcp: TcpStream, service: Service, watcher: Watcher) {
+        let result = match &self.tls {
+            None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
+                Ok(Ok(Some(protocol))) => self.serve_http(TokioIo::new(tcp), protocol, service, watcher).await,
+                Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
+            },
+            Some(acceptor) => match tokio::time::timeout(self.header_read_timeout, acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => {
+                    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                    let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
+                    self.serve_http(TokioIo::new(tls), protocol, service, watcher).await
+                }
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => return,
+            },
+        };
+        if let Err(error) = result {
+            tracing::trace!(%error, "connection ended with an error");
+        }
+    }
+
+    async fn serve_http<I>(
+        &self,
+        io: TokioIo<I>,
+        protocol: Protocol,
+        service: Service,
+        watcher: Watcher,
+    ) -> hyper::Result<()>
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        match protocol {
+            Protocol::Http1 => {
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
+                watcher.watch(builder.serve_connection(io, service)).await
+            }
+            Protocol::Http2 => {
+                let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                builder.timer(TokioTimer::new());
+                // HTTP/2's connection state is several times HTTP/1.1's: boxed, only HTTP/2
+                // connections carry it.
+                Box::pin(watcher.watch(builder.serve_connection(io, service))).await
+            }
+        }
     }
 }
 
-async fn serve_connection<S>(tcp: TcpStream, service: TowerToHyperService<S>, watcher: Watcher)
-where
-    S: Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
-    S::Future: Send + 'static,
-{
+/// Reads which HTTP a cleartext connection speaks from its first bytes, without consuming them:
+/// HTTP/2 with prior knowledge opens with `PRI `. `None` if the client closed first.
+async fn sniff(tcp: &TcpStream) -> io::Result<Option<Protocol>> {
+    const PREFACE: &[u8] = b"PRI ";
     let mut head = [0u8; 4];
-    let protocol = match tcp.peek(&mut head).await {
-        Ok(n) => protocol_of(&head[..n]),
-        Err(_) => Protocol::Undecided,
-    };
-    let io = TokioIo::new(tcp);
-    // HTTP/2 and undecided connections are boxed: inline, their larger state would be reserved in
-    // every HTTP/1.1 connection's task too.
-    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = match protocol {
-        Protocol::Http1 => {
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new());
-            watcher.watch(builder.serve_connection(io, service)).await.map_err(Into::into)
+    loop {
+        let n = tcp.peek(&mut head).await?;
+        let head = &head[..n];
+        if n == 0 {
+            return Ok(None);
         }
-        Protocol::Http2 => {
-            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-            builder.timer(TokioTimer::new());
-            Box::pin(watcher.watch(builder.serve_connection(io, service))).await.map_err(Into::into)
+        if !PREFACE.starts_with(head) {
+            return Ok(Some(Protocol::Http1));
         }
-        Protocol::Undecided => {
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            Box::pin(watcher.watch(builder.serve_connection(io, service))).await
+        if n == PREFACE.len() {
+            return Ok(Some(Protocol::Http2));
         }
-    };
-    if let Err(error) = result {
-        tracing::trace!(%error, "connection ended with an error");
+        // A prefix of the preface, and the rest not here yet: the socket stays readable while
+        // those bytes wait unread, so look again shortly (the caller's timeout bounds this).
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -137,15 +250,33 @@ async fn pause_after_accept_error(error: io::Error) {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncWriteExt;
+
     use super::*;
 
-    #[test]
-    fn the_first_bytes_choose_the_protocol() {
-        assert_eq!(protocol_of(b"POST"), Protocol::Http1);
-        assert_eq!(protocol_of(b"GET "), Protocol::Http1);
-        assert_eq!(protocol_of(b"PRI "), Protocol::Http2);
-        assert_eq!(protocol_of(b"PR"), Protocol::Undecided);
-        assert_eq!(protocol_of(b""), Protocol::Undecided);
-        assert_eq!(protocol_of(b"PO"), Protocol::Http1);
+    async fn sniffed(first_bytes: &[&[u8]]) -> Option<Protocol> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let writes: Vec<Vec<u8>> = first_bytes.iter().map(|b| b.to_vec()).collect();
+        // Writes the pieces apart, then closes.
+        tokio::spawn(async move {
+            for bytes in writes {
+                client.write_all(&bytes).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        sniff(&server).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_first_bytes_choose_the_protocol() {
+        assert_eq!(sniffed(&[b"POST / HTTP/1.1\r\n"]).await, Some(Protocol::Http1));
+        assert_eq!(sniffed(&[b"GET "]).await, Some(Protocol::Http1));
+        assert_eq!(sniffed(&[b"PRI * HTTP/2.0\r\n"]).await, Some(Protocol::Http2));
+        // The preface in pieces: undecided until it is whole.
+        assert_eq!(sniffed(&[b"P", b"RI ", b"* HTTP/2.0"]).await, Some(Protocol::Http2));
+        assert_eq!(sniffed(&[b"PO", b"ST /"]).await, Some(Protocol::Http1));
+        assert_eq!(sniffed(&[]).await, None);
     }
 }

@@ -61,7 +61,8 @@ async fn a2a_errors_carry_error_info() {
     assert_eq!(not_found["data"][0]["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
     assert_eq!(not_found["data"][0]["domain"], "a2a-protocol.org");
     assert_eq!(not_found["data"][0]["metadata"]["taskId"], "nope");
-    let keys: Vec<&String> = not_found.as_object().unwrap().keys().collect();
+    let mut keys: Vec<&String> = not_found.as_object().unwrap().keys().collect();
+    keys.sort();
     assert_eq!(keys, ["code", "data", "message"]);
 
     let done = server.rpc_ok("SendMessage", json!({"message": user_message("tck-complete-task", "x")})).await;

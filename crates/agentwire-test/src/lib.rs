@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 use agentwire_server::agent::ConformanceAgent;
-use agentwire_server::{service, CardConfig, PushSettings, RequestHandler, RequestHandlerBuilder, WebhookGuard};
+use agentwire_server::{
+    router_with, serve, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions,
+    WebhookGuard,
+};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -50,16 +53,19 @@ pub fn user_message(message_id: &str, text: &str) -> Value {
 }
 
 impl TestServer {
-    /// Binds a loopback port, then serves `handler` on it.
+    /// Binds a loopback port, then serves `handler` on it, as `agentwire serve` does.
     pub async fn start(builder: RequestHandlerBuilder) -> Self {
+        Self::start_with(builder, HttpOptions::default(), ServeOptions::default()).await
+    }
+
+    /// [`TestServer::start`] with HTTP and listener options of the test's own.
+    pub async fn start_with(builder: RequestHandlerBuilder, http: HttpOptions, options: ServeOptions) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
-        let base = format!("http://{}", listener.local_addr().expect("local address"));
-        let config_url = base.clone();
-        let handler = builder.card_url(&config_url).build();
-        // As the CLI serves it, so the tests cover the shortcut past the router; calls with
-        // `Origin` take the router.
-        let app = service(handler);
-        let task = tokio::spawn(agentwire_server::serve(listener, app, std::future::pending(), Duration::ZERO));
+        let scheme = if options.tls.is_some() { "https" } else { "http" };
+        let base = format!("{scheme}://{}", listener.local_addr().expect("local address"));
+        let handler = builder.card_url(&base).build();
+        let options = ServeOptions { drain: Duration::ZERO, ..options };
+        let task = tokio::spawn(serve(listener, router_with(handler, http), std::future::pending(), options));
         Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
     }
 
@@ -121,25 +127,70 @@ impl TestServer {
 
 /// Reads SSE `data:` payloads (at most `limit`) until the stream ends.
 pub async fn read_sse(response: reqwest::Response, limit: usize) -> Vec<Value> {
+    let mut stream = SseReader::new(response);
     let mut events = Vec::new();
-    let mut buffer = String::new();
-    let mut body = response.bytes_stream();
-    let read = async {
-        while let Some(chunk) = body.next().await {
-            buffer.push_str(&String::from_utf8_lossy(&chunk.expect("stream chunk")));
-            while let Some(end) = buffer.find("\n\n") {
-                let frame: String = buffer.drain(..end + 2).collect();
+    while events.len() < limit {
+        match stream.next_event().await {
+            Some(event) => events.push(event.data),
+            None => break,
+        }
+    }
+    events
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// Its `id:` line, if it had one.
+    pub id: Option<String>,
+    /// Its `data:` payload.
+    pub data: Value,
+}
+
+/// Reads a `text/event-stream` response one event at a time, and counts the comment lines
+/// (keep-alives) in between.
+pub struct SseReader {
+    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buffer: String,
+    /// Comment lines (`:…`) seen so far.
+    pub comments: usize,
+}
+
+impl SseReader {
+    /// Reads `response`'s body.
+    pub fn new(response: reqwest::Response) -> Self {
+        Self { body: Box::pin(response.bytes_stream()), buffer: String::new(), comments: 0 }
+    }
+
+    /// The next event, or `None` once the server has closed the stream. Fails the test if
+    /// nothing arrives within [`TIMEOUT`].
+    pub async fn next_event(&mut self) -> Option<SseEvent> {
+        loop {
+            if let Some(frame) = self.take_frame() {
+                let mut event = SseEvent { id: None, data: Value::Null };
+                let mut has_data = false;
                 for line in frame.lines() {
-                    if let Some(data) = line.strip_prefix("data:") {
-                        events.push(serde_json::from_str(data.trim()).expect("SSE data is JSON"));
+                    if line.starts_with(':') {
+                        self.comments += 1;
+                    } else if let Some(id) = line.strip_prefix("id:") {
+                        event.id = Some(id.trim().to_owned());
+                    } else if let Some(data) = line.strip_prefix("data:") {
+                        event.data = serde_json::from_str(data.trim()).expect("SSE data is JSON");
+                        has_data = true;
                     }
                 }
-                if events.len() >= limit {
-                    return;
+                if has_data {
+                    return Some(event);
                 }
+                continue;
             }
+            let chunk = tokio::time::timeout(TIMEOUT, self.body.next()).await.expect("an SSE event in time")?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk.expect("stream chunk")));
         }
-    };
-    tokio::time::timeout(TIMEOUT, read).await.expect("the stream should end in time");
-    events
+    }
+
+    fn take_frame(&mut self) -> Option<String> {
+        let end = self.buffer.find("\n\n")?;
+        Some(self.buffer.drain(..end + 2).collect())
+    }
 }

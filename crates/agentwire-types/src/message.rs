@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::{null_default, null_default_exact};
+use crate::de::null_default;
 use crate::{Part, Role};
 
 /// One turn of communication: a role and its parts.
@@ -36,7 +36,7 @@ pub struct Message {
     #[serde(default)]
     pub role: Role,
     /// The content.
-    #[serde(default, deserialize_with = "null_default_exact")]
+    #[serde(default, deserialize_with = "null_default")]
     pub parts: Vec<Part>,
     /// Free-form metadata, keyed by extension URI where an extension defines it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -229,6 +229,13 @@ mod tests {
     }
 
     #[test]
+    fn data_keeps_the_member_order_its_author_wrote() {
+        let text = r#"{"data":{"zeta":1,"alpha":{"y":true,"b":null}}}"#;
+        let part: Part = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&part).unwrap(), text);
+    }
+
+    #[test]
     fn decodes_legacy_file_shapes() {
         let p: Part = serde_json::from_value(json!({
             "kind": "file", "file": {"name": "a.txt", "mimeType": "text/plain", "bytes": "aGk="}

@@ -19,7 +19,6 @@
 //! }
 //! ```
 
-mod channel;
 mod conformance;
 mod echo;
 mod updater;
@@ -30,7 +29,6 @@ use std::sync::Arc;
 
 use agentwire_types::{Artifact, Message, Task, TaskState};
 use futures_util::stream::{self, Stream, StreamExt};
-use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -138,19 +136,19 @@ impl ExecutionContext {
         F: FnOnce(ExecutionContext, TaskUpdater) -> Fut,
         Fut: Future<Output = Result<(), AgentError>> + Send + 'static,
     {
-        let (updater, receiver) = TaskUpdater::channel(&self);
+        let (updater, mut receiver) = TaskUpdater::channel(&self);
         let failure_sink = updater.clone();
-        // `then`, not an async block awaiting `body`: a block would keep room for the body future
-        // twice (as its capture and as the future being awaited).
-        let driver = body(self, updater).then(move |result| async move {
-            if let Err(error) = result {
+        let body = body(self, updater);
+        let driver = async move {
+            if let Err(error) = body.await {
                 let _ = failure_sink.fail(error.to_string()).await;
             }
-        });
-        // The driver yields nothing; it is polled alongside the channel so no spawn is needed.
-        // It goes first: an agent that never waits then finishes, and its events are read, in a
-        // single poll (the bounded channel makes a busy one wait for its reader).
+        };
+        // The driver yields nothing: it runs alongside the channel, in the same task, so an
+        // execution needs no task of its own for its agent. The bounded channel makes a busy agent
+        // wait for its reader.
         let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
-        Box::pin(stream::select_with_strategy(driver, receiver, |_: &mut ()| stream::PollNext::Left))
+        let events = stream::poll_fn(move |cx| receiver.poll_recv(cx));
+        Box::pin(stream::select(driver, events))
     }
 }

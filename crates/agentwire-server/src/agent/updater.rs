@@ -1,10 +1,10 @@
 //! `TaskUpdater`: one call per step of an execution.
 
-use std::future::Future;
+use std::sync::Arc;
 
 use agentwire_types::{Artifact, Message, Part, TaskState};
+use tokio::sync::mpsc;
 
-use super::channel::{self, Receiver, Sender};
 use super::{AgentEvent, ExecutionContext};
 
 /// An error inside an agent; it fails the task with its text.
@@ -15,16 +15,17 @@ const UPDATE_BUFFER: usize = 32;
 
 /// Sends an execution's events. Each method waits only if the server is behind by more than a
 /// small buffer, and fails once the server stopped listening (the execution should then end).
-///
-/// The methods build their event before returning the future that delivers it, so an agent's own
-/// future holds a pointer per pending send rather than the event: an execution that waits (for
-/// input, for a long job) stays small.
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
-    tx: Sender,
+    tx: mpsc::Sender<AgentEvent>,
     /// Shared by the clones (one per concurrent step of an agent, and one for failures).
-    ids: std::sync::Arc<TaskIds>,
+    ids: Arc<TaskIds>,
 }
+
+/// The server stopped reading the execution's events; the event was not delivered.
+#[derive(Debug, thiserror::Error)]
+#[error("the execution's events are no longer read")]
+struct Closed;
 
 #[derive(Debug)]
 struct TaskIds {
@@ -33,16 +34,15 @@ struct TaskIds {
 }
 
 impl TaskUpdater {
-    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, Receiver) {
-        let (tx, rx) = channel::channel(UPDATE_BUFFER);
+    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<AgentEvent>) {
+        let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
         let ids = TaskIds { task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() };
-        (Self { tx, ids: std::sync::Arc::new(ids) }, rx)
+        (Self { tx, ids: Arc::new(ids) }, rx)
     }
 
     /// Sends any event.
-    pub fn send(&self, event: AgentEvent) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        let event = Box::new(event);
-        async move { self.tx.send(event).await.map_err(|closed| Box::new(closed) as AgentError) }
+    pub async fn send(&self, event: AgentEvent) -> Result<(), AgentError> {
+        self.tx.send(event).await.map_err(|_| Box::new(Closed) as AgentError)
     }
 
     /// An agent message in this task, with a fresh id.
@@ -55,92 +55,73 @@ impl TaskUpdater {
     }
 
     /// Moves the task to `state`, with an optional message.
-    pub fn status(
-        &self,
-        state: TaskState,
-        message: Option<Message>,
-    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.send(AgentEvent::Status { state, message, metadata: None })
+    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), AgentError> {
+        self.send(AgentEvent::Status { state, message, metadata: None }).await
     }
 
     /// WORKING.
-    pub fn working(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.status(TaskState::Working, None)
+    pub async fn working(&self) -> Result<(), AgentError> {
+        self.status(TaskState::Working, None).await
     }
 
     /// COMPLETED.
-    pub fn complete(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.status(TaskState::Completed, None)
+    pub async fn complete(&self) -> Result<(), AgentError> {
+        self.status(TaskState::Completed, None).await
     }
 
     /// COMPLETED, with a message.
-    pub fn complete_with(&self, text: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+    pub async fn complete_with(&self, text: impl Into<String>) -> Result<(), AgentError> {
         let message = self.message(text);
-        self.status(TaskState::Completed, Some(message))
+        self.status(TaskState::Completed, Some(message)).await
     }
 
     /// INPUT_REQUIRED, with the question.
-    pub fn input_required(
-        &self,
-        question: impl Into<String>,
-    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+    pub async fn input_required(&self, question: impl Into<String>) -> Result<(), AgentError> {
         let message = self.message(question);
-        self.status(TaskState::InputRequired, Some(message))
+        self.status(TaskState::InputRequired, Some(message)).await
     }
 
     /// AUTH_REQUIRED, with what is needed.
-    pub fn auth_required(
-        &self,
-        explanation: impl Into<String>,
-    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+    pub async fn auth_required(&self, explanation: impl Into<String>) -> Result<(), AgentError> {
         let message = self.message(explanation);
-        self.status(TaskState::AuthRequired, Some(message))
+        self.status(TaskState::AuthRequired, Some(message)).await
     }
 
     /// FAILED, with the reason.
-    pub fn fail(&self, reason: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+    pub async fn fail(&self, reason: impl Into<String>) -> Result<(), AgentError> {
         let message = self.message(reason);
-        self.status(TaskState::Failed, Some(message))
+        self.status(TaskState::Failed, Some(message)).await
     }
 
     /// REJECTED, with the reason.
-    pub fn reject(&self, reason: impl Into<String>) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
+    pub async fn reject(&self, reason: impl Into<String>) -> Result<(), AgentError> {
         let message = self.message(reason);
-        self.status(TaskState::Rejected, Some(message))
+        self.status(TaskState::Rejected, Some(message)).await
     }
 
     /// CANCELED.
-    pub fn canceled(&self) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.status(TaskState::Canceled, None)
+    pub async fn canceled(&self) -> Result<(), AgentError> {
+        self.status(TaskState::Canceled, None).await
     }
 
     /// A whole artifact.
-    pub fn add_artifact(&self, artifact: Artifact) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.send(AgentEvent::Artifact { artifact, append: false, last_chunk: false })
+    pub async fn add_artifact(&self, artifact: Artifact) -> Result<(), AgentError> {
+        self.send(AgentEvent::Artifact { artifact, append: false, last_chunk: false }).await
     }
 
     /// A whole artifact with one text part and a fresh id.
-    pub fn add_text_artifact(
-        &self,
-        name: impl Into<String>,
-        text: impl Into<String>,
-    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.add_artifact(Artifact::new(crate::core::new_id(), name, vec![Part::text(text)]))
+    pub async fn add_text_artifact(&self, name: impl Into<String>, text: impl Into<String>) -> Result<(), AgentError> {
+        self.add_artifact(Artifact::new(crate::core::new_id(), name, vec![Part::text(text)])).await
     }
 
     /// A chunk of artifact `artifact.artifact_id`: `append` adds to what was sent before, and
     /// `last_chunk` marks the end.
-    pub fn artifact_chunk(
-        &self,
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    ) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.send(AgentEvent::Artifact { artifact, append, last_chunk })
+    pub async fn artifact_chunk(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Result<(), AgentError> {
+        self.send(AgentEvent::Artifact { artifact, append, last_chunk }).await
     }
 
     /// A direct message reply. As the first event of a new task it replaces the task entirely.
-    pub fn reply(&self, message: Message) -> impl Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.send(AgentEvent::Message(message))
+    pub async fn reply(&self, message: Message) -> Result<(), AgentError> {
+        self.send(AgentEvent::Message(message)).await
     }
 }

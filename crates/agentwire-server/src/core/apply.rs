@@ -8,8 +8,7 @@ use agentwire_types::{
 use crate::agent::AgentEvent;
 
 /// Applies `event` to `task` and, if `announce`, returns the stream item that announces it. The
-/// event is taken by value so that its artifact or message moves into the task; only the
-/// announcement is a copy.
+/// event's artifact or message moves into the task; the announcement is a copy.
 ///
 /// A status message and an agent message are added to the history; an artifact replaces the one
 /// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
@@ -56,7 +55,7 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Resul
             match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
                 Some(existing) if append => existing.parts.extend(artifact.parts),
                 Some(existing) => *existing = artifact,
-                None => push_first_exactly(&mut task.artifacts, artifact),
+                None => task.artifacts.push(artifact),
             }
             Ok(announcement)
         }
@@ -67,16 +66,6 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Resul
             Ok(announcement)
         }
     }
-}
-
-/// Pushes `item`, making room for exactly one if `items` is empty: `Vec` would make room for four,
-/// and most tasks end with one artifact, kept for as long as the task is retained (an `Artifact`
-/// is about 150 bytes).
-fn push_first_exactly<T>(items: &mut Vec<T>, item: T) {
-    if items.capacity() == 0 {
-        items.reserve_exact(1);
-    }
-    items.push(item);
 }
 
 /// Adds a client's follow-up message to the history of an existing task.
@@ -111,13 +100,6 @@ mod tests {
         assert_eq!(task.artifacts[0].parts.len(), 2);
         apply(&mut task, chunk("three", false), true).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
-    }
-
-    #[test]
-    fn a_first_artifact_takes_no_spare_room() {
-        let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
-        apply(&mut task, chunk("one", false), false).unwrap();
-        assert_eq!(task.artifacts.capacity(), 1, "retained tasks should not carry room for four artifacts");
     }
 
     #[test]

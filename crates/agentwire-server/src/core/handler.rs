@@ -1,8 +1,8 @@
 //! `RequestHandler`: the public face of the core, one method per A2A operation.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentwire_store::{MemoryStore, PushConfigStore, TaskStore};
 use agentwire_types::{
@@ -37,6 +37,9 @@ pub struct Limits {
     pub default_page_size: usize,
     /// Largest ListTasks page size.
     pub max_page_size: usize,
+    /// How long a canceled execution may take to end its task itself before the server cancels
+    /// the task without it.
+    pub cancel_grace: Duration,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             subscriber_buffer: 16,
             default_page_size: 50,
             max_page_size: 100,
+            cancel_grace: Duration::from_secs(2),
         }
     }
 }
@@ -64,27 +68,6 @@ pub struct StreamItem {
 /// The events of SendStreamingMessage or SubscribeToTask: the task first, then its updates, ending
 /// after a terminal or input-required state.
 pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>>;
-
-/// An operation in progress, as returned by [`RequestHandler`]'s methods other than the sends.
-///
-/// Boxed, so that the future of a binding, which awaits one of these among others, is sized by
-/// the sends alone: a request's future is copied whole when it is created and moved, and inline
-/// the rarest operation (CreateTaskPushNotificationConfig, three times the size of a send) made
-/// every request pay for it.
-///
-/// ```
-/// use agentwire_server::agent::EchoAgent;
-/// use agentwire_server::{RequestContext, RequestHandler};
-/// use agentwire_types::GetTaskRequest;
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let handler = RequestHandler::builder(EchoAgent).build();
-/// let request = GetTaskRequest { id: "no-such-task".into(), ..GetTaskRequest::default() };
-/// let found = handler.get_task(&RequestContext::default(), request).await;
-/// assert!(found.is_err());
-/// # });
-/// ```
-pub type Op<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
 ///
@@ -141,7 +124,7 @@ impl RequestHandler {
     /// SendMessage: starts or continues a task and, unless `returnImmediately`, waits until it
     /// ends or needs input.
     pub async fn send_message(&self, ctx: &RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.core.send_message(ctx, Box::new(req)).await.map(SendMessageResponse::from)
+        self.core.send_message(ctx, req).await
     }
 
     /// SendStreamingMessage: like SendMessage, but returns the task's events as they happen.
@@ -150,67 +133,80 @@ impl RequestHandler {
         ctx: &RequestContext,
         req: SendMessageRequest,
     ) -> Result<TaskEventStream> {
-        self.core.send_streaming_message(ctx, Box::new(req)).await
+        self.core.send_streaming_message(ctx, req).await
     }
 
-    /// GetTask.
-    pub fn get_task<'a>(&'a self, ctx: &'a RequestContext, req: GetTaskRequest) -> Op<'a, Task> {
-        Box::pin(self.core.get_task(ctx, req))
+    /// GetTask: the task as it is now, with at most `historyLength` recent messages.
+    ///
+    /// ```
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::{RequestContext, RequestHandler};
+    /// use agentwire_types::{ErrorKind, GetTaskRequest};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let handler = RequestHandler::builder(EchoAgent).build();
+    /// let request = GetTaskRequest { id: "no-such-task".into(), ..GetTaskRequest::default() };
+    /// let found = handler.get_task(&RequestContext::default(), request).await;
+    /// assert_eq!(found.unwrap_err().kind(), ErrorKind::TaskNotFound);
+    /// # });
+    /// ```
+    pub async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
+        self.core.get_task(ctx, req).await
     }
 
     /// ListTasks: the caller's tasks, newest status first, a page at a time.
-    pub fn list_tasks<'a>(&'a self, ctx: &'a RequestContext, req: ListTasksRequest) -> Op<'a, ListTasksResponse> {
-        Box::pin(self.core.list_tasks(ctx, req))
+    pub async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
+        self.core.list_tasks(ctx, req).await
     }
 
     /// CancelTask: asks the execution to stop and returns the task once it is canceled.
-    pub fn cancel_task<'a>(&'a self, ctx: &'a RequestContext, req: CancelTaskRequest) -> Op<'a, Task> {
-        Box::pin(self.core.cancel_task(ctx, req))
+    pub async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
+        self.core.cancel_task(ctx, req).await
     }
 
     /// SubscribeToTask: the current task, then its events until it ends.
-    pub fn subscribe_to_task<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
+    pub async fn subscribe_to_task(
+        &self,
+        ctx: &RequestContext,
         req: SubscribeToTaskRequest,
-    ) -> Op<'a, TaskEventStream> {
-        Box::pin(self.core.subscribe_to_task(ctx, req))
+    ) -> Result<TaskEventStream> {
+        self.core.subscribe_to_task(ctx, req).await
     }
 
     /// CreateTaskPushNotificationConfig.
-    pub fn create_task_push_notification_config<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
+    pub async fn create_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
         config: TaskPushNotificationConfig,
-    ) -> Op<'a, TaskPushNotificationConfig> {
-        Box::pin(self.core.create_push_config(ctx, config))
+    ) -> Result<TaskPushNotificationConfig> {
+        self.core.create_push_config(ctx, config).await
     }
 
     /// GetTaskPushNotificationConfig.
-    pub fn get_task_push_notification_config<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
+    pub async fn get_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
         req: TaskPushNotificationConfigRef,
-    ) -> Op<'a, TaskPushNotificationConfig> {
-        Box::pin(self.core.get_push_config(ctx, req))
+    ) -> Result<TaskPushNotificationConfig> {
+        self.core.get_push_config(ctx, req).await
     }
 
     /// ListTaskPushNotificationConfigs.
-    pub fn list_task_push_notification_configs<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
+    pub async fn list_task_push_notification_configs(
+        &self,
+        ctx: &RequestContext,
         req: ListTaskPushNotificationConfigsRequest,
-    ) -> Op<'a, ListTaskPushNotificationConfigsResponse> {
-        Box::pin(self.core.list_push_configs(ctx, req))
+    ) -> Result<ListTaskPushNotificationConfigsResponse> {
+        self.core.list_push_configs(ctx, req).await
     }
 
     /// DeleteTaskPushNotificationConfig (idempotent).
-    pub fn delete_task_push_notification_config<'a>(
-        &'a self,
-        ctx: &'a RequestContext,
+    pub async fn delete_task_push_notification_config(
+        &self,
+        ctx: &RequestContext,
         req: TaskPushNotificationConfigRef,
-    ) -> Op<'a, ()> {
-        Box::pin(self.core.delete_push_config(ctx, req))
+    ) -> Result<()> {
+        self.core.delete_push_config(ctx, req).await
     }
 
     /// GetExtendedAgentCard.

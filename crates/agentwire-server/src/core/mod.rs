@@ -4,16 +4,13 @@ mod apply;
 mod broker;
 mod card;
 mod handler;
-mod ids;
 mod push;
 mod runner;
 mod send;
 mod tasks;
 mod validate;
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use agentwire_store::{PushConfigStore, Scope, StoreError, TaskStore};
 use agentwire_types::{A2AError, StreamResponse, Task};
@@ -25,10 +22,13 @@ use crate::agent::AgentExecutor;
 use broker::{Broker, Published};
 
 pub use card::CardConfig;
-pub use handler::{Limits, Op, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
+pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
 pub use push::{PushSettings, WebhookGuard};
 
-pub(crate) use ids::new_id;
+/// A fresh server-made id: a UUID v7, so ids sort by creation time.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
 
 /// Storage failures become internal errors; the cause is logged, never sent.
 pub(crate) fn store_error(error: StoreError) -> A2AError {
@@ -88,22 +88,17 @@ impl Core {
     }
 
     /// Creates a task with its first events, then announces them. Returns the task as stored.
-    ///
-    /// The task goes into its `Arc` before the future is built, which then holds a pointer
-    /// instead of the task (an `async fn` would hold it twice).
-    pub(crate) fn create<'a>(
-        &'a self,
-        scope: &'a Scope,
+    pub(crate) async fn create(
+        &self,
+        scope: &Scope,
         task: Task,
         events: Vec<StreamResponse>,
-    ) -> impl Future<Output = Result<Arc<Task>, A2AError>> + Send + 'a {
+    ) -> Result<Arc<Task>, A2AError> {
         let task = Arc::new(task);
         let events = shared(events);
-        async move {
-            let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
-            self.announce(scope, &task.id, version, events);
-            Ok(task)
-        }
+        let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
+        self.announce(scope, &task.id, version, events);
+        Ok(task)
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
@@ -154,6 +149,3 @@ impl Core {
 fn shared(events: Vec<StreamResponse>) -> Vec<Arc<StreamResponse>> {
     events.into_iter().map(Arc::new).collect()
 }
-
-/// How long a canceled execution may take to wind down before the server cancels the task itself.
-pub(crate) const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);

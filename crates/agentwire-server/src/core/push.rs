@@ -363,7 +363,7 @@ impl LaneSender<'_> {
 }
 
 fn to_body<T: serde::Serialize>(value: &T) -> Option<Bytes> {
-    crate::json::to_vec_with_capacity(value, 512).map(Bytes::from).ok()
+    serde_json::to_vec(value).map(Bytes::from).ok()
 }
 
 /// How long an idle lane waits for more deliveries before it ends.

@@ -2,8 +2,6 @@
 
 use std::future::Future;
 use std::ops::ControlFlow;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -16,7 +14,7 @@ use tracing::Instrument;
 
 use super::apply::apply;
 use super::broker::Published;
-use super::{Core, DEFAULT_CANCEL_GRACE};
+use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
 /// What the server keeps of a running execution (the agent owns its [`ExecutionContext`]).
@@ -54,7 +52,7 @@ pub(crate) struct Run {
 #[derive(Debug)]
 pub(crate) enum Settled {
     /// The agent answered with a message and created no task.
-    Reply(Message),
+    Reply(Box<Message>),
     /// The task as committed when it settled.
     Task(Arc<Task>),
 }
@@ -79,35 +77,43 @@ impl Waiter {
     }
 }
 
-/// An execution whose first step the blocking SendMessage that started it takes in place. An
-/// agent that never waits, like the echo agent, finishes in that step, which spares a task, a
-/// wake-up and a second pass through the connection's stack. An execution that has to wait
-/// continues in a task of its own, and so does one whose step is never taken (dropped unpolled).
-pub(crate) struct FirstStep(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+/// Ends an execution that stopped without winding up: its agent panicked, or its future was
+/// dropped. The execution is unregistered, a task it left unfinished becomes FAILED, and readers
+/// are told the execution ended, so no stream waits for it and a later cancel answers at once.
+struct ExecutionGuard {
+    core: Arc<Core>,
+    scope: Scope,
+    task_id: Arc<str>,
+    armed: bool,
+}
 
-impl FirstStep {
-    /// Polls the execution once; if it has to wait, it goes on in a task of its own.
-    pub(crate) async fn run(mut self) {
-        std::future::poll_fn(|cx| {
-            if let Some(mut execution) = self.0.take() {
-                // A panicking agent must not take the connection down: as in a task of its own,
-                // the panic is reported and the execution dropped (its caller gets an error).
-                match catch_unwind(AssertUnwindSafe(|| execution.as_mut().poll(cx))) {
-                    Ok(Poll::Ready(())) => {}
-                    Ok(Poll::Pending) => drop(tokio::spawn(execution)),
-                    Err(_) => tracing::error!("the agent panicked during its first step"),
-                }
-            }
-            Poll::Ready(())
-        })
-        .await;
+impl ExecutionGuard {
+    /// The execution wound up by itself.
+    fn disarm(mut self) {
+        self.armed = false;
     }
 }
 
-impl Drop for FirstStep {
+impl Drop for ExecutionGuard {
     fn drop(&mut self) {
-        if let Some(execution) = self.0.take() {
-            tokio::spawn(execution);
+        if !self.armed {
+            return;
+        }
+        tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
+        self.core.end_execution(&self.task_id);
+        let (core, scope, task_id) = (Arc::clone(&self.core), self.scope.clone(), Arc::clone(&self.task_id));
+        let fail = async move {
+            let reason = "the agent stopped unexpectedly";
+            let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
+            // A task the execution never created is not there to fail.
+            if let Err(error) = core.mutate(&scope, &task_id, &mut change).await {
+                tracing::debug!(%error, "could not fail the task of an abrupt execution");
+            }
+            core.broker.publish(&task_id, Published::Ended);
+        };
+        // Outside a runtime (it is shutting down) there is nobody left to tell.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(fail);
         }
     }
 }
@@ -132,16 +138,10 @@ impl Core {
         });
     }
 
-    /// Starts `run`, with the task's shared cancellation token. Executions outlive the request
-    /// that started them, so they run as tasks of their own; with `first_step_here`, the caller
-    /// gets the execution back to take its first step in place (see [`FirstStep`]).
-    pub(crate) fn launch(self: &Arc<Self>, run: Run, first_step_here: bool) -> Option<FirstStep> {
-        let execution = self.tracker.track_future(self.execution(run));
-        if first_step_here {
-            return Some(FirstStep(Some(Box::pin(execution))));
-        }
-        tokio::spawn(execution);
-        None
+    /// Starts `run` in a task of its own, with the task's shared cancellation token: executions
+    /// outlive the request that started them.
+    pub(crate) fn launch(self: &Arc<Self>, run: Run) {
+        self.tracker.spawn(self.execution(run));
     }
 
     /// The future that drives `run` from start to end.
@@ -160,29 +160,28 @@ impl Core {
         };
         // A debug span: at the default info level it costs nothing per request.
         let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
+        let guard = ExecutionGuard {
+            core: Arc::clone(self),
+            scope: execution.scope.clone(),
+            task_id: Arc::clone(&execution.task_id),
+            armed: true,
+        };
         let events = self.agent.execute(ctx);
-        Arc::clone(self).drive(execution, events).instrument(span)
+        Arc::clone(self).drive(execution, events, guard).instrument(span)
     }
 
-    /// Reads the agent's events until it stops or the task ends. Only the wait for the next event
-    /// is inline; handling events is boxed, so an execution that waits (for input, for a long
-    /// job) holds little more than its [`Execution`].
-    ///
-    /// The events the agent has already queued when one arrives are committed with it, in one
-    /// store write (see [`ready_events`]).
-    ///
-    /// A plain function returning an `async move` block, here and below: an `async fn` moves its
-    /// arguments into locals of its own, which doubles the room a large one takes in the future.
-    #[allow(clippy::manual_async_fn)] // see above
-    fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream) -> impl Future<Output = ()> + Send {
-        async move {
+    /// Reads the agent's events until it stops or the task ends. The events the agent has
+    /// already queued when one arrives are committed with it, in one store write (see
+    /// [`ready_events`]).
+    async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream, guard: ExecutionGuard) {
+        {
             let cancel = execution.cancel.clone();
             let mut grace_deadline: Option<Instant> = None;
             loop {
                 let next = tokio::select! {
                     event = events.next() => event,
                     () = cancel.cancelled(), if grace_deadline.is_none() => {
-                        grace_deadline = Some(Instant::now() + DEFAULT_CANCEL_GRACE);
+                        grace_deadline = Some(Instant::now() + self.limits.cancel_grace);
                         continue;
                     }
                     () = sleep_until(grace_deadline), if grace_deadline.is_some() => {
@@ -191,37 +190,28 @@ impl Core {
                     }
                 };
                 let Some(event) = next else { break };
-                if Box::pin(self.handle(&mut execution, &mut events, event)).await.is_break() {
+                if self.handle(&mut execution, &mut events, event).await.is_break() {
                     break;
                 }
             }
             drop(events);
             self.wind_up(&mut execution).await;
         }
+        guard.disarm();
     }
 
     /// Commits `event` and the events the agent has queued behind it, creating the task with them
     /// if this is the first. Each store write takes as many events as it can, in order, and ends
     /// after an event that settles the task, so that a waiting caller gets the task in exactly
     /// that state. Breaks when the task has ended or the agent has.
-    #[allow(clippy::manual_async_fn)] // see `drive`
-    fn handle<'a>(
-        &'a self,
-        execution: &'a mut Execution,
-        events: &'a mut EventStream,
-        event: AgentEvent,
-    ) -> impl Future<Output = ControlFlow<()>> + Send + 'a {
-        async move {
-            // Room for a typical burst (an artifact and a status) without growing.
-            let mut batch = Vec::with_capacity(4);
-            batch.push(event);
-            let agent_ended = ready_events(events, &mut batch).await;
-            let flow = self.commit_batch(execution, &mut batch).await;
-            if agent_ended {
-                return ControlFlow::Break(());
-            }
-            flow
+    async fn handle(&self, execution: &mut Execution, events: &mut EventStream, event: AgentEvent) -> ControlFlow<()> {
+        let mut batch = vec![event];
+        let agent_ended = ready_events(events, &mut batch).await;
+        let flow = self.commit_batch(execution, &mut batch).await;
+        if agent_ended {
+            return ControlFlow::Break(());
         }
+        flow
     }
 
     /// Commits `batch` (see [`handle`](Self::handle)).
@@ -257,7 +247,7 @@ impl Core {
     fn reply(&self, execution: &mut Execution, reply: Message) {
         let reply = Message { context_id: execution.context_id.clone(), task_id: String::new(), ..reply };
         if let Some(waiter) = execution.waiter.take() {
-            waiter.settle(Settled::Reply(reply.clone()));
+            waiter.settle(Settled::Reply(Box::new(reply.clone())));
         }
         self.broker.publish(&execution.task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
     }
@@ -268,8 +258,7 @@ impl Core {
         if execution.pending_creation.is_some() {
             tracing::warn!("the agent ended without producing anything");
         } else if execution.cancel.is_cancelled() || execution.waiter.is_some() {
-            // Boxed: an execution that ends its task by itself, the common case, has nothing to await.
-            Box::pin(self.settle_unfinished(execution)).await;
+            self.settle_unfinished(execution).await;
         }
         self.end_execution(&execution.task_id);
         self.broker.publish(&execution.task_id, Published::Ended);
@@ -379,10 +368,17 @@ impl Core {
 
 /// The events that cancel `task`, or none if it already ended.
 pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
+    ending_events(task, TaskState::Canceled, None)
+}
+
+/// The events that end `task` in `state`, with an agent message saying why; none if it already
+/// ended.
+fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec<StreamResponse> {
     if task.status.state.is_terminal() {
         return Vec::new();
     }
-    let event = AgentEvent::Status { state: TaskState::Canceled, message: None, metadata: None };
+    let message = reason.map(|text| Message::agent(super::new_id(), text));
+    let event = AgentEvent::Status { state, message, metadata: None };
     apply(task, event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
 }
 
@@ -450,46 +446,5 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use agentwire_types::Role;
-
-    use super::*;
-
-    /// An execution's future is boxed when it starts and kept for as long as the agent runs (an
-    /// idle stream holds one), and each event's step is boxed too: both are copied whole. They
-    /// were 944 bytes each while `async fn` arguments were held twice; these bounds catch a return.
-    #[tokio::test]
-    async fn executions_and_their_steps_stay_small() {
-        let handler = crate::RequestHandler::builder(crate::agent::EchoAgent).build();
-        let core = &handler.core;
-        let message = Message { role: Role::User, ..Message::default() };
-        let run = Run {
-            scope: Scope::default(),
-            task_id: "t".into(),
-            context_id: "c".into(),
-            message: message.clone(),
-            task: None,
-            request: crate::RequestContext::default(),
-            streaming: false,
-            new_task_message: Some(message.clone()),
-            waiter: None,
-        };
-        let execution = core.tracker.track_future(core.execution(run));
-        assert!(std::mem::size_of_val(&execution) <= 768, "execution: {} bytes", std::mem::size_of_val(&execution));
-        let mut state = Execution {
-            scope: Scope::default(),
-            task_id: "t".into(),
-            context_id: "c".into(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-            pending_creation: None,
-            waiter: None,
-        };
-        let mut events: EventStream = Box::pin(futures_util::stream::empty());
-        let step = core.handle(&mut state, &mut events, AgentEvent::Message(message));
-        assert!(std::mem::size_of_val(&step) <= 640, "an event's step: {} bytes", std::mem::size_of_val(&step));
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agentwire_store::Scope;
+use agentwire_store::{PushPayload, Scope};
 use agentwire_types::{
     A2AError, Message, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
     TaskPushNotificationConfig,
@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::apply::add_user_message;
 use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
-use super::runner::{FirstStep, Run, Settled, Waiter};
+use super::runner::{Run, Settled, Waiter};
 use super::{new_id, validate, Core};
 use crate::RequestContext;
 
@@ -23,15 +23,6 @@ enum Follow {
     Stream,
     /// SendMessage: one result, handed over by the execution.
     Block { return_immediately: bool },
-}
-
-impl Follow {
-    /// Whether the request runs the execution's first step itself: a blocking send waits for the
-    /// result anyway, while a stream (events to forward) and `returnImmediately` (an answer due at
-    /// once) must not wait for the agent.
-    fn takes_first_step(self) -> bool {
-        matches!(self, Follow::Block { return_immediately: false })
-    }
 }
 
 /// What the request follows the execution with.
@@ -46,36 +37,6 @@ struct Started {
     /// For a continuation: the task with the new message, and its version.
     snapshot: Option<(Arc<Task>, u64)>,
     history_length: Option<usize>,
-    /// For a blocking send that does not return immediately: the execution's first step.
-    first_step: Option<FirstStep>,
-}
-
-/// SendMessage's result as the bindings write it: the task shared with the store, not copied.
-#[derive(Debug)]
-pub(crate) enum Sent {
-    Task(Arc<Task>),
-    Message(Message),
-}
-
-impl From<Sent> for SendMessageResponse {
-    fn from(sent: Sent) -> Self {
-        match sent {
-            Sent::Task(task) => SendMessageResponse::Task(Arc::unwrap_or_clone(task)),
-            Sent::Message(message) => SendMessageResponse::Message(message),
-        }
-    }
-}
-
-/// The same JSON as [`SendMessageResponse`].
-impl serde::Serialize for Sent {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Sent::Task(task) => serializer.serialize_newtype_variant("SendMessageResponse", 0, "task", &**task),
-            Sent::Message(message) => {
-                serializer.serialize_newtype_variant("SendMessageResponse", 1, "message", message)
-            }
-        }
-    }
 }
 
 /// Whether a stream ends after this event: a terminal state, or INPUT_REQUIRED (the client must
@@ -84,63 +45,31 @@ pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
     event.task_state().is_some_and(|s| s.is_terminal() || s == agentwire_types::TaskState::InputRequired)
 }
 
-/// A send that passed its checks, ready to start (its push config, if any, travels apart: it must
-/// be stored before the execution starts).
+/// A send that passed its checks, ready to start.
 struct Checked {
     ctx: RequestContext,
     scope: Scope,
     message: Message,
     history_length: Option<usize>,
+    push: Option<TaskPushNotificationConfig>,
     follow: Follow,
 }
 
-/// A send after its checks: started at once, or waiting for the store (a continuation, or a push
-/// config to store first). Taken apart as soon as it is returned, so its size is never kept.
-#[allow(clippy::large_enum_variant)]
-enum Starting {
-    Started(Started),
-    NeedsStore(Checked, Option<TaskPushNotificationConfig>),
-}
-
 impl Core {
-    /// Starts the execution a send asks for. A new task without a push config, the common case,
-    /// starts without awaiting anything, which keeps this future a few words long: each caller's
-    /// future embeds it, and a large one is copied at every level. A continuation or a push
-    /// config needs the store first; that path is boxed.
-    async fn start(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        req: Box<SendMessageRequest>,
-        follow: Follow,
-    ) -> Result<Started> {
-        // Moved, never borrowed: a send borrowed here would be kept across the await.
-        let (send, push) = match self.start_at_once(ctx, req, follow)? {
-            Starting::Started(started) => return Ok(started),
-            Starting::NeedsStore(send, push) => (send, push),
-        };
-        Box::pin(self.start_with_store(send, push)).await
-    }
-
-    /// Starts a new task without a push config; any other send comes back for the store.
-    fn start_at_once(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        req: Box<SendMessageRequest>,
-        follow: Follow,
-    ) -> Result<Starting> {
-        let (send, push) = self.check(ctx, *req, follow)?;
-        if send.message.task_id.is_empty() && push.is_none() {
-            return Ok(Starting::Started(self.start_new_task(send, new_id())));
+    /// Starts the execution a send asks for: a new task, or the next turn of an existing one.
+    async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
+        let mut send = self.check(ctx, req, follow)?;
+        if !send.message.task_id.is_empty() {
+            return self.continue_task(send).await;
         }
-        Ok(Starting::NeedsStore(send, push))
+        let task_id = new_id();
+        if let Some(push) = send.push.take() {
+            self.register_push_config(&send.scope, &task_id, push).await?;
+        }
+        Ok(self.start_new_task(send, task_id))
     }
 
-    fn check(
-        &self,
-        ctx: &RequestContext,
-        req: SendMessageRequest,
-        follow: Follow,
-    ) -> Result<(Checked, Option<TaskPushNotificationConfig>)> {
+    fn check(&self, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Checked> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
         validate::message(&req.message)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
@@ -151,11 +80,12 @@ impl Core {
             return Err(A2AError::push_notification_not_supported());
         }
         let scope = ctx.scope();
-        Ok((Checked { ctx, scope, message: req.message, history_length, follow }, config.task_push_notification_config))
+        let push = config.task_push_notification_config;
+        Ok(Checked { ctx, scope, message: req.message, history_length, push, follow })
     }
 
     fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Started {
-        let Checked { ctx, scope, message, history_length, follow } = send;
+        let Checked { ctx, scope, message, history_length, follow, .. } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let (following, waiter) = self.follow(follow, &scope, &task_id);
         let run = Run {
@@ -169,25 +99,13 @@ impl Core {
             new_task_message: Some(message),
             waiter,
         };
-        let first_step = self.launch(run, follow.takes_first_step());
-        Started { following, snapshot: None, history_length, first_step }
+        self.launch(run);
+        Started { following, snapshot: None, history_length }
     }
 
-    /// A new task with a push config to store first, or a message that continues a task.
-    async fn start_with_store(
-        self: &Arc<Self>,
-        send: Checked,
-        push: Option<TaskPushNotificationConfig>,
-    ) -> Result<Started> {
-        if send.message.task_id.is_empty() {
-            let task_id = new_id();
-            if let Some(push) = push {
-                self.register_push_config(&send.scope, &task_id, push).await?;
-            }
-            return Ok(self.start_new_task(send, task_id));
-        }
-
-        let Checked { ctx, scope, message, history_length, follow } = send;
+    /// A message that continues a task: it joins the history, then a new execution starts.
+    async fn continue_task(self: &Arc<Self>, send: Checked) -> Result<Started> {
+        let Checked { ctx, scope, message, history_length, push, follow } = send;
         let task_id = message.task_id.clone();
         let existing = self.load(&scope, &task_id).await?.task;
         if existing.status.state.is_terminal() {
@@ -225,8 +143,8 @@ impl Core {
             new_task_message: None,
             waiter,
         };
-        let first_step = self.launch(run, follow.takes_first_step());
-        Ok(Started { following, snapshot: Some((task, version)), history_length, first_step })
+        self.launch(run);
+        Ok(Started { following, snapshot: Some((task, version)), history_length })
     }
 
     /// Attaches the request to the execution it is about to start: a stream subscribes now, so
@@ -251,36 +169,30 @@ impl Core {
         config: TaskPushNotificationConfig,
     ) -> Result<()> {
         let config = TaskPushNotificationConfig { task_id: task_id.to_owned(), ..config };
-        self.store_push_config(scope, config, agentwire_store::PushPayload::StreamResponse).await.map(drop)
+        self.store_push_config(scope, config, PushPayload::StreamResponse).await.map(drop)
     }
 
     pub(crate) async fn send_message(
         self: &Arc<Self>,
         ctx: &RequestContext,
-        req: Box<SendMessageRequest>,
-    ) -> Result<Sent> {
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        // Taken apart at once: only what is awaited on is kept across the awaits.
-        let Started { following, snapshot, history_length, first_step } =
-            self.start(ctx, req, Follow::Block { return_immediately }).await?;
-        let Following::Result(result) = following else {
-            unreachable!("a blocking send follows its execution's result")
+        let started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        let Following::Result(result) = started.following else {
+            return Err(A2AError::internal("a blocking send lost its execution's result"));
         };
-        if let Some(step) = first_step {
-            step.run().await;
-        }
-        let settled = match snapshot {
+        let settled = match started.snapshot {
             // A continuation that returns immediately answers with the task holding the message.
             Some((task, _)) if return_immediately => Some(Settled::Task(task)),
             _ => result.await.ok(),
         };
         match settled {
-            Some(Settled::Reply(message)) => Ok(Sent::Message(message)),
-            Some(Settled::Task(mut task)) => {
-                if history_length.is_some_and(|n| n < task.history.len()) {
-                    Arc::make_mut(&mut task).truncate_history(history_length);
-                }
-                Ok(Sent::Task(task))
+            Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
+            Some(Settled::Task(task)) => {
+                let mut task = Arc::unwrap_or_clone(task);
+                task.truncate_history(started.history_length);
+                Ok(SendMessageResponse::Task(task))
             }
             None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
@@ -289,14 +201,14 @@ impl Core {
     pub(crate) async fn send_streaming_message(
         self: &Arc<Self>,
         ctx: &RequestContext,
-        req: Box<SendMessageRequest>,
+        req: SendMessageRequest,
     ) -> Result<TaskEventStream> {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
         let started = self.start(ctx, req, Follow::Stream).await?;
         let Following::Feed(feed) = started.following else {
-            unreachable!("a streaming start follows the execution with a feed")
+            return Err(A2AError::internal("a streaming send lost its execution's events"));
         };
         let first = started.snapshot.map(|(task, seq)| StreamItem {
             seq,

@@ -13,7 +13,7 @@ use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
 use super::runner::cancel_events;
 use super::send::task_event_stream;
-use super::{store_error, validate, Core, DEFAULT_CANCEL_GRACE};
+use super::{store_error, validate, Core};
 use crate::RequestContext;
 
 impl Core {
@@ -94,7 +94,7 @@ impl Core {
                     }
                 }
             };
-            let _ = tokio::time::timeout(DEFAULT_CANCEL_GRACE + Duration::from_secs(1), wait).await;
+            let _ = tokio::time::timeout(self.limits.cancel_grace + Duration::from_secs(1), wait).await;
         }
         let (task, _) = self.mutate(&scope, &req.id, &mut |task| Ok(cancel_events(task))).await?;
         if task.status.state != TaskState::Canceled {

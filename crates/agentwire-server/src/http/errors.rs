@@ -1,0 +1,155 @@
+//! How an [`A2AError`] is written on each binding (seed 000 §5.4; v1.0 codes): the JSON-RPC code,
+//! the `google.rpc.Code` (gRPC status, and the REST body's `status`), and the HTTP status.
+
+use std::collections::BTreeMap;
+
+use agentwire_types::{A2AError, ErrorKind};
+use http::StatusCode;
+use serde::Serialize;
+
+/// The JSON-RPC code of a v1.0 error.
+pub(crate) fn jsonrpc_code(kind: ErrorKind) -> i64 {
+    match kind {
+        ErrorKind::Parse => -32700,
+        ErrorKind::InvalidRequest | ErrorKind::PayloadTooLarge => -32600,
+        ErrorKind::MethodNotFound => -32601,
+        ErrorKind::InvalidParams => -32602,
+        ErrorKind::TaskNotFound => -32001,
+        ErrorKind::TaskNotCancelable => -32002,
+        ErrorKind::PushNotificationNotSupported => -32003,
+        ErrorKind::UnsupportedOperation => -32004,
+        ErrorKind::ContentTypeNotSupported => -32005,
+        ErrorKind::InvalidAgentResponse => -32006,
+        ErrorKind::ExtendedAgentCardNotConfigured => -32007,
+        ErrorKind::ExtensionSupportRequired => -32008,
+        ErrorKind::VersionNotSupported => -32009,
+        ErrorKind::Unauthenticated => -32010,
+        ErrorKind::PermissionDenied => -32011,
+        _ => -32603,
+    }
+}
+
+/// A `google.rpc.Code`: a gRPC status, named in REST error bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RpcCode {
+    InvalidArgument = 3,
+    NotFound = 5,
+    PermissionDenied = 7,
+    ResourceExhausted = 8,
+    FailedPrecondition = 9,
+    Unimplemented = 12,
+    Internal = 13,
+    Unauthenticated = 16,
+}
+
+impl RpcCode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::NotFound => "NOT_FOUND",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Unimplemented => "UNIMPLEMENTED",
+            Self::Internal => "INTERNAL",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+}
+
+/// The HTTP status and `google.rpc.Code` of an error.
+pub(crate) fn status(kind: ErrorKind) -> (StatusCode, RpcCode) {
+    match kind {
+        ErrorKind::Parse | ErrorKind::InvalidRequest | ErrorKind::InvalidParams => {
+            (StatusCode::BAD_REQUEST, RpcCode::InvalidArgument)
+        }
+        ErrorKind::MethodNotFound | ErrorKind::TaskNotFound => (StatusCode::NOT_FOUND, RpcCode::NotFound),
+        ErrorKind::TaskNotCancelable => (StatusCode::CONFLICT, RpcCode::FailedPrecondition),
+        ErrorKind::PushNotificationNotSupported | ErrorKind::UnsupportedOperation | ErrorKind::VersionNotSupported => {
+            (StatusCode::BAD_REQUEST, RpcCode::Unimplemented)
+        }
+        ErrorKind::ContentTypeNotSupported => (StatusCode::UNSUPPORTED_MEDIA_TYPE, RpcCode::InvalidArgument),
+        ErrorKind::InvalidAgentResponse => (StatusCode::BAD_GATEWAY, RpcCode::Internal),
+        ErrorKind::ExtendedAgentCardNotConfigured | ErrorKind::ExtensionSupportRequired => {
+            (StatusCode::BAD_REQUEST, RpcCode::FailedPrecondition)
+        }
+        ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, RpcCode::Unauthenticated),
+        ErrorKind::PermissionDenied => (StatusCode::FORBIDDEN, RpcCode::PermissionDenied),
+        ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, RpcCode::ResourceExhausted),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, RpcCode::Internal),
+    }
+}
+
+/// The HTTP status a JSON-RPC error response is sent with: 200, except where HTTP itself must
+/// speak (authentication, authorization, body size).
+pub(crate) fn jsonrpc_http_status(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::Unauthenticated | ErrorKind::PermissionDenied | ErrorKind::PayloadTooLarge => status(kind).0,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A `google.rpc.ErrorInfo`, the detail every A2A-specific error carries.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorInfo<'a> {
+    #[serde(rename = "@type")]
+    type_url: &'static str,
+    reason: &'static str,
+    domain: &'static str,
+    metadata: &'a BTreeMap<String, String>,
+}
+
+/// `[ErrorInfo]` for A2A-specific errors; empty for the generic ones.
+pub(crate) fn details(error: &A2AError) -> Vec<ErrorInfo<'_>> {
+    if !error.kind().is_a2a_specific() {
+        return Vec::new();
+    }
+    vec![ErrorInfo {
+        type_url: "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: error.kind().reason(),
+        domain: "a2a-protocol.org",
+        metadata: error.metadata(),
+    }]
+}
+
+/// The JSON-RPC `error` member.
+#[derive(Debug, Serialize)]
+pub(crate) struct JsonRpcError<'a> {
+    code: i64,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    data: Vec<ErrorInfo<'a>>,
+}
+
+impl<'a> From<&'a A2AError> for JsonRpcError<'a> {
+    fn from(error: &'a A2AError) -> Self {
+        Self { code: jsonrpc_code(error.kind()), message: error.message(), data: details(error) }
+    }
+}
+
+/// The AIP-193 REST error body, `{"error":{code,status,message,details}}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct RestError<'a> {
+    error: RestErrorBody<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct RestErrorBody<'a> {
+    code: u16,
+    status: &'static str,
+    message: &'a str,
+    details: Vec<ErrorInfo<'a>>,
+}
+
+impl<'a> From<&'a A2AError> for RestError<'a> {
+    fn from(error: &'a A2AError) -> Self {
+        let (http, rpc) = status(error.kind());
+        let error = RestErrorBody {
+            code: http.as_u16(),
+            status: rpc.name(),
+            message: error.message(),
+            details: details(error),
+        };
+        Self { error }
+    }
+}

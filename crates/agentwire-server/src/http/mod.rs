@@ -1,0 +1,147 @@
+//! The HTTP surface: one axum `Router` for the agent card, JSON-RPC at `/`, the HTTP+JSON routes
+//! and the gRPC slot, with the cross-cutting work done once, as tower layers around every route.
+//!
+//! Layers, outermost first: request id and tracing, CORS (answers preflights), the body limit,
+//! authentication, version and extension negotiation, and the steer that sends gRPC requests to
+//! the gRPC slot. Each binding builds its [`RequestContext`](crate::RequestContext) from what the
+//! layers recorded, and reports a refusal in its own error format.
+
+mod card;
+mod errors;
+mod grpc;
+mod jsonrpc;
+mod layers;
+mod request;
+mod rest;
+mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{header, HeaderName, HeaderValue, Method, Request};
+use axum::routing::{get, post};
+use axum::Router;
+use tower::ServiceBuilder;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::RequestHandler;
+
+/// Which browser origins may call the agent (CORS).
+#[derive(Debug, Clone, Default)]
+pub enum CorsOrigins {
+    /// Any origin (`Access-Control-Allow-Origin: *`).
+    #[default]
+    Any,
+    /// Only these origins, e.g. `https://app.example`.
+    List(Vec<HeaderValue>),
+}
+
+/// How [`router_with`] serves the agent over HTTP. Limits on requests and state are the handler's
+/// [`Limits`](crate::Limits).
+///
+/// ```
+/// use std::time::Duration;
+/// use agentwire_server::{CorsOrigins, HttpOptions};
+///
+/// let options = HttpOptions {
+///     cors: CorsOrigins::List(vec!["https://app.example".parse().unwrap()]),
+///     sse_keep_alive: Duration::from_secs(30),
+/// };
+/// # drop(options);
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Browser origins allowed to call the agent.
+    pub cors: CorsOrigins,
+    /// How often an idle event stream sends a comment line, so that proxies keep it open.
+    pub sse_keep_alive: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self { cors: CorsOrigins::Any, sse_keep_alive: Duration::from_secs(15) }
+    }
+}
+
+/// What every route shares.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) handler: RequestHandler,
+    card: Arc<card::CardDocument>,
+    sse_keep_alive: Duration,
+}
+
+/// The whole A2A HTTP surface of `handler`, with the default [`HttpOptions`]: the agent card,
+/// JSON-RPC at `/`, the HTTP+JSON routes (also under `/{tenant}/`), and a gRPC slot, behind
+/// request tracing, CORS, the body limit and, if the handler has an authenticator,
+/// authentication. Serve it with [`serve`](crate::serve), or merge it into an application of your own.
+///
+/// ```no_run
+/// use agentwire_server::{agent::EchoAgent, router, serve, RequestHandler, ServeOptions};
+///
+/// # async fn run() -> std::io::Result<()> {
+/// let app = router(RequestHandler::builder(EchoAgent).build());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// serve(listener, app, std::future::pending(), ServeOptions::default()).await
+/// # }
+/// ```
+pub fn router(handler: RequestHandler) -> Router {
+    router_with(handler, HttpOptions::default())
+}
+
+/// [`router`], configured by `options`.
+pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
+    let card = Arc::new(card::CardDocument::new(handler.agent_card()));
+    let auth = handler.core.auth.clone();
+    let body_limit = handler.limits().max_body_bytes;
+    let state = AppState { handler, card, sse_keep_alive: options.sse_keep_alive };
+    let mut app = Router::new()
+        .route("/.well-known/agent-card.json", get(card::serve))
+        .route("/.well-known/agent.json", get(card::serve))
+        .route("/agentCard", get(card::serve))
+        .route("/", post(jsonrpc::handle));
+    for (path, route) in rest::routes() {
+        app = app.route(&format!("/{{tenant}}{path}"), route.clone()).route(path, route);
+    }
+    let app = app
+        .route("/v1", axum::routing::any(rest::reserved_for_v03))
+        .route("/v1/{*rest}", axum::routing::any(rest::reserved_for_v03))
+        .fallback(rest::no_route)
+        .method_not_allowed_fallback(rest::method_not_allowed)
+        .with_state(state);
+    let layers = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(cors(&options.cors))
+        .layer(layers::BodyLimitLayer::new(body_limit))
+        .layer(layers::AuthLayer::new(auth))
+        .layer(layers::NegotiateLayer)
+        .layer(grpc::GrpcSteerLayer::unimplemented());
+    app.layer(layers)
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// One span per request, carrying its id (from the client's `x-request-id`, or a new one).
+fn request_span<B>(request: &Request<B>) -> tracing::Span {
+    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
+    tracing::debug_span!("request", method = %request.method(), path = %request.uri().path(), request_id = id)
+}
+
+/// Preflights are answered for any allowed origin; the headers a browser asks for are allowed by
+/// name (a `*` would not cover `Authorization`), and the card's caching headers are readable.
+fn cors(origins: &CorsOrigins) -> CorsLayer {
+    let allow_origin = match origins {
+        CorsOrigins::Any => AllowOrigin::any(),
+        CorsOrigins::List(list) => AllowOrigin::list(list.iter().cloned()),
+    };
+    CorsLayer::new()
+        .allow_origin(allow_origin)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL])
+        .max_age(Duration::from_secs(600))
+}

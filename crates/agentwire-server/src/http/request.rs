@@ -1,0 +1,110 @@
+//! What every binding reads from a request: its context (caller, version, extensions, as the
+//! layers recorded them), its body, and its parameters.
+
+use agentwire_types::{A2AError, Result};
+use axum::body::{Body, Bytes};
+use http::request::Parts;
+use http::{header, HeaderMap};
+use http_body_util::{BodyExt, LengthLimitError};
+
+use super::layers::{BodyLimit, Caller, Negotiated};
+use crate::RequestContext;
+
+/// The request's context for `tenant`: the caller the auth layer found and the version and
+/// extensions the negotiation layer read. A refusal or an unsupported version is the error to
+/// report; nothing is served without a context, so nothing is served to a refused caller.
+pub(crate) fn context(parts: &Parts, tenant: &str) -> Result<RequestContext> {
+    let missing = || A2AError::internal("the request was not prepared by the server's layers");
+    let Caller(caller) = parts.extensions.get::<Caller>().ok_or_else(missing)?;
+    let principal = caller.clone()?;
+    let negotiated = parts.extensions.get::<Negotiated>().ok_or_else(missing)?;
+    Ok(RequestContext {
+        tenant: tenant.to_owned(),
+        principal,
+        version: negotiated.version.clone()?,
+        extensions: negotiated.extensions.clone(),
+    })
+}
+
+/// Reads the whole body, within the limit the body-limit layer set.
+pub(crate) async fn read_body(parts: &Parts, body: Body) -> Result<Bytes> {
+    let limit = parts.extensions.get::<BodyLimit>().copied();
+    let too_large = |bytes| A2AError::payload_too_large(bytes);
+    if let Some(limit) = limit.filter(|l| l.declared_too_large) {
+        return Err(too_large(limit.bytes));
+    }
+    match body.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) => match limit {
+            Some(limit) if is_length_limit(&error) => Err(too_large(limit.bytes)),
+            _ => Err(A2AError::invalid_request("could not read the request body")),
+        },
+    }
+}
+
+fn is_length_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = source {
+        if error.is::<LengthLimitError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// Whether the Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json"
+        || essence.strip_prefix("application/").is_some_and(|subtype| subtype.len() > 5 && subtype.ends_with("+json"))
+}
+
+/// Decodes parameters from JSON text, naming the offending field on failure (InvalidParams).
+/// Valid input is decoded once; only a failure is decoded again, to find the field.
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(invalid_params)?;
+    deserializer.end().map_err(A2AError::parse)?;
+    Ok(value)
+}
+
+/// [`decode_json`] from a JSON value.
+pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(invalid_params)
+}
+
+fn invalid_params<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> A2AError {
+    match e.path().to_string().as_str() {
+        "." => A2AError::invalid_params(format!("invalid params: {}", e.inner())),
+        path => A2AError::invalid_params(format!("invalid params at {path}: {}", e.inner())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_content_type(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn json_media_types_are_recognised_in_any_case() {
+        for json in
+            ["application/json", "Application/JSON; charset=utf-8", "application/a2a+json", " application/vnd.x+JSON "]
+        {
+            assert!(is_json(&with_content_type(json)), "{json}");
+        }
+        for other in ["text/plain", "application/+json", "application/jsonx", "json", "application/xml"] {
+            assert!(!is_json(&with_content_type(other)), "{other}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
+}

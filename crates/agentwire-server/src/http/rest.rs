@@ -1,0 +1,329 @@
+//! HTTP+JSON: the v1.0 routes, unprefixed and under `/{tenant}/`.
+//!
+//! The routes are a table of axum routes. A path parameter cannot be followed by a suffix in the
+//! same segment, so `/tasks/{id}:cancel` and `/tasks/{id}:subscribe` are the route
+//! `/tasks/{id}`, whose last `:` names the action when what follows it is one.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use http::request::Parts;
+use http::{header, HeaderValue, Method, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use agentwire_types::{
+    A2AError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+
+use super::errors::RestError;
+use super::request::{context, decode_json, decode_value, is_json, read_body};
+use super::{sse, AppState};
+use crate::core::StreamItem;
+use crate::{RequestContext, TaskEventStream};
+
+/// The v1.0 routes; each is served as written and under `/{tenant}`.
+pub(crate) fn routes() -> [(&'static str, MethodRouter<AppState>); 7] {
+    [
+        ("/message:send", post(send_message)),
+        ("/message:stream", post(send_streaming_message)),
+        ("/tasks", get(list_tasks)),
+        ("/tasks/{id}", get(get_task_or_subscribe).post(cancel_or_subscribe)),
+        ("/tasks/{id}/pushNotificationConfigs", post(create_push_config).get(list_push_configs)),
+        ("/tasks/{id}/pushNotificationConfigs/{config_id}", get(get_push_config).delete(delete_push_config)),
+        ("/extendedAgentCard", get(get_extended_agent_card)),
+    ]
+}
+
+/// The path parameters of every route.
+#[derive(Debug, Default, Deserialize)]
+struct PathParams {
+    #[serde(default)]
+    tenant: String,
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    config_id: String,
+}
+
+/// What a route's handler gets: the request's context, path, query and JSON body, or, if any of
+/// them is unusable, the error response.
+struct Call {
+    ctx: RequestContext,
+    path: PathParams,
+    query: Option<String>,
+    body: Bytes,
+    /// The media type of the answer: the request's, if it was `application/a2a+json`.
+    media_type: HeaderValue,
+}
+
+impl FromRequest<AppState> for Call {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &AppState) -> std::result::Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        Self::read(&mut parts, body, state).await.map_err(|error| error_response(&error))
+    }
+}
+
+impl Call {
+    async fn read(parts: &mut Parts, body: Body, state: &AppState) -> Result<Self> {
+        let Path(path) = Path::<PathParams>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| A2AError::invalid_params(rejection.body_text()))?;
+        let ctx = context(parts, &path.tenant)?;
+        let body = read_body(parts, body).await?;
+        if !body.is_empty() && !is_json(&parts.headers) {
+            let message = "request bodies must be application/json or application/a2a+json";
+            return Err(A2AError::content_type_not_supported(message));
+        }
+        let media_type = response_media_type(&parts.headers);
+        Ok(Self { ctx, path, query: parts.uri.query().map(str::to_owned), body, media_type })
+    }
+
+    /// The JSON body (an empty one reads as `{}`), decoded into the operation's request.
+    fn body<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        let text = std::str::from_utf8(&self.body).map_err(A2AError::parse)?;
+        decode_json(if text.is_empty() { "{}" } else { text })
+    }
+
+    /// [`body`](Self::body), with a member from the path.
+    fn body_with<T: serde::de::DeserializeOwned>(&self, (key, value): (&str, &str)) -> Result<T> {
+        let mut body = match self.body::<Value>()? {
+            Value::Object(body) => body,
+            _ => return Err(A2AError::invalid_params("the request body must be a JSON object")),
+        };
+        body.insert(key.to_owned(), Value::String(value.to_owned()));
+        decode_value(Value::Object(body))
+    }
+
+    /// The query parameters, with `fields` from the path, decoded into the operation's request.
+    /// Numbers stay strings (the request types accept decimal strings); `includeArtifacts` is a
+    /// boolean.
+    fn query<T: serde::de::DeserializeOwned>(&self, fields: &[(&str, &str)]) -> Result<T> {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(self.query.as_deref().unwrap_or(""))
+            .map_err(|error| A2AError::invalid_params(format!("invalid query string: {error}")))?;
+        let mut params = Map::new();
+        for (key, value) in pairs {
+            let value = match key.as_str() {
+                "includeArtifacts" | "include_artifacts" => match value.to_ascii_lowercase().as_str() {
+                    "true" | "1" => Value::Bool(true),
+                    "false" | "0" => Value::Bool(false),
+                    _ => return Err(A2AError::invalid_params(format!("{key} must be true or false (got {value:?})"))),
+                },
+                _ => Value::String(value),
+            };
+            params.insert(key, value);
+        }
+        for (key, value) in fields {
+            params.insert((*key).to_owned(), Value::String((*value).to_owned()));
+        }
+        decode_value(Value::Object(params))
+    }
+
+    /// Sets the tenant a request names in its body or query to the path's: it may repeat it, not
+    /// contradict it.
+    fn bind_tenant(&self, named: &mut String) -> Result<()> {
+        match (self.path.tenant.as_str(), named.as_str()) {
+            ("", _) => Ok(()),
+            (path, "") => {
+                path.clone_into(named);
+                Ok(())
+            }
+            (path, other) if path == other => Ok(()),
+            (path, other) => Err(A2AError::invalid_params(format!(
+                "the request names tenant {other:?}, but its path is under tenant {path:?}"
+            ))),
+        }
+    }
+
+    /// The push config the path names.
+    fn config_ref(&self) -> TaskPushNotificationConfigRef {
+        let PathParams { tenant, id, config_id } = &self.path;
+        TaskPushNotificationConfigRef { tenant: tenant.clone(), task_id: id.clone(), id: config_id.clone() }
+    }
+
+    /// Runs `operation` on `request`, if it was read, and writes the result.
+    async fn run<Req, Res: Serialize>(
+        &self,
+        request: Result<Req>,
+        operation: impl AsyncFnOnce(Req) -> Result<Res>,
+    ) -> Response {
+        let result = match request {
+            Ok(request) => operation(request).await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(body) => json_response(StatusCode::OK, self.media_type.clone(), &body),
+            Err(error) => error_response(&error),
+        }
+    }
+
+    /// Errors found before the stream starts are HTTP errors; later ones are events.
+    fn stream(&self, state: &AppState, events: Result<TaskEventStream>) -> Response {
+        match events {
+            Err(error) => error_response(&error),
+            Ok(events) => {
+                sse::respond(events, state.sse_keep_alive, |item: std::result::Result<&StreamItem, &A2AError>| {
+                    match item {
+                        Ok(item) => serde_json::to_string(&*item.response),
+                        Err(error) => serde_json::to_string(&RestError::from(error)),
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// A task id and the action after its last `:` (`cancel`, `subscribe`), if it names one: a task
+/// id may itself contain `:`.
+fn split_action(id: &str) -> (&str, Option<&str>) {
+    match id.rsplit_once(':') {
+        Some((id, action @ ("cancel" | "subscribe"))) => (id, Some(action)),
+        _ => (id, None),
+    }
+}
+
+async fn send_message(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.body::<SendMessageRequest>().and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+    call.run(request, async |r| state.handler.send_message(&call.ctx, r).await).await
+}
+
+async fn send_streaming_message(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.body::<SendMessageRequest>().and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+    match request {
+        Ok(request) => call.stream(&state, state.handler.send_streaming_message(&call.ctx, request).await),
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn list_tasks(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.query::<ListTasksRequest>(&[]).and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+    call.run(request, async |r| state.handler.list_tasks(&call.ctx, r).await).await
+}
+
+/// `GET /tasks/{id}` is GetTask; `GET /tasks/{id}:subscribe` is SubscribeToTask.
+async fn get_task_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
+    match split_action(&call.path.id) {
+        (id, Some("subscribe")) => subscribe(&state, &call, id).await,
+        (_, Some(_)) => no_operation(&Method::GET, &call.path.id),
+        (id, None) => {
+            let request = call.query::<GetTaskRequest>(&[("id", id)]);
+            let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+            call.run(request, async |r| state.handler.get_task(&call.ctx, r).await).await
+        }
+    }
+}
+
+/// `POST /tasks/{id}:cancel` is CancelTask; `POST /tasks/{id}:subscribe` is SubscribeToTask.
+async fn cancel_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
+    match split_action(&call.path.id) {
+        (id, Some("subscribe")) => subscribe(&state, &call, id).await,
+        (id, Some(_)) => {
+            let request = call.body_with::<CancelTaskRequest>(("id", id));
+            let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+            call.run(request, async |r| state.handler.cancel_task(&call.ctx, r).await).await
+        }
+        (_, None) => no_operation(&Method::POST, &call.path.id),
+    }
+}
+
+async fn subscribe(state: &AppState, call: &Call, id: &str) -> Response {
+    let request = SubscribeToTaskRequest { tenant: call.path.tenant.clone(), id: id.to_owned() };
+    call.stream(state, state.handler.subscribe_to_task(&call.ctx, request).await)
+}
+
+async fn create_push_config(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.body::<TaskPushNotificationConfig>().and_then(|mut r| {
+        r.task_id.clone_from(&call.path.id);
+        call.bind_tenant(&mut r.tenant).map(|()| r)
+    });
+    call.run(request, async |r| state.handler.create_task_push_notification_config(&call.ctx, r).await).await
+}
+
+async fn list_push_configs(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.query::<ListTaskPushNotificationConfigsRequest>(&[("taskId", &call.path.id)]);
+    let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+    call.run(request, async |r| state.handler.list_task_push_notification_configs(&call.ctx, r).await).await
+}
+
+async fn get_push_config(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.config_ref();
+    call.run(Ok(request), async |r| state.handler.get_task_push_notification_config(&call.ctx, r).await).await
+}
+
+async fn delete_push_config(State(state): State<AppState>, call: Call) -> Response {
+    let request = call.config_ref();
+    let delete = async |r| state.handler.delete_task_push_notification_config(&call.ctx, r).await.map(|()| Map::new());
+    call.run(Ok(request), delete).await
+}
+
+async fn get_extended_agent_card(State(state): State<AppState>, call: Call) -> Response {
+    let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
+    call.run(Ok(request), async |r| state.handler.get_extended_agent_card(&call.ctx, r).await).await
+}
+
+/// Any path no route serves.
+pub(crate) async fn no_route(method: Method, uri: http::Uri) -> Response {
+    no_operation(&method, uri.path())
+}
+
+fn no_operation(method: &Method, path: &str) -> Response {
+    error_response(&A2AError::new(ErrorKind::MethodNotFound, format!("no operation at {method} {path}")))
+}
+
+/// A route that exists, asked with a method it does not take.
+pub(crate) async fn method_not_allowed(method: Method, uri: http::Uri) -> Response {
+    let error = A2AError::new(ErrorKind::MethodNotFound, format!("{} does not take {method}", uri.path()));
+    let mut response = error_response(&error);
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response
+}
+
+/// `/v1/…` is where the v0.3 dialect's HTTP+JSON routes live, never a tenant named `v1`.
+pub(crate) async fn reserved_for_v03(uri: http::Uri) -> Response {
+    let message = format!("{} is a v0.3 HTTP+JSON route, which this server does not serve yet", uri.path());
+    error_response(&A2AError::new(ErrorKind::MethodNotFound, message))
+}
+
+/// The response media type: the request's own JSON type, else `application/json`.
+fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
+    let a2a = headers
+        .get(header::CONTENT_TYPE)
+        .or_else(|| headers.get(header::ACCEPT))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/a2a+json"));
+    HeaderValue::from_static(if a2a { "application/a2a+json" } else { "application/json" })
+}
+
+fn json_response(status: StatusCode, media_type: HeaderValue, body: &impl Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "could not encode a response");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// The AIP-193 error response.
+pub(crate) fn error_response(error: &A2AError) -> Response {
+    let status = super::errors::status(error.kind()).0;
+    json_response(status, HeaderValue::from_static("application/json"), &RestError::from(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_colon_names_an_action_only_when_it_is_one() {
+        assert_eq!(split_action("t1:cancel"), ("t1", Some("cancel")));
+        assert_eq!(split_action("a:b:subscribe"), ("a:b", Some("subscribe")));
+        assert_eq!(split_action("urn:task:7"), ("urn:task:7", None));
+        assert_eq!(split_action("t1"), ("t1", None));
+    }
+}
