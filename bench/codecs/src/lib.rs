@@ -1,7 +1,7 @@
 //! Fixtures for the codec benchmarks: the wire text of agentwire's echo exchange, and the SSE
 //! framing agentwire applies to each stream event.
 //!
-//! agentwire's own framing (`agentwire-server`'s `bindings/sse.rs`) is private, so
+//! agentwire's own framing (`agentwire-server`'s `http/sse.rs`) is private, so
 //! [`frame_like_agentwire`] repeats its steps: the JSON-RPC envelope around the StreamResponse is
 //! serialized straight to text, which axum writes as `data:` and `id:` lines. [`frame_via_value`]
 //! is how agentwire framed events before, through a `serde_json::Value`, kept to show the gain.

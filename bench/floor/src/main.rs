@@ -29,9 +29,10 @@ struct Opt {
 async fn main() -> std::io::Result<()> {
     let opt = Opt::parse();
     let listener = tokio::net::TcpListener::bind(opt.addr).await?;
-    // agentwire's own connection handling (TCP_NODELAY, HTTP/1.1 and HTTP/2), so that the floor
-    // differs from agentwire only in the A2A work. The routes are finished once, not per request.
-    agentwire_server::serve(listener, app().with_state(()), std::future::pending(), Duration::ZERO).await
+    // agentwire's own listener (TCP_NODELAY, HTTP/1.1 and HTTP/2), so that the floor differs from
+    // agentwire only in the A2A work.
+    let options = agentwire_server::ServeOptions { drain: Duration::ZERO, ..Default::default() };
+    agentwire_server::serve(listener, app(), std::future::pending(), options).await
 }
 
 fn app() -> Router {
