@@ -1,16 +1,26 @@
 #!/usr/bin/env python3
 """Runs the interoperability matrix: official A2A SDK clients against `agentwire serve`.
 
-    python3 interop/run.py [--server PATH] [--only python|js] [--no-ratchet]
+    python3 interop/run.py [--server PATH] [--only python|js] [--record]
 
 1. Installs the pinned SDKs (interop/.venv, interop/js/node_modules), skipping an install whose
    lock file has not changed since the last run.
-2. Builds and starts `agentwire serve --agent conformance` on a free loopback port.
+2. Builds `agentwire` (unless --server names a binary) and starts `agentwire serve --agent
+   conformance` on a free loopback port.
 3. Runs every client over every binding; each prints one JSON verdict per case.
-4. Writes docs/INTEROP.md (the matrix as measured) and compares it with interop/baseline.json.
+4. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
+   by git) and prints its path.
+5. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
+   ("python / jsonrpc / cancel"), not by SDK version, so a cell that passed with one version of an
+   SDK must still pass after the pin is bumped.
 
-Exits 1 if a cell that the baseline records as passing no longer passes. Cells that pass for the
-first time are added to the baseline (the ratchet), except in CI, where the baseline is only read.
+Exits 1 if a cell that the baseline records as passing does not pass now, or if the baseline names
+a cell this runner does not run (it would never be checked). A cell that fails and never passed is
+logged, but does not fail the run.
+
+By default no tracked file is written, so running the matrix never dirties the tree. --record also
+writes docs/INTEROP.md and adds the cells that pass for the first time to the baseline (the
+ratchet: it never removes one). --record is refused with --only: a partial run must not record.
 Only the standard library is used, so the runner needs nothing but Python 3.11.
 """
 
@@ -35,9 +45,11 @@ ROOT = INTEROP.parent
 VENV = INTEROP / ".venv"
 JS = INTEROP / "js"
 BASELINE = INTEROP / "baseline.json"
-REPORT = ROOT / "docs" / "INTEROP.md"
+RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
+RECORDED = ROOT / "docs" / "INTEROP.md"  # --record only
 
 TOKEN = "interop-token"
+CLIENTS = ["python", "js"]
 BINDINGS = ["jsonrpc", "rest"]
 # Every case each client runs, in the order the clients print them, with what it checks.
 CASES = {
@@ -171,8 +183,14 @@ class Column:
     failure: str = ""  # set when the client program itself broke
 
     @property
-    def key(self) -> str:
+    def label(self) -> str:
+        """How the report and the log name the column: which SDK version was measured."""
         return f"{self.sdk} {self.version} / {self.binding}"
+
+    def cell(self, case: str) -> str:
+        """The baseline's key for `case`. It names no SDK version: bumping a pin must not start a
+        fresh baseline in which every failure is one that "never passed"."""
+        return f"{self.client} / {self.binding} / {case}"
 
 
 def run_client(client: Client, binding: str, url: str) -> Column:
@@ -202,13 +220,13 @@ def verdict(column: Column, case: str) -> tuple[bool, str]:
     return column.verdicts.get(case, (False, column.failure or "the client reported nothing for this case"))
 
 
-def write_report(columns: list[Column]) -> None:
+def render_report(columns: list[Column]) -> str:
     header = "| operation | " + " | ".join(f"{c.sdk} {c.version}<br>{c.binding}" for c in columns) + " |"
     lines = [
         "# Interoperability matrix",
         "",
         "Official A2A SDK clients (programs in `interop/`) against `agentwire serve --agent conformance`,",
-        "protocol v1.0. Written by `python3 interop/run.py` (run by `.ci/run`); do not edit by hand.",
+        "protocol v1.0. Written by `python3 interop/run.py --record`; do not edit by hand.",
         "Each cell checks results (states, texts, counts, error types), not only that a call returned.",
         "",
         header,
@@ -220,40 +238,80 @@ def write_report(columns: list[Column]) -> None:
     failures = [(c, case) for c in columns for case in CASES if not verdict(c, case)[0]]
     if failures:
         lines += ["", "## Failures", ""]
-        lines += [f"- {c.key}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
+        lines += [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
     lines += ["", "## What each operation checks", "", "| operation | checks |", "|---|---|"]
     lines += [f"| {case} | {checks} |" for case, checks in CASES.items()]
     lines.append("")
-    REPORT.write_text("\n".join(lines))
-    log(f"wrote {REPORT.relative_to(ROOT)}")
+    return "\n".join(lines)
 
 
-def compare_with_baseline(columns: list[Column], ratchet: bool) -> list[str]:
-    """Returns the regressions; records first-time passes when `ratchet` is on."""
-    baseline: dict[str, str] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
-    regressions = []
-    for column in columns:
-        for case in CASES:
-            cell = f"{column.key} / {case}"
-            passed, detail = verdict(column, case)
-            if baseline.get(cell) == "pass" and not passed:
-                regressions.append(f"{cell}: {detail}")
-            elif passed and baseline.get(cell) != "pass" and ratchet:
-                baseline[cell] = "pass"
-    if ratchet:
-        BASELINE.write_text(json.dumps(dict(sorted(baseline.items())), indent=2) + "\n")
-    return regressions
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    log(f"wrote {path.relative_to(ROOT)}")
+
+
+def load_baseline() -> dict[str, str]:
+    return json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+
+
+def unknown_cells(baseline: dict[str, str]) -> list[str]:
+    """Baseline cells that name no client, binding or case of this runner. Nothing would ever check
+    them, so renaming a case or a client without renaming its cells must fail the run."""
+    known = {f"{client} / {binding} / {case}" for client in CLIENTS for binding in BINDINGS for case in CASES}
+    return sorted(set(baseline) - known)
+
+
+def find_regressions(columns: list[Column], baseline: dict[str, str]) -> list[str]:
+    """The cells the baseline records as passing that do not pass now, with why."""
+    return [
+        f"{column.cell(case)} ({column.label}): {verdict(column, case)[1]}"
+        for column in columns
+        for case in CASES
+        if baseline.get(column.cell(case)) == "pass" and not verdict(column, case)[0]
+    ]
+
+
+def find_never_passed(columns: list[Column], baseline: dict[str, str]) -> list[str]:
+    """The cells that fail now and never passed: logged, but no reason to fail the run."""
+    return [
+        column.cell(case)
+        for column in columns
+        for case in CASES
+        if not verdict(column, case)[0] and baseline.get(column.cell(case)) != "pass"
+    ]
+
+
+def record_baseline(columns: list[Column], baseline: dict[str, str]) -> list[str]:
+    """Adds the cells that pass for the first time to the baseline file (never removes one);
+    returns them. The file is rewritten only when a cell is added."""
+    added = [
+        column.cell(case)
+        for column in columns
+        for case in CASES
+        if verdict(column, case)[0] and baseline.get(column.cell(case)) != "pass"
+    ]
+    if added:
+        recorded = baseline | {cell: "pass" for cell in added}
+        BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+    return added
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", type=Path, help="an agentwire binary to test instead of building one")
-    parser.add_argument("--only", choices=["python", "js"], help="run one client only")
-    parser.add_argument("--no-ratchet", action="store_true", help="never write interop/baseline.json")
+    parser.add_argument("--only", choices=CLIENTS, help="run one client only (cannot be recorded)")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also write docs/INTEROP.md and add first-time passes to interop/baseline.json",
+    )
     args = parser.parse_args()
+    if args.record and args.only:
+        parser.error("--record needs every client: a partial run must not record (drop --only)")
 
     installers = {"python": install_python, "js": install_js}
-    clients = [install() for name, install in installers.items() if args.only in (None, name)]
+    clients = [installers[name]() for name in CLIENTS if args.only in (None, name)]
     if shutil.which("node") is None and any(c.name == "js" for c in clients):
         raise SystemExit("node is not on PATH")
     server = Server(args.server or build_server())
@@ -264,18 +322,30 @@ def main() -> int:
     finally:
         server.stop()
 
-    write_report(columns)
     for column in columns:
         passed = sum(verdict(column, case)[0] for case in CASES)
-        log(f"{column.key}: {passed}/{len(CASES)} cases pass" + (f" ({column.failure})" if column.failure else ""))
-    ratchet = not args.no_ratchet and os.environ.get("CI") != "true" and args.only is None
-    regressions = compare_with_baseline(columns, ratchet)
+        log(f"{column.label}: {passed}/{len(CASES)} cases pass" + (f" ({column.failure})" if column.failure else ""))
+    report = render_report(columns)
+    write(RESULTS, report)
+    baseline = load_baseline()
+    if args.record:
+        write(RECORDED, report)
+        for cell in record_baseline(columns, baseline):
+            log(f"recorded in {BASELINE.relative_to(ROOT)}: {cell}")
+
+    never_passed = find_never_passed(columns, baseline)
+    for cell in never_passed:
+        log(f"fails, never passed (not a regression): {cell}")
+    if never_passed:
+        log(f"{len(never_passed)} cell(s) fail that never passed; see {RESULTS.relative_to(ROOT)}")
+    unknown = unknown_cells(baseline)
+    for cell in unknown:
+        log(f"UNKNOWN CELL in {BASELINE.relative_to(ROOT)}, never checked: {cell}")
+    regressions = find_regressions(columns, baseline)
     for regression in regressions:
         log(f"REGRESSION {regression}")
-    new_failures = [f"{c.key} / {case}" for c in columns for case in CASES if not verdict(c, case)[0]]
-    if new_failures and not regressions:
-        log(f"{len(new_failures)} cell(s) fail that never passed; see {REPORT.relative_to(ROOT)}")
-    return 1 if regressions else 0
+    log(f"matrix as measured: {RESULTS.relative_to(ROOT)}")
+    return 1 if regressions or unknown else 0
 
 
 if __name__ == "__main__":
