@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::RequestHandler;
-use agentwire_test::{user_message, TestServer};
+use agentwire_test::{user_message, Gate, TestServer};
 use serde_json::json;
 
 /// Works, then stops without ending the task.
@@ -67,15 +67,20 @@ impl AgentExecutor for Panics {
     }
 }
 
-/// Works, waits a while, then completes: its first step cannot finish the execution.
-struct Waits(Duration);
+/// Works, says so, waits until the test lets it go on, then completes.
+#[derive(Default)]
+struct Waits {
+    working: Gate,
+    go_on: Gate,
+}
 
 impl AgentExecutor for Waits {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let pause = self.0;
+        let (working, go_on) = (self.working.clone(), self.go_on.clone());
         ctx.run(move |_, updater| async move {
             updater.working().await?;
-            tokio::time::sleep(pause).await;
+            working.open();
+            go_on.wait().await;
             updater.complete_with("done").await
         })
     }
@@ -127,26 +132,44 @@ async fn an_agent_that_panics_is_an_error_and_the_connection_serves_on() {
 }
 
 #[tokio::test]
-async fn an_agent_that_waits_finishes_in_its_own_task() {
-    let server = TestServer::start(RequestHandler::builder(Waits(Duration::from_millis(50)))).await;
-    let reply = send(&server, json!({"message": user_message("m1", "hi")})).await;
+async fn a_blocking_send_waits_for_an_agent_that_waits() {
+    let agent = Waits::default();
+    let (working, go_on) = (agent.working.clone(), agent.go_on.clone());
+    let server = std::sync::Arc::new(TestServer::start(RequestHandler::builder(agent)).await);
+    let request = tokio::spawn({
+        let server = std::sync::Arc::clone(&server);
+        async move { send(&server, json!({"message": user_message("m1", "hi")})).await }
+    });
+    working.wait().await;
+    assert!(!request.is_finished(), "answered while the task was WORKING");
+    go_on.open();
+    let reply = request.await.unwrap();
     assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
 }
 
 #[tokio::test]
 async fn an_execution_outlives_the_request_that_started_it() {
-    let server = TestServer::start(RequestHandler::builder(Waits(Duration::from_millis(300)))).await;
-    let request = server.rpc("SendMessage", json!({"message": user_message("m1", "hi")}));
-    assert!(tokio::time::timeout(Duration::from_millis(50), request).await.is_err(), "answered before the pause");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let tasks = server.rpc_ok("ListTasks", json!({})).await;
-        if tasks["tasks"][0]["status"]["state"] == "TASK_STATE_COMPLETED" {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the task never completed: {tasks}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let agent = Waits::default();
+    let (working, go_on) = (agent.working.clone(), agent.go_on.clone());
+    let server = std::sync::Arc::new(TestServer::start(RequestHandler::builder(agent)).await);
+    let request = tokio::spawn({
+        let server = std::sync::Arc::clone(&server);
+        async move { send(&server, json!({"message": user_message("m1", "hi")})).await }
+    });
+    working.wait().await;
+    request.abort();
+    assert!(request.await.unwrap_err().is_cancelled(), "the client gave up waiting");
+    let tasks = server.rpc_ok("ListTasks", json!({})).await;
+    let task_id = tasks["tasks"][0]["id"].clone();
+    let mut stream = server.open_rpc_stream("SubscribeToTask", json!({"id": task_id})).await;
+    let snapshot = stream.next_event().await.expect("the task");
+    assert_eq!(snapshot.data["result"]["task"]["status"]["state"], "TASK_STATE_WORKING");
+    go_on.open();
+    let mut last = snapshot.data;
+    while let Some(event) = stream.next_event().await {
+        last = event.data;
     }
+    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{last}");
 }
 
 #[tokio::test]
@@ -177,4 +200,42 @@ async fn return_immediately_gets_the_task_as_created_from_an_agent_that_finishes
     };
     let later = tokio::time::timeout(Duration::from_secs(10), completed).await.expect("the task never completed");
     assert_eq!(later["artifacts"][0]["parts"][0]["text"], "hi", "{later}");
+}
+
+/// Works, then panics once the test has seen it working.
+#[derive(Default)]
+struct PanicsWhileWorking(Gate);
+
+impl AgentExecutor for PanicsWhileWorking {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let seen = self.0.clone();
+        ctx.run(|_, updater| async move {
+            updater.working().await?;
+            seen.wait().await;
+            panic!("the test agent panics on purpose");
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_panics_mid_task_fails_its_task_and_ends_its_streams() {
+    let agent = PanicsWhileWorking::default();
+    let seen = agent.0.clone();
+    let server = TestServer::start(RequestHandler::builder(agent)).await;
+    let mut stream = server.open_rpc_stream("SendStreamingMessage", json!({"message": user_message("m1", "hi")})).await;
+    let task_id = stream.next_event().await.expect("the task").data["result"]["task"]["id"].clone();
+    let mut states = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        let state = event.data["result"]["statusUpdate"]["status"]["state"].as_str().unwrap_or("").to_owned();
+        if state == "TASK_STATE_WORKING" {
+            seen.open();
+        }
+        states.push(state);
+    }
+    assert_eq!(states, ["TASK_STATE_WORKING", "TASK_STATE_FAILED"], "the stream ends after FAILED");
+    let task = server.rpc_ok("GetTask", json!({"id": task_id})).await;
+    assert_eq!(task["status"]["state"], "TASK_STATE_FAILED");
+    assert!(task["status"]["message"]["parts"][0]["text"].as_str().is_some_and(|t| !t.is_empty()), "{task}");
+    let cancel = tokio::time::timeout(Duration::from_secs(1), server.rpc("CancelTask", json!({"id": task_id})));
+    assert_eq!(cancel.await.expect("answered at once")["error"]["code"], -32002, "a failed task is not cancelable");
 }

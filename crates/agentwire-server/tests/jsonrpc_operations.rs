@@ -98,7 +98,6 @@ async fn list_tasks_pages_newest_first_and_filters() {
         let mut message = user_message(&format!("tck-artifact-text-{i}"), "x");
         message["contextId"] = json!(context);
         ids.push(server.rpc_ok("SendMessage", json!({"message": message})).await["task"]["id"].clone());
-        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     }
     completed_task(&server).await; // another context
     let mut seen = Vec::new();
@@ -182,17 +181,44 @@ async fn chunked_artifacts_stream_in_order() {
 async fn subscription_starts_with_the_task_and_follows_a_later_turn() {
     let server = TestServer::start(conformance()).await;
     let task = input_required_task(&server).await;
-    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "SubscribeToTask", "params": {"id": task["id"]}});
-    let response =
-        server.http.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&body).send().await.unwrap();
-    let reader = tokio::spawn(agentwire_test::read_sse(response, usize::MAX));
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut stream = server.open_rpc_stream("SubscribeToTask", json!({"id": task["id"]})).await;
+    let snapshot = stream.next_event().await.expect("the task first");
+    assert_eq!(snapshot.data["result"]["task"]["id"], task["id"]);
+    assert_eq!(snapshot.data["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     let follow_up = json!({"messageId": "tck-complete-task-9", "role": "ROLE_USER", "parts": [{"text": "go"}], "taskId": task["id"]});
     server.rpc_ok("SendMessage", json!({"message": follow_up})).await;
-    let events = reader.await.unwrap();
-    assert_eq!(events[0]["result"]["task"]["id"], task["id"]);
-    assert_eq!(events[0]["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
-    assert_eq!(events.last().unwrap()["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let mut last = None;
+    while let Some(event) = stream.next_event().await {
+        last = Some(event.data);
+    }
+    let last = last.expect("events after the snapshot");
+    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test]
+async fn list_tasks_filters_by_status_time() {
+    let server = TestServer::start(conformance()).await;
+    let mut stamps = Vec::new();
+    for i in 0..3 {
+        let task = server
+            .rpc_ok("SendMessage", json!({"message": user_message(&format!("tck-complete-task-{i}"), "x")}))
+            .await;
+        let stamp = task["task"]["status"]["timestamp"].as_str().unwrap().to_owned();
+        stamps.push((stamp, task["task"]["id"].clone()));
+    }
+    let newest = stamps.iter().map(|(stamp, _)| stamp.clone()).max().unwrap();
+    let page = server.rpc_ok("ListTasks", json!({"statusTimestampAfter": newest})).await;
+    let mut listed: Vec<Value> = page["tasks"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
+    // Timestamps are RFC 3339 in UTC with milliseconds, so they sort as text.
+    let mut expected: Vec<Value> =
+        stamps.iter().filter(|(stamp, _)| *stamp >= newest).map(|(_, id)| id.clone()).collect();
+    listed.sort_by_key(|id| id.to_string());
+    expected.sort_by_key(|id| id.to_string());
+    assert_eq!(listed, expected, "tasks whose status changed at or after {newest}");
+    let future = server.rpc_ok("ListTasks", json!({"statusTimestampAfter": "2999-01-01T00:00:00.000Z"})).await;
+    assert_eq!(future["totalSize"], 0);
+    let past = server.rpc_ok("ListTasks", json!({"status_timestamp_after": "2000-01-01T00:00:00Z"})).await;
+    assert_eq!(past["totalSize"], 3);
 }
 
 #[tokio::test]
@@ -219,4 +245,14 @@ async fn extended_card_adds_a_skill() {
     assert!(card["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));
     let (_, public) = server.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
     assert!(!public["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));
+}
+
+#[tokio::test]
+async fn data_keeps_the_member_order_its_author_wrote() {
+    let server = TestServer::start(conformance()).await;
+    let message = json!({"messageId": "tck-complete-task", "role": "ROLE_USER", "parts": [{"data": {"zeta": 1, "alpha": {"y": 2, "b": 3}}}]});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}});
+    let response = server.http.post(format!("{}/", server.base)).json(&body).send().await.unwrap();
+    let text = response.text().await.unwrap();
+    assert!(text.contains(r#"{"data":{"zeta":1,"alpha":{"y":2,"b":3}}}"#), "{text}");
 }

@@ -115,3 +115,45 @@ async fn responses_echo_the_a2a_media_type() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/a2a+json");
 }
+
+#[tokio::test]
+async fn v1_is_the_v03_dialect_never_a_tenant() {
+    let server = TestServer::start(conformance()).await;
+    let (status, body) =
+        server.rest(Method::POST, "/v1/message:send", Some(json!({"message": user_message("m", "hi")}))).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("v0.3"), "{body}");
+    let (_, tasks) = server.rest(Method::GET, "/tasks", None).await;
+    assert_eq!(tasks["totalSize"], 0, "nothing was created under a tenant named v1");
+}
+
+#[tokio::test]
+async fn a_tenant_in_the_request_may_repeat_the_path_but_not_contradict_it() {
+    let server = TestServer::start(conformance()).await;
+    let send = |tenant: &str| json!({"tenant": tenant, "message": user_message("tck-complete-task", "hi")});
+    let (status, _) = server.rest(Method::POST, "/acme/message:send", Some(send("acme"))).await;
+    assert_eq!(status, 200);
+    let (status, body) = server.rest(Method::POST, "/acme/message:send", Some(send("globex"))).await;
+    assert_eq!((status, body["error"]["status"].as_str()), (400, Some("INVALID_ARGUMENT")), "{body}");
+    let (status, body) = server.rest(Method::GET, "/acme/tasks?tenant=globex", None).await;
+    assert_eq!(status, 400, "{body}");
+    let (_, acme) = server.rest(Method::GET, "/acme/tasks?tenant=acme", None).await;
+    assert_eq!(acme["totalSize"], 1);
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_get_error_bodies() {
+    let server = TestServer::start(conformance()).await;
+    let (status, body) = server.rest(Method::GET, "/no/such/route/here", None).await;
+    assert_eq!((status, body["error"]["status"].as_str()), (404, Some("NOT_FOUND")), "{body}");
+    let (status, body) = server.rest(Method::PUT, "/tasks", None).await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(body["error"]["code"], 404, "{body}");
+    let (status, _) = server.rest(Method::GET, "/tasks/t1:cancel", None).await;
+    assert_eq!(status, 404, "cancel is a POST");
+    let (status, body) = server.rest(Method::GET, "/tasks/urn:task:7", None).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"]["details"][0]["metadata"]["taskId"], "urn:task:7", "an id may hold ':'");
+    let (status, body) = server.rest(Method::GET, "/tasks/t%201", None).await;
+    assert_eq!(body["error"]["details"][0]["metadata"]["taskId"], "t 1", "{status} {body}");
+}

@@ -47,6 +47,30 @@ pub fn conformance() -> RequestHandlerBuilder {
     RequestHandler::builder(ConformanceAgent::new()).card(config).push_settings(push)
 }
 
+/// A signal a test and the agent it serves share: [`Gate::wait`] returns once [`Gate::open`] has
+/// been called, however the two calls are ordered.
+#[derive(Debug, Clone)]
+pub struct Gate(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self(std::sync::Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl Gate {
+    /// Lets every waiter through, now and later.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Waits until the gate is open; fails the test after [`TIMEOUT`].
+    pub async fn wait(&self) {
+        let mut open = self.0.subscribe();
+        tokio::time::timeout(TIMEOUT, open.wait_for(|open| *open)).await.expect("the gate should open").ok();
+    }
+}
+
 /// A user message in the v1.0 JSON shape.
 pub fn user_message(message_id: &str, text: &str) -> Value {
     json!({"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]})
@@ -123,6 +147,16 @@ impl TestServer {
         let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
         self.sse(self.http.post(format!("{}/", self.base)).json(&body)).await
     }
+
+    /// Opens a JSON-RPC streaming call, to be read one event at a time.
+    pub async fn open_rpc_stream(&self, method: &str, params: Value) -> SseReader {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let request = self.http.post(format!("{}/", self.base)).header("A2A-Version", "1.0").json(&body);
+        let response = request.send().await.expect("stream request");
+        let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+        assert!(content_type.starts_with("text/event-stream"), "not an event stream: {content_type}");
+        SseReader::new(response)
+    }
 }
 
 /// Reads SSE `data:` payloads (at most `limit`) until the stream ends.
@@ -147,32 +181,46 @@ pub struct SseEvent {
     pub data: Value,
 }
 
-/// Reads a `text/event-stream` response one event at a time, and counts the comment lines
-/// (keep-alives) in between.
+/// What a stream carries: events, and comments (keep-alives) between them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SseItem {
+    /// An event.
+    Event(SseEvent),
+    /// A comment line.
+    Comment,
+}
+
+/// Reads a `text/event-stream` response one event at a time.
 pub struct SseReader {
     body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     buffer: String,
-    /// Comment lines (`:…`) seen so far.
-    pub comments: usize,
 }
 
 impl SseReader {
     /// Reads `response`'s body.
     pub fn new(response: reqwest::Response) -> Self {
-        Self { body: Box::pin(response.bytes_stream()), buffer: String::new(), comments: 0 }
+        Self { body: Box::pin(response.bytes_stream()), buffer: String::new() }
     }
 
-    /// The next event, or `None` once the server has closed the stream. Fails the test if
-    /// nothing arrives within [`TIMEOUT`].
+    /// The next event, skipping comments, or `None` once the server has closed the stream.
     pub async fn next_event(&mut self) -> Option<SseEvent> {
+        loop {
+            match self.next_item().await? {
+                SseItem::Event(event) => return Some(event),
+                SseItem::Comment => continue,
+            }
+        }
+    }
+
+    /// The next event or comment, or `None` once the server has closed the stream. Fails the
+    /// test if nothing arrives within [`TIMEOUT`].
+    pub async fn next_item(&mut self) -> Option<SseItem> {
         loop {
             if let Some(frame) = self.take_frame() {
                 let mut event = SseEvent { id: None, data: Value::Null };
                 let mut has_data = false;
                 for line in frame.lines() {
-                    if line.starts_with(':') {
-                        self.comments += 1;
-                    } else if let Some(id) = line.strip_prefix("id:") {
+                    if let Some(id) = line.strip_prefix("id:") {
                         event.id = Some(id.trim().to_owned());
                     } else if let Some(data) = line.strip_prefix("data:") {
                         event.data = serde_json::from_str(data.trim()).expect("SSE data is JSON");
@@ -180,7 +228,10 @@ impl SseReader {
                     }
                 }
                 if has_data {
-                    return Some(event);
+                    return Some(SseItem::Event(event));
+                }
+                if frame.lines().any(|line| line.starts_with(':')) {
+                    return Some(SseItem::Comment);
                 }
                 continue;
             }

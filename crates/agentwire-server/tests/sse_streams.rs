@@ -1,0 +1,132 @@
+//! Event streams over the wire: `id:` lines, keep-alives, what ends a stream, and a reader that
+//! falls behind.
+
+use std::time::Duration;
+
+use agentwire_server::agent::{AgentExecutor, EchoAgent, EventStream, ExecutionContext};
+use agentwire_server::{HttpOptions, Limits, RequestHandler, ServeOptions};
+use agentwire_test::{conformance, user_message, Gate, SseItem, TestServer};
+use agentwire_types::{Artifact, Part};
+use serde_json::{json, Value};
+
+fn kind(result: &Value) -> &str {
+    result.as_object().and_then(|r| r.keys().next()).map(String::as_str).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn every_task_event_carries_its_sequence_number_as_id() {
+    let server = TestServer::start(conformance()).await;
+    let mut stream =
+        server.open_rpc_stream("SendStreamingMessage", json!({"message": user_message("tck-stream-001", "s")})).await;
+    let mut ids = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        ids.push(event.id.expect("every event of a task has an id").parse::<u64>().expect("a number"));
+    }
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>(), "consecutive, from the task's first event");
+    assert!(ids.len() >= 4, "task, WORKING, the artifact, COMPLETED: {ids:?}");
+}
+
+#[tokio::test]
+async fn an_agent_that_finishes_at_once_streams_task_artifact_status_in_order() {
+    let server = TestServer::start(RequestHandler::builder(EchoAgent)).await;
+    let events = server.rpc_stream("SendStreamingMessage", json!({"message": user_message("m1", "hello")})).await;
+    let kinds: Vec<&str> = events.iter().map(|e| kind(&e["result"])).collect();
+    assert_eq!(kinds, ["task", "artifactUpdate", "statusUpdate"], "{events:?}");
+    assert_eq!(events[1]["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"], "hello");
+    assert_eq!(events[2]["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test]
+async fn an_idle_stream_gets_keep_alive_comments() {
+    let http = HttpOptions { sse_keep_alive: Duration::from_millis(50), ..HttpOptions::default() };
+    let server = TestServer::start_with(conformance(), http, ServeOptions::default()).await;
+    let params = json!({"message": user_message("m1", "tck-cancel")});
+    let mut stream = server.open_rpc_stream("SendStreamingMessage", params).await;
+    let first = stream.next_event().await.expect("the task");
+    let task_id = first.data["result"]["task"]["id"].clone();
+    let working = stream.next_event().await.expect("WORKING");
+    assert_eq!(working.data["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_WORKING");
+    // Nothing happens to the task now: keep-alive comments follow, until it is canceled.
+    for _ in 0..2 {
+        assert_eq!(stream.next_item().await, Some(SseItem::Comment));
+    }
+    server.rpc_ok("CancelTask", json!({"id": task_id})).await;
+    let canceled = stream.next_event().await.expect("CANCELED");
+    assert_eq!(canceled.data["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED");
+}
+
+/// Asks for credentials, waits until the test lets it go on, then completes.
+struct NeedsAuth(Gate);
+
+impl AgentExecutor for NeedsAuth {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let credentials_arrived = self.0.clone();
+        ctx.run(|_, updater| async move {
+            updater.auth_required("sign in at https://auth.example").await?;
+            credentials_arrived.wait().await;
+            updater.complete_with("signed in").await
+        })
+    }
+}
+
+#[tokio::test]
+async fn auth_required_keeps_the_stream_open() {
+    let gate = Gate::default();
+    let server = TestServer::start(RequestHandler::builder(NeedsAuth(gate.clone()))).await;
+    let mut stream = server.open_rpc_stream("SendStreamingMessage", json!({"message": user_message("m1", "hi")})).await;
+    let mut states = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        let state = event.data["result"]["statusUpdate"]["status"]["state"].as_str().unwrap_or("").to_owned();
+        if state == "TASK_STATE_AUTH_REQUIRED" {
+            gate.open();
+        }
+        states.push(state);
+    }
+    assert_eq!(states, ["", "TASK_STATE_AUTH_REQUIRED", "TASK_STATE_COMPLETED"], "task, AUTH_REQUIRED, COMPLETED");
+}
+
+/// Sends many large artifact chunks as fast as it can, then tells the test it is done.
+struct Flood {
+    chunks: usize,
+    done: Gate,
+}
+
+impl AgentExecutor for Flood {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let (chunks, done) = (self.chunks, self.done.clone());
+        ctx.run(move |_, updater| async move {
+            let text = "x".repeat(8 * 1024);
+            for i in 0..chunks {
+                let chunk = Artifact::new("flood", "flood", vec![Part::text(format!("{i}:{text}"))]);
+                updater.artifact_chunk(chunk, i > 0, i + 1 == chunks).await?;
+            }
+            updater.complete().await?;
+            done.open();
+            Ok(())
+        })
+    }
+}
+
+/// The stream's reader holds one event at most, and the client reads nothing until the agent has
+/// sent everything (about 1.6 MB, more than the socket buffers hold): the reader falls behind and
+/// must catch up from the task's event log, losing and repeating nothing.
+#[tokio::test]
+async fn a_reader_that_falls_behind_catches_up_from_the_log() {
+    let chunks = 200;
+    let done = Gate::default();
+    let limits = Limits { subscriber_buffer: 1, ..Limits::default() };
+    let builder = RequestHandler::builder(Flood { chunks, done: done.clone() }).limits(limits);
+    let server = TestServer::start(builder).await;
+    let mut stream = server.open_rpc_stream("SendStreamingMessage", json!({"message": user_message("m1", "go")})).await;
+    done.wait().await;
+    let mut ids = Vec::new();
+    let mut received = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        ids.push(event.id.expect("an id").parse::<u64>().unwrap());
+        if let Some(text) = event.data["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str() {
+            received.push(text.split(':').next().unwrap().parse::<usize>().unwrap());
+        }
+    }
+    assert_eq!(received, (0..chunks).collect::<Vec<_>>(), "every chunk once, in order");
+    assert_eq!(ids, (1..=chunks as u64 + 2).collect::<Vec<_>>(), "the task, the chunks, COMPLETED");
+}
