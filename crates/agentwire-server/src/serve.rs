@@ -169,21 +169,32 @@ impl Connections {
                 Ok(Ok(Some(protocol))) => self.serve_http(TokioIo::new(tcp), protocol, service, watcher).await,
                 Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
             },
-            Some(acceptor) => match tokio::time::timeout(self.header_read_timeout, acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => {
-                    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-                    let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                    self.serve_http(TokioIo::new(tls), protocol, service, watcher).await
-                }
-                Ok(Err(error)) => {
-                    tracing::debug!(%error, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => return,
-            },
+            // Boxed: a cleartext connection's task then reserves no room for TLS state.
+            Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, service, watcher)).await,
         };
         if let Err(error) = result {
             tracing::trace!(%error, "connection ended with an error");
+        }
+    }
+
+    async fn serve_tls(
+        &self,
+        acceptor: &TlsAcceptor,
+        tcp: TcpStream,
+        service: Service,
+        watcher: Watcher,
+    ) -> hyper::Result<()> {
+        match tokio::time::timeout(self.header_read_timeout, acceptor.accept(tcp)).await {
+            Ok(Ok(tls)) => {
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
+                self.serve_http(TokioIo::new(tls), protocol, service, watcher).await
+            }
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "TLS handshake failed");
+                Ok(())
+            }
+            Err(_) => Ok(()),
         }
     }
 

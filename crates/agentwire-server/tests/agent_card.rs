@@ -16,6 +16,7 @@ async fn the_card_is_served_with_validators_and_revalidated_with_304() {
     assert!(etag.starts_with('"') && etag.ends_with('"'), "a strong ETag: {etag}");
     assert!(headers.get("last-modified").is_some());
     assert!(headers["cache-control"].to_str().unwrap().contains("max-age"));
+    assert_eq!(headers["vary"], "origin", "browsers get CORS headers, other clients not");
     let card: Value = first.json().await.unwrap();
     assert_eq!(card["supportedInterfaces"][0]["url"], server.base.as_str());
 

@@ -1,5 +1,5 @@
 //! CORS: browser calls get CORS headers, from any origin by default or from the configured ones,
-//! and preflights are answered before authentication.
+//! other clients none, and preflights are answered before authentication.
 
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{CorsOrigins, HttpOptions, ServeOptions};
@@ -33,7 +33,9 @@ async fn json_rpc_calls_from_browsers_get_cors_headers_and_the_same_answer() {
         }
         .send()
     };
-    let plain: Value = send(None).await.unwrap().json().await.unwrap();
+    let plain = send(None).await.unwrap();
+    assert!(plain.headers().get("access-control-allow-origin").is_none(), "no CORS headers without Origin");
+    let plain: Value = plain.json().await.unwrap();
     let browser = send(Some(APP)).await.unwrap();
     assert_eq!(browser.headers()["access-control-allow-origin"], "*");
     let browser: Value = browser.json().await.unwrap();

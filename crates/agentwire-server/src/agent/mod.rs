@@ -84,7 +84,8 @@ pub struct ExecutionContext {
     pub context_id: String,
     /// The incoming message.
     pub message: Message,
-    /// The task as it was before this message, for continuations; `None` for a new task.
+    /// For a continuation, the task with this message already in its history (the conversation
+    /// so far); `None` for a new task.
     pub task: Option<Arc<Task>>,
     /// Who asked, for which tenant, with which extensions and protocol version.
     pub request: RequestContext,
@@ -148,7 +149,7 @@ impl ExecutionContext {
         // execution needs no task of its own for its agent. The bounded channel makes a busy agent
         // wait for its reader.
         let driver = stream::once(driver).filter_map(|()| std::future::ready(None));
-        let events = stream::poll_fn(move |cx| receiver.poll_recv(cx));
+        let events = stream::poll_fn(move |cx| receiver.poll_recv(cx).map(|event| event.map(|e| *e)));
         Box::pin(stream::select(driver, events))
     }
 }

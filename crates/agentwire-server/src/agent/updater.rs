@@ -17,7 +17,9 @@ const UPDATE_BUFFER: usize = 32;
 /// small buffer, and fails once the server stopped listening (the execution should then end).
 #[derive(Debug, Clone)]
 pub struct TaskUpdater {
-    tx: mpsc::Sender<AgentEvent>,
+    /// Events are boxed: the channel keeps room for a whole buffer of them for as long as the
+    /// execution lives, and an idle execution should hold pointers, not events.
+    tx: mpsc::Sender<Box<AgentEvent>>,
     /// Shared by the clones (one per concurrent step of an agent, and one for failures).
     ids: Arc<TaskIds>,
 }
@@ -34,7 +36,7 @@ struct TaskIds {
 }
 
 impl TaskUpdater {
-    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<AgentEvent>) {
+    pub(super) fn channel(ctx: &ExecutionContext) -> (Self, mpsc::Receiver<Box<AgentEvent>>) {
         let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
         let ids = TaskIds { task_id: ctx.task_id.clone(), context_id: ctx.context_id.clone() };
         (Self { tx, ids: Arc::new(ids) }, rx)
@@ -42,7 +44,7 @@ impl TaskUpdater {
 
     /// Sends any event.
     pub async fn send(&self, event: AgentEvent) -> Result<(), AgentError> {
-        self.tx.send(event).await.map_err(|_| Box::new(Closed) as AgentError)
+        self.tx.send(Box::new(event)).await.map_err(|_| Box::new(Closed) as AgentError)
     }
 
     /// An agent message in this task, with a fresh id.

@@ -27,7 +27,7 @@ pub use push::{PushSettings, WebhookGuard};
 
 /// A fresh server-made id: a UUID v7, so ids sort by creation time.
 pub(crate) fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    uuid::Uuid::now_v7().hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned()
 }
 
 /// Storage failures become internal errors; the cause is logged, never sent.

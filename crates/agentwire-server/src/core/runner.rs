@@ -38,7 +38,7 @@ pub(crate) struct Run {
     pub(crate) context_id: String,
     /// The message that starts this execution.
     pub(crate) message: Message,
-    /// The task as it was before, for a continuation.
+    /// For a continuation, the task with the new message in its history.
     pub(crate) task: Option<Arc<Task>>,
     pub(crate) request: crate::RequestContext,
     pub(crate) streaming: bool,
@@ -172,7 +172,8 @@ impl Core {
 
     /// Reads the agent's events until it stops or the task ends. The events the agent has
     /// already queued when one arrives are committed with it, in one store write (see
-    /// [`ready_events`]).
+    /// [`ready_events`]). Handling them is boxed: an execution's future is held for as long as
+    /// its agent works or waits, so it keeps only what the wait needs.
     async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream, guard: ExecutionGuard) {
         {
             let cancel = execution.cancel.clone();
@@ -190,7 +191,7 @@ impl Core {
                     }
                 };
                 let Some(event) = next else { break };
-                if self.handle(&mut execution, &mut events, event).await.is_break() {
+                if Box::pin(self.handle(&mut execution, &mut events, event)).await.is_break() {
                     break;
                 }
             }

@@ -45,6 +45,8 @@ pub(crate) async fn serve(State(state): State<AppState>, headers: HeaderMap) -> 
         (header::ETAG, card.etag.clone()),
         (header::LAST_MODIFIED, card.last_modified.clone()),
         (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL)),
+        // Browsers get CORS headers and other clients do not: a cache keeps one copy of each.
+        (header::VARY, HeaderValue::from_static("origin")),
     ];
     if card.matches(&headers) {
         return (StatusCode::NOT_MODIFIED, validators).into_response();

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
-use http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use http::{HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -14,7 +14,7 @@ use agentwire_types::{A2AError, ErrorKind, Result};
 
 use super::errors::{jsonrpc_http_status, JsonRpcError};
 use super::request::{context, decode_json, is_json, read_body};
-use super::{sse, AppState};
+use super::{json_response, sse, AppState};
 use crate::core::StreamItem;
 use crate::{RequestContext, TaskEventStream};
 
@@ -58,22 +58,12 @@ impl<'a> Reply<'a, ()> {
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
-fn json_response(status: StatusCode, reply: &impl Serialize) -> Response {
-    match serde_json::to_vec(reply) {
-        Ok(bytes) => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
-        Err(error) => {
-            tracing::error!(%error, "could not encode a JSON-RPC reply");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
-}
-
 fn error_response(id: &RawValue, error: &A2AError) -> Response {
-    json_response(jsonrpc_http_status(error.kind()), &Reply::error(id, error))
+    json_response(jsonrpc_http_status(error.kind()), JSON, &Reply::error(id, error))
 }
 
 fn result_response(id: &RawValue, result: impl Serialize) -> Response {
-    json_response(StatusCode::OK, &Reply::result(id, result))
+    json_response(StatusCode::OK, JSON, &Reply::result(id, result))
 }
 
 /// Answers one JSON-RPC request. The media type is checked before the body is read; a refused
@@ -84,7 +74,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
         return error_response(RawValue::NULL, &error);
     }
-    let bytes = match read_body(&parts, body).await {
+    let bytes = match read_body(&parts, body, state.handler.limits().max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(error) => return error_response(RawValue::NULL, &error),
     };

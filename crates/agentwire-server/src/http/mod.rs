@@ -18,12 +18,18 @@ mod sse;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{header, HeaderName, HeaderValue, Method, Request};
+use axum::http::{header, HeaderName, HeaderValue, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use tower::ServiceBuilder;
-use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use futures_util::future::Either;
+use tower::{Layer, Service, ServiceBuilder};
+use tower_http::cors::{AllowHeaders, AllowOrigin, Cors, CorsLayer};
+use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::RequestHandler;
@@ -76,7 +82,9 @@ pub(crate) struct AppState {
 /// The whole A2A HTTP surface of `handler`, with the default [`HttpOptions`]: the agent card,
 /// JSON-RPC at `/`, the HTTP+JSON routes (also under `/{tenant}/`), and a gRPC slot, behind
 /// request tracing, CORS, the body limit and, if the handler has an authenticator,
-/// authentication. Serve it with [`serve`](crate::serve), or merge it into an application of your own.
+/// authentication. Serve it with [`serve`](crate::serve), or put it into an application of your
+/// own: `nest` it under a prefix (the prefix is then part of the URL the card must advertise), or
+/// `merge` it into a router that has no fallback (it has its own, for A2A's 404s).
 ///
 /// ```no_run
 /// use agentwire_server::{agent::EchoAgent, router, serve, RequestHandler, ServeOptions};
@@ -112,10 +120,9 @@ pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
         .method_not_allowed_fallback(rest::method_not_allowed)
         .with_state(state);
     let layers = ServiceBuilder::new()
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(cors(&options.cors))
+        .layer(BrowserCorsLayer(cors(&options.cors)))
         .layer(layers::BodyLimitLayer::new(body_limit))
         .layer(layers::AuthLayer::new(auth))
         .layer(layers::NegotiateLayer)
@@ -123,25 +130,95 @@ pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
     app.layer(layers)
 }
 
+/// A JSON response. The body is written into a buffer sized for a typical reply (a task with a
+/// short history), so that it rarely has to grow.
+pub(crate) fn json_response(status: StatusCode, media_type: HeaderValue, body: &impl serde::Serialize) -> Response {
+    let mut json = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut json, body) {
+        Ok(()) => (status, [(header::CONTENT_TYPE, media_type)], json).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "could not encode a response");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// One span per request, carrying its id (from the client's `x-request-id`, or a new one).
+/// One span per request, carrying its id: the client's `x-request-id` (which the response
+/// echoes), or a new one. An id is made only for a span that is recorded.
 fn request_span<B>(request: &Request<B>) -> tracing::Span {
-    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
-    tracing::debug_span!("request", method = %request.method(), path = %request.uri().path(), request_id = id)
+    let span = tracing::debug_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        request_id = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        match request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()) {
+            Some(id) => span.record("request_id", id),
+            None => span.record("request_id", crate::core::new_id()),
+        };
+    }
+    span
+}
+
+/// CORS for browsers: a request with `Origin` goes through `cors`, others straight on. Only
+/// browsers act on CORS headers, and of the answers other clients get only the card may be
+/// cached where a browser could meet it; it says that it varies by `Origin`.
+#[derive(Clone)]
+struct BrowserCorsLayer(CorsLayer);
+
+impl<S: Clone> Layer<S> for BrowserCorsLayer {
+    type Service = BrowserCors<S>;
+
+    fn layer(&self, inner: S) -> BrowserCors<S> {
+        BrowserCors { cors: self.0.layer(inner.clone()), plain: inner }
+    }
+}
+
+#[derive(Clone)]
+struct BrowserCors<S> {
+    cors: Cors<S>,
+    plain: S,
+}
+
+impl<S> Service<Request<Body>> for BrowserCors<S>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<<Cors<S> as Service<Request<Body>>>::Future, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        match (self.cors.poll_ready(cx), self.plain.poll_ready(cx)) {
+            (Poll::Ready(_), Poll::Ready(_)) => Poll::Ready(Ok(())),
+            _ => Poll::Pending,
+        }
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if request.headers().contains_key(header::ORIGIN) {
+            Either::Left(self.cors.call(request))
+        } else {
+            Either::Right(self.plain.call(request))
+        }
+    }
 }
 
 /// Preflights are answered for any allowed origin; the headers a browser asks for are allowed by
 /// name (a `*` would not cover `Authorization`), and the card's caching headers are readable.
 fn cors(origins: &CorsOrigins) -> CorsLayer {
-    let allow_origin = match origins {
-        CorsOrigins::Any => AllowOrigin::any(),
-        CorsOrigins::List(list) => AllowOrigin::list(list.iter().cloned()),
-    };
-    CorsLayer::new()
-        .allow_origin(allow_origin)
+    let layer = CorsLayer::new()
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL])
-        .max_age(Duration::from_secs(600))
+        .max_age(Duration::from_secs(600));
+    match origins {
+        // With `*`, a response's CORS headers are the same whatever the origin, so caches need no
+        // `Vary`: preflights, the only answers that mirror request headers, are never cached.
+        CorsOrigins::Any => layer.allow_origin(AllowOrigin::any()).vary([]),
+        CorsOrigins::List(list) => layer.allow_origin(AllowOrigin::list(list.iter().cloned())),
+    }
 }

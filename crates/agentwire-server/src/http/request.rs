@@ -7,7 +7,7 @@ use http::request::Parts;
 use http::{header, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError};
 
-use super::layers::{BodyLimit, Caller, Negotiated};
+use super::layers::{Caller, Negotiated};
 use crate::RequestContext;
 
 /// The request's context for `tenant`: the caller the auth layer found and the version and
@@ -26,19 +26,17 @@ pub(crate) fn context(parts: &Parts, tenant: &str) -> Result<RequestContext> {
     })
 }
 
-/// Reads the whole body, within the limit the body-limit layer set.
-pub(crate) async fn read_body(parts: &Parts, body: Body) -> Result<Bytes> {
-    let limit = parts.extensions.get::<BodyLimit>().copied();
-    let too_large = |bytes| A2AError::payload_too_large(bytes);
-    if let Some(limit) = limit.filter(|l| l.declared_too_large) {
-        return Err(too_large(limit.bytes));
+/// Reads the whole body, within `limit` bytes (the body-limit layer enforces it on the body
+/// itself; a body that declares a larger length is refused here without being read).
+pub(crate) async fn read_body(parts: &Parts, body: Body, limit: usize) -> Result<Bytes> {
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(A2AError::payload_too_large(limit));
     }
     match body.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) => match limit {
-            Some(limit) if is_length_limit(&error) => Err(too_large(limit.bytes)),
-            _ => Err(A2AError::invalid_request("could not read the request body")),
-        },
+        Err(error) if is_length_limit(&error) => Err(A2AError::payload_too_large(limit)),
+        Err(_) => Err(A2AError::invalid_request("could not read the request body")),
     }
 }
 

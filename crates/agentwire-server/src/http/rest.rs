@@ -6,7 +6,7 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post, MethodRouter};
 use http::request::Parts;
 use http::{header, HeaderValue, Method, StatusCode};
@@ -21,7 +21,7 @@ use agentwire_types::{
 
 use super::errors::RestError;
 use super::request::{context, decode_json, decode_value, is_json, read_body};
-use super::{sse, AppState};
+use super::{json_response, sse, AppState};
 use crate::core::StreamItem;
 use crate::{RequestContext, TaskEventStream};
 
@@ -75,7 +75,7 @@ impl Call {
             .await
             .map_err(|rejection| A2AError::invalid_params(rejection.body_text()))?;
         let ctx = context(parts, &path.tenant)?;
-        let body = read_body(parts, body).await?;
+        let body = read_body(parts, body, state.handler.limits().max_body_bytes).await?;
         if !body.is_empty() && !is_json(&parts.headers) {
             let message = "request bodies must be application/json or application/a2a+json";
             return Err(A2AError::content_type_not_supported(message));
@@ -297,16 +297,6 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("application/a2a+json"));
     HeaderValue::from_static(if a2a { "application/a2a+json" } else { "application/json" })
-}
-
-fn json_response(status: StatusCode, media_type: HeaderValue, body: &impl Serialize) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => (status, [(header::CONTENT_TYPE, media_type)], bytes).into_response(),
-        Err(error) => {
-            tracing::error!(%error, "could not encode a response");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
 }
 
 /// The AIP-193 error response.

@@ -1,5 +1,6 @@
-//! The request body limit, for every binding: bodies are read through `http_body_util::Limited`,
-//! and a body that declares a larger `Content-Length` is refused before it is read.
+//! The request body limit, for every binding: bodies are read through `http_body_util::Limited`.
+//! A binding that reads a body refuses one that declares a larger `Content-Length` before reading
+//! it (see [`read_body`](super::super::request::read_body)).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -9,14 +10,6 @@ use axum::extract::Request;
 use axum::response::Response;
 use http_body_util::Limited;
 use tower::{Layer, Service};
-
-/// The limit a request's body was given, for the binding that reads it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BodyLimit {
-    pub(crate) bytes: usize,
-    /// The body declared a length over the limit: it is refused without being read.
-    pub(crate) declared_too_large: bool,
-}
 
 /// Limits every request body to `bytes`.
 #[derive(Debug, Clone, Copy)]
@@ -57,14 +50,6 @@ where
     }
 
     fn call(&mut self, request: Request) -> S::Future {
-        let declared = request
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-        let limit =
-            BodyLimit { bytes: self.bytes, declared_too_large: declared.is_some_and(|n| n > self.bytes as u64) };
-        let (mut parts, body) = request.into_parts();
-        parts.extensions.insert(limit);
-        self.inner.call(Request::from_parts(parts, Body::new(Limited::new(body, self.bytes))))
+        self.inner.call(request.map(|body| Body::new(Limited::new(body, self.bytes))))
     }
 }

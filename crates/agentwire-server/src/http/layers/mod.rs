@@ -7,5 +7,5 @@ mod limit;
 mod negotiate;
 
 pub(crate) use auth::{AuthLayer, Caller};
-pub(crate) use limit::{BodyLimit, BodyLimitLayer};
+pub(crate) use limit::BodyLimitLayer;
 pub(crate) use negotiate::{NegotiateLayer, Negotiated};
