@@ -1,12 +1,14 @@
 //! What a blocking SendMessage returns when the agent stops early, pauses, waits, panics, or never
 //! answers.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::RequestHandler;
 use agentwire_test::{user_message, Gate, TestServer};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
 /// Works, then stops without ending the task.
 struct StopsWhileWorking;
@@ -131,16 +133,23 @@ async fn an_agent_that_panics_is_an_error_and_the_connection_serves_on() {
     assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_WORKING", "{reply}");
 }
 
-#[tokio::test]
-async fn a_blocking_send_waits_for_an_agent_that_waits() {
+/// Starts a SendMessage to [`Waits`], and returns once the agent works: the server, the request
+/// in flight, and the gate that lets the agent go on.
+async fn send_to_an_agent_that_waits() -> (Arc<TestServer>, JoinHandle<serde_json::Value>, Gate) {
     let agent = Waits::default();
     let (working, go_on) = (agent.working.clone(), agent.go_on.clone());
-    let server = std::sync::Arc::new(TestServer::start(RequestHandler::builder(agent)).await);
+    let server = Arc::new(TestServer::start(RequestHandler::builder(agent)).await);
     let request = tokio::spawn({
-        let server = std::sync::Arc::clone(&server);
+        let server = Arc::clone(&server);
         async move { send(&server, json!({"message": user_message("m1", "hi")})).await }
     });
     working.wait().await;
+    (server, request, go_on)
+}
+
+#[tokio::test]
+async fn a_blocking_send_waits_for_an_agent_that_waits() {
+    let (_server, request, go_on) = send_to_an_agent_that_waits().await;
     assert!(!request.is_finished(), "answered while the task was WORKING");
     go_on.open();
     let reply = request.await.unwrap();
@@ -149,14 +158,7 @@ async fn a_blocking_send_waits_for_an_agent_that_waits() {
 
 #[tokio::test]
 async fn an_execution_outlives_the_request_that_started_it() {
-    let agent = Waits::default();
-    let (working, go_on) = (agent.working.clone(), agent.go_on.clone());
-    let server = std::sync::Arc::new(TestServer::start(RequestHandler::builder(agent)).await);
-    let request = tokio::spawn({
-        let server = std::sync::Arc::clone(&server);
-        async move { send(&server, json!({"message": user_message("m1", "hi")})).await }
-    });
-    working.wait().await;
+    let (server, request, go_on) = send_to_an_agent_that_waits().await;
     request.abort();
     assert!(request.await.unwrap_err().is_cancelled(), "the client gave up waiting");
     let tasks = server.rpc_ok("ListTasks", json!({})).await;
@@ -189,16 +191,20 @@ async fn return_immediately_gets_the_task_as_created_from_an_agent_that_finishes
     let reply = send(&server, params).await;
     let task = &reply["result"]["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_SUBMITTED", "{reply}");
-    let completed = async {
-        loop {
-            let later = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
-            if later["status"]["state"] == "TASK_STATE_COMPLETED" {
-                return later;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    let later = tokio::time::timeout(Duration::from_secs(10), completed).await.expect("the task never completed");
+    // Followed until it ends: a subscription streams it while it runs, and answers an error
+    // (UnsupportedOperation) once it has ended.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task["id"]}});
+    let url = format!("{}/", server.base);
+    let response = server.http.post(url).header("A2A-Version", "1.0").json(&body).send().await.unwrap();
+    if response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream") {
+        let mut stream = agentwire_test::SseReader::new(response);
+        while stream.next_event().await.is_some() {}
+    } else {
+        let ended: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(ended["error"]["code"], -32004, "{ended}");
+    }
+    let later = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
+    assert_eq!(later["status"]["state"], "TASK_STATE_COMPLETED", "{later}");
     assert_eq!(later["artifacts"][0]["parts"][0]["text"], "hi", "{later}");
 }
 

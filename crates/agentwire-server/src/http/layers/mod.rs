@@ -1,11 +1,17 @@
-//! The tower layers every binding sits behind. They refuse nothing themselves: each records what
-//! it found in the request's extensions, and the binding that serves the request reports a
-//! refusal in its own error format (see [`super::request`]).
+//! The tower layers every binding sits behind. Those that judge a request (authentication,
+//! negotiation) refuse nothing themselves: each records what it found in the request's
+//! extensions, and the binding that serves the request reports a refusal in its own error format
+//! (see [`super::request`]).
 
 mod auth;
+mod cors;
 mod limit;
 mod negotiate;
+mod trace;
 
 pub(crate) use auth::{AuthLayer, Caller};
-pub(crate) use limit::BodyLimitLayer;
-pub(crate) use negotiate::{NegotiateLayer, Negotiated};
+pub(crate) use cors::BrowserCorsLayer;
+pub use cors::CorsOrigins;
+pub(crate) use limit::body_limit;
+pub(crate) use negotiate::{negotiate, Negotiated};
+pub(crate) use trace::{request_span, REQUEST_ID};

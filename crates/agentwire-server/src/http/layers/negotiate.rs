@@ -1,14 +1,10 @@
 //! Version and extension negotiation: what the client asked for, from the `A2A-Version` and
 //! `A2A-Extensions` headers (or their `OPVS-` spellings, or the same-named query parameters).
 
-use std::convert::Infallible;
-use std::task::{Context, Poll};
-
 use agentwire_types::A2AError;
 use axum::extract::Request;
-use axum::response::Response;
 use http::{HeaderMap, HeaderName};
-use tower::{Layer, Service};
+use tower::util::MapRequestLayer;
 
 use crate::ProtocolVersion;
 
@@ -50,37 +46,10 @@ fn query_param(pairs: Vec<(String, String)>, names: &[HeaderName; 2]) -> Option<
 }
 
 /// Records the [`Negotiated`] version and extensions of every request.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NegotiateLayer;
-
-impl<S> Layer<S> for NegotiateLayer {
-    type Service = Negotiate<S>;
-
-    fn layer(&self, inner: S) -> Negotiate<S> {
-        Negotiate { inner }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Negotiate<S> {
-    inner: S,
-}
-
-impl<S> Service<Request> for Negotiate<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = S::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request) -> S::Future {
+pub(crate) fn negotiate() -> MapRequestLayer<fn(Request) -> Request> {
+    MapRequestLayer::new(|mut request: Request| {
         let negotiated = Negotiated::read(&request);
         request.extensions_mut().insert(negotiated);
-        self.inner.call(request)
-    }
+        request
+    })
 }
