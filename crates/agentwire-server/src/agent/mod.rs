@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use agentwire_types::{Artifact, Message, Task, TaskState};
 use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -139,12 +140,13 @@ impl ExecutionContext {
     {
         let (updater, mut receiver) = TaskUpdater::channel(&self);
         let failure_sink = updater.clone();
-        let body = body(self, updater);
-        let driver = async move {
-            if let Err(error) = body.await {
+        // `then` rather than an async block awaiting `body`: the block would hold the agent's
+        // future twice, as its capture and as the future it awaits, for as long as the agent runs.
+        let driver = body(self, updater).then(move |result| async move {
+            if let Err(error) = result {
                 let _ = failure_sink.fail(error.to_string()).await;
             }
-        };
+        });
         // The driver yields nothing: it runs alongside the channel, in the same task, so an
         // execution needs no task of its own for its agent. The bounded channel makes a busy agent
         // wait for its reader.

@@ -54,9 +54,11 @@ fn is_length_limit(error: &axum::Error) -> bool {
 /// Whether the Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json"
-        || essence.strip_prefix("application/").is_some_and(|subtype| subtype.len() > 5 && subtype.ends_with("+json"))
+    let essence = value.split(';').next().unwrap_or("").trim();
+    let Some((kind, subtype)) = essence.split_once('/') else { return false };
+    let json_suffix =
+        |s: &str| s.len() > 5 && s.get(s.len() - 5..).is_some_and(|end| end.eq_ignore_ascii_case("+json"));
+    kind.eq_ignore_ascii_case("application") && (subtype.eq_ignore_ascii_case("json") || json_suffix(subtype))
 }
 
 /// Decodes parameters from JSON text, naming the offending field on failure (InvalidParams).

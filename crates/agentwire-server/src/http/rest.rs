@@ -209,7 +209,7 @@ async fn list_tasks(State(state): State<AppState>, call: Call) -> Response {
 async fn get_task_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
     match split_action(&call.path.id) {
         (id, Some("subscribe")) => subscribe(&state, &call, id).await,
-        (_, Some(_)) => no_operation(&Method::GET, &call.path.id),
+        (_, Some(_)) => no_operation(&Method::GET, &format!("/tasks/{}", call.path.id)),
         (id, None) => {
             let request = call.query::<GetTaskRequest>(&[("id", id)]);
             let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
@@ -227,7 +227,7 @@ async fn cancel_or_subscribe(State(state): State<AppState>, call: Call) -> Respo
             let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
             call.run(request, async |r| state.handler.cancel_task(&call.ctx, r).await).await
         }
-        (_, None) => no_operation(&Method::POST, &call.path.id),
+        (_, None) => no_operation(&Method::POST, &format!("/tasks/{}", call.path.id)),
     }
 }
 
