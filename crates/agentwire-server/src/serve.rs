@@ -1,6 +1,6 @@
 //! Serving a router on a listener: HTTP/1.1 and HTTP/2 on one port, in the clear (HTTP/2 with
 //! prior knowledge) or over TLS (chosen by ALPN), with TCP_NODELAY, a cap on open connections, a
-//! header-read timeout and graceful shutdown.
+//! header-read timeout on every connection and graceful shutdown.
 
 use std::future::Future;
 use std::io;
@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -18,6 +17,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::idle::{Idle, Tracked};
+
+mod idle;
 
 /// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
 #[derive(Clone)]
@@ -70,7 +75,8 @@ pub struct ServeOptions {
     /// Most connections open at once; further clients wait in the listen backlog until one closes.
     pub max_connections: usize,
     /// How long a client may take to send a request's headers (and, first, to finish its TLS
-    /// handshake or show which HTTP version it speaks) before its connection is closed.
+    /// handshake or show which HTTP version it speaks) before its connection is closed. An
+    /// HTTP/2 connection with no request in flight for this long is closed too.
     pub header_read_timeout: Duration,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
@@ -113,7 +119,7 @@ pub async fn serve(
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
         header_read_timeout: options.header_read_timeout,
     });
-    let graceful = GracefulShutdown::new();
+    let (closing, running) = (CancellationToken::new(), TaskTracker::new());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -134,14 +140,16 @@ pub async fn serve(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let (connections, service, watcher) = (Arc::clone(&connections), service.clone(), graceful.watcher());
-        tokio::spawn(async move {
-            connections.serve(tcp, service, watcher).await;
+        let (connections, service, closing) = (Arc::clone(&connections), service.clone(), closing.clone());
+        running.spawn(async move {
+            connections.serve(tcp, service, closing).await;
             drop(permit);
         });
     }
     drop(listener);
-    if tokio::time::timeout(options.drain, graceful.shutdown()).await.is_err() {
+    closing.cancel();
+    running.close();
+    if tokio::time::timeout(options.drain, running.wait()).await.is_err() {
         tracing::warn!("connections still open after {:?}; closing them", options.drain);
     }
     Ok(())
@@ -163,14 +171,14 @@ enum Protocol {
 }
 
 impl Connections {
-    async fn serve(&self, tcp: TcpStream, service: Service, watcher: Watcher) {
+    async fn serve(&self, tcp: TcpStream, service: Service, closing: CancellationToken) {
         let result = match &self.tls {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
-                Ok(Ok(Some(protocol))) => self.serve_http(TokioIo::new(tcp), protocol, service, watcher).await,
+                Ok(Ok(Some(protocol))) => self.serve_http(TokioIo::new(tcp), protocol, service, closing).await,
                 Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
             },
             // Boxed: a cleartext connection's task then reserves no room for TLS state.
-            Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, service, watcher)).await,
+            Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, service, closing)).await,
         };
         if let Err(error) = result {
             tracing::trace!(%error, "connection ended with an error");
@@ -182,13 +190,13 @@ impl Connections {
         acceptor: &TlsAcceptor,
         tcp: TcpStream,
         service: Service,
-        watcher: Watcher,
+        closing: CancellationToken,
     ) -> hyper::Result<()> {
         match tokio::time::timeout(self.header_read_timeout, acceptor.accept(tcp)).await {
             Ok(Ok(tls)) => {
                 let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                self.serve_http(TokioIo::new(tls), protocol, service, watcher).await
+                self.serve_http(TokioIo::new(tls), protocol, service, closing).await
             }
             Ok(Err(error)) => {
                 tracing::debug!(%error, "TLS handshake failed");
@@ -203,24 +211,60 @@ impl Connections {
         io: TokioIo<I>,
         protocol: Protocol,
         service: Service,
-        watcher: Watcher,
+        closing: CancellationToken,
     ) -> hyper::Result<()>
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         match protocol {
             Protocol::Http1 => {
+                // hyper times the headers of every request, the first and each kept-alive one.
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
-                watcher.watch(builder.serve_connection(io, service)).await
+                let connection = builder.serve_connection(io, service);
+                let idle = std::future::pending();
+                until_closed(connection, idle, Duration::ZERO, closing, |c| c.as_mut().graceful_shutdown()).await
             }
             Protocol::Http2 => {
+                // HTTP/2 has no header timer in hyper: a connection is closed when no request has
+                // been in flight on it for the header-read timeout.
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder.timer(TokioTimer::new());
+                let idle = Idle::default();
+                let connection = builder.serve_connection(io, Tracked::new(service, &idle));
+                let idle = idle.for_longer_than(self.header_read_timeout);
                 // HTTP/2's connection state is several times HTTP/1.1's: boxed, only HTTP/2
                 // connections carry it.
-                Box::pin(watcher.watch(builder.serve_connection(io, service))).await
+                let grace = self.header_read_timeout;
+                Box::pin(until_closed(connection, idle, grace, closing, |c| c.as_mut().graceful_shutdown())).await
             }
+        }
+    }
+}
+
+/// Runs `connection` to its end. When the server shuts down, or `idle` completes, asks it to
+/// finish the requests in flight and close; an idle connection gets `idle_grace` for that (an
+/// HTTP/2 client that never acknowledges the close would otherwise keep it).
+async fn until_closed<C>(
+    connection: C,
+    idle: impl Future<Output = ()>,
+    idle_grace: Duration,
+    closing: CancellationToken,
+    graceful_shutdown: impl FnOnce(&mut std::pin::Pin<&mut C>),
+) -> hyper::Result<()>
+where
+    C: Future<Output = hyper::Result<()>>,
+{
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => result,
+        () = closing.cancelled() => {
+            graceful_shutdown(&mut connection);
+            connection.await
+        }
+        () = idle => {
+            graceful_shutdown(&mut connection);
+            tokio::time::timeout(idle_grace, connection).await.unwrap_or(Ok(()))
         }
     }
 }

@@ -27,6 +27,8 @@ use crate::RequestContext;
 pub struct Limits {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
+    /// How long a client may take to send a request's body once its headers are in.
+    pub body_read_timeout: Duration,
     /// Most push configs one task may have.
     pub max_push_configs_per_task: usize,
     /// Events buffered per task for live readers before a slow reader falls back to the event log.
@@ -46,6 +48,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_body_bytes: 4 * 1024 * 1024,
+            body_read_timeout: Duration::from_secs(30),
             max_push_configs_per_task: 32,
             subscriber_buffer: 16,
             default_page_size: 50,

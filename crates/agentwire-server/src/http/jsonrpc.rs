@@ -74,7 +74,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
         return error_response(RawValue::NULL, &error);
     }
-    let bytes = match read_body(&parts, body, state.handler.limits().max_body_bytes).await {
+    let bytes = match read_body(&parts, body, state.handler.limits()).await {
         Ok(bytes) => bytes,
         Err(error) => return error_response(RawValue::NULL, &error),
     };

@@ -8,7 +8,7 @@ use http::{header, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError};
 
 use super::layers::{Caller, Negotiated};
-use crate::RequestContext;
+use crate::{Limits, RequestContext};
 
 /// The request's context for `tenant`: the caller the auth layer found and the version and
 /// extensions the negotiation layer read. A refusal or an unsupported version is the error to
@@ -26,17 +26,23 @@ pub(crate) fn context(parts: &Parts, tenant: &str) -> Result<RequestContext> {
     })
 }
 
-/// Reads the whole body, within `limit` bytes (the body-limit layer enforces it on the body
-/// itself; a body that declares a larger length is refused here without being read).
-pub(crate) async fn read_body(parts: &Parts, body: Body, limit: usize) -> Result<Bytes> {
+/// Reads the whole body, within the size limit (the body-limit layer enforces it on the body
+/// itself; a body that declares a larger length is refused here without being read) and the time
+/// limit (a body that stops arriving would otherwise hold its connection forever).
+pub(crate) async fn read_body(parts: &Parts, body: Body, limits: &Limits) -> Result<Bytes> {
+    let limit = limits.max_body_bytes;
     let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(A2AError::payload_too_large(limit));
     }
-    match body.collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if is_length_limit(&error) => Err(A2AError::payload_too_large(limit)),
-        Err(_) => Err(A2AError::invalid_request("could not read the request body")),
+    match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if is_length_limit(&error) => Err(A2AError::payload_too_large(limit)),
+        Ok(Err(_)) => Err(A2AError::invalid_request("could not read the request body")),
+        Err(_) => Err(A2AError::invalid_request(format!(
+            "the request body did not arrive within {} s",
+            limits.body_read_timeout.as_secs_f32()
+        ))),
     }
 }
 

@@ -75,7 +75,7 @@ impl Call {
             .await
             .map_err(|rejection| A2AError::invalid_params(rejection.body_text()))?;
         let ctx = context(parts, &path.tenant)?;
-        let body = read_body(parts, body, state.handler.limits().max_body_bytes).await?;
+        let body = read_body(parts, body, state.handler.limits()).await?;
         if !body.is_empty() && !is_json(&parts.headers) {
             let message = "request bodies must be application/json or application/a2a+json";
             return Err(A2AError::content_type_not_supported(message));

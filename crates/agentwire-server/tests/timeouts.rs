@@ -1,0 +1,118 @@
+//! Clients that stop sending lose their connection after a while, on HTTP/1.1 and HTTP/2, and
+//! other clients are served meanwhile.
+
+use std::time::{Duration, Instant};
+
+use agentwire_server::{HttpOptions, Limits, ServeOptions};
+use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const SHORT: Duration = Duration::from_millis(300);
+
+async fn server_with_short_timeouts() -> TestServer {
+    let limits = Limits { body_read_timeout: SHORT, ..Limits::default() };
+    let options = ServeOptions { header_read_timeout: SHORT, ..ServeOptions::default() };
+    TestServer::start_with(conformance().limits(limits), HttpOptions::default(), options).await
+}
+
+async fn connect(server: &TestServer) -> TcpStream {
+    TcpStream::connect(server.base.trim_start_matches("http://")).await.unwrap()
+}
+
+/// Everything the server sends until it closes the connection, and how long that took.
+async fn read_until_closed(stream: &mut TcpStream) -> (Vec<u8>, Duration) {
+    let started = Instant::now();
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(TIMEOUT, stream.read_to_end(&mut received)).await;
+    assert!(read.is_ok(), "the server kept the connection open; it sent {:?}", String::from_utf8_lossy(&received));
+    (received, started.elapsed())
+}
+
+#[tokio::test]
+async fn connections_that_stall_before_their_headers_end_are_closed() {
+    let server = server_with_short_timeouts().await;
+    let first_bytes: [&[u8]; 6] =
+        [b"", b"P", b"PR", b"PRI", b"POST / HTTP/1.1\r\n", b"GET /agentCard HTTP/1.1\r\nHost: x\r\n"];
+    let mut stalled = Vec::new();
+    for bytes in first_bytes {
+        let mut stream = connect(&server).await;
+        stream.write_all(bytes).await.unwrap();
+        stalled.push((bytes, stream));
+    }
+    // While they stall, everyone else is served.
+    let (status, _) = server.rest(reqwest::Method::GET, "/tasks", None).await;
+    assert_eq!(status, 200);
+    for (bytes, mut stream) in stalled {
+        let (_, waited) = read_until_closed(&mut stream).await;
+        assert!(waited < TIMEOUT, "{:?}", String::from_utf8_lossy(bytes));
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_answered_with_an_error_and_the_connection_closed() {
+    let server = server_with_short_timeouts().await;
+    let declared = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n\
+                    Content-Length: 100\r\n\r\n{\"jsonrpc\":";
+    let chunked = "POST /message:send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n\
+                   Transfer-Encoding: chunked\r\n\r\n5\r\n{\"mes\r\n";
+    for request in [declared, chunked] {
+        let mut stream = connect(&server).await;
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let (received, _) = read_until_closed(&mut stream).await;
+        let text = String::from_utf8_lossy(&received);
+        assert!(text.contains("did not arrive within"), "{text}");
+    }
+}
+
+/// The HTTP/2 connection preface and an empty SETTINGS frame.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+
+#[tokio::test]
+async fn an_http2_connection_with_no_request_in_flight_is_closed() {
+    let server = server_with_short_timeouts().await;
+    let mut stream = connect(&server).await;
+    stream.write_all(H2_PREFACE).await.unwrap();
+    let (received, _) = read_until_closed(&mut stream).await;
+    let frame_types = frame_types(&received);
+    assert_eq!(frame_types.first(), Some(&SETTINGS), "{frame_types:?}");
+    assert!(frame_types.contains(&GOAWAY), "the server says why it closes: {frame_types:?}");
+}
+
+const SETTINGS: u8 = 4;
+const GOAWAY: u8 = 7;
+
+/// The types of the HTTP/2 frames in `bytes` (a 9-byte header: 24-bit length, then the type).
+fn frame_types(mut bytes: &[u8]) -> Vec<u8> {
+    let mut types = Vec::new();
+    while bytes.len() >= 9 {
+        let length = usize::from(bytes[0]) << 16 | usize::from(bytes[1]) << 8 | usize::from(bytes[2]);
+        types.push(bytes[3]);
+        bytes = &bytes[(9 + length).min(bytes.len())..];
+    }
+    types
+}
+
+#[tokio::test]
+async fn an_http2_stream_outlives_the_idle_timeout() {
+    let server = server_with_short_timeouts().await;
+    let h2c = reqwest::Client::builder().http2_prior_knowledge().timeout(TIMEOUT).build().unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": {"message": user_message("m1", "tck-cancel")}});
+    let response = h2c.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&request).send().await;
+    let mut events = agentwire_test::SseReader::new(response.unwrap());
+    let first = events.next_event().await.expect("the task");
+    let task_id = first.data["result"]["task"]["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(SHORT * 3).await;
+
+    // The same connection still carries the stream and new requests.
+    let cancel = json!({"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": task_id}});
+    let canceled = h2c.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&cancel).send().await;
+    assert_eq!(canceled.unwrap().status(), 200);
+    let mut last = None;
+    while let Some(event) = events.next_event().await {
+        last = Some(event.data);
+    }
+    assert_eq!(last.unwrap()["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED");
+}
