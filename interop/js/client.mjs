@@ -275,19 +275,7 @@ function makeCases({ url, binding, client, anonymousClient }) {
         check(task.contextId === contextId, `task ${i} landed in context ${task.contextId}`);
         created.push(task.id);
       }
-      const page = (pageToken) =>
-        client.listTasks(
-          {
-            tenant: '',
-            contextId,
-            // The SDK encodes an unset enum as "UNRECOGNIZED": pass UNSPECIFIED to mean "any state".
-            status: TaskState.TASK_STATE_UNSPECIFIED,
-            pageSize: 2,
-            pageToken,
-            statusTimestampAfter: undefined,
-          },
-          { signal }
-        );
+      const page = (pageToken) => client.listTasks({ contextId, pageSize: 2, pageToken }, { signal });
       const first = await page('');
       check(first.tasks.length === 2, `first page has ${first.tasks.length} tasks`);
       check(first.nextPageToken !== '', 'first page has no nextPageToken');

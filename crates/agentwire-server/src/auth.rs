@@ -27,53 +27,107 @@ pub trait Authenticator: Send + Sync + 'static {
     }
 }
 
-/// Static credentials: bearer tokens and API keys, each its own principal.
+/// Static credentials: bearer tokens and API keys, each mapped to a principal.
+///
+/// A credential may name its principal (`alice=TOKEN`); several credentials with one name are the
+/// same principal (for rotating a token). An unnamed credential's principal is a hash of it,
+/// keyed per process, so that logs never show anything a token could be recovered or guessed
+/// from; name the principals whose tasks should keep their owner across restarts.
 ///
 /// ```
 /// use agentwire_server::auth::{Authenticator, StaticAuth};
 ///
-/// let auth = StaticAuth::default().with_spec("bearer:secret1,secret2").unwrap();
+/// let auth = StaticAuth::default().with_spec("bearer:alice=secret1,secret2").unwrap();
 /// let mut headers = http::HeaderMap::new();
+/// headers.insert("authorization", "Bearer secret1".parse().unwrap());
+/// assert_eq!(auth.authenticate(&headers).unwrap().name, "alice");
 /// headers.insert("authorization", "Bearer secret2".parse().unwrap());
-/// assert!(auth.authenticate(&headers).is_ok());
+/// assert!(auth.authenticate(&headers).unwrap().name.starts_with("bearer-"));
 /// headers.insert("authorization", "Bearer nope".parse().unwrap());
 /// assert!(auth.authenticate(&headers).is_err());
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct StaticAuth {
-    bearer_tokens: Vec<String>,
-    api_keys: Vec<(String, String)>,
+    bearer_tokens: Vec<Credential>,
+    /// By lowercase header name.
+    api_keys: Vec<(String, Credential)>,
+    /// The key of unnamed credentials' principal names.
+    hash_key: std::hash::RandomState,
+}
+
+#[derive(Clone)]
+struct Credential {
+    secret: String,
+    principal: Principal,
+}
+
+/// Lists the principals, never the secrets.
+impl std::fmt::Debug for StaticAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bearer: Vec<&str> = self.bearer_tokens.iter().map(|c| c.principal.name.as_str()).collect();
+        let api_keys: Vec<(&str, &str)> =
+            self.api_keys.iter().map(|(header, c)| (header.as_str(), c.principal.name.as_str())).collect();
+        f.debug_struct("StaticAuth").field("bearer", &bearer).field("api_keys", &api_keys).finish_non_exhaustive()
+    }
 }
 
 impl StaticAuth {
-    /// Adds credentials from a spec: `bearer:TOKEN1,TOKEN2` or `apikey:HEADER:KEY`.
+    /// Adds credentials from a spec: `bearer:[NAME=]TOKEN,...` or `apikey:HEADER:[NAME=]KEY`.
+    /// A secret that contains `=` but names no principal is written with an empty name: `=TOK=EN`.
     pub fn with_spec(mut self, spec: &str) -> Result<Self, String> {
         match spec.split_once(':') {
             Some(("bearer", tokens)) => {
-                let tokens: Vec<String> =
-                    tokens.split(',').map(str::trim).filter(|t| !t.is_empty()).map(Into::into).collect();
+                let tokens: Vec<&str> = tokens.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
                 if tokens.is_empty() {
                     return Err("bearer: needs at least one token".into());
                 }
-                self.bearer_tokens.extend(tokens);
+                for token in tokens {
+                    let credential = self.credential("bearer", token)?;
+                    self.bearer_tokens.push(credential);
+                }
             }
             Some(("apikey", rest)) => match rest.split_once(':') {
                 Some((header, key)) if !header.is_empty() && !key.is_empty() => {
                     http::HeaderName::try_from(header).map_err(|e| format!("invalid header name {header:?}: {e}"))?;
-                    self.api_keys.push((header.to_ascii_lowercase(), key.to_owned()));
+                    let credential = self.credential("apikey", key)?;
+                    self.api_keys.push((header.to_ascii_lowercase(), credential));
                 }
                 _ => return Err("apikey: expects apikey:HEADER:KEY".into()),
             },
-            _ => return Err(format!("unknown auth spec {spec:?}: use bearer:TOKENS or apikey:HEADER:KEY")),
+            _ => {
+                return Err(format!(
+                    "unknown auth spec {spec:?}: use bearer:[NAME=]TOKEN,... or apikey:HEADER:[NAME=]KEY"
+                ))
+            }
         }
         Ok(self)
     }
+
+    /// `NAME=SECRET` names its principal; a bare secret's principal is its keyed hash.
+    fn credential(&self, kind: &str, text: &str) -> Result<Credential, String> {
+        let (name, secret) = match text.split_once('=') {
+            Some((name, secret)) if is_principal_name(name) && !secret.is_empty() => (Some(name), secret),
+            Some(("", secret)) => (None, secret),
+            _ => (None, text),
+        };
+        if secret.is_empty() {
+            return Err(format!("{kind}: a credential needs a secret"));
+        }
+        let principal = match name {
+            Some(name) => Principal::new(name),
+            None => {
+                use std::hash::BuildHasher as _;
+                Principal::new(format!("{kind}-{:016x}", self.hash_key.hash_one(secret)))
+            }
+        };
+        Ok(Credential { secret: secret.to_owned(), principal })
+    }
 }
 
-/// A stable, non-reversible principal name for a credential (FNV-1a), so tokens never reach logs.
-fn principal_for(kind: &str, secret: &str) -> Principal {
-    let hash = secret.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    Principal::new(format!("{kind}-{hash:016x}"))
+/// Letters, digits, `_`, `-`, `.` and `@`: enough for user and service names, and never the
+/// start of a base64 secret's padding.
+fn is_principal_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
 }
 
 /// Compares without stopping at the first differing byte.
@@ -90,13 +144,13 @@ impl Authenticator for StaticAuth {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim())
         {
-            if self.bearer_tokens.iter().any(|t| same_secret(t, token)) {
-                return Ok(principal_for("bearer", token));
+            if let Some(credential) = self.bearer_tokens.iter().find(|c| same_secret(&c.secret, token)) {
+                return Ok(credential.principal.clone());
             }
         }
-        for (header, key) in &self.api_keys {
-            if headers.get(header).and_then(|v| v.to_str().ok()).is_some_and(|v| same_secret(v, key)) {
-                return Ok(principal_for("apikey", key));
+        for (header, credential) in &self.api_keys {
+            if headers.get(header).and_then(|v| v.to_str().ok()).is_some_and(|v| same_secret(v, &credential.secret)) {
+                return Ok(credential.principal.clone());
             }
         }
         Err(A2AError::unauthenticated("valid credentials are required"))

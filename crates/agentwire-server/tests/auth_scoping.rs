@@ -111,3 +111,18 @@ async fn known_principal_without_rights_gets_403() {
     assert_eq!(rest.status(), 403);
     assert!(rest.headers().get("www-authenticate").is_none());
 }
+
+#[tokio::test]
+async fn credentials_with_one_name_are_one_principal() {
+    let auth = StaticAuth::default().with_spec("bearer:alice=old-token,alice=new-token,bob=bob-token").unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let (_, created) =
+        call(&server, Some("old-token"), "SendMessage", json!({"message": user_message("tck-input-required", "x")}))
+            .await;
+    let id = created["result"]["task"]["id"].clone();
+
+    let (_, rotated) = call(&server, Some("new-token"), "GetTask", json!({"id": id})).await;
+    assert_eq!(rotated["result"]["id"], id, "{rotated}");
+    let (_, other) = call(&server, Some("bob-token"), "GetTask", json!({"id": id})).await;
+    assert_eq!(other["error"]["code"], -32001, "{other}");
+}

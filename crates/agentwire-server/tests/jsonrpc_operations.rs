@@ -256,3 +256,16 @@ async fn data_keeps_the_member_order_its_author_wrote() {
     let text = response.text().await.unwrap();
     assert!(text.contains(r#"{"data":{"zeta":1,"alpha":{"y":2,"b":3}}}"#), "{text}");
 }
+
+#[tokio::test]
+async fn a_status_filter_the_client_could_not_name_means_no_filter() {
+    let server = TestServer::start(conformance()).await;
+    server.rpc_ok("SendMessage", json!({"message": user_message("m1", "tck-complete-task")})).await;
+    // What the official JavaScript SDK sends when no status is given.
+    let listed = server.rpc_ok("ListTasks", json!({"status": "UNRECOGNIZED"})).await;
+    assert_eq!(listed["totalSize"], 1, "{listed}");
+    let (status, listed) = server.rest(reqwest::Method::GET, "/tasks?status=UNRECOGNIZED", None).await;
+    assert_eq!((status, &listed["totalSize"]), (200, &json!(1)), "{listed}");
+    // A state that does not exist is still an error.
+    assert_eq!(server.rpc_error_code("ListTasks", json!({"status": "INVALID_STATUS"})).await, -32602);
+}

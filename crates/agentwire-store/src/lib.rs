@@ -100,8 +100,8 @@ pub struct TaskQuery {
 /// One page of a task listing, newest status first.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPage {
-    /// The tasks.
-    pub tasks: Vec<Task>,
+    /// The tasks, as stored: the caller copies only what it sends.
+    pub tasks: Vec<Arc<Task>>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<PageToken>,
     /// How many tasks match the filters in all.

@@ -2,11 +2,13 @@
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use agentwire_types::{StreamResponse, Task};
+use agentwire_types::{MemorySize, StreamResponse, Task};
 use async_trait::async_trait;
 
+use crate::page::status_millis;
 use crate::{
     Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
     TaskRecord, TaskStore, Updated,
@@ -16,17 +18,20 @@ use crate::{
 /// standard hasher, at a fraction of SipHash's cost.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-/// How much the memory store keeps.
+/// How much the memory store keeps of tasks that ended; the ones that ended first are evicted
+/// when either bound is passed. Tasks that have not ended are never evicted.
 #[derive(Debug, Clone, Copy)]
 pub struct RetentionPolicy {
-    /// Keep at most this many tasks in a terminal state; the ones that ended first are evicted.
-    /// Tasks that are still running are never evicted.
+    /// Keep at most this many tasks in a terminal state (default 10,000).
     pub max_terminal_tasks: Option<usize>,
+    /// Keep ended tasks, with their event logs, up to this much memory in all, as
+    /// [`MemorySize`] estimates it (default 256 MiB).
+    pub max_terminal_bytes: Option<usize>,
 }
 
 impl Default for RetentionPolicy {
     fn default() -> Self {
-        Self { max_terminal_tasks: Some(10_000) }
+        Self { max_terminal_tasks: Some(10_000), max_terminal_bytes: Some(256 * 1024 * 1024) }
     }
 }
 
@@ -45,6 +50,8 @@ struct Inner {
     tasks: RwLock<HashMap<Arc<str>, Arc<Mutex<Entry>>>>,
     /// Terminal task ids, oldest first, for retention.
     ended: Mutex<VecDeque<Arc<str>>>,
+    /// The memory the ended tasks still stored hold: the sum of their entries' `retained`.
+    ended_bytes: AtomicUsize,
     push: RwLock<HashMap<String, Vec<(Scope, PushConfigRecord)>>>,
     retention: RetentionPolicy,
 }
@@ -57,6 +64,9 @@ struct Entry {
     version: u64,
     /// Every event, or none once the log was freed (see [`TaskStore::ended_unobserved`]).
     events: Vec<Arc<StreamResponse>>,
+    /// Once the task has ended: the memory it holds, counted in [`Inner::ended_bytes`]. Changed
+    /// only under the entry's lock, together with that total.
+    retained: usize,
 }
 
 impl Entry {
@@ -69,10 +79,10 @@ impl Entry {
         self.events.extend(events);
         self.version += (self.events.len() - before) as u64;
     }
-}
 
-fn status_millis(task: &Task) -> i64 {
-    task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0)
+    fn events_size(&self) -> usize {
+        self.events.iter().map(|event| event.memory_size()).sum()
+    }
 }
 
 fn poisoned<T>(_: T) -> StoreError {
@@ -89,22 +99,45 @@ impl MemoryStore {
         Ok(self.inner.tasks.read().map_err(poisoned)?.get(task_id).cloned())
     }
 
-    /// Records that a task ended and evicts the oldest ended task beyond the retention limit (one
-    /// in, at most one out).
-    fn note_terminal(&self, task_id: Arc<str>) -> Result<()> {
-        let Some(max) = self.inner.retention.max_terminal_tasks else { return Ok(()) };
-        let evicted = {
-            let mut ended = self.inner.ended.lock().map_err(poisoned)?;
-            ended.push_back(task_id);
-            if ended.len() > max {
-                ended.pop_front()
-            } else {
-                None
-            }
+    /// Records that a task ended, then evicts the tasks that ended first while either retention
+    /// bound is passed.
+    fn note_terminal(&self, entry: &Mutex<Entry>) -> Result<()> {
+        let Inner { retention, ended, ended_bytes, .. } = &*self.inner;
+        if retention.max_terminal_tasks.is_none() && retention.max_terminal_bytes.is_none() {
+            return Ok(());
+        }
+        let id = {
+            let mut e = entry.lock().map_err(poisoned)?;
+            e.retained = e.task.memory_size() + e.events_size();
+            ended_bytes.fetch_add(e.retained, Ordering::Relaxed);
+            Arc::clone(&e.id)
         };
-        let Some(id) = evicted else { return Ok(()) };
-        let removed = self.inner.tasks.write().map_err(poisoned)?.remove(&id);
-        let configs = self.inner.push.write().map_err(poisoned)?.remove(&*id);
+        ended.lock().map_err(poisoned)?.push_back(id);
+        loop {
+            let evicted = {
+                let mut ended = ended.lock().map_err(poisoned)?;
+                let too_many = retention.max_terminal_tasks.is_some_and(|max| ended.len() > max);
+                let too_large =
+                    retention.max_terminal_bytes.is_some_and(|max| ended_bytes.load(Ordering::Relaxed) > max);
+                if !(too_many || too_large) {
+                    return Ok(());
+                }
+                match ended.pop_front() {
+                    Some(id) => id,
+                    None => return Ok(()),
+                }
+            };
+            self.evict(&evicted)?;
+        }
+    }
+
+    fn evict(&self, task_id: &str) -> Result<()> {
+        let removed = self.inner.tasks.write().map_err(poisoned)?.remove(task_id);
+        let configs = self.inner.push.write().map_err(poisoned)?.remove(task_id);
+        if let Some(entry) = &removed {
+            let mut e = entry.lock().map_err(poisoned)?;
+            self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
+        }
         // Freed outside the locks.
         drop((removed, configs));
         Ok(())
@@ -122,14 +155,16 @@ impl TaskStore for MemoryStore {
             task,
             version: events.len() as u64,
             events: events.to_vec(),
+            retained: 0,
         };
         let version = entry.version();
-        match self.inner.tasks.write().map_err(poisoned)?.entry(Arc::clone(&id)) {
-            Slot::Occupied(_) => return Err(StoreError::AlreadyExists(id.to_string())),
-            Slot::Vacant(slot) => slot.insert(Arc::new(Mutex::new(entry))),
+        let entry = Arc::new(Mutex::new(entry));
+        match self.inner.tasks.write().map_err(poisoned)?.entry(id) {
+            Slot::Occupied(slot) => return Err(StoreError::AlreadyExists(slot.key().to_string())),
+            Slot::Vacant(slot) => slot.insert(Arc::clone(&entry)),
         };
         if terminal {
-            self.note_terminal(id)?;
+            self.note_terminal(&entry)?;
         }
         Ok(version)
     }
@@ -150,14 +185,13 @@ impl TaskStore for MemoryStore {
             if e.version() != expected {
                 return Err(StoreError::Conflict { task_id: task.id.clone(), expected, found: e.version() });
             }
-            let ended =
-                (task.status.state.is_terminal() && !e.task.status.state.is_terminal()).then(|| Arc::clone(&e.id));
+            let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
             e.task = Arc::clone(&task);
             e.append(events.iter().cloned());
             (e.version(), ended)
         };
-        if let Some(id) = ended {
-            self.note_terminal(id)?;
+        if ended {
+            self.note_terminal(&entry)?;
         }
         Ok(version)
     }
@@ -176,11 +210,11 @@ impl TaskStore for MemoryStore {
             let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
             let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
             e.append(events.iter().cloned());
-            let ended = (!was_terminal && e.task.status.state.is_terminal()).then(|| Arc::clone(&e.id));
+            let ended = !was_terminal && e.task.status.state.is_terminal();
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
-        if let Some(id) = ended {
-            self.note_terminal(id)?;
+        if ended {
+            self.note_terminal(&entry)?;
         }
         Ok(updated)
     }
@@ -215,7 +249,10 @@ impl TaskStore for MemoryStore {
         let Ok(Some(entry)) = self.entry(task_id) else { return };
         let Ok(mut e) = entry.lock() else { return };
         if e.task.status.state.is_terminal() {
+            let freed = if e.retained > 0 { e.events_size() } else { 0 };
             e.events = Vec::new();
+            e.retained -= freed;
+            self.inner.ended_bytes.fetch_sub(freed, Ordering::Relaxed);
         }
     }
 
@@ -247,7 +284,7 @@ impl TaskStore for MemoryStore {
             .flatten();
         let mut tasks = Vec::with_capacity(page.len());
         for (_, _, entry) in page {
-            tasks.push(Task::clone(&entry.lock().map_err(poisoned)?.task));
+            tasks.push(Arc::clone(&entry.lock().map_err(poisoned)?.task));
         }
         Ok(TaskPage { tasks, next, total })
     }

@@ -3,6 +3,13 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
+use agentwire_types::Task;
+
+/// The status time that orders listings; a task without one sorts as the oldest.
+pub(crate) fn status_millis(task: &Task) -> i64 {
+    task.status.timestamp.map(|t| t.as_millis()).unwrap_or(0)
+}
+
 /// A position in the newest-first order of a listing: the status time and id of the last task seen.
 ///
 /// ```
@@ -21,6 +28,11 @@ pub struct PageToken {
 }
 
 impl PageToken {
+    /// The position just after `task`.
+    pub fn after(task: &Task) -> Self {
+        Self { status_millis: status_millis(task), task_id: task.id.clone() }
+    }
+
     /// The opaque text form.
     pub fn encode(&self) -> String {
         URL_SAFE_NO_PAD.encode(format!("{}:{}", self.status_millis, self.task_id))

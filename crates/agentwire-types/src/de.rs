@@ -31,3 +31,17 @@ pub(crate) fn lenient_i32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>
         Some(other) => Err(D::Error::custom(format!("expected an integer, found {other}"))),
     }
 }
+
+/// A task-state filter. ts-proto-generated clients (the official JavaScript SDK among them) name a
+/// value they do not know `UNRECOGNIZED` (-1 as a number) and send it for an unset filter; that
+/// one name means no filter, as protobuf reads an unknown enum value as unset. Any other name
+/// that is no state stays an error.
+pub(crate) fn state_filter<'de, D: Deserializer<'de>>(d: D) -> Result<Option<crate::TaskState>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) if s == "UNRECOGNIZED" => Ok(None),
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(-1) => Ok(None),
+        Some(other) => crate::TaskState::deserialize(other).map(Some).map_err(D::Error::custom),
+    }
+}

@@ -41,6 +41,8 @@ pub enum ErrorKind {
     PermissionDenied,
     /// The request body exceeds the configured limit.
     PayloadTooLarge,
+    /// The caller has used up a quota (such as its tasks in progress); it may retry later.
+    ResourceExhausted,
 }
 
 impl ErrorKind {
@@ -64,6 +66,7 @@ impl ErrorKind {
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
         }
     }
 
@@ -216,6 +219,11 @@ impl A2AError {
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(ErrorKind::PayloadTooLarge, format!("request body exceeds the limit of {limit} bytes"))
             .with_metadata("limitBytes", limit.to_string())
+    }
+
+    /// The caller has used up a quota.
+    pub fn resource_exhausted(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ResourceExhausted, message)
     }
 }
 

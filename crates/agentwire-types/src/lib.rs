@@ -22,6 +22,7 @@ mod message;
 mod part;
 mod push;
 mod requests;
+mod size;
 mod state;
 mod task;
 mod timestamp;
@@ -41,6 +42,7 @@ pub use requests::{
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, SendMessageConfiguration,
     SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfigRef,
 };
+pub use size::MemorySize;
 pub use state::{Role, TaskState, UnknownRole, UnknownTaskState};
 pub use task::{Artifact, Task, TaskStatus};
 pub use timestamp::{InvalidTimestamp, Timestamp};

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::{lenient_i32, null_default};
+use crate::de::{lenient_i32, null_default, state_filter};
 use crate::{Message, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 
 /// SendMessage / SendStreamingMessage parameters.
@@ -103,8 +103,9 @@ pub struct ListTasksRequest {
         skip_serializing_if = "String::is_empty"
     )]
     pub context_id: String,
-    /// Only tasks in this state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Only tasks in this state. `UNRECOGNIZED` (or -1), which clients generated with ts-proto
+    /// send for an unset filter, means no filter; any other unknown state is an error.
+    #[serde(default, deserialize_with = "state_filter", skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// At most this many tasks (1 to 100; default 50).
     #[serde(alias = "page_size", default, deserialize_with = "lenient_i32", skip_serializing_if = "Option::is_none")]

@@ -29,6 +29,17 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// How long a client may take to send a request's body once its headers are in.
     pub body_read_timeout: Duration,
+    /// Largest client message, as [`MemorySize`](agentwire_types::MemorySize) estimates the
+    /// memory it takes (a message of many tiny parts takes far more than its JSON text).
+    pub max_message_bytes: usize,
+    /// Most messages a task's history keeps; the oldest are dropped beyond it.
+    pub max_history_length: usize,
+    /// Most tasks one principal may have in progress (not in a terminal state) at once; a send
+    /// that would start one more is refused with ResourceExhausted.
+    pub max_unfinished_tasks: usize,
+    /// Most task memory one ListTasks page carries; a page that would hold more ends early, with
+    /// a `nextPageToken` for the rest.
+    pub max_list_bytes: usize,
     /// Most push configs one task may have.
     pub max_push_configs_per_task: usize,
     /// Events buffered per task for live readers before a slow reader falls back to the event log.
@@ -49,6 +60,10 @@ impl Default for Limits {
         Self {
             max_body_bytes: 4 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
+            max_message_bytes: 8 * 1024 * 1024,
+            max_history_length: 1_000,
+            max_unfinished_tasks: 1_000,
+            max_list_bytes: 16 * 1024 * 1024,
             max_push_configs_per_task: 32,
             subscriber_buffer: 16,
             default_page_size: 50,
@@ -301,6 +316,7 @@ impl RequestHandlerBuilder {
             push_configs,
             broker: Arc::new(Broker::new(self.limits.subscriber_buffer)),
             running: Default::default(),
+            unfinished: Default::default(),
             tracker: TaskTracker::new(),
             push,
             card: Cards::new(self.card),

@@ -51,6 +51,8 @@ pub(crate) struct Core {
     pub(crate) broker: Arc<Broker>,
     /// Running executions by task id.
     pub(crate) running: DashMap<Arc<str>, Executions, foldhash::fast::RandomState>,
+    /// How many tasks each scope has in progress, for [`Limits::max_unfinished_tasks`].
+    pub(crate) unfinished: DashMap<Scope, usize, foldhash::fast::RandomState>,
     /// Owns every spawned execution, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     pub(crate) push: push::PushDispatcher,
@@ -91,14 +93,29 @@ impl Core {
     pub(crate) async fn create(
         &self,
         scope: &Scope,
-        task: Task,
+        mut task: Task,
         events: Vec<StreamResponse>,
     ) -> Result<Arc<Task>, A2AError> {
+        trim_history(&mut task, self.limits.max_history_length);
         let task = Arc::new(task);
         let events = shared(events);
         let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
+        if !task.status.state.is_terminal() {
+            *self.unfinished.entry(scope.clone()).or_default() += 1;
+        }
         self.announce(scope, &task.id, version, events);
         Ok(task)
+    }
+
+    /// Refuses to start another task for a scope at its limit of tasks in progress.
+    pub(crate) fn check_unfinished(&self, scope: &Scope) -> Result<(), A2AError> {
+        let max = self.limits.max_unfinished_tasks;
+        if self.unfinished.get(scope).is_some_and(|n| *n >= max) {
+            return Err(A2AError::resource_exhausted(format!(
+                "at most {max} tasks may be in progress at once; wait for one to end, or cancel one"
+            )));
+        }
+        Ok(())
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
@@ -110,7 +127,22 @@ impl Core {
         task_id: &str,
         change: &mut Mutation<'_>,
     ) -> Result<(Arc<Task>, u64), A2AError> {
-        let updated = self.tasks.update(scope, task_id, change).await.map_err(store_error)?;
+        let max_history = self.limits.max_history_length;
+        let mut ended = false;
+        let mut limited = |task: &mut Task| {
+            let was_terminal = task.status.state.is_terminal();
+            let events = change(task)?;
+            trim_history(task, max_history);
+            ended = !was_terminal && task.status.state.is_terminal();
+            Ok(events)
+        };
+        let updated = self.tasks.update(scope, task_id, &mut limited).await.map_err(store_error)?;
+        if ended {
+            self.unfinished.remove_if_mut(scope, |_, n| {
+                *n = n.saturating_sub(1);
+                *n == 0
+            });
+        }
         if !updated.events.is_empty() {
             self.announce(scope, task_id, updated.version, updated.events);
         }
@@ -143,6 +175,17 @@ impl Core {
     pub(crate) fn has_audience(&self, task_id: &str) -> bool {
         self.broker.has_readers(task_id) || self.webhooks_may_want(task_id)
     }
+}
+
+/// Keeps a task's history within `max` messages: the first (the request that started the task,
+/// which agents read for what the task is about) and the most recent ones.
+fn trim_history(task: &mut Task, max: usize) {
+    let excess = task.history.len().saturating_sub(max);
+    if excess == 0 {
+        return;
+    }
+    let first_kept = usize::from(max > 1);
+    task.history.drain(first_kept..first_kept + excess);
 }
 
 /// Events as the store, the readers and the webhooks share them.

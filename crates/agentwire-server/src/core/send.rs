@@ -13,6 +13,7 @@ use super::apply::add_user_message;
 use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
 use super::runner::{Run, Settled, Waiter};
+use super::tasks::view;
 use super::{new_id, validate, Core};
 use crate::RequestContext;
 
@@ -62,6 +63,7 @@ impl Core {
         if !send.message.task_id.is_empty() {
             return self.continue_task(send).await;
         }
+        self.check_unfinished(&send.scope)?;
         let task_id = new_id();
         if let Some(push) = send.push.take() {
             self.register_push_config(&send.scope, &task_id, push).await?;
@@ -71,7 +73,7 @@ impl Core {
 
     fn check(&self, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Checked> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
-        validate::message(&req.message)?;
+        validate::message(&req.message, self.limits.max_message_bytes)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
         validate::input_modes(self.card.public(), &req.message)?;
         let config = req.configuration.unwrap_or_default();
@@ -189,11 +191,7 @@ impl Core {
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
-            Some(Settled::Task(task)) => {
-                let mut task = Arc::unwrap_or_clone(task);
-                task.truncate_history(started.history_length);
-                Ok(SendMessageResponse::Task(task))
-            }
+            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(view(task, started.history_length, true))),
             None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
     }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use agentwire_store::{PageToken, TaskQuery};
 use agentwire_types::{
-    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Result, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskState,
+    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 
 use super::broker::{EventFeed, FeedItem};
@@ -20,9 +20,7 @@ impl Core {
     pub(crate) async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
         let history_length = validate::history_length(req.history_length)?;
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
-        let mut task = Arc::unwrap_or_clone(self.load(&scope, &req.id).await?.task);
-        task.truncate_history(history_length);
-        Ok(task)
+        Ok(view(self.load(&scope, &req.id).await?.task, history_length, true))
     }
 
     pub(crate) async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
@@ -52,20 +50,25 @@ impl Core {
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
         let page = self.tasks.list(&scope, &query).await.map_err(store_error)?;
         let include_artifacts = req.include_artifacts.unwrap_or(false);
-        let tasks = page
-            .tasks
-            .into_iter()
-            .map(|mut task| {
-                task.truncate_history(history_length);
-                if !include_artifacts {
-                    task.artifacts.clear();
-                }
-                task
-            })
-            .collect();
+        // A page ends early rather than grow past the response budget; it always has one task, so
+        // that paging goes on.
+        let (mut tasks, mut bytes, mut cut) = (Vec::with_capacity(page.tasks.len()), 0, false);
+        for stored in page.tasks {
+            let task = view(stored, history_length, include_artifacts);
+            bytes += task.memory_size();
+            if bytes > self.limits.max_list_bytes && !tasks.is_empty() {
+                cut = true;
+                break;
+            }
+            tasks.push(task);
+        }
+        let next = match (cut, tasks.last()) {
+            (true, Some(last)) => Some(PageToken::after(last)),
+            _ => page.next,
+        };
         Ok(ListTasksResponse {
             tasks,
-            next_page_token: page.next.map(|t| t.encode()).unwrap_or_default(),
+            next_page_token: next.map(|t| t.encode()).unwrap_or_default(),
             page_size: i32::try_from(page_size).unwrap_or(i32::MAX),
             total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
         })
@@ -128,5 +131,29 @@ impl Core {
             response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(record.task))),
         };
         Ok(task_event_stream(feed, Some(first), false))
+    }
+}
+
+/// What a reader is sent of a stored task: at most `history_length` recent messages, and the
+/// artifacts if asked for. Only that much is copied, and nothing if the caller holds the only
+/// reference.
+pub(crate) fn view(task: Arc<Task>, history_length: Option<usize>, artifacts: bool) -> Task {
+    let keep = history_length.unwrap_or(usize::MAX).min(task.history.len());
+    match Arc::try_unwrap(task) {
+        Ok(mut task) => {
+            task.truncate_history(Some(keep));
+            if !artifacts {
+                task.artifacts = Vec::new();
+            }
+            task
+        }
+        Err(shared) => Task {
+            id: shared.id.clone(),
+            context_id: shared.context_id.clone(),
+            status: shared.status.clone(),
+            artifacts: if artifacts { shared.artifacts.clone() } else { Vec::new() },
+            history: shared.history[shared.history.len() - keep..].to_vec(),
+            metadata: shared.metadata.clone(),
+        },
     }
 }

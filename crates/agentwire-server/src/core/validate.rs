@@ -1,9 +1,9 @@
 //! Input checks shared by every binding.
 
-use agentwire_types::{A2AError, AgentCard, Message, PartContent, Result};
+use agentwire_types::{A2AError, AgentCard, ErrorKind, MemorySize, Message, PartContent, Result};
 
-/// The required members of a client message.
-pub(crate) fn message(message: &Message) -> Result<()> {
+/// The required members of a client message, and its size.
+pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<()> {
     if message.message_id.is_empty() {
         return Err(A2AError::invalid_params("message.messageId is required"));
     }
@@ -12,6 +12,14 @@ pub(crate) fn message(message: &Message) -> Result<()> {
     }
     if message.parts.is_empty() {
         return Err(A2AError::invalid_params("message.parts must contain at least one part"));
+    }
+    let size = message.memory_size();
+    if size > max_bytes {
+        return Err(A2AError::new(
+            ErrorKind::PayloadTooLarge,
+            format!("the message would take about {size} bytes to hold; the limit is {max_bytes}"),
+        )
+        .with_metadata("limitBytes", max_bytes.to_string()));
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 pub(crate) fn jsonrpc_code(kind: ErrorKind) -> i64 {
     match kind {
         ErrorKind::Parse => -32700,
-        ErrorKind::InvalidRequest | ErrorKind::PayloadTooLarge => -32600,
+        ErrorKind::InvalidRequest | ErrorKind::PayloadTooLarge | ErrorKind::ResourceExhausted => -32600,
         ErrorKind::MethodNotFound => -32601,
         ErrorKind::InvalidParams => -32602,
         ErrorKind::TaskNotFound => -32001,
@@ -76,6 +76,7 @@ pub(crate) fn status(kind: ErrorKind) -> (StatusCode, RpcCode) {
         ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, RpcCode::Unauthenticated),
         ErrorKind::PermissionDenied => (StatusCode::FORBIDDEN, RpcCode::PermissionDenied),
         ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, RpcCode::ResourceExhausted),
+        ErrorKind::ResourceExhausted => (StatusCode::TOO_MANY_REQUESTS, RpcCode::ResourceExhausted),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, RpcCode::Internal),
     }
 }

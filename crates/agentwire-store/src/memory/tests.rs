@@ -55,7 +55,7 @@ async fn list_pages_newest_first_within_scope() {
 
 #[tokio::test]
 async fn retention_evicts_oldest_ended_tasks_only() {
-    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(2) });
+    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(2), max_terminal_bytes: None });
     let scope = Scope::default();
     let running = task("running", "c", 0, TaskState::Working);
     store.create(&scope, Arc::new(running.clone()), &snapshot(&running)).await.unwrap();
@@ -66,6 +66,48 @@ async fn retention_evicts_oldest_ended_tasks_only() {
     assert!(store.get(&scope, "running").await.unwrap().is_some());
     assert!(store.get(&scope, "done0").await.unwrap().is_none());
     assert!(store.get(&scope, "done3").await.unwrap().is_some());
+}
+
+/// A task that ended holding `bytes` of text.
+fn ended_with_text(id: &str, bytes: usize) -> Task {
+    let mut t = task(id, "c", 1, TaskState::Completed);
+    t.history.push(agentwire_types::Message::user("m", "x".repeat(bytes)));
+    t
+}
+
+#[tokio::test]
+async fn retention_evicts_oldest_ended_tasks_beyond_the_byte_budget() {
+    const MIB: usize = 1024 * 1024;
+    let store =
+        MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: None, max_terminal_bytes: Some(5 * MIB) });
+    let scope = Scope::default();
+    let running = task("running", "c", 0, TaskState::Working);
+    store.create(&scope, Arc::new(running.clone()), &snapshot(&running)).await.unwrap();
+    // Each task holds its text twice: in its history and in its first event.
+    for i in 0..6 {
+        let t = ended_with_text(&format!("big{i}"), MIB);
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+    }
+    let kept: Vec<bool> = which_are_kept(&store, &scope, 6).await;
+    assert_eq!(kept, [false, false, false, false, true, true]);
+    assert!(store.get(&scope, "running").await.unwrap().is_some(), "running tasks are never evicted");
+
+    // A log freed early leaves room for more.
+    for i in 6..9 {
+        let t = ended_with_text(&format!("big{i}"), MIB);
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+        store.ended_unobserved(&t.id);
+    }
+    let kept = which_are_kept(&store, &scope, 9).await;
+    assert_eq!(kept, [false, false, false, false, false, false, true, true, true]);
+}
+
+async fn which_are_kept(store: &MemoryStore, scope: &Scope, n: usize) -> Vec<bool> {
+    let mut kept = Vec::new();
+    for i in 0..n {
+        kept.push(store.get(scope, &format!("big{i}")).await.unwrap().is_some());
+    }
+    kept
 }
 
 #[tokio::test]
@@ -113,7 +155,7 @@ async fn an_ended_unobserved_task_keeps_its_version_but_not_its_log() {
 async fn an_update_without_events_is_committed_at_the_same_version() {
     // What `update_excludes_reads` promises: the server may leave out events nobody can read, and
     // the edit must still be stored (and count toward retention once it ends the task).
-    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(1) });
+    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(1), max_terminal_bytes: None });
     assert!(store.update_excludes_reads());
     let scope = Scope::new("", "a");
     for id in ["first", "second"] {

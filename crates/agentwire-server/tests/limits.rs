@@ -1,0 +1,144 @@
+//! What one client can make the server hold is bounded: message size, history, tasks in progress,
+//! ListTasks pages and retention, each refused or trimmed the way its limit says.
+
+use std::collections::HashSet;
+
+use agentwire_server::auth::StaticAuth;
+use agentwire_server::Limits;
+use agentwire_store::{MemoryStore, RetentionPolicy};
+use agentwire_test::{conformance, user_message, TestServer};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+const KIB: usize = 1024;
+
+fn with_limits(limits: Limits) -> agentwire_server::RequestHandlerBuilder {
+    conformance().limits(limits)
+}
+
+#[tokio::test]
+async fn a_message_too_large_to_hold_is_refused_on_every_binding() {
+    let server = TestServer::start(with_limits(Limits { max_message_bytes: 64 * KIB, ..Limits::default() })).await;
+    // About 110 KB of JSON, but ten thousand parts.
+    let mut message = user_message("m1", "tck-complete-task");
+    message["parts"] = Value::Array(vec![json!({"text": ""}); 10_000]);
+
+    let envelope = server.rpc("SendMessage", json!({"message": message})).await;
+    assert_eq!(envelope["error"]["code"], -32600, "{envelope}");
+    assert_eq!(envelope["error"]["data"][0]["reason"], "PAYLOAD_TOO_LARGE", "{envelope}");
+    let (status, body) = server.rest(Method::POST, "/message:send", Some(json!({"message": message}))).await;
+    assert_eq!(status, 413, "{body}");
+
+    let fits = json!({"message": user_message("m2", "tck-complete-task")});
+    assert_eq!(server.rpc_ok("SendMessage", fits).await["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test]
+async fn a_task_keeps_only_its_most_recent_history() {
+    let server = TestServer::start(with_limits(Limits { max_history_length: 4, ..Limits::default() })).await;
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m0", "tck-multi-turn")})).await;
+    let task_id = task["task"]["id"].clone();
+    for turn in 1..=5 {
+        let mut message = user_message(&format!("m{turn}"), &format!("turn {turn}"));
+        message["taskId"] = task_id.clone();
+        let reply = server.rpc_ok("SendMessage", json!({"message": message})).await;
+        assert_eq!(reply["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    }
+    let task = server.rpc_ok("GetTask", json!({"id": task_id})).await;
+    let history = task["history"].as_array().unwrap();
+    assert_eq!(history.len(), 4, "{task}");
+    // The message that started the task and the newest turns (the user's, then the agent's
+    // question) are kept; the ones between are gone.
+    assert_eq!(history[0]["messageId"], "m0", "{task}");
+    assert_eq!(history[2]["messageId"], "m5", "{task}");
+    assert!(history.iter().all(|m| m["messageId"] != "m1"), "{task}");
+}
+
+async fn send(server: &TestServer, token: &str, text: &str) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": user_message("m", text), "configuration": {"returnImmediately": true}}});
+    let request = server.http.post(format!("{}/", server.base)).header("A2A-Version", "1.0").bearer_auth(token);
+    request.json(&body).send().await.unwrap().json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_principal_at_its_limit_of_tasks_in_progress_waits_until_one_ends() {
+    let auth = StaticAuth::default().with_spec("bearer:alice=alice-token,bob=bob-token").unwrap();
+    let limits = Limits { max_unfinished_tasks: 2, ..Limits::default() };
+    let server = TestServer::start(with_limits(limits).authenticator(auth)).await;
+    let first = send(&server, "alice-token", "tck-cancel").await;
+    send(&server, "alice-token", "tck-cancel").await;
+
+    let refused = send(&server, "alice-token", "tck-cancel").await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["data"][0]["reason"], "RESOURCE_EXHAUSTED", "{refused}");
+    let others = send(&server, "bob-token", "tck-cancel").await;
+    assert!(others["result"]["task"]["id"].is_string(), "another principal is not affected: {others}");
+
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": first["result"]["task"]["id"]}});
+    let request = server.http.post(format!("{}/", server.base)).header("A2A-Version", "1.0").bearer_auth("alice-token");
+    let canceled: Value = request.json(&cancel).send().await.unwrap().json().await.unwrap();
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+    let again = send(&server, "alice-token", "tck-cancel").await;
+    assert!(again["result"]["task"]["id"].is_string(), "{again}");
+}
+
+#[tokio::test]
+async fn rest_answers_429_at_the_limit_of_tasks_in_progress() {
+    let server = TestServer::start(with_limits(Limits { max_unfinished_tasks: 1, ..Limits::default() })).await;
+    let body = json!({"message": user_message("m", "tck-cancel"), "configuration": {"returnImmediately": true}});
+    let (status, _) = server.rest(Method::POST, "/message:send", Some(body.clone())).await;
+    assert_eq!(status, 200);
+    let (status, refused) = server.rest(Method::POST, "/message:send", Some(body)).await;
+    assert_eq!(status, 429, "{refused}");
+    assert_eq!(refused["error"]["status"], "RESOURCE_EXHAUSTED", "{refused}");
+}
+
+/// Completed tasks that each hold `bytes` of text.
+async fn completed_tasks(server: &TestServer, count: usize, bytes: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..count {
+        let text = format!("tck-complete-task {}", "x".repeat(bytes));
+        let params = json!({"message": user_message(&format!("m{i}"), &text), "configuration": {"historyLength": 0}});
+        ids.push(server.rpc_ok("SendMessage", params).await["task"]["id"].as_str().unwrap().to_owned());
+    }
+    ids
+}
+
+#[tokio::test]
+async fn a_list_page_ends_early_rather_than_pass_the_response_budget() {
+    let server = TestServer::start(with_limits(Limits { max_list_bytes: 256 * KIB, ..Limits::default() })).await;
+    let ids = completed_tasks(&server, 5, 100 * KIB).await;
+
+    let (mut seen, mut token, mut pages) = (Vec::new(), String::new(), 0);
+    loop {
+        let result = server.rpc_ok("ListTasks", json!({"pageSize": 100, "pageToken": token})).await;
+        let tasks = result["tasks"].as_array().unwrap();
+        assert!(!tasks.is_empty() && tasks.len() <= 2, "{} tasks on one page", tasks.len());
+        assert_eq!(result["totalSize"], 5);
+        seen.extend(tasks.iter().map(|t| t["id"].as_str().unwrap().to_owned()));
+        pages += 1;
+        token = result["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert!(pages >= 3);
+    assert_eq!(seen.iter().collect::<HashSet<_>>(), ids.iter().collect::<HashSet<_>>());
+    assert_eq!(seen.len(), 5, "no task twice");
+
+    // Without history, the same tasks fit one page.
+    let result = server.rpc_ok("ListTasks", json!({"pageSize": 100, "historyLength": 0})).await;
+    assert_eq!(result["tasks"].as_array().unwrap().len(), 5);
+}
+
+#[tokio::test]
+async fn ended_tasks_beyond_the_retention_budget_are_forgotten_oldest_first() {
+    let retention = RetentionPolicy { max_terminal_tasks: None, max_terminal_bytes: Some(1024 * KIB) };
+    let server = TestServer::start(conformance().task_store(MemoryStore::with_retention(retention))).await;
+    let ids = completed_tasks(&server, 8, 200 * KIB).await;
+    assert_eq!(server.rpc_error_code("GetTask", json!({"id": ids[0]})).await, -32001);
+    let last = server.rpc_ok("GetTask", json!({"id": ids[7], "historyLength": 0})).await;
+    assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED");
+}
