@@ -1,11 +1,15 @@
-//! Webhook deliveries reach a receiver on a loopback port, with the configured credentials.
+//! Webhook deliveries reach a receiver on a loopback port, with the configured credentials, and
+//! within the server's limits: no redirects, bounded lanes, a cap on deliveries in flight.
 
+use std::collections::HashSet;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentwire_server::{Limits, PushSettings, WebhookGuard};
-use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
-use axum::http::{HeaderMap, StatusCode};
+use agentwire_test::{conformance, user_message, Gate, TestServer, TIMEOUT};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -21,19 +25,26 @@ async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>, tokio::task::
 async fn receiver_answering(
     status: impl Fn(usize) -> StatusCode + Send + Sync + 'static,
 ) -> (String, mpsc::UnboundedReceiver<Received>, tokio::task::JoinHandle<()>) {
+    webhook(move |n, _| std::future::ready(status(n).into_response())).await
+}
+
+/// A webhook on a loopback port that hands every delivery to the test, then answers the `n`th
+/// (from 0) with what `respond(n, body)` resolves to.
+async fn webhook<F, R>(respond: F) -> (String, mpsc::UnboundedReceiver<Received>, tokio::task::JoinHandle<()>)
+where
+    F: Fn(usize, Value) -> R + Send + Sync + 'static,
+    R: Future<Output = Response> + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let tx = Arc::new(Mutex::new(tx));
-    let status = Arc::new(status);
+    let respond = Arc::new(respond);
     let count = Arc::new(AtomicUsize::new(0));
     let app = axum::Router::new().route(
         "/hook",
         post(move |headers: HeaderMap, body: axum::body::Bytes| {
-            let (tx, status, count) = (Arc::clone(&tx), Arc::clone(&status), Arc::clone(&count));
-            async move {
-                let value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let _ = tx.lock().unwrap().send((headers, value));
-                status(count.fetch_add(1, Ordering::SeqCst))
-            }
+            let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let _ = tx.lock().unwrap().send((headers, value.clone()));
+            respond(count.fetch_add(1, Ordering::SeqCst), value)
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -165,4 +176,189 @@ async fn a_task_has_at_most_the_configured_number_of_push_configs() {
     assert_eq!(status, 400);
     let listed = server.rpc_ok("ListTaskPushNotificationConfigs", json!({"taskId": task["id"]})).await;
     assert_eq!(listed["configs"].as_array().map(Vec::len), Some(2));
+}
+
+fn completes(body: &Value) -> bool {
+    body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+}
+
+/// A redirect answer ends the delivery: following it would carry the event and its token to an
+/// address the guard never checked.
+#[tokio::test]
+async fn a_webhook_that_redirects_is_not_followed() {
+    let (elsewhere, mut landed, landing) = receiver().await;
+    // The last event is taken, so once it arrives every redirect before it has been answered.
+    let (url, mut rx, hook) = webhook(move |_, body| {
+        let answer = if completes(&body) {
+            StatusCode::OK.into_response()
+        } else {
+            (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, elsewhere.clone())]).into_response()
+        };
+        std::future::ready(answer)
+    })
+    .await;
+    let server = TestServer::start(conformance()).await;
+    send_with_webhook(&server, &url).await;
+    let kinds = deliveries_until_completed(&mut rx).await;
+    assert_eq!(kinds, ["task", "statusUpdate", "artifactUpdate", "statusUpdate"], "each event once: no retry");
+    assert!(landed.try_recv().is_err(), "the redirect target received nothing");
+    hook.abort();
+    landing.abort();
+}
+
+#[tokio::test]
+async fn webhooks_to_special_purpose_addresses_are_refused() {
+    let push = PushSettings { guard: WebhookGuard::default(), ..PushSettings::default() };
+    let server = TestServer::start(conformance().push_settings(push)).await;
+    let task =
+        server.rpc_ok("SendMessage", json!({"message": user_message("tck-complete-task", "x")})).await["task"].clone();
+    for url in [
+        "http://[::127.0.0.1]/hook",
+        "http://[::ffff:0:127.0.0.1]/hook",
+        "http://[64:ff9b::127.0.0.1]/hook",
+        "http://[2002:7f00:1::]/hook",
+        "http://[fec0::1]/hook",
+        "http://0.1.2.3/hook",
+        "http://192.0.0.1/hook",
+        "http://192.0.2.2/hook",
+        "http://198.18.0.1/hook",
+        "http://198.51.100.1/hook",
+        "http://203.0.113.1/hook",
+        "http://240.0.0.1/hook",
+        "http://localhost./hook",
+    ] {
+        let config = json!({"taskId": task["id"], "url": url});
+        assert_eq!(server.rpc_error_code("CreateTaskPushNotificationConfig", config).await, -32602, "{url}");
+    }
+    let public = json!({"taskId": task["id"], "url": "https://[2606:4700::1111]/hook"});
+    server.rpc_ok("CreateTaskPushNotificationConfig", public).await;
+}
+
+/// Receives deliveries until one satisfies `last`; returns them all.
+async fn deliveries_until(rx: &mut mpsc::UnboundedReceiver<Received>, last: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut bodies = Vec::new();
+    loop {
+        let (_, body) = tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("delivery in time").unwrap();
+        let done = last(&body);
+        bodies.push(body);
+        if done {
+            return bodies;
+        }
+    }
+}
+
+fn asks_for_input(body: &Value) -> bool {
+    body["statusUpdate"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+}
+
+/// A webhook that does not answer holds at most a lane's worth of deliveries: the lane is FIFO,
+/// so the oldest are kept and the newest dropped, and the server carries on.
+#[tokio::test]
+async fn a_stalled_webhook_keeps_a_bounded_lane_and_loses_the_newest_events() {
+    let push = PushSettings {
+        guard: WebhookGuard { allow_private: true },
+        lane_capacity: 2,
+        initial_backoff: std::time::Duration::from_millis(50),
+        ..PushSettings::default()
+    };
+    let server = TestServer::start(conformance().push_settings(push)).await;
+    let gate = Gate::default();
+    let held = gate.clone();
+    let (stalled_url, mut stalled, stalled_hook) = webhook(move |_, _| {
+        let gate = held.clone();
+        async move {
+            gate.wait().await;
+            StatusCode::OK.into_response()
+        }
+    })
+    .await;
+    // A prompt webhook on the same task sees every event, in the order the stalled one would.
+    let (url, mut prompt, prompt_hook) = receiver().await;
+
+    let task =
+        server.rpc_ok("SendMessage", json!({"message": user_message("m0", "tck-multi-turn")})).await["task"].clone();
+    for (id, url) in [("stalled", &stalled_url), ("prompt", &url)] {
+        server.rpc_ok("CreateTaskPushNotificationConfig", json!({"taskId": task["id"], "id": id, "url": url})).await;
+    }
+    let turn = |n: usize, text: &str| {
+        let mut message = user_message(&format!("m{n}"), text);
+        message["taskId"] = task["id"].clone();
+        json!({"message": message})
+    };
+    // The stalled config was created first, so each event is queued for it before the prompt
+    // webhook can receive it: once the prompt one has an event, the stalled lane has met it too.
+    let mut produced = Vec::new();
+    let mut kept = Vec::new();
+    for n in 1..=8 {
+        server.rpc_ok("SendMessage", turn(n, "more")).await;
+        produced.extend(deliveries_until(&mut prompt, asks_for_input).await);
+        if n == 1 {
+            let (_, first) = tokio::time::timeout(TIMEOUT, stalled.recv()).await.expect("first delivery").unwrap();
+            kept.push(first);
+        }
+    }
+    gate.open();
+    for _ in 0..2 {
+        let (_, queued) = tokio::time::timeout(TIMEOUT, stalled.recv()).await.expect("queued delivery").unwrap();
+        kept.push(queued);
+    }
+    // The lane is empty now, so the last turn's events find room.
+    server.rpc_ok("SendMessage", turn(9, "done")).await;
+    let last_turn = deliveries_until(&mut prompt, completes).await;
+    assert_eq!(deliveries_until(&mut stalled, completes).await, last_turn, "nothing else was left in the lane");
+    assert_eq!(kept, produced[..3], "the event in flight and the two oldest after it were kept");
+    assert!(produced.len() > 3, "{} events, of which the newest were dropped", produced.len());
+    server.rpc_ok("SendMessage", json!({"message": user_message("tck-complete-task", "x")})).await;
+    stalled_hook.abort();
+    prompt_hook.abort();
+}
+
+/// However many webhooks are due, at most `max_concurrent_deliveries` requests are in flight,
+/// and the others follow once those are answered.
+#[tokio::test]
+async fn deliveries_in_flight_are_capped_across_webhooks() {
+    let push = PushSettings {
+        guard: WebhookGuard { allow_private: true },
+        max_concurrent_deliveries: 3,
+        initial_backoff: std::time::Duration::from_millis(50),
+        ..PushSettings::default()
+    };
+    let server = TestServer::start(conformance().push_settings(push)).await;
+    let gate = Gate::default();
+    let held = gate.clone();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (counted, most_seen) = (Arc::clone(&in_flight), Arc::clone(&most));
+    let (url, mut rx, hook) = webhook(move |_, _| {
+        let (gate, in_flight, most) = (held.clone(), Arc::clone(&counted), Arc::clone(&most_seen));
+        most.fetch_max(in_flight.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+        async move {
+            gate.wait().await;
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            StatusCode::OK.into_response()
+        }
+    })
+    .await;
+
+    let tasks = 10;
+    for n in 0..tasks {
+        let config = json!({"url": url, "id": format!("c{n}")});
+        let params = json!({"message": user_message(&format!("tck-complete-task-{n}"), "x"), "configuration": {"taskPushNotificationConfig": config}});
+        server.rpc_ok("SendMessage", params).await;
+    }
+    for _ in 0..3 {
+        tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("a delivery starts").unwrap();
+    }
+    // While three are held, the server still answers, and the other webhooks have time to call.
+    server.rpc_ok("SendMessage", json!({"message": user_message("tck-complete-task", "x")})).await;
+    gate.open();
+    let mut completed = HashSet::new();
+    while completed.len() < tasks {
+        let (_, body) = tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("every delivery in time").unwrap();
+        if completes(&body) {
+            completed.insert(body["statusUpdate"]["taskId"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 3, "at most three requests in flight");
+    hook.abort();
 }

@@ -1,0 +1,189 @@
+//! One webhook POST, with its retries, under the global limit on attempts in flight.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_types::TaskPushNotificationConfig;
+use bytes::Bytes;
+use http::StatusCode;
+use tokio::sync::Semaphore;
+
+use super::guard::PrivateAddress;
+use super::PushSettings;
+
+/// Where one config's notifications go; its deliveries of one job share it.
+pub(super) struct Target {
+    pub(super) url: reqwest::Url,
+    pub(super) config: TaskPushNotificationConfig,
+}
+
+/// One POST to a webhook. The body is shared with the other configs' deliveries of the event.
+pub(super) struct Delivery {
+    pub(super) target: Arc<Target>,
+    pub(super) body: Bytes,
+}
+
+/// Why a notification was not delivered.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Undelivered {
+    /// The guard refused the address; final.
+    #[error("{0}, and private webhook addresses are refused")]
+    PrivateAddress(#[from] PrivateAddress),
+    /// A 3xx; final, since the new location was never checked.
+    #[error("the webhook answered {0}, and redirects are not followed")]
+    Redirected(StatusCode),
+    /// A 4xx other than 408 and 429; final.
+    #[error("the webhook answered {0}")]
+    Refused(StatusCode),
+    /// A 5xx, 408 or 429; retried.
+    #[error("the webhook answered {0}")]
+    Unavailable(StatusCode),
+    /// No answer (connection, TLS or timeout); retried.
+    #[error("the webhook is unreachable: {0}")]
+    Unreachable(String),
+    /// The HTTP client could not be built; final.
+    #[error("no webhook client: {0}")]
+    NoClient(String),
+}
+
+impl Undelivered {
+    fn from_status(status: StatusCode) -> Self {
+        match status {
+            s if s.is_redirection() => Self::Redirected(s),
+            s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT || s == StatusCode::TOO_MANY_REQUESTS => {
+                Self::Unavailable(s)
+            }
+            s => Self::Refused(s),
+        }
+    }
+
+    /// Whether a later attempt may succeed.
+    fn is_retryable(&self) -> bool {
+        matches!(self, Self::Unavailable(_) | Self::Unreachable(_))
+    }
+}
+
+/// What every lane shares: the HTTP client, the retry policy and the limit on attempts in flight.
+pub(super) struct Courier {
+    /// `Err` holds why the client could not be built; every delivery then fails with it.
+    client: std::result::Result<reqwest::Client, String>,
+    settings: PushSettings,
+    /// One permit per attempt in flight, across all lanes.
+    permits: Semaphore,
+}
+
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+impl Courier {
+    pub(super) fn new(settings: PushSettings) -> Self {
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            // A redirect would carry the event and its token to an address nobody checked.
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve and connect on our behalf, past the guard's resolver.
+            .no_proxy()
+            .dns_resolver(Arc::new(settings.guard.resolver()))
+            .build()
+            .map_err(|error| {
+                tracing::error!(%error, "cannot build the webhook client; push notifications will fail");
+                error.to_string()
+            });
+        let permits = Semaphore::new(settings.max_concurrent_deliveries.max(1));
+        Self { client, settings, permits }
+    }
+
+    /// Posts one notification, retrying what may succeed later, and logs why if it gives up.
+    pub(super) async fn deliver(&self, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+        let result = self.attempts(delivery).await;
+        if let Err(reason) = &result {
+            let config = &delivery.target.config;
+            tracing::warn!(
+                task_id = %config.task_id,
+                config_id = %config.id,
+                url = %delivery.target.url,
+                %reason,
+                "push notification not delivered"
+            );
+        }
+        result
+    }
+
+    async fn attempts(&self, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+        // Names are checked by the client's resolver; literal addresses never reach it.
+        self.settings.guard.check_literal(&delivery.target.url)?;
+        let client = self.client.as_ref().map_err(|error| Undelivered::NoClient(error.clone()))?;
+        let max_attempts = self.settings.max_attempts.max(1);
+        let mut backoff = self.settings.initial_backoff;
+        let mut attempt = 1;
+        loop {
+            let failure = match self.attempt(client, delivery).await {
+                Ok(()) => return Ok(()),
+                Err(failure) => failure,
+            };
+            if !failure.is_retryable() || attempt >= max_attempts {
+                return Err(failure);
+            }
+            let config = &delivery.target.config;
+            tracing::debug!(task_id = %config.task_id, config_id = %config.id, attempt, reason = %failure, "webhook delivery failed; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            attempt += 1;
+        }
+    }
+
+    /// One POST, holding a permit of the global limit while it runs.
+    async fn attempt(&self, client: &reqwest::Client, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+        // The semaphore is never closed, so this waits for a permit and always gets one.
+        let _permit = self.permits.acquire().await;
+        let Delivery { target, body } = delivery;
+        let mut request =
+            client.post(target.url.clone()).header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+        let config = &target.config;
+        if !config.token.is_empty() {
+            request = request
+                .header("X-A2A-Notification-Token", &config.token)
+                .header("A2A-Notification-Token", &config.token);
+        }
+        if let Some(auth) = config.authentication.as_ref().filter(|a| !a.credentials.is_empty()) {
+            let scheme = if auth.scheme.is_empty() { "Bearer" } else { auth.scheme.as_str() };
+            request = request.header(http::header::AUTHORIZATION, format!("{scheme} {}", auth.credentials));
+        }
+        match request.send().await {
+            Ok(response) if response.status().is_success() => Ok(()),
+            Ok(response) => Err(Undelivered::from_status(response.status())),
+            Err(error) => Err(match private_address_cause(&error) {
+                Some(refused) => Undelivered::PrivateAddress(refused.clone()),
+                None => Undelivered::Unreachable(with_causes(&error)),
+            }),
+        }
+    }
+}
+
+/// The guard's refusal among the causes of a request error (the resolver's error is wrapped by
+/// the connector and the client).
+fn private_address_cause(error: &reqwest::Error) -> Option<&PrivateAddress> {
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        if let Some(refused) = error.downcast_ref::<PrivateAddress>() {
+            return Some(refused);
+        }
+        cause = error.source();
+    }
+    None
+}
+
+/// An error and its causes, which reqwest's message leaves out ("connection refused").
+fn with_causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;
