@@ -75,7 +75,8 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "N", default_value_t = 16_384)]
     pub(crate) max_connections: usize,
 
-    /// Seconds a client may take to send a request's headers before its connection is closed.
+    /// Seconds a client may take to send a request's headers before its connection is closed
+    /// (an HTTP/2 connection: to start a request while none is in flight).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) header_read_timeout: u64,
 
@@ -86,4 +87,90 @@ pub(crate) struct ServeOpt {
     /// Log as JSON lines instead of text.
     #[arg(long)]
     pub(crate) log_json: bool,
+
+    // Last, so that only these options come under the "Limits" heading.
+    #[command(flatten)]
+    pub(crate) limits: LimitOpt,
+}
+
+/// Bounds on what one client can make the server hold or do. Sizes take a `KiB`, `MiB` or `GiB`
+/// suffix.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Limits")]
+pub(crate) struct LimitOpt {
+    /// Seconds a client may take to send a request's body.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) body_read_timeout: u64,
+
+    /// Largest request body.
+    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
+    pub(crate) max_body_size: usize,
+
+    /// Most memory one client message may take to hold (many small parts take more than their
+    /// JSON text).
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size)]
+    pub(crate) max_message_size: usize,
+
+    /// Most messages a task's history keeps: its first and the most recent ones.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub(crate) max_history: usize,
+
+    /// Most tasks one principal may have in progress at once.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub(crate) max_tasks_in_progress: usize,
+
+    /// Most task memory one ListTasks page carries; a fuller page ends early.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    pub(crate) max_list_size: usize,
+
+    /// Most push notification configs per task.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub(crate) max_push_configs: usize,
+
+    /// Ended tasks kept: at most this many...
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub(crate) retain_tasks: usize,
+
+    /// ...and at most this much memory in all; the ones that ended first go first.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub(crate) retain_size: usize,
+
+    /// Most webhook deliveries in flight at once, across all tasks.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub(crate) webhook_concurrency: usize,
+
+    /// Deliveries queued per webhook before new ones are dropped (and logged).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub(crate) webhook_queue: usize,
+}
+
+/// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: usize = number.parse().map_err(|_| format!("{text:?} is not a size such as 4MiB or 65536"))?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        other => return Err(format!("unknown size unit {other:?}; use KiB, MiB or GiB")),
+    };
+    number.checked_mul(scale).ok_or_else(|| format!("{text:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_with_binary_units() {
+        assert_eq!(parse_size("65536"), Ok(65_536));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size("16 k"), Ok(16 << 10));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert!(parse_size("4 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
+    }
 }

@@ -5,13 +5,14 @@ use std::time::Duration;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, PushSettings, RequestHandler, ServeOptions, TlsConfig,
+    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, ServeOptions, TlsConfig,
     WebhookGuard,
 };
+use agentwire_store::{MemoryStore, RetentionPolicy};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
-use crate::opt::{AgentKind, ServeOpt};
+use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -79,18 +80,42 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         extended_card,
         required_extensions: opt.required_extensions.clone(),
     };
-    let push =
-        PushSettings { guard: WebhookGuard { allow_private: opt.allow_private_webhooks }, ..PushSettings::default() };
+    let limits = &opt.limits;
+    let push = PushSettings {
+        guard: WebhookGuard { allow_private: opt.allow_private_webhooks },
+        max_concurrent_deliveries: limits.webhook_concurrency,
+        lane_capacity: limits.webhook_queue,
+        ..PushSettings::default()
+    };
+    let retention =
+        RetentionPolicy { max_terminal_tasks: Some(limits.retain_tasks), max_terminal_bytes: Some(limits.retain_size) };
     let builder = match opt.agent {
         AgentKind::Echo => RequestHandler::builder(EchoAgent),
         AgentKind::Conformance => RequestHandler::builder(ConformanceAgent::new()),
     };
-    let mut builder = builder.card(card_config).push_settings(push);
+    let mut builder = builder
+        .card(card_config)
+        .push_settings(push)
+        .limits(request_limits(limits))
+        .task_store(MemoryStore::with_retention(retention));
     if !opt.auth.is_empty() {
         let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
         builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
     }
     Ok(builder.build())
+}
+
+fn request_limits(opt: &LimitOpt) -> Limits {
+    Limits {
+        max_body_bytes: opt.max_body_size,
+        body_read_timeout: Duration::from_secs(opt.body_read_timeout),
+        max_message_bytes: opt.max_message_size,
+        max_history_length: opt.max_history,
+        max_unfinished_tasks: opt.max_tasks_in_progress,
+        max_list_bytes: opt.max_list_size,
+        max_push_configs_per_task: opt.max_push_configs,
+        ..Limits::default()
+    }
 }
 
 async fn shutdown_signal() {
