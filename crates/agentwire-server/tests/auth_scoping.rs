@@ -61,6 +61,7 @@ async fn missing_or_wrong_credentials_get_401_with_a_challenge() {
         let (status, body) = call(&server, token, "GetTask", json!({"id": "x"})).await;
         assert_eq!(status, 401);
         assert_eq!(body["error"]["code"], -32010);
+        assert_eq!(body["id"], 1, "the refusal answers the request it refuses: {body}");
     }
     let jsonrpc = server.http.post(format!("{}/", server.base)).json(&json!({})).send().await.unwrap();
     assert!(jsonrpc.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));

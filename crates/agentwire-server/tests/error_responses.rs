@@ -24,6 +24,19 @@ fn error_info_reason(error: &Value) -> &str {
 }
 
 #[tokio::test]
+async fn requests_a_reader_could_take_two_ways_are_refused_with_their_id() {
+    let server = TestServer::start(conformance()).await;
+    // Which method is meant depends on whether a reader keeps the first member or the last.
+    let twice = r#"{"jsonrpc":"2.0","id":7,"method":"SendMessage","method":"GetTask","params":{"id":"x"}}"#;
+    let (_, reply) = raw_rpc(&server, "application/json", twice).await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    // A number no double holds: valid JSON, invalid params, and the id is still known.
+    let huge = r#"{"jsonrpc":"2.0","id":42,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"x":1e400}}}"#;
+    let (_, reply) = raw_rpc(&server, "application/json", huge).await;
+    assert_eq!((reply["id"].as_i64(), reply["error"]["code"].as_i64()), (Some(42), Some(-32602)), "{reply}");
+}
+
+#[tokio::test]
 async fn envelope_errors() {
     let server = TestServer::start(conformance()).await;
     let (status, bad_json) = raw_rpc(&server, "application/json", "{not json").await;
