@@ -67,6 +67,8 @@ struct Entry {
     /// Once the task has ended: the memory it holds, counted in [`Inner::ended_bytes`]. Changed
     /// only under the entry's lock, together with that total.
     retained: usize,
+    /// The part of `retained` that its event log holds.
+    retained_by_log: usize,
 }
 
 impl Entry {
@@ -78,10 +80,6 @@ impl Entry {
         let before = self.events.len();
         self.events.extend(events);
         self.version += (self.events.len() - before) as u64;
-    }
-
-    fn events_size(&self) -> usize {
-        self.events.iter().map(|event| event.memory_size()).sum()
     }
 }
 
@@ -108,7 +106,8 @@ impl MemoryStore {
         }
         let id = {
             let mut e = entry.lock().map_err(poisoned)?;
-            e.retained = e.task.memory_size() + e.events_size();
+            e.retained_by_log = e.events.iter().map(|event| event.memory_size()).sum();
+            e.retained = e.task.memory_size() + e.retained_by_log;
             ended_bytes.fetch_add(e.retained, Ordering::Relaxed);
             Arc::clone(&e.id)
         };
@@ -156,6 +155,7 @@ impl TaskStore for MemoryStore {
             version: events.len() as u64,
             events: events.to_vec(),
             retained: 0,
+            retained_by_log: 0,
         };
         let version = entry.version();
         let entry = Arc::new(Mutex::new(entry));
@@ -249,7 +249,7 @@ impl TaskStore for MemoryStore {
         let Ok(Some(entry)) = self.entry(task_id) else { return };
         let Ok(mut e) = entry.lock() else { return };
         if e.task.status.state.is_terminal() {
-            let freed = if e.retained > 0 { e.events_size() } else { 0 };
+            let freed = std::mem::take(&mut e.retained_by_log);
             e.events = Vec::new();
             e.retained -= freed;
             self.inner.ended_bytes.fetch_sub(freed, Ordering::Relaxed);
