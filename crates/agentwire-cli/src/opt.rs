@@ -116,7 +116,7 @@ pub(crate) struct LimitOpt {
     pub(crate) max_history: usize,
 
     /// Most tasks one principal may have in progress at once.
-    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) max_tasks_in_progress: usize,
 
     /// Most task memory one ListTasks page carries; a fuller page ends early.

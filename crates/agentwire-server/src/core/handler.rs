@@ -22,7 +22,21 @@ use crate::agent::AgentExecutor;
 use crate::auth::Authenticator;
 use crate::RequestContext;
 
-/// Configurable bounds on what a client can make the server hold or do.
+/// Configurable bounds on what a client can make the server hold or do. Each refusal is the
+/// binding's error: PayloadTooLarge, ResourceExhausted or InvalidParams.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::{Limits, RequestHandler};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let limits = Limits { max_history_length: 200, body_read_timeout: Duration::from_secs(10), ..Limits::default() };
+/// let handler = RequestHandler::builder(EchoAgent).limits(limits).build();
+/// assert_eq!(handler.limits().max_history_length, 200);
+/// # });
+/// ```
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Largest accepted request body, in bytes.
@@ -32,7 +46,8 @@ pub struct Limits {
     /// Largest client message, as [`MemorySize`](agentwire_types::MemorySize) estimates the
     /// memory it takes (a message of many tiny parts takes far more than its JSON text).
     pub max_message_bytes: usize,
-    /// Most messages a task's history keeps; the oldest are dropped beyond it.
+    /// Most messages a task's history keeps: the first (the request that started the task) and
+    /// the most recent ones; the oldest after the first are dropped.
     pub max_history_length: usize,
     /// Most tasks one principal may have in progress (not in a terminal state) at once; a send
     /// that would start one more is refused with ResourceExhausted.
@@ -62,7 +77,7 @@ impl Default for Limits {
             body_read_timeout: Duration::from_secs(30),
             max_message_bytes: 8 * 1024 * 1024,
             max_history_length: 1_000,
-            max_unfinished_tasks: 1_000,
+            max_unfinished_tasks: 10_000,
             max_list_bytes: 16 * 1024 * 1024,
             max_push_configs_per_task: 32,
             subscriber_buffer: 16,
