@@ -136,6 +136,8 @@ impl MemoryStore {
         if let Some(entry) = &removed {
             let mut e = entry.lock().map_err(poisoned)?;
             self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
+            // A reader that took the entry before it left the map may still free its log.
+            e.retained_by_log = 0;
         }
         // Freed outside the locks.
         drop((removed, configs));

@@ -99,12 +99,29 @@ impl Core {
         trim_history(&mut task, self.limits.max_history_length);
         let task = Arc::new(task);
         let events = shared(events);
-        let version = self.tasks.create(scope, Arc::clone(&task), &events).await.map_err(store_error)?;
-        if !task.status.state.is_terminal() {
+        // Counted before it is stored, so that a cancel right after the store cannot end it first.
+        let in_progress = !task.status.state.is_terminal();
+        if in_progress {
             *self.unfinished.entry(scope.clone()).or_default() += 1;
         }
+        let version = match self.tasks.create(scope, Arc::clone(&task), &events).await {
+            Ok(version) => version,
+            Err(error) => {
+                if in_progress {
+                    self.count_ended(scope);
+                }
+                return Err(store_error(error));
+            }
+        };
         self.announce(scope, &task.id, version, events);
         Ok(task)
+    }
+
+    fn count_ended(&self, scope: &Scope) {
+        self.unfinished.remove_if_mut(scope, |_, n| {
+            *n = n.saturating_sub(1);
+            *n == 0
+        });
     }
 
     /// Refuses to start another task for a scope at its limit of tasks in progress.
@@ -138,10 +155,7 @@ impl Core {
         };
         let updated = self.tasks.update(scope, task_id, &mut limited).await.map_err(store_error)?;
         if ended {
-            self.unfinished.remove_if_mut(scope, |_, n| {
-                *n = n.saturating_sub(1);
-                *n == 0
-            });
+            self.count_ended(scope);
         }
         if !updated.events.is_empty() {
             self.announce(scope, task_id, updated.version, updated.events);
