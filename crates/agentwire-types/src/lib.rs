@@ -16,6 +16,7 @@
 
 mod card;
 mod de;
+pub mod dialect;
 mod error;
 mod events;
 mod message;
