@@ -19,6 +19,7 @@ mod de;
 pub mod dialect;
 mod error;
 mod events;
+pub mod jsonrpc;
 mod message;
 mod part;
 mod push;
@@ -35,6 +36,7 @@ pub use card::{
 };
 pub use error::{A2AError, ErrorKind, Result};
 pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use jsonrpc::Dialect;
 pub use message::Message;
 pub use part::{Part, PartContent};
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};

@@ -3,30 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use agentwire_types::{A2AError, ErrorKind};
+use agentwire_types::{A2AError, Dialect, ErrorKind};
 use http::StatusCode;
 use serde::Serialize;
 
 /// The JSON-RPC code of a v1.0 error.
 pub(crate) fn jsonrpc_code(kind: ErrorKind) -> i64 {
-    match kind {
-        ErrorKind::Parse => -32700,
-        ErrorKind::InvalidRequest | ErrorKind::PayloadTooLarge | ErrorKind::ResourceExhausted => -32600,
-        ErrorKind::MethodNotFound => -32601,
-        ErrorKind::InvalidParams => -32602,
-        ErrorKind::TaskNotFound => -32001,
-        ErrorKind::TaskNotCancelable => -32002,
-        ErrorKind::PushNotificationNotSupported => -32003,
-        ErrorKind::UnsupportedOperation => -32004,
-        ErrorKind::ContentTypeNotSupported => -32005,
-        ErrorKind::InvalidAgentResponse => -32006,
-        ErrorKind::ExtendedAgentCardNotConfigured => -32007,
-        ErrorKind::ExtensionSupportRequired => -32008,
-        ErrorKind::VersionNotSupported => -32009,
-        ErrorKind::Unauthenticated => -32010,
-        ErrorKind::PermissionDenied => -32011,
-        _ => -32603,
-    }
+    agentwire_types::jsonrpc::error_code(Dialect::V1, kind)
 }
 
 /// A `google.rpc.Code`: a gRPC status, named in REST error bodies.
