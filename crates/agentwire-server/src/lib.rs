@@ -14,6 +14,7 @@
 
 pub mod agent;
 pub mod auth;
+mod causes;
 mod context;
 mod core;
 mod http;

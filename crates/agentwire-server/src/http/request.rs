@@ -47,14 +47,7 @@ pub(crate) async fn read_body(parts: &Parts, body: Body, limits: &Limits) -> Res
 }
 
 fn is_length_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(error) = source {
-        if error.is::<LengthLimitError>() {
-            return true;
-        }
-        source = error.source();
-    }
-    false
+    crate::causes::causes(error).any(|cause| cause.is::<LengthLimitError>())
 }
 
 /// Whether the Content-Type names JSON (`application/json`, `application/a2a+json`, any `+json`).

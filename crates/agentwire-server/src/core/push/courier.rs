@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 
 use super::guard::PrivateAddress;
 use super::PushSettings;
+use crate::causes::causes;
 
 /// Where one config's notifications go; its deliveries of one job share it.
 pub(super) struct Target {
@@ -163,26 +164,12 @@ impl Courier {
 /// The guard's refusal among the causes of a request error (the resolver's error is wrapped by
 /// the connector and the client).
 fn private_address_cause(error: &reqwest::Error) -> Option<&PrivateAddress> {
-    let mut cause = std::error::Error::source(error);
-    while let Some(error) = cause {
-        if let Some(refused) = error.downcast_ref::<PrivateAddress>() {
-            return Some(refused);
-        }
-        cause = error.source();
-    }
-    None
+    causes(error).find_map(|cause| cause.downcast_ref::<PrivateAddress>())
 }
 
 /// An error and its causes, which reqwest's message leaves out ("connection refused").
 fn with_causes(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(error);
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    text
+    causes(error).map(ToString::to_string).collect::<Vec<_>>().join(": ")
 }
 
 #[cfg(test)]
