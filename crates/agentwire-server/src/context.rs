@@ -2,6 +2,7 @@
 //! protocol version, with which extensions.
 
 use agentwire_store::Scope;
+use agentwire_types::Dialect;
 
 /// The protocol versions this server speaks.
 pub const SUPPORTED_VERSIONS: [&str; 2] = ["1.0", "0.3"];
@@ -11,30 +12,31 @@ pub const SUPPORTED_VERSIONS: [&str; 2] = ["1.0", "0.3"];
 pub enum ProtocolVersion {
     /// v1.0.
     V1_0,
-    /// v0.3 (also what an absent or empty version header means).
+    /// v0.3.
     V0_3,
 }
 
 impl ProtocolVersion {
-    /// Parses a version header value; `None` or empty means 0.3. Patch numbers are ignored.
+    /// Parses a version header value; `None` when it is absent or empty, which means "the version
+    /// of the method or route itself". Patch numbers are ignored.
     ///
     /// ```
     /// use agentwire_server::ProtocolVersion;
     ///
-    /// assert_eq!(ProtocolVersion::negotiate(Some("1.0.2")).unwrap(), ProtocolVersion::V1_0);
-    /// assert_eq!(ProtocolVersion::negotiate(None).unwrap(), ProtocolVersion::V0_3);
+    /// assert_eq!(ProtocolVersion::negotiate(Some("1.0.2")).unwrap(), Some(ProtocolVersion::V1_0));
+    /// assert_eq!(ProtocolVersion::negotiate(Some(" ")).unwrap(), None);
     /// assert!(ProtocolVersion::negotiate(Some("2.0")).is_err());
     /// ```
-    pub fn negotiate(header: Option<&str>) -> agentwire_types::Result<Self> {
+    pub fn negotiate(header: Option<&str>) -> agentwire_types::Result<Option<Self>> {
         let value = header.map(str::trim).unwrap_or("");
         if value.is_empty() {
-            return Ok(Self::V0_3);
+            return Ok(None);
         }
         let mut parts = value.split('.');
         let major_minor = (parts.next(), parts.next());
         match major_minor {
-            (Some("1"), Some("0")) => Ok(Self::V1_0),
-            (Some("0"), Some("3")) => Ok(Self::V0_3),
+            (Some("1"), Some("0")) => Ok(Some(Self::V1_0)),
+            (Some("0"), Some("3")) => Ok(Some(Self::V0_3)),
             _ => Err(agentwire_types::A2AError::version_not_supported(value, &SUPPORTED_VERSIONS)),
         }
     }
@@ -69,15 +71,17 @@ pub struct RequestContext {
     pub tenant: String,
     /// The authenticated caller, if any.
     pub principal: Option<Principal>,
-    /// The negotiated protocol version.
-    pub version: ProtocolVersion,
+    /// The protocol generation the request was made in, as its method name or route tells it.
+    /// The core applies the rules that differ between generations by it (whether a send waits,
+    /// what subscribing to an ended task gives, whether a client may name a new task).
+    pub dialect: Dialect,
     /// Extension URIs the client declared.
     pub extensions: Vec<String>,
 }
 
 impl Default for RequestContext {
     fn default() -> Self {
-        Self { tenant: String::new(), principal: None, version: ProtocolVersion::V1_0, extensions: Vec::new() }
+        Self { tenant: String::new(), principal: None, dialect: Dialect::V1, extensions: Vec::new() }
     }
 }
 
@@ -85,6 +89,12 @@ impl RequestContext {
     /// The storage scope: records are visible only to the tenant and principal that created them.
     pub fn scope(&self) -> Scope {
         Scope::new(self.tenant.clone(), self.principal.as_ref().map(|p| p.name.clone()).unwrap_or_default())
+    }
+
+    /// The same request, made in `dialect`.
+    pub fn in_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// Uses `tenant` unless the request body named one already.

@@ -16,7 +16,8 @@ async fn the_card_is_served_with_validators_and_revalidated_with_304() {
     assert!(etag.starts_with('"') && etag.ends_with('"'), "a strong ETag: {etag}");
     assert!(headers.get("last-modified").is_some());
     assert!(headers["cache-control"].to_str().unwrap().contains("max-age"));
-    assert_eq!(headers["vary"], "origin", "browsers get CORS headers, other clients not");
+    // Browsers get CORS headers, other clients not; a version header chooses the card's form.
+    assert_eq!(headers["vary"], "origin, a2a-version, opvs-version");
     let card: Value = first.json().await.unwrap();
     assert_eq!(card["supportedInterfaces"][0]["url"], server.base.as_str());
 
@@ -34,4 +35,30 @@ async fn the_card_is_served_with_validators_and_revalidated_with_304() {
         let stale = server.http.get(&url).header("If-None-Match", "\"stale\"").send().await.unwrap();
         assert_eq!(stale.status(), 200, "{path}");
     }
+}
+
+#[tokio::test]
+async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_the_v1_card_alone() {
+    let server = TestServer::start(conformance()).await;
+    let url = format!("{}{}", server.base, PATHS[0]);
+    let combined: Value = server.http.get(&url).send().await.unwrap().json().await.unwrap();
+    let interfaces = combined["supportedInterfaces"].as_array().unwrap();
+    let versions: Vec<_> = interfaces.iter().map(|i| i["protocolVersion"].as_str().unwrap()).collect();
+    assert_eq!(versions, ["1.0", "1.0", "0.3", "0.3"], "v1.0's interfaces first, then v0.3's");
+    assert_eq!(combined["url"], server.base.as_str());
+    assert_eq!(combined["preferredTransport"], "JSONRPC");
+    assert_eq!(combined["protocolVersion"], "0.3.0");
+    assert_eq!(combined["additionalInterfaces"][1]["transport"], "HTTP+JSON");
+    assert_eq!(combined["supportsAuthenticatedExtendedCard"], combined["capabilities"]["extendedAgentCard"]);
+
+    for header in ["A2A-Version", "OPVS-Version"] {
+        let response = server.http.get(&url).header(header, "1.0").send().await.unwrap();
+        let v1: Value = response.json().await.unwrap();
+        assert_eq!(v1["supportedInterfaces"], combined["supportedInterfaces"]);
+        for member in ["url", "preferredTransport", "additionalInterfaces", "protocolVersion"] {
+            assert!(v1.get(member).is_none(), "{header}: {member} is not a v1.0 member");
+        }
+    }
+    let v03: Value = server.http.get(&url).header("A2A-Version", "0.3").send().await.unwrap().json().await.unwrap();
+    assert_eq!(v03, combined);
 }

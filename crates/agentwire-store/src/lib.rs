@@ -108,23 +108,14 @@ pub struct TaskPage {
     pub total: usize,
 }
 
-/// What a webhook receives for each event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PushPayload {
-    /// A v1.0 `StreamResponse` per event.
-    #[default]
-    StreamResponse,
-    /// The whole task after each event (v0.3 and legacy clients).
-    Task,
-}
-
 /// A stored webhook configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PushConfigRecord {
     /// The configuration, with `task_id` and `id` set.
     pub config: TaskPushNotificationConfig,
-    /// The payload shape the creating client expects.
-    pub payload: PushPayload,
+    /// The protocol generation the config was created in; deliveries are written in it (v1.0: a
+    /// `StreamResponse` per event; v0.3 and legacy: the whole task after each event).
+    pub dialect: agentwire_types::Dialect,
 }
 
 /// Storage failures.

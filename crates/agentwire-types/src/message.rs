@@ -35,8 +35,8 @@ pub struct Message {
     /// Who sent it.
     #[serde(default)]
     pub role: Role,
-    /// The content.
-    #[serde(default, deserialize_with = "null_default")]
+    /// The content (`content` in v0.3's ProtoJSON).
+    #[serde(alias = "content", default, deserialize_with = "null_default")]
     pub parts: Vec<Part>,
     /// Free-form metadata, keyed by extension URI where an extension defines it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -140,14 +140,25 @@ fn with_defaults(mut card: AgentCard, public_url: &str) -> AgentCard {
             ..AgentSkill::default()
         }];
     }
-    card.supported_interfaces = ["JSONRPC", "HTTP+JSON"]
+    // v1.0's interfaces first, then v0.3's: JSON-RPC at the same URL (by method name), HTTP+JSON
+    // under `/v1` of it (v0.3 clients add the `/v1` themselves).
+    card.supported_interfaces = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
         .into_iter()
-        .map(|binding| AgentInterface {
+        .map(|(binding, version)| AgentInterface {
             url: url.clone(),
             protocol_binding: binding.into(),
             tenant: String::new(),
-            protocol_version: "1.0".into(),
+            protocol_version: version.into(),
         })
         .collect();
     card
+}
+
+/// The card as a client of `dialect` reads it: v1.0 members only for v1.0, the combined card for
+/// the others.
+pub(crate) fn card_json(card: &AgentCard, dialect: agentwire_types::Dialect) -> serde_json::Value {
+    match dialect {
+        agentwire_types::Dialect::V1 => serde_json::to_value(card).unwrap_or_default(),
+        _ => agentwire_types::dialect::card::combined(card),
+    }
 }

@@ -21,6 +21,7 @@ use tokio_util::task::TaskTracker;
 use crate::agent::AgentExecutor;
 use broker::{Broker, Published};
 
+pub(crate) use card::card_json;
 pub use card::CardConfig;
 pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
 pub use push::{PushSettings, WebhookGuard};

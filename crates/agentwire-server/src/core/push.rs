@@ -17,9 +17,9 @@ mod guard;
 
 use std::time::Duration;
 
-use agentwire_store::{PushConfigRecord, PushPayload, Scope};
+use agentwire_store::{PushConfigRecord, Scope};
 use agentwire_types::{
-    A2AError, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Result,
+    A2AError, Dialect, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Result,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
@@ -82,7 +82,7 @@ impl Core {
         &self,
         scope: &Scope,
         mut config: TaskPushNotificationConfig,
-        payload: PushPayload,
+        dialect: Dialect,
     ) -> Result<TaskPushNotificationConfig> {
         self.push.settings.guard.check_url(&config.url)?;
         if config.id.is_empty() {
@@ -97,7 +97,7 @@ impl Core {
                 self.limits.max_push_configs_per_task
             )));
         }
-        let record = PushConfigRecord { config: config.clone(), payload };
+        let record = PushConfigRecord { config: config.clone(), dialect };
         self.push_configs.put_config(scope, &record).await.map_err(store_error)?;
         Ok(config)
     }
@@ -117,7 +117,7 @@ impl Core {
             return Err(A2AError::invalid_params("url is required"));
         }
         let scope = self.push_scope(ctx, &config.tenant, &config.task_id).await?;
-        self.store_push_config(&scope, config, PushPayload::StreamResponse).await
+        self.store_push_config(&scope, config, ctx.dialect).await
     }
 
     pub(crate) async fn get_push_config(
@@ -126,7 +126,12 @@ impl Core {
         req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig> {
         let scope = self.push_scope(ctx, &req.tenant, &req.task_id).await?;
-        let record = self.push_configs.get_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?;
+        // v0.3 and the legacy family may ask for "the" config of a task: its first.
+        let record = if req.id.is_empty() {
+            self.push_configs.list_configs(&scope, &req.task_id).await.map_err(store_error)?.into_iter().next()
+        } else {
+            self.push_configs.get_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?
+        };
         record.map(|r| r.config).ok_or_else(|| {
             A2AError::new(
                 agentwire_types::ErrorKind::TaskNotFound,

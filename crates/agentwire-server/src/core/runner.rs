@@ -28,6 +28,8 @@ struct Execution {
     pending_creation: Option<Message>,
     /// A blocking SendMessage waiting for the result.
     waiter: Option<Waiter>,
+    /// The legacy family answers every send with a task: a direct reply completes one.
+    reply_as_task: bool,
 }
 
 /// One execution, ready to start: what its [`ExecutionContext`] is built from (the cancellation
@@ -149,8 +151,10 @@ impl Core {
         let Run { scope, task_id: id, context_id, message, task, request, streaming, new_task_message, waiter } = run;
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.begin_execution(&task_id);
+        let reply_as_task = request.dialect == agentwire_types::Dialect::Legacy;
         let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel };
         let execution = Execution {
+            reply_as_task,
             scope,
             task_id,
             context_id: ctx.context_id.clone(),
@@ -219,9 +223,16 @@ impl Core {
     async fn commit_batch(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
         if let Some(first_message) = execution.pending_creation.take() {
             if let Some(AgentEvent::Message(reply)) = batch.first_mut() {
-                // A direct reply: no task is created, and nothing after it counts.
-                self.reply(execution, std::mem::take(reply));
-                return ControlFlow::Break(());
+                if execution.reply_as_task {
+                    // The reply completes a task, as its status message (and so in its history).
+                    let message = Some(std::mem::take(reply));
+                    batch.truncate(1);
+                    batch[0] = AgentEvent::Status { state: TaskState::Completed, message, metadata: None };
+                } else {
+                    // A direct reply: no task is created, and nothing after it counts.
+                    self.reply(execution, std::mem::take(reply));
+                    return ControlFlow::Break(());
+                }
             }
             let (task, events) = self.new_task(execution, first_message, batch);
             match self.create(&execution.scope, task, events).await {

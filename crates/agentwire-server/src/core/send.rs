@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use agentwire_store::{PushPayload, Scope};
+use agentwire_store::Scope;
 use agentwire_types::{
-    A2AError, Message, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    A2AError, Dialect, ErrorKind, Message, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
     TaskPushNotificationConfig,
 };
 use tokio::sync::oneshot;
@@ -60,19 +60,38 @@ impl Core {
     /// Starts the execution a send asks for: a new task, or the next turn of an existing one.
     async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
         let mut send = self.check(ctx, req, follow)?;
-        if !send.message.task_id.is_empty() {
+        let task_id = std::mem::take(&mut send.message.task_id);
+        if !task_id.is_empty() && !self.names_new_task(&send, &task_id).await? {
+            send.message.task_id = task_id;
             return self.continue_task(send).await;
         }
         self.check_unfinished(&send.scope)?;
-        let task_id = new_id();
+        let task_id = if task_id.is_empty() { new_id() } else { task_id };
         if let Some(push) = send.push.take() {
-            self.register_push_config(&send.scope, &task_id, push).await?;
+            self.register_push_config(&send.scope, &task_id, push, send.ctx.dialect).await?;
         }
         Ok(self.start_new_task(send, task_id))
     }
 
-    fn check(&self, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Checked> {
+    /// Whether a message's task id names a task to create: in the legacy family the client
+    /// chooses a new task's id (`tasks/send`'s `id`); elsewhere an unknown id is TaskNotFound.
+    async fn names_new_task(&self, send: &Checked, task_id: &str) -> Result<bool> {
+        if send.ctx.dialect != Dialect::Legacy {
+            return Ok(false);
+        }
+        match self.load(&send.scope, task_id).await {
+            Ok(_) => Ok(false),
+            Err(error) if error.kind() == ErrorKind::TaskNotFound => Ok(true),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn check(&self, ctx: &RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
         let ctx = ctx.clone().with_tenant(&req.tenant);
+        if ctx.dialect == Dialect::Legacy && req.message.message_id.is_empty() {
+            // v0.1 messages have no id of their own.
+            req.message.message_id = new_id();
+        }
         validate::message(&req.message, self.limits.max_message_bytes)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
         validate::input_modes(self.card.public(), &req.message)?;
@@ -129,7 +148,7 @@ impl Core {
             })
             .await?;
         if let Some(push) = push {
-            self.register_push_config(&scope, &task_id, push).await?;
+            self.register_push_config(&scope, &task_id, push, ctx.dialect).await?;
         }
         if let Following::Feed(feed) = &mut following {
             feed.start_after(version);
@@ -169,9 +188,10 @@ impl Core {
         scope: &Scope,
         task_id: &str,
         config: TaskPushNotificationConfig,
+        dialect: Dialect,
     ) -> Result<()> {
         let config = TaskPushNotificationConfig { task_id: task_id.to_owned(), ..config };
-        self.store_push_config(scope, config, PushPayload::StreamResponse).await.map(drop)
+        self.store_push_config(scope, config, dialect).await.map(drop)
     }
 
     pub(crate) async fn send_message(

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_store::{PageToken, TaskQuery};
 use agentwire_types::{
-    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
+    A2AError, CancelTaskRequest, Dialect, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 
@@ -118,7 +118,8 @@ impl Core {
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
         let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
         let record = self.load(&scope, &req.id).await?;
-        if record.task.status.state.is_terminal() {
+        let ended = record.task.status.state.is_terminal();
+        if ended && ctx.dialect == Dialect::V1 {
             return Err(A2AError::unsupported_operation(format!(
                 "task {} is {}; there is nothing left to subscribe to",
                 req.id, record.task.status.state
@@ -130,6 +131,10 @@ impl Core {
             seq: record.version,
             response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(record.task))),
         };
+        if ended {
+            // v0.3 and the legacy family answer with the ended task, then close the stream.
+            return Ok(Box::pin(futures_util::stream::iter([Ok(first)])));
+        }
         Ok(task_event_stream(feed, Some(first), false))
     }
 }

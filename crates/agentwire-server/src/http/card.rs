@@ -1,13 +1,40 @@
-//! The public agent card over HTTP, with validators for caching.
+//! The public agent card over HTTP, with validators for caching: the combined card every client
+//! generation reads, or the v1.0 card alone when the client asks for version 1.0 (or the server
+//! is configured to serve only that).
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
-use agentwire_types::AgentCard;
+use agentwire_types::{AgentCard, Dialect};
 
+use super::layers::Negotiated;
 use super::AppState;
+use crate::ProtocolVersion;
+
+/// The two forms of the public card.
+pub(crate) struct Cards {
+    combined: CardDocument,
+    v1: CardDocument,
+    strict: bool,
+}
+
+impl Cards {
+    pub(crate) fn new(card: &AgentCard, strict: bool) -> Self {
+        let document = |dialect| CardDocument::new(&crate::core::card_json(card, dialect));
+        Self { combined: document(Dialect::V03), v1: document(Dialect::V1), strict }
+    }
+
+    fn choose(&self, negotiated: Option<&Negotiated>) -> &CardDocument {
+        let asks_v1 = negotiated.is_some_and(|n| matches!(n.version, Ok(Some(ProtocolVersion::V1_0))));
+        if self.strict || asks_v1 {
+            &self.v1
+        } else {
+            &self.combined
+        }
+    }
+}
 
 /// The card, encoded once, with its cache validators.
 pub(crate) struct CardDocument {
@@ -20,7 +47,7 @@ pub(crate) struct CardDocument {
 const CACHE_CONTROL: &str = "public, max-age=300";
 
 impl CardDocument {
-    pub(crate) fn new(card: &AgentCard) -> Self {
+    fn new(card: &serde_json::Value) -> Self {
         let json = serde_json::to_vec(card).unwrap_or_default();
         // The ETag is a hash of the content, so it changes exactly when the card does.
         let hash =
@@ -39,16 +66,17 @@ impl CardDocument {
     }
 }
 
-pub(crate) async fn serve(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let card = &state.card;
+pub(crate) async fn serve(State(state): State<AppState>, request: axum::extract::Request) -> Response {
+    let card = state.card.choose(request.extensions().get::<Negotiated>());
+    let headers = request.headers();
     let validators = [
         (header::ETAG, card.etag.clone()),
         (header::LAST_MODIFIED, card.last_modified.clone()),
         (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL)),
         // Browsers get CORS headers and other clients do not: a cache keeps one copy of each.
-        (header::VARY, HeaderValue::from_static("origin")),
+        (header::VARY, HeaderValue::from_static("origin, a2a-version, opvs-version")),
     ];
-    if card.matches(&headers) {
+    if card.matches(headers) {
         return (StatusCode::NOT_MODIFIED, validators).into_response();
     }
     let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];

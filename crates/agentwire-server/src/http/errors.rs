@@ -7,11 +7,6 @@ use agentwire_types::{A2AError, Dialect, ErrorKind};
 use http::StatusCode;
 use serde::Serialize;
 
-/// The JSON-RPC code of a v1.0 error.
-pub(crate) fn jsonrpc_code(kind: ErrorKind) -> i64 {
-    agentwire_types::jsonrpc::error_code(Dialect::V1, kind)
-}
-
 /// A `google.rpc.Code`: a gRPC status, named in REST error bodies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RpcCode {
@@ -105,9 +100,11 @@ pub(crate) struct JsonRpcError<'a> {
     data: Vec<ErrorInfo<'a>>,
 }
 
-impl<'a> From<&'a A2AError> for JsonRpcError<'a> {
-    fn from(error: &'a A2AError) -> Self {
-        Self { code: jsonrpc_code(error.kind()), message: error.message(), data: details(error) }
+impl<'a> JsonRpcError<'a> {
+    /// The error with the code `dialect` gives it.
+    pub(crate) fn new(error: &'a A2AError, dialect: Dialect) -> Self {
+        let code = agentwire_types::jsonrpc::error_code(dialect, error.kind());
+        Self { code, message: error.message(), data: details(error) }
     }
 }
 

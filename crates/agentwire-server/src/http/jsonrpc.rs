@@ -1,4 +1,8 @@
-//! JSON-RPC 2.0 at `/`: the v1.0 PascalCase methods.
+//! JSON-RPC 2.0 at `/`: the methods of every protocol generation, by name. The method names the
+//! generation (its [`Dialect`]): PascalCase is v1.0, `message/*`, `tasks/*` and
+//! `agent/getAuthenticatedExtendedCard` are v0.3, and `tasks/send`, `tasks/sendSubscribe` and
+//! `tasks/pushNotification/*` are the legacy family. Parameters are decoded, and results and
+//! errors written, in that generation's shapes and codes.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -10,7 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use agentwire_types::{A2AError, ErrorKind, Result};
+use agentwire_types::dialect::{legacy, v03, Encoded};
+use agentwire_types::{
+    A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
 
 use super::errors::{jsonrpc_http_status, JsonRpcError};
 use super::request::{context, decode_json, is_json, read_body};
@@ -51,15 +60,20 @@ impl<'a, T: Serialize> Reply<'a, T> {
 }
 
 impl<'a> Reply<'a, ()> {
-    fn error(id: &'a RawValue, error: &'a A2AError) -> Self {
-        Self { jsonrpc: "2.0", id, result: None, error: Some(error.into()) }
+    fn error(id: &'a RawValue, error: &'a A2AError, dialect: Dialect) -> Self {
+        Self { jsonrpc: "2.0", id, result: None, error: Some(JsonRpcError::new(error, dialect)) }
     }
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
+/// An error with the code v1.0 gives it: the request's generation is not known yet.
 fn error_response(id: &RawValue, error: &A2AError) -> Response {
-    json_response(jsonrpc_http_status(error.kind()), JSON, &Reply::error(id, error))
+    error_response_in(Dialect::V1, id, error)
+}
+
+fn error_response_in(dialect: Dialect, id: &RawValue, error: &A2AError) -> Response {
+    json_response(jsonrpc_http_status(error.kind()), JSON, &Reply::error(id, error, dialect))
 }
 
 fn result_response(id: &RawValue, result: impl Serialize) -> Response {
@@ -79,10 +93,11 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         Err(error) => return error_response(RawValue::NULL, &error),
     };
     let call = Call::parse(&bytes);
-    let ctx = context(&parts, "");
+    let dialect = call.as_ref().ok().and_then(|call| method(&call.method)).map_or(Dialect::V1, |(d, _)| d);
+    let ctx = context(&parts, "", dialect);
     match (call, ctx) {
         (Ok(call), Ok(ctx)) => call.dispatch(&state, &ctx).await,
-        (Ok(call), Err(error)) => error_response(call.id, &error),
+        (Ok(call), Err(error)) => error_response_in(dialect, call.id, &error),
         // A refused caller learns nothing else about its request.
         (Err((id, _)), Err(refusal)) if is_refusal(&refusal) => error_response(&id, &refusal),
         (Err((id, error)), _) => error_response(&id, &error),
@@ -123,73 +138,226 @@ impl<'a> Call<'a> {
         Ok(Call { id, method: envelope.method, params })
     }
 
-    /// Runs the method: decodes the params into its request type, calls the handler, and writes
-    /// the result.
+    /// Runs the method: decodes the params into its request type in the method's dialect, calls
+    /// the handler, and writes the result in that dialect.
     async fn dispatch(&self, state: &AppState, ctx: &RequestContext) -> Response {
+        let Some((dialect, operation)) = method(&self.method) else {
+            return error_response(self.id, &A2AError::method_not_found(&self.method));
+        };
         let h = &state.handler;
-        match self.method.as_ref() {
-            "SendMessage" => self.unary(|r| h.send_message(ctx, r)).await,
-            "GetTask" => self.unary(|r| h.get_task(ctx, r)).await,
-            "ListTasks" => self.unary(|r| h.list_tasks(ctx, r)).await,
-            "CancelTask" => self.unary(|r| h.cancel_task(ctx, r)).await,
-            "CreateTaskPushNotificationConfig" => self.unary(|r| h.create_task_push_notification_config(ctx, r)).await,
-            "GetTaskPushNotificationConfig" => self.unary(|r| h.get_task_push_notification_config(ctx, r)).await,
-            "ListTaskPushNotificationConfigs" => self.unary(|r| h.list_task_push_notification_configs(ctx, r)).await,
-            "DeleteTaskPushNotificationConfig" => {
-                let delete =
-                    |r| async move { h.delete_task_push_notification_config(ctx, r).await.map(|()| Map::new()) };
-                self.unary(delete).await
+        let v1 = dialect == Dialect::V1;
+        match operation {
+            Operation::SendMessage => {
+                let request = self.send_request(dialect);
+                self.unary(dialect, request, |r| h.send_message(ctx, r)).await
             }
-            "GetExtendedAgentCard" => self.unary(|r| h.get_extended_agent_card(ctx, r)).await,
-            "SendStreamingMessage" => self.streaming(state, |r| h.send_streaming_message(ctx, r)).await,
-            "SubscribeToTask" => self.streaming(state, |r| h.subscribe_to_task(ctx, r)).await,
-            other => error_response(self.id, &A2AError::method_not_found(other)),
+            Operation::SendStreamingMessage => {
+                let request = self.send_request(dialect);
+                self.streaming(state, dialect, request, |r| h.send_streaming_message(ctx, r)).await
+            }
+            Operation::GetTask => {
+                let request = self.params::<GetTaskRequest>();
+                self.unary(dialect, request, |r| h.get_task(ctx, r)).await
+            }
+            Operation::ListTasks => {
+                let request = self.params::<ListTasksRequest>();
+                self.unary(dialect, request, |r| h.list_tasks(ctx, r)).await
+            }
+            Operation::CancelTask => {
+                let request = self.params::<CancelTaskRequest>();
+                self.unary(dialect, request, |r| h.cancel_task(ctx, r)).await
+            }
+            Operation::SubscribeToTask => {
+                let request = self.params::<SubscribeToTaskRequest>();
+                self.streaming(state, dialect, request, |r| h.subscribe_to_task(ctx, r)).await
+            }
+            Operation::CreatePushConfig => {
+                let request = if v1 {
+                    self.params::<TaskPushNotificationConfig>()
+                } else {
+                    self.params::<v03::PushConfigParams>().map(Into::into)
+                };
+                self.unary(dialect, request, |r| h.create_task_push_notification_config(ctx, r)).await
+            }
+            Operation::GetPushConfig => {
+                let request = self.config_ref(dialect);
+                self.unary(dialect, request, |r| h.get_task_push_notification_config(ctx, r)).await
+            }
+            Operation::ListPushConfigs => {
+                let request = if v1 {
+                    self.params::<ListTaskPushNotificationConfigsRequest>()
+                } else {
+                    self.params::<v03::TaskIdParams>().map(Into::into)
+                };
+                self.unary(dialect, request, |r| h.list_task_push_notification_configs(ctx, r)).await
+            }
+            Operation::DeletePushConfig => {
+                let request = self.config_ref(dialect);
+                // v1.0 answers with an empty object, the older generations with `null`.
+                let deleted =
+                    |r| async move { h.delete_task_push_notification_config(ctx, r).await.map(|()| v1.then(Map::new)) };
+                self.unary_as_is(dialect, request, deleted).await
+            }
+            Operation::GetExtendedAgentCard => {
+                let request = self.params::<GetExtendedAgentCardRequest>();
+                let card = |r| async move {
+                    let card = h.get_extended_agent_card(ctx, r).await?;
+                    Ok(crate::core::card_json(&card, dialect))
+                };
+                self.unary_as_is(dialect, request, card).await
+            }
         }
     }
 
-    async fn unary<Req, Res, Op>(&self, operation: impl FnOnce(Req) -> Op) -> Response
+    fn params<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        decode_json(self.params)
+    }
+
+    fn send_request(&self, dialect: Dialect) -> Result<SendMessageRequest> {
+        match dialect {
+            Dialect::V1 => self.params(),
+            Dialect::V03 => self.params::<v03::MessageSendParams>().map(Into::into),
+            Dialect::Legacy => self.params::<legacy::TaskSendParams>().map(Into::into),
+        }
+    }
+
+    fn config_ref(&self, dialect: Dialect) -> Result<TaskPushNotificationConfigRef> {
+        match dialect {
+            Dialect::V1 => self.params(),
+            Dialect::V03 | Dialect::Legacy => self.params::<v03::PushConfigRef>().map(Into::into),
+        }
+    }
+
+    /// Runs `operation` and writes its result in `dialect`.
+    async fn unary<Req, Res, Op>(
+        &self,
+        dialect: Dialect,
+        request: Result<Req>,
+        operation: impl FnOnce(Req) -> Op,
+    ) -> Response
     where
-        Req: serde::de::DeserializeOwned,
+        Res: Serialize,
+        for<'b> v03::V03<'b, Res>: Serialize,
+        for<'b> legacy::Legacy<'b, Res>: Serialize,
+        Op: Future<Output = Result<Res>>,
+    {
+        let result = match request {
+            Ok(request) => operation(request).await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(result) => result_response(self.id, Encoded(dialect, &result)),
+            Err(error) => error_response_in(dialect, self.id, &error),
+        }
+    }
+
+    /// Runs `operation`, whose result is already in `dialect`'s shape.
+    async fn unary_as_is<Req, Res, Op>(
+        &self,
+        dialect: Dialect,
+        request: Result<Req>,
+        operation: impl FnOnce(Req) -> Op,
+    ) -> Response
+    where
         Res: Serialize,
         Op: Future<Output = Result<Res>>,
     {
-        let request = match decode_json(self.params) {
-            Ok(request) => request,
-            Err(error) => return error_response(self.id, &error),
+        let result = match request {
+            Ok(request) => operation(request).await,
+            Err(error) => Err(error),
         };
-        match operation(request).await {
+        match result {
             Ok(result) => result_response(self.id, result),
-            Err(error) => error_response(self.id, &error),
+            Err(error) => error_response_in(dialect, self.id, &error),
         }
     }
 
-    async fn streaming<Req, Op>(&self, state: &AppState, operation: impl FnOnce(Req) -> Op) -> Response
+    async fn streaming<Req, Op>(
+        &self,
+        state: &AppState,
+        dialect: Dialect,
+        request: Result<Req>,
+        operation: impl FnOnce(Req) -> Op,
+    ) -> Response
     where
-        Req: serde::de::DeserializeOwned,
         Op: Future<Output = Result<TaskEventStream>>,
     {
-        match decode_json(self.params) {
-            Ok(request) => self.stream(state, operation(request).await),
-            Err(error) => error_response(self.id, &error),
+        match request {
+            Ok(request) => self.stream(state, dialect, operation(request).await),
+            Err(error) => error_response_in(dialect, self.id, &error),
         }
     }
 
     /// Errors found before the stream starts are plain JSON-RPC responses; later ones are events.
-    fn stream(&self, state: &AppState, events: Result<TaskEventStream>) -> Response {
+    fn stream(&self, state: &AppState, dialect: Dialect, events: Result<TaskEventStream>) -> Response {
         let events = match events {
             Ok(events) => events,
-            Err(error) => return error_response(self.id, &error),
+            Err(error) => return error_response_in(dialect, self.id, &error),
         };
         let id = self.id.to_owned();
         sse::respond(
             events,
             state.sse_keep_alive,
             move |item: std::result::Result<&StreamItem, &A2AError>| match item {
-                Ok(item) => serde_json::to_string(&Reply::result(&id, &*item.response)),
-                Err(error) => serde_json::to_string(&Reply::error(&id, error)),
+                Ok(item) => serde_json::to_string(&Reply::result(&id, Encoded(dialect, &*item.response))),
+                Err(error) => serde_json::to_string(&Reply::error(&id, error, dialect)),
             },
         )
     }
+}
+
+/// The A2A operations, whatever a generation calls them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    CreatePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    DeletePushConfig,
+    GetExtendedAgentCard,
+}
+
+/// Every JSON-RPC method this server answers: its name, generation and operation. `tasks/get`,
+/// `tasks/cancel` and `tasks/list`, which v0.3 shares with the legacy family, answer in v0.3's
+/// shapes (DESIGN §4.1).
+pub(crate) const METHODS: &[(&str, Dialect, Operation)] = &[
+    ("SendMessage", Dialect::V1, Operation::SendMessage),
+    ("SendStreamingMessage", Dialect::V1, Operation::SendStreamingMessage),
+    ("GetTask", Dialect::V1, Operation::GetTask),
+    ("ListTasks", Dialect::V1, Operation::ListTasks),
+    ("CancelTask", Dialect::V1, Operation::CancelTask),
+    ("SubscribeToTask", Dialect::V1, Operation::SubscribeToTask),
+    ("CreateTaskPushNotificationConfig", Dialect::V1, Operation::CreatePushConfig),
+    ("GetTaskPushNotificationConfig", Dialect::V1, Operation::GetPushConfig),
+    ("ListTaskPushNotificationConfigs", Dialect::V1, Operation::ListPushConfigs),
+    ("DeleteTaskPushNotificationConfig", Dialect::V1, Operation::DeletePushConfig),
+    ("GetExtendedAgentCard", Dialect::V1, Operation::GetExtendedAgentCard),
+    ("message/send", Dialect::V03, Operation::SendMessage),
+    ("message/stream", Dialect::V03, Operation::SendStreamingMessage),
+    ("tasks/get", Dialect::V03, Operation::GetTask),
+    ("tasks/list", Dialect::V03, Operation::ListTasks),
+    ("tasks/cancel", Dialect::V03, Operation::CancelTask),
+    ("tasks/resubscribe", Dialect::V03, Operation::SubscribeToTask),
+    ("tasks/pushNotificationConfig/set", Dialect::V03, Operation::CreatePushConfig),
+    ("tasks/pushNotificationConfig/get", Dialect::V03, Operation::GetPushConfig),
+    ("tasks/pushNotificationConfig/list", Dialect::V03, Operation::ListPushConfigs),
+    ("tasks/pushNotificationConfig/delete", Dialect::V03, Operation::DeletePushConfig),
+    ("agent/getAuthenticatedExtendedCard", Dialect::V03, Operation::GetExtendedAgentCard),
+    ("tasks/send", Dialect::Legacy, Operation::SendMessage),
+    ("tasks/sendSubscribe", Dialect::Legacy, Operation::SendStreamingMessage),
+    ("tasks/pushNotification/set", Dialect::Legacy, Operation::CreatePushConfig),
+    ("tasks/pushNotification/get", Dialect::Legacy, Operation::GetPushConfig),
+    ("tasks/pushNotification/list", Dialect::Legacy, Operation::ListPushConfigs),
+    ("tasks/pushNotification/delete", Dialect::Legacy, Operation::DeletePushConfig),
+];
+
+fn method(name: &str) -> Option<(Dialect, Operation)> {
+    METHODS.iter().find(|(n, ..)| *n == name).map(|(_, dialect, operation)| (*dialect, *operation))
 }
 
 fn is_valid_id(id: &RawValue) -> bool {

@@ -40,6 +40,7 @@ pub use layers::CorsOrigins;
 /// let options = HttpOptions {
 ///     cors: CorsOrigins::List(vec!["https://app.example".parse().unwrap()]),
 ///     sse_keep_alive: Duration::from_secs(30),
+///     strict_card: false,
 /// };
 /// # drop(options);
 /// ```
@@ -49,11 +50,14 @@ pub struct HttpOptions {
     pub cors: CorsOrigins,
     /// How often an idle event stream sends a comment line, so that proxies keep it open.
     pub sse_keep_alive: Duration,
+    /// Serve the v1.0 agent card alone, without v0.3's members, to every client (by default the
+    /// card is the combined one, and only a request with `A2A-Version: 1.0` gets the v1.0 card).
+    pub strict_card: bool,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        Self { cors: CorsOrigins::Any, sse_keep_alive: Duration::from_secs(15) }
+        Self { cors: CorsOrigins::Any, sse_keep_alive: Duration::from_secs(15), strict_card: false }
     }
 }
 
@@ -61,7 +65,7 @@ impl Default for HttpOptions {
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) handler: RequestHandler,
-    card: Arc<card::CardDocument>,
+    card: Arc<card::Cards>,
     sse_keep_alive: Duration,
 }
 
@@ -87,7 +91,7 @@ pub fn router(handler: RequestHandler) -> Router {
 
 /// [`router`], configured by `options`.
 pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
-    let card = Arc::new(card::CardDocument::new(handler.agent_card()));
+    let card = Arc::new(card::Cards::new(handler.agent_card(), options.strict_card));
     let auth = handler.core.auth.clone();
     let body_limit = handler.limits().max_body_bytes;
     let state = AppState { handler, card, sse_keep_alive: options.sse_keep_alive };
@@ -99,9 +103,13 @@ pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
     for (path, route) in rest::routes() {
         app = app.route(&format!("/{{tenant}}{path}"), route.clone()).route(path, route);
     }
+    for (path, route) in rest::v03_routes() {
+        app = app.route(path, route);
+    }
+    // `/v1/…` belongs to v0.3 even where no route matches: never a tenant named `v1`.
     let app = app
-        .route("/v1", axum::routing::any(rest::reserved_for_v03))
-        .route("/v1/{*rest}", axum::routing::any(rest::reserved_for_v03))
+        .route("/v1", axum::routing::any(rest::no_route))
+        .route("/v1/{*rest}", axum::routing::any(rest::no_route))
         .fallback(rest::no_route)
         .method_not_allowed_fallback(rest::method_not_allowed)
         .with_state(state);

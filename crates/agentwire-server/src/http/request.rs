@@ -1,7 +1,7 @@
 //! What every binding reads from a request: its context (caller, version, extensions, as the
 //! layers recorded them), its body, and its parameters.
 
-use agentwire_types::{A2AError, Result};
+use agentwire_types::{A2AError, Dialect, Result};
 use axum::body::{Body, Bytes};
 use http::request::Parts;
 use http::{header, HeaderMap};
@@ -10,10 +10,13 @@ use http_body_util::{BodyExt, LengthLimitError};
 use super::layers::{Caller, Negotiated};
 use crate::{Limits, RequestContext};
 
-/// The request's context for `tenant`: the caller the auth layer found and the version and
-/// extensions the negotiation layer read. A refusal or an unsupported version is the error to
+/// The context of a request made in `dialect` for `tenant`: the caller the auth layer found and
+/// the extensions the negotiation layer read. A refusal or an unsupported version is the error to
 /// report; nothing is served without a context, so nothing is served to a refused caller.
-pub(crate) fn context(parts: &Parts, tenant: &str) -> Result<RequestContext> {
+///
+/// The method or route names the dialect: a supported version header that names another one is
+/// accepted, and the request is served in the dialect its shapes are written in.
+pub(crate) fn context(parts: &Parts, tenant: &str, dialect: Dialect) -> Result<RequestContext> {
     let missing = || A2AError::internal("the request was not prepared by the server's layers");
     let Caller(caller) = parts.extensions.get::<Caller>().ok_or_else(missing)?;
     let principal = caller.clone()?;
@@ -21,7 +24,7 @@ pub(crate) fn context(parts: &Parts, tenant: &str) -> Result<RequestContext> {
     Ok(RequestContext {
         tenant: tenant.to_owned(),
         principal,
-        version: negotiated.version.clone()?,
+        dialect: negotiated.version.clone().map(|_| dialect)?,
         extensions: negotiated.extensions.clone(),
     })
 }

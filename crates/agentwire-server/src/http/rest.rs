@@ -1,4 +1,8 @@
-//! HTTP+JSON: the v1.0 routes, unprefixed and under `/{tenant}/`.
+//! HTTP+JSON: the v1.0 routes, unprefixed and under `/{tenant}/`, and v0.3's under `/v1/`.
+//!
+//! The same handlers serve both generations; the route names the dialect. v0.3's bodies are
+//! ProtoJSON of the `a2a.v1` package (see [`proto`]), and its errors are
+//! `{"code": <JSON-RPC code>, "message", "data"}` with the same HTTP statuses as v1.0's.
 //!
 //! The routes are a table of axum routes. A path parameter cannot be followed by a suffix in the
 //! same segment, so `/tasks/{id}:cancel` and `/tasks/{id}:subscribe` are the route
@@ -13,13 +17,14 @@ use http::{header, HeaderValue, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use agentwire_types::dialect::v03::proto::{self, Proto};
 use agentwire_types::{
-    A2AError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
+    A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::errors::RestError;
+use super::errors::{JsonRpcError, RestError};
 use super::request::{context, decode_json, decode_value, is_json, read_body};
 use super::{json_response, sse, AppState};
 use crate::core::StreamItem;
@@ -38,6 +43,43 @@ pub(crate) fn routes() -> [(&'static str, MethodRouter<AppState>); 7] {
     ]
 }
 
+/// v0.3's routes (seed 001 §3.5.3), all under `/v1`: a tenant can never be named `v1`.
+pub(crate) fn v03_routes() -> [(&'static str, MethodRouter<AppState>); 7] {
+    [
+        ("/v1/message:send", post(send_message)),
+        ("/v1/message:stream", post(send_streaming_message)),
+        ("/v1/tasks", get(list_tasks)),
+        ("/v1/tasks/{id}", get(get_task_or_subscribe).post(cancel_or_subscribe)),
+        ("/v1/tasks/{id}/pushNotificationConfigs", post(create_push_config).get(list_push_configs)),
+        ("/v1/tasks/{id}/pushNotificationConfigs/{config_id}", get(get_push_config).delete(delete_push_config)),
+        ("/v1/card", get(get_extended_agent_card)),
+    ]
+}
+
+/// The generation a path belongs to.
+fn dialect_of(path: &str) -> Dialect {
+    if path == "/v1" || path.starts_with("/v1/") {
+        Dialect::V03
+    } else {
+        Dialect::V1
+    }
+}
+
+/// A result in the route's generation: v1.0 ProtoJSON, or v0.3's (`a2a.v1`).
+struct Out<'a, T: ?Sized>(Dialect, &'a T);
+
+impl<T: Serialize + ?Sized> Serialize for Out<'_, T>
+where
+    for<'b> Proto<'b, T>: Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Dialect::V03 => Proto(self.1).serialize(serializer),
+            Dialect::V1 | Dialect::Legacy => self.1.serialize(serializer),
+        }
+    }
+}
+
 /// The path parameters of every route.
 #[derive(Debug, Default, Deserialize)]
 struct PathParams {
@@ -52,6 +94,7 @@ struct PathParams {
 /// What a route's handler gets: the request's context, path, query and JSON body, or, if any of
 /// them is unusable, the error response.
 struct Call {
+    dialect: Dialect,
     ctx: RequestContext,
     path: PathParams,
     query: Option<String>,
@@ -65,23 +108,24 @@ impl FromRequest<AppState> for Call {
 
     async fn from_request(request: Request, state: &AppState) -> std::result::Result<Self, Response> {
         let (mut parts, body) = request.into_parts();
-        Self::read(&mut parts, body, state).await.map_err(|error| error_response(&error))
+        let dialect = dialect_of(parts.uri.path());
+        Self::read(&mut parts, body, state, dialect).await.map_err(|error| error_response_in(dialect, &error))
     }
 }
 
 impl Call {
-    async fn read(parts: &mut Parts, body: Body, state: &AppState) -> Result<Self> {
+    async fn read(parts: &mut Parts, body: Body, state: &AppState, dialect: Dialect) -> Result<Self> {
         let Path(path) = Path::<PathParams>::from_request_parts(parts, state)
             .await
             .map_err(|rejection| A2AError::invalid_params(rejection.body_text()))?;
-        let ctx = context(parts, &path.tenant)?;
+        let ctx = context(parts, &path.tenant, dialect)?;
         let body = read_body(parts, body, state.handler.limits()).await?;
         if !body.is_empty() && !is_json(&parts.headers) {
             let message = "request bodies must be application/json or application/a2a+json";
             return Err(A2AError::content_type_not_supported(message));
         }
         let media_type = response_media_type(&parts.headers);
-        Ok(Self { ctx, path, query: parts.uri.query().map(str::to_owned), body, media_type })
+        Ok(Self { dialect, ctx, path, query: parts.uri.query().map(str::to_owned), body, media_type })
     }
 
     /// The JSON body (an empty one reads as `{}`), decoded into the operation's request.
@@ -146,31 +190,52 @@ impl Call {
         TaskPushNotificationConfigRef { tenant: tenant.clone(), task_id: id.clone(), id: config_id.clone() }
     }
 
-    /// Runs `operation` on `request`, if it was read, and writes the result.
-    async fn run<Req, Res: Serialize>(
-        &self,
-        request: Result<Req>,
-        operation: impl AsyncFnOnce(Req) -> Result<Res>,
-    ) -> Response {
+    /// A send's body: v1.0's `SendMessageRequest`, or v0.3's.
+    fn send_request(&self) -> Result<SendMessageRequest> {
+        let mut request = match self.dialect {
+            Dialect::V03 => {
+                let text = std::str::from_utf8(&self.body).map_err(A2AError::parse)?;
+                proto::send_message_request(text)
+                    .map_err(|e| A2AError::invalid_params(format!("invalid params: {e}")))?
+            }
+            Dialect::V1 | Dialect::Legacy => self.body::<SendMessageRequest>()?,
+        };
+        self.bind_tenant(&mut request.tenant)?;
+        Ok(request)
+    }
+
+    /// Runs `operation` on `request`, if it was read, and writes the result in the route's
+    /// generation.
+    async fn run<Req, Res>(&self, request: Result<Req>, operation: impl AsyncFnOnce(Req) -> Result<Res>) -> Response
+    where
+        Res: Serialize,
+        for<'b> Proto<'b, Res>: Serialize,
+    {
         let result = match request {
             Ok(request) => operation(request).await,
             Err(error) => Err(error),
         };
         match result {
-            Ok(body) => json_response(StatusCode::OK, self.media_type.clone(), &body),
-            Err(error) => error_response(&error),
+            Ok(body) => json_response(StatusCode::OK, self.media_type.clone(), &Out(self.dialect, &body)),
+            Err(error) => self.error(&error),
         }
+    }
+
+    fn error(&self, error: &A2AError) -> Response {
+        error_response_in(self.dialect, error)
     }
 
     /// Errors found before the stream starts are HTTP errors; later ones are events.
     fn stream(&self, state: &AppState, events: Result<TaskEventStream>) -> Response {
+        let dialect = self.dialect;
         match events {
-            Err(error) => error_response(&error),
+            Err(error) => self.error(&error),
             Ok(events) => {
-                sse::respond(events, state.sse_keep_alive, |item: std::result::Result<&StreamItem, &A2AError>| {
-                    match item {
-                        Ok(item) => serde_json::to_string(&*item.response),
-                        Err(error) => serde_json::to_string(&RestError::from(error)),
+                sse::respond(events, state.sse_keep_alive, move |item: std::result::Result<&StreamItem, &A2AError>| {
+                    match (item, dialect) {
+                        (Ok(item), _) => serde_json::to_string(&Out(dialect, &*item.response)),
+                        (Err(error), Dialect::V03) => serde_json::to_string(&JsonRpcError::new(error, dialect)),
+                        (Err(error), _) => serde_json::to_string(&RestError::from(error)),
                     }
                 })
             }
@@ -188,15 +253,14 @@ fn split_action(id: &str) -> (&str, Option<&str>) {
 }
 
 async fn send_message(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.body::<SendMessageRequest>().and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
+    let request = call.send_request();
     call.run(request, async |r| state.handler.send_message(&call.ctx, r).await).await
 }
 
 async fn send_streaming_message(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.body::<SendMessageRequest>().and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
-    match request {
+    match call.send_request() {
         Ok(request) => call.stream(&state, state.handler.send_streaming_message(&call.ctx, request).await),
-        Err(error) => error_response(&error),
+        Err(error) => call.error(&error),
     }
 }
 
@@ -209,7 +273,7 @@ async fn list_tasks(State(state): State<AppState>, call: Call) -> Response {
 async fn get_task_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
     match split_action(&call.path.id) {
         (id, Some("subscribe")) => subscribe(&state, &call, id).await,
-        (_, Some(_)) => no_operation(&Method::GET, &format!("/tasks/{}", call.path.id)),
+        (_, Some(_)) => call.error(&no_operation_error(&Method::GET, &format!("/tasks/{}", call.path.id))),
         (id, None) => {
             let request = call.query::<GetTaskRequest>(&[("id", id)]);
             let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
@@ -227,7 +291,7 @@ async fn cancel_or_subscribe(State(state): State<AppState>, call: Call) -> Respo
             let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
             call.run(request, async |r| state.handler.cancel_task(&call.ctx, r).await).await
         }
-        (_, None) => no_operation(&Method::POST, &format!("/tasks/{}", call.path.id)),
+        (_, None) => call.error(&no_operation_error(&Method::POST, &format!("/tasks/{}", call.path.id))),
     }
 }
 
@@ -237,7 +301,11 @@ async fn subscribe(state: &AppState, call: &Call, id: &str) -> Response {
 }
 
 async fn create_push_config(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.body::<TaskPushNotificationConfig>().and_then(|mut r| {
+    let body = match call.dialect {
+        Dialect::V03 => call.body::<proto::PushConfigBody>().map(|body| body.into_config(&call.path.id)),
+        Dialect::V1 | Dialect::Legacy => call.body::<TaskPushNotificationConfig>(),
+    };
+    let request = body.and_then(|mut r| {
         r.task_id.clone_from(&call.path.id);
         call.bind_tenant(&mut r.tenant).map(|()| r)
     });
@@ -261,32 +329,35 @@ async fn delete_push_config(State(state): State<AppState>, call: Call) -> Respon
     call.run(Ok(request), delete).await
 }
 
+/// `GET /extendedAgentCard`; v0.3's `GET /v1/card` is the authenticated card, which is the
+/// public one where the agent has no other (both in the combined form).
 async fn get_extended_agent_card(State(state): State<AppState>, call: Call) -> Response {
     let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
-    call.run(Ok(request), async |r| state.handler.get_extended_agent_card(&call.ctx, r).await).await
+    let card = match (state.handler.get_extended_agent_card(&call.ctx, request).await, call.dialect) {
+        (Ok(card), dialect) => crate::core::card_json(&card, dialect),
+        (Err(error), Dialect::V03) if error.kind() == ErrorKind::UnsupportedOperation => {
+            crate::core::card_json(state.handler.agent_card(), Dialect::V03)
+        }
+        (Err(error), _) => return call.error(&error),
+    };
+    json_response(StatusCode::OK, call.media_type.clone(), &card)
 }
 
 /// Any path no route serves.
 pub(crate) async fn no_route(method: Method, uri: http::Uri) -> Response {
-    no_operation(&method, uri.path())
+    error_response_in(dialect_of(uri.path()), &no_operation_error(&method, uri.path()))
 }
 
-fn no_operation(method: &Method, path: &str) -> Response {
-    error_response(&A2AError::new(ErrorKind::MethodNotFound, format!("no operation at {method} {path}")))
+fn no_operation_error(method: &Method, path: &str) -> A2AError {
+    A2AError::new(ErrorKind::MethodNotFound, format!("no operation at {method} {path}"))
 }
 
 /// A route that exists, asked with a method it does not take.
 pub(crate) async fn method_not_allowed(method: Method, uri: http::Uri) -> Response {
     let error = A2AError::new(ErrorKind::MethodNotFound, format!("{} does not take {method}", uri.path()));
-    let mut response = error_response(&error);
+    let mut response = error_response_in(dialect_of(uri.path()), &error);
     *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
     response
-}
-
-/// `/v1/…` is where the v0.3 dialect's HTTP+JSON routes live, never a tenant named `v1`.
-pub(crate) async fn reserved_for_v03(uri: http::Uri) -> Response {
-    let message = format!("{} is a v0.3 HTTP+JSON route, which this server does not serve yet", uri.path());
-    error_response(&A2AError::new(ErrorKind::MethodNotFound, message))
 }
 
 /// The response media type: the request's own JSON type, else `application/json`.
@@ -299,10 +370,14 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
     HeaderValue::from_static(if a2a { "application/a2a+json" } else { "application/json" })
 }
 
-/// The AIP-193 error response.
-pub(crate) fn error_response(error: &A2AError) -> Response {
+/// The error response: AIP-193 for v1.0, the JSON-RPC error object for v0.3.
+fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
     let status = super::errors::status(error.kind()).0;
-    json_response(status, HeaderValue::from_static("application/json"), &RestError::from(error))
+    let json = HeaderValue::from_static("application/json");
+    match dialect {
+        Dialect::V03 => json_response(status, json, &JsonRpcError::new(error, dialect)),
+        Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::from(error)),
+    }
 }
 
 #[cfg(test)]

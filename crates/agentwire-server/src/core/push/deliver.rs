@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_store::{PushConfigRecord, PushConfigStore, PushPayload, Scope, TaskStore};
+use agentwire_store::{PushConfigRecord, PushConfigStore, Scope, TaskStore};
+use agentwire_types::dialect::Encoded;
 use agentwire_types::StreamResponse;
+use agentwire_types::{Dialect, Task};
 use bytes::Bytes;
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -98,18 +100,18 @@ impl Dispatcher {
                 return;
             }
         };
-        let wants_task = records.iter().any(|r| r.payload == PushPayload::Task);
-        let task = if wants_task { self.task_body(&job).await } else { None };
+        let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
+        let task = if wants_task { self.task(&job).await } else { None };
         self.lanes.retain(|_, lane| !lane.finished.is_cancelled());
         for (target, bodies) in fan_out(records, &job.task_id, &job.events, task) {
             self.send(&target, bodies);
         }
     }
 
-    /// The task as it is now, for configs that receive the whole task (the v0.3 and legacy shape).
-    async fn task_body(&self, job: &Job) -> Option<Bytes> {
+    /// The task as it is now, for configs that receive the whole task (v0.3 and legacy).
+    async fn task(&self, job: &Job) -> Option<Arc<Task>> {
         match self.tasks.get(&job.scope, &job.task_id).await {
-            Ok(Some(record)) => to_body(&*record.task, &job.task_id),
+            Ok(Some(record)) => Some(record.task),
             Ok(None) => None,
             Err(error) => {
                 tracing::error!(%error, task_id = %job.task_id, "cannot read the task for a push notification");
@@ -154,11 +156,12 @@ fn fan_out(
     records: Vec<PushConfigRecord>,
     task_id: &str,
     events: &[Arc<StreamResponse>],
-    task: Option<Bytes>,
+    task: Option<Arc<Task>>,
 ) -> Vec<(Arc<Target>, Vec<Bytes>)> {
     let mut event_bodies: Option<Vec<Bytes>> = None;
+    let mut task_bodies: [Option<Option<Bytes>>; 2] = [None, None];
     let mut deliveries = Vec::with_capacity(records.len());
-    for PushConfigRecord { config, payload } in records {
+    for PushConfigRecord { config, dialect } in records {
         let url = match reqwest::Url::parse(&config.url) {
             Ok(url) => url,
             Err(error) => {
@@ -166,11 +169,16 @@ fn fan_out(
                 continue;
             }
         };
-        let bodies = match payload {
-            PushPayload::StreamResponse => event_bodies
+        let bodies = match dialect {
+            Dialect::V1 => event_bodies
                 .get_or_insert_with(|| events.iter().filter_map(|event| to_body(&**event, task_id)).collect())
                 .clone(),
-            PushPayload::Task => task.iter().cloned().collect(),
+            Dialect::V03 | Dialect::Legacy => {
+                let slot = &mut task_bodies[usize::from(dialect == Dialect::Legacy)];
+                let body = slot
+                    .get_or_insert_with(|| task.as_deref().and_then(|task| to_body(&Encoded(dialect, task), task_id)));
+                body.iter().cloned().collect()
+            }
         };
         deliveries.push((Arc::new(Target { url, config }), bodies));
     }

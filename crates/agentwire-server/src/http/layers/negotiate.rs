@@ -8,11 +8,12 @@ use tower::util::MapRequestLayer;
 
 use crate::ProtocolVersion;
 
-/// The version and extensions a request asked for; an unsupported version is kept as the error
-/// the binding reports.
+/// The version and extensions a request asked for. An unsupported version is kept as the error
+/// the binding reports, with the code of the generation its method or route belongs to; absent
+/// means the method's or route's own version.
 #[derive(Debug, Clone)]
 pub(crate) struct Negotiated {
-    pub(crate) version: Result<ProtocolVersion, A2AError>,
+    pub(crate) version: Result<Option<ProtocolVersion>, A2AError>,
     pub(crate) extensions: Vec<String>,
 }
 

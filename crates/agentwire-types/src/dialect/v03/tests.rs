@@ -2,7 +2,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::*;
-use crate::{TaskState, Timestamp};
+use crate::{Role, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent, Timestamp};
 
 /// Encodes in the v0.3 shape, decodes through the canonical model, and expects the value back.
 fn round_trip<T>(value: &T) -> Value
