@@ -83,6 +83,11 @@ pub(crate) struct ServeOpt {
     /// A browser origin allowed to call the agent (repeatable; default: any origin).
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub(crate) cors_origins: Vec<String>,
+    /// Serve the v1.0 agent card alone to every client. By default the card also carries v0.3's
+    /// members, so that v0.3 clients find the agent; a request with `A2A-Version: 1.0` always
+    /// gets the v1.0 card.
+    #[arg(long)]
+    pub(crate) strict_card: bool,
 
     /// Log as JSON lines instead of text.
     #[arg(long)]

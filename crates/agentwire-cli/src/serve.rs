@@ -19,7 +19,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     let handler = build_handler(&opt)?;
-    let http = HttpOptions { cors: cors_origins(&opt.cors_origins)?, ..HttpOptions::default() };
+    let http =
+        HttpOptions { cors: cors_origins(&opt.cors_origins)?, strict_card: opt.strict_card, ..HttpOptions::default() };
     let tls = match (&opt.tls_cert, &opt.tls_key) {
         (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
         _ => None,

@@ -362,3 +362,34 @@ async fn deliveries_in_flight_are_capped_across_webhooks() {
     assert_eq!(most.load(Ordering::SeqCst), 3, "at most three requests in flight");
     hook.abort();
 }
+
+/// A config made by a v0.3 or legacy client gets the whole task after each event, in that
+/// client's shape, with the same headers as v1.0's deliveries.
+#[tokio::test]
+async fn older_generations_get_the_task_in_their_own_shape() {
+    let (url, mut rx, hook) = receiver().await;
+    let server = TestServer::start(conformance()).await;
+    let config = json!({"url": url, "token": "tok-3", "authentication": {"schemes": ["Bearer"], "credentials": "c3"}});
+    let message = json!({"kind": "message", "messageId": "tck-complete-task-1", "role": "user", "parts": [{"kind": "text", "text": "x"}]});
+    let params = json!({"message": message, "configuration": {"blocking": true, "pushNotificationConfig": config}});
+    server.rpc_with_headers("message/send", params, &[]).await;
+    let (headers, first) = tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("delivery in time").unwrap();
+    assert_eq!(
+        (&headers["authorization"], &headers["x-a2a-notification-token"]),
+        (&"Bearer c3".parse().unwrap(), &"tok-3".parse().unwrap())
+    );
+    assert_eq!(first["kind"], "task", "{first}");
+    let completed = |body: &Value| body["status"]["state"] == "completed";
+    if !completed(&first) {
+        let bodies = deliveries_until(&mut rx, completed).await;
+        assert!(bodies.iter().all(|b| b["kind"] == "task"), "v0.3 tasks: {bodies:?}");
+    }
+
+    let legacy = json!({"id": "legacy-push-1", "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}, "pushNotification": config});
+    server.rpc_with_headers("tasks/send", legacy, &[]).await;
+    let bodies = deliveries_until(&mut rx, completed).await;
+    let last = bodies.last().unwrap();
+    assert_eq!((last["id"].as_str(), last.get("kind")), (Some("legacy-push-1"), None), "a legacy task: {last}");
+    assert_eq!(last["sessionId"], last["contextId"]);
+    hook.abort();
+}

@@ -136,3 +136,56 @@ pub(crate) fn json_response(status: StatusCode, media_type: HeaderValue, body: &
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agentwire_types::Dialect;
+
+    use super::jsonrpc::METHODS;
+    use super::rest;
+
+    /// docs/COMPATIBILITY.md's table, row by row: the operation, then one cell per column.
+    fn table() -> Vec<Vec<String>> {
+        include_str!("../../../../docs/COMPATIBILITY.md")
+            .lines()
+            .skip_while(|line| !line.starts_with("| Operation |"))
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| {
+                let cells = line.trim_matches('|').replace("\\|", "/");
+                cells.split('|').map(|cell| cell.trim().to_owned()).collect()
+            })
+            .collect()
+    }
+
+    /// The `code` spans of a cell, unless the cell says the generation has no such method.
+    fn names(cell: &str) -> Vec<&str> {
+        if cell.starts_with('—') {
+            return Vec::new();
+        }
+        cell.split('`').skip(1).step_by(2).collect()
+    }
+
+    #[test]
+    fn compatibility_table_matches_the_routes() {
+        let rows = table();
+        let operations: Vec<String> = rows.iter().map(|row| row[0].clone()).collect();
+        for (dialect, column) in [(Dialect::V1, 1), (Dialect::V03, 2), (Dialect::Legacy, 3)] {
+            for row in &rows {
+                let served: Vec<&str> = METHODS
+                    .iter()
+                    .filter(|(_, d, operation)| *d == dialect && format!("{operation:?}") == row[0])
+                    .map(|(name, ..)| *name)
+                    .collect();
+                assert_eq!(names(&row[column]), served, "{} in {dialect:?}", row[0]);
+            }
+        }
+        for (_, _, operation) in METHODS {
+            assert!(operations.contains(&format!("{operation:?}")), "{operation:?} has no row");
+        }
+        let documented: String = rows.iter().flat_map(|row| row[4..].to_vec()).collect::<Vec<_>>().join(" ");
+        for (path, _) in rest::routes().into_iter().chain(rest::v03_routes()) {
+            assert!(documented.contains(path), "the route {path} is not in the table");
+        }
+    }
+}

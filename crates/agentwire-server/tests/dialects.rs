@@ -1,0 +1,311 @@
+//! Every client generation on one server: v0.3 (`message/send`, `kind`-tagged shapes, `/v1/…`
+//! REST in ProtoJSON of `a2a.v1`) and the legacy `tasks/send` family (seed 004, with seed 002's
+//! shapes), beside v1.0, with the rules that differ between them.
+
+use agentwire_test::{conformance, read_sse, TestServer};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// A JSON-RPC call with no version header, as older clients make it.
+async fn call(server: &TestServer, method: &str, params: Value) -> Value {
+    server.rpc_with_headers(method, params, &[]).await
+}
+
+/// A JSON-RPC streaming call with no version header, read to its end.
+async fn stream(server: &TestServer, method: &str, params: Value) -> Vec<Value> {
+    let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
+    let response = server.http.post(format!("{}/", server.base)).json(&body).send().await.unwrap();
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    read_sse(response, usize::MAX).await
+}
+
+fn v03_message(message_id: &str, text: &str) -> Value {
+    json!({"kind": "message", "messageId": message_id, "role": "user", "parts": [{"kind": "text", "text": text}]})
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Seed 004's request example, verbatim, gets the response shape seed 004 shows.
+#[tokio::test]
+async fn the_legacy_request_example_gets_the_legacy_response_shape() {
+    let server = TestServer::start(conformance()).await;
+    let request = r#"{
+      "jsonrpc": "2.0",
+      "id": "abc-123",
+      "method": "tasks/send",
+      "params": {
+        "message": {
+          "messageId": "msg-1",
+          "role": "user",
+          "parts": [{ "text": "hello", "kind": "text" }]
+        }
+      }
+    }"#;
+    let response = server.http.post(format!("{}/", server.base)).header("content-type", "application/json");
+    let response: Value = response.body(request).send().await.unwrap().json().await.unwrap();
+    assert_eq!((&response["jsonrpc"], &response["id"]), (&json!("2.0"), &json!("abc-123")));
+    let task = &response["result"];
+    assert_eq!(task["status"]["state"], "completed", "{response}");
+    assert!(task["status"]["timestamp"].as_str().unwrap().ends_with('Z'));
+    for member in ["id", "contextId"] {
+        assert!(task[member].as_str().is_some_and(|v| !v.is_empty()), "{member}: {response}");
+    }
+    assert!(task.get("kind").is_none(), "no v0.3 discriminator: {response}");
+}
+
+/// Seed 004's streaming example: update events with `type` and `final`, the last one final.
+#[tokio::test]
+async fn the_legacy_stream_sends_typed_update_events_and_ends_with_a_final_one() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": {"messageId": "m1", "role": "user", "parts": [{"text": "tck-stream-chunked", "kind": "text"}]}});
+    let events = stream(&server, "tasks/sendSubscribe", params).await;
+    let types: Vec<&str> = events.iter().map(|e| e["result"]["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "TaskStatusUpdateEvent",
+            "TaskStatusUpdateEvent",
+            "TaskArtifactUpdateEvent",
+            "TaskArtifactUpdateEvent",
+            "TaskStatusUpdateEvent"
+        ]
+    );
+    let finals: Vec<bool> = events.iter().map(|e| e["result"]["final"].as_bool().unwrap()).collect();
+    assert_eq!(finals, [false, false, false, false, true]);
+    let last = &events[4]["result"];
+    assert_eq!((last["status"]["state"].as_str(), last["taskId"].as_str()), (Some("completed"), last["id"].as_str()));
+    assert_eq!(events[3]["result"]["artifact"]["lastChunk"], true, "v0.1 carries lastChunk in the artifact");
+}
+
+/// Seed 002: the client names the task (`id`) and the session; later sends continue it.
+#[tokio::test]
+async fn a_legacy_client_names_its_task_and_session_and_continues_it() {
+    let server = TestServer::start(conformance()).await;
+    let send = |text: &str| json!({"id": "task-abc-123", "sessionId": "session-1", "message": {"role": "user", "parts": [{"type": "text", "text": text}]}});
+    let first = call(&server, "tasks/send", send("tck-multi-turn book a flight")).await;
+    let task = &first["result"];
+    assert_eq!((task["id"].as_str(), task["sessionId"].as_str()), (Some("task-abc-123"), Some("session-1")), "{first}");
+    assert_eq!(task["status"]["state"], "input-required");
+    assert_eq!(task["status"]["message"]["parts"][0]["type"], "text", "v0.1 parts carry `type`");
+
+    let second = call(&server, "tasks/send", send("done, to Paris")).await;
+    assert_eq!(second["result"]["status"]["state"], "completed", "{second}");
+    assert_eq!(second["result"]["history"].as_array().unwrap().len(), 4);
+
+    // A v1.0 client sees the same task.
+    let got = server.rpc_ok("GetTask", json!({"id": "task-abc-123"})).await;
+    assert_eq!(got["contextId"], "session-1");
+    // The task ended: one more message is refused, as in every generation.
+    let again = call(&server, "tasks/send", send("more")).await;
+    assert_eq!(again["error"]["code"], -32004, "{again}");
+}
+
+/// The legacy family answers every send with a task: an agent's direct reply completes one.
+#[tokio::test]
+async fn a_legacy_send_answered_by_a_message_gets_a_completed_task() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": {"messageId": "m1", "role": "user", "parts": [{"text": "tck-message-response"}]}});
+    let task = call(&server, "tasks/send", params).await["result"].clone();
+    assert_eq!(task["status"]["state"], "completed", "{task}");
+    assert_eq!(task["status"]["message"]["parts"][0]["text"], "Direct message response");
+    let roles: Vec<&str> = task["history"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "agent"]);
+    // The same request in v0.3 gets the message itself.
+    let params = json!({"message": v03_message("m2", "tck-message-response"), "configuration": {"blocking": true}});
+    let reply = call(&server, "message/send", params).await["result"].clone();
+    assert_eq!((reply["kind"].as_str(), reply["role"].as_str()), (Some("message"), Some("agent")), "{reply}");
+}
+
+/// v0.3 waits for the result only when asked (`blocking: true`); v1.0 unless told not to.
+#[tokio::test]
+async fn v03_sends_wait_only_when_blocking() {
+    let server = TestServer::start(conformance()).await;
+    let unasked = call(&server, "message/send", json!({"message": v03_message("m1", "tck-long-running")})).await;
+    let state = unasked["result"]["status"]["state"].as_str().unwrap();
+    assert!(state == "submitted" || state == "working", "{unasked}");
+    assert_eq!(unasked["result"]["kind"], "task");
+    let blocking = json!({"message": v03_message("m2", "tck-long-running"), "configuration": {"blocking": true}});
+    assert_eq!(call(&server, "message/send", blocking).await["result"]["status"]["state"], "completed");
+    let v1 =
+        server.rpc_ok("SendMessage", json!({"message": agentwire_test::user_message("m3", "tck-long-running")})).await;
+    assert_eq!(v1["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+/// v0.3's stream: `kind` on every event, `final` on the closing status update.
+#[tokio::test]
+async fn v03_streams_tag_every_event_and_mark_the_final_one() {
+    let server = TestServer::start(conformance()).await;
+    let events = stream(&server, "message/stream", json!({"message": v03_message("m1", "tck-stream-basic")})).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e["result"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["task", "status-update", "artifact-update", "status-update"]);
+    assert_eq!(events[3]["result"]["final"], true);
+    assert_eq!(events[1]["result"]["final"], false);
+    assert_eq!(events[2]["result"]["artifact"]["parts"][0], json!({"kind": "text", "text": "Stream hello from TCK"}));
+}
+
+/// Subscribing to an ended task: v0.3 and legacy get the task, then the stream closes; v1.0 is
+/// refused.
+#[tokio::test]
+async fn subscribing_to_an_ended_task_depends_on_the_generation() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": v03_message("m1", "tck-complete-task"), "configuration": {"blocking": true}});
+    let task_id = call(&server, "message/send", params).await["result"]["id"].as_str().unwrap().to_owned();
+
+    let events = stream(&server, "tasks/resubscribe", json!({"id": task_id})).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0]["result"]["kind"].as_str(), events[0]["result"]["status"]["state"].as_str()),
+        (Some("task"), Some("completed"))
+    );
+
+    let refused = server.rpc("SubscribeToTask", json!({"id": task_id})).await;
+    assert_eq!(refused["error"]["code"], -32004, "{refused}");
+
+    let url = format!("{}/v1/tasks/{task_id}:subscribe", server.base);
+    let events = read_sse(server.http.get(url).send().await.unwrap(), usize::MAX).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+/// Push configs in v0.3's and the legacy family's shapes: set, get (with or without the config's
+/// id), list (the list itself), delete (`null`).
+#[tokio::test]
+async fn push_configs_in_the_older_shapes() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": v03_message("m1", "tck-input-required")});
+    let task_id = call(&server, "message/send", params).await["result"]["id"].as_str().unwrap().to_owned();
+    let config = json!({"url": "https://client.example/hook", "token": "tok", "authentication": {"schemes": ["Bearer"], "credentials": "c"}});
+
+    let set =
+        call(&server, "tasks/pushNotificationConfig/set", json!({"taskId": task_id, "pushNotificationConfig": config}))
+            .await;
+    let created = &set["result"];
+    assert_eq!(keys(created), ["pushNotificationConfig", "taskId"], "{set}");
+    assert_eq!(created["pushNotificationConfig"]["authentication"]["schemes"], json!(["Bearer"]));
+    let config_id = created["pushNotificationConfig"]["id"].as_str().unwrap().to_owned();
+
+    let by_id = json!({"id": task_id, "pushNotificationConfigId": config_id});
+    assert_eq!(&call(&server, "tasks/pushNotificationConfig/get", by_id.clone()).await["result"], created);
+    assert_eq!(&call(&server, "tasks/pushNotificationConfig/get", json!({"id": task_id})).await["result"], created);
+    let list = call(&server, "tasks/pushNotificationConfig/list", json!({"id": task_id})).await;
+    assert_eq!(list["result"], json!([created]));
+
+    let legacy = call(&server, "tasks/pushNotification/get", json!({"id": task_id})).await;
+    assert_eq!(
+        (legacy["result"]["id"].as_str(), legacy["result"]["taskId"].as_str()),
+        (Some(&*task_id), Some(&*task_id))
+    );
+
+    let deleted = call(&server, "tasks/pushNotificationConfig/delete", by_id.clone()).await;
+    assert_eq!((deleted.get("result"), deleted.get("error")), (Some(&Value::Null), None), "{deleted}");
+    let gone = call(&server, "tasks/pushNotificationConfig/get", by_id).await;
+    assert_eq!(gone["error"]["code"], -32001);
+}
+
+/// The version header: absent means the method's own generation; a supported version that
+/// names another generation is served in the method's; anything else is that generation's
+/// VersionNotSupported.
+#[tokio::test]
+async fn version_negotiation_follows_the_method() {
+    let server = TestServer::start(conformance()).await;
+    let legacy = json!({"message": {"messageId": "m1", "role": "user", "parts": [{"text": "hi"}]}});
+    let v03 = json!({"message": v03_message("m2", "hi"), "configuration": {"blocking": true}});
+    let v1 = json!({"message": agentwire_test::user_message("m3", "hi")});
+    let code = |envelope: Value| envelope["error"]["code"].as_i64();
+
+    for version in ["2.0", "0.2", "1"] {
+        let header = [("A2A-Version", version)];
+        assert_eq!(code(server.rpc_with_headers("tasks/send", legacy.clone(), &header).await), Some(-32008));
+        assert_eq!(code(server.rpc_with_headers("message/send", v03.clone(), &header).await), Some(-32009));
+        assert_eq!(code(server.rpc_with_headers("SendMessage", v1.clone(), &header).await), Some(-32009));
+    }
+    for version in ["1.0", "0.3", "1.0.4", ""] {
+        let header = [("A2A-Version", version)];
+        let old = server.rpc_with_headers("tasks/send", legacy.clone(), &header).await;
+        assert_eq!(old["result"]["status"]["state"], "completed", "{version}: {old}");
+        let mid = server.rpc_with_headers("message/send", v03.clone(), &header).await;
+        assert_eq!(mid["result"]["kind"], "task", "{version}: {mid}");
+        let new = server.rpc_with_headers("SendMessage", v1.clone(), &header).await;
+        assert_eq!(new["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{version}: {new}");
+    }
+    let query = format!("{}/?OPVS-Version=9.9", server.base);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": v03});
+    let refused: Value = server.http.post(query).json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(code(refused), Some(-32009));
+
+    let response = server.http.get(format!("{}/v1/tasks/x", server.base)).header("A2A-Version", "7.1").send().await;
+    let response = response.unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], -32009, "v0.3 REST errors are JSON-RPC error objects: {body}");
+}
+
+/// v0.3's HTTP+JSON binding, as the official v0.3 clients call it.
+#[tokio::test]
+async fn v03_rest_speaks_protojson_of_a2a_v1() {
+    let server = TestServer::start(conformance()).await;
+    let message = |id: &str, text: &str| json!({"messageId": id, "role": "ROLE_USER", "content": [{"text": text}]});
+    let send = json!({"message": message("m1", "tck-artifact-data"), "configuration": {"blocking": true}});
+    let (status, body) = server.rest(Method::POST, "/v1/message:send", Some(send)).await;
+    assert_eq!(status, 200, "{body}");
+    let task = &body["task"];
+    assert_eq!(task["artifacts"][0]["parts"][0], json!({"data": {"data": {"key": "value", "count": 42}}}));
+    let id = task["id"].as_str().unwrap();
+
+    let (_, got) = server.rest(Method::GET, &format!("/v1/tasks/{id}?historyLength=1"), None).await;
+    assert_eq!(got["history"].as_array().unwrap().len(), 1);
+    assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let cancel = json!({"message": message("m2", "tck-cancel"), "configuration": {"blocking": false}});
+    let (_, running) = server.rest(Method::POST, "/v1/message:send", Some(cancel)).await;
+    let running_id = running["task"]["id"].as_str().unwrap();
+    let (status, canceled) = server.rest(Method::POST, &format!("/v1/tasks/{running_id}:cancel"), None).await;
+    assert_eq!((status, canceled["status"]["state"].as_str()), (200, Some("TASK_STATE_CANCELLED")), "{canceled}");
+    let (status, refused) = server.rest(Method::POST, &format!("/v1/tasks/{id}:cancel"), None).await;
+    assert_eq!((status, refused["code"].as_i64()), (409, Some(-32002)), "{refused}");
+
+    let config = json!({"pushNotificationConfig": {"id": "p1", "url": "https://client.example/hook", "token": "t"}});
+    let path = format!("/v1/tasks/{running_id}/pushNotificationConfigs");
+    let (status, created) = server.rest(Method::POST, &path, Some(config)).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["name"], format!("tasks/{running_id}/pushNotificationConfigs/p1"));
+    let (_, listed) = server.rest(Method::GET, &path, None).await;
+    assert_eq!(listed["configs"], json!([created]));
+    let (_, fetched) = server.rest(Method::GET, &format!("{path}/p1"), None).await;
+    assert_eq!(fetched, created);
+    let (status, _) = server.rest(Method::DELETE, &format!("{path}/p1"), None).await;
+    assert_eq!(status, 200);
+
+    let body = json!({"message": message("m3", "tck-stream-basic")});
+    let events = server.sse(server.http.post(format!("{}/v1/message:stream", server.base)).json(&body)).await;
+    let members: Vec<&str> = events.iter().map(|e| e.as_object().unwrap().keys().next().unwrap().as_str()).collect();
+    assert_eq!(members, ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]);
+    assert_eq!(events[3]["statusUpdate"]["final"], true);
+
+    let (status, card) = server.rest(Method::GET, "/v1/card", None).await;
+    assert_eq!((status, card["protocolVersion"].as_str()), (200, Some("0.3.0")), "{card}");
+}
+
+/// One server answers a v1.0 client and a v0.3 client at the same time, each in its own shapes.
+#[tokio::test]
+async fn a_v1_client_and_a_v03_client_are_served_at_once() {
+    let server = TestServer::start(conformance()).await;
+    let v1 = async {
+        let params = json!({"message": agentwire_test::user_message("a", "tck-long-running")});
+        server.rpc_ok("SendMessage", params).await
+    };
+    let v03 = async {
+        let params = json!({"message": v03_message("b", "tck-long-running"), "configuration": {"blocking": true}});
+        call(&server, "message/send", params).await
+    };
+    let (v1, v03) = tokio::join!(v1, v03);
+    assert_eq!(v1["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        (v03["result"]["kind"].as_str(), v03["result"]["status"]["state"].as_str()),
+        (Some("task"), Some("completed"))
+    );
+}
