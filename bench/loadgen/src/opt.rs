@@ -32,6 +32,9 @@ pub(crate) enum Envelope {
     Jsonrpc,
     /// HTTP+JSON: the A2A payload is the body (or each SSE event) itself.
     Rest,
+    /// JSON-RPC 2.0 in A2A v0.3 (`message/send`): the `result` is the task itself, with
+    /// `"kind":"task"` and a lowercase state.
+    JsonrpcV03,
     /// Only the HTTP status is checked.
     None,
 }

@@ -13,6 +13,8 @@ use crate::opt::Envelope;
 
 /// The terminal state every benchmark task must reach.
 const COMPLETED: &str = "TASK_STATE_COMPLETED";
+/// The same state, as v0.3 writes it.
+const COMPLETED_V03: &str = "completed";
 
 /// Validates a whole response body (the status was already checked).
 pub(crate) trait ResponseCheck {
@@ -28,7 +30,7 @@ fn payload(envelope: Envelope, value: &Value) -> Result<&Value, String> {
         return Err(format!("error response: {}", abbreviate(&value.to_string())));
     }
     match envelope {
-        Envelope::Jsonrpc => {
+        Envelope::Jsonrpc | Envelope::JsonrpcV03 => {
             if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
                 return Err("not a JSON-RPC 2.0 response".to_owned());
             }

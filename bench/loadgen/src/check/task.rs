@@ -2,10 +2,11 @@
 
 use memchr::memmem::Finder;
 
-use super::{abbreviate_bytes, parse, payload, reported_state, ResponseCheck, COMPLETED};
+use super::{abbreviate_bytes, parse, payload, reported_state, ResponseCheck, COMPLETED, COMPLETED_V03};
 use crate::opt::Envelope;
 
-/// Checks SendMessage answers (`{"jsonrpc":"2.0","result":{"task":..}}` or `{"task":..}`).
+/// Checks SendMessage answers (`{"jsonrpc":"2.0","result":{"task":..}}` or `{"task":..}`), and
+/// v0.3's `message/send` (`{"jsonrpc":"2.0","result":{"kind":"task",..}}`).
 pub(crate) struct TaskCheck {
     envelope: Envelope,
     must_have: Vec<Finder<'static>>,
@@ -17,6 +18,7 @@ impl TaskCheck {
         let must_have: &[&str] = match envelope {
             Envelope::Jsonrpc => &["\"result\"", "\"task\"", COMPLETED],
             Envelope::Rest => &["\"task\"", COMPLETED],
+            Envelope::JsonrpcV03 => &["\"result\"", "\"kind\":\"task\"", "\"completed\""],
             Envelope::None => &[],
         };
         let must_have = must_have.iter().map(|needle| Finder::new(needle.as_bytes()).into_owned()).collect();
@@ -42,6 +44,9 @@ impl ResponseCheck for TaskCheck {
         }
         let value = parse(body)?;
         let payload = payload(self.envelope, &value)?;
+        if self.envelope == Envelope::JsonrpcV03 {
+            return v03_task(payload);
+        }
         let task = payload.get("task").ok_or_else(|| format!("no task in {}", abbreviate_bytes(body)))?;
         if task.get("id").and_then(|id| id.as_str()).is_none_or(str::is_empty) {
             return Err("task without an id".to_owned());
@@ -50,6 +55,20 @@ impl ResponseCheck for TaskCheck {
             Some(COMPLETED) => Ok(1),
             other => Err(format!("task state {other:?}, expected {COMPLETED}")),
         }
+    }
+}
+
+/// A v0.3 result: the task itself.
+fn v03_task(task: &serde_json::Value) -> Result<u64, String> {
+    if task.get("kind").and_then(|kind| kind.as_str()) != Some("task") {
+        return Err(format!("not a v0.3 task: {}", super::abbreviate(&task.to_string())));
+    }
+    if task.get("id").and_then(|id| id.as_str()).is_none_or(str::is_empty) {
+        return Err("task without an id".to_owned());
+    }
+    match task.pointer("/status/state").and_then(|state| state.as_str()) {
+        Some(COMPLETED_V03) => Ok(1),
+        other => Err(format!("task state {other:?}, expected {COMPLETED_V03}")),
     }
 }
 
@@ -88,5 +107,16 @@ mod tests {
         let rest_ok = br#"{"task":{"id":"t1","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
         assert_eq!(TaskCheck::new(Envelope::Rest).full(rest_ok), Ok(1));
         assert!(TaskCheck::new(Envelope::Jsonrpc).full(rest_ok).is_err());
+    }
+
+    #[test]
+    fn v03_tasks_are_the_result_itself() {
+        let check = TaskCheck::new(Envelope::JsonrpcV03);
+        let ok = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"}}}"#;
+        assert_eq!((check.quick(ok), check.full(ok)), (Ok(1), Ok(1)));
+        let working = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","status":{"state":"working"}}}"#;
+        assert!(check.quick(working).is_err());
+        assert!(check.full(working).is_err());
+        assert!(check.full(JSONRPC_OK).is_err(), "a v1.0 answer is not a v0.3 one");
     }
 }
