@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Runs the interoperability matrix: official A2A SDK clients against `agentwire serve`.
 
-    python3 interop/run.py [--server PATH] [--only python|js] [--record]
+    python3 interop/run.py [--server PATH] [--only python|js|python-0.3|js-0.3] [--record]
 
-1. Installs the pinned SDKs (interop/.venv, interop/js/node_modules), skipping an install whose
-   lock file has not changed since the last run.
+1. Installs the pinned SDKs, skipping an install whose lock file has not changed since the last
+   run: the v1.0 clients' (interop/.venv, interop/js/node_modules) and the v0.3 clients', each
+   SDK's last v0.3 release (interop/.venv03, interop/js03/node_modules).
 2. Builds `agentwire` (unless --server names a binary) and starts `agentwire serve --agent
    conformance` on a free loopback port.
-3. Runs every client over every binding; each prints one JSON verdict per case.
+3. Runs every client over every binding; each prints one JSON verdict per case it runs (RUNS says
+   which: a case a generation's SDK cannot express is not run, and its cell is not missing).
 4. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
    by git) and prints its path.
 5. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
@@ -44,30 +46,54 @@ INTEROP = Path(__file__).resolve().parent
 ROOT = INTEROP.parent
 VENV = INTEROP / ".venv"
 JS = INTEROP / "js"
+VENV03 = INTEROP / ".venv03"
+JS03 = INTEROP / "js03"
 BASELINE = INTEROP / "baseline.json"
 RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
 RECORDED = ROOT / "docs" / "INTEROP.md"  # --record only
 
 TOKEN = "interop-token"
-CLIENTS = ["python", "js"]
+# The v1.0 clients (python, js) and, with each SDK's last v0.3 release, the v0.3 clients.
+CLIENTS = ["python", "js", "python-0.3", "js-0.3"]
+GENERATION = {"python": "1.0", "js": "1.0", "python-0.3": "0.3", "js-0.3": "0.3"}
 BINDINGS = ["jsonrpc", "rest"]
-# Every case each client runs, in the order the clients print them, with what it checks.
+# Every case, in the order the clients print them, with what it checks. v1.0 names first; a v0.3
+# client makes the same checks with the v0.3 call in brackets.
 CASES = {
-    "card": "card discovery: name, a JSONRPC and an HTTP+JSON interface, streaming and push capabilities",
-    "send_blocking": "blocking SendMessage returns a COMPLETED task carrying the agent's message",
-    "send_non_blocking": "returnImmediately returns a running task; polling GetTask reaches COMPLETED",
-    "stream": "SendStreamingMessage: task, WORKING, the artifact text, COMPLETED, in order",
+    "card": "card discovery: name, a JSONRPC and an HTTP+JSON interface, streaming and push capabilities "
+    "[0.3: url, preferredTransport + additionalInterfaces, protocolVersion 0.3, supportsAuthenticatedExtendedCard]",
+    "send_blocking": "blocking SendMessage returns a COMPLETED task carrying the agent's message, "
+    "over the forced binding [message/send, blocking=true]",
+    "send_non_blocking": "returnImmediately returns a running task; polling GetTask reaches COMPLETED "
+    "[blocking=false; tasks/get]",
+    "stream": "SendStreamingMessage: task, WORKING, the artifact text, COMPLETED, in order [message/stream; "
+    "the last status-update is final]",
     "get_history_length": "GetTask with historyLength=1 returns exactly the last message; without it, all",
     "list_paging": "ListTasks by contextId, pageSize 2: two pages (2 + 1), token then none, no repeats",
-    "cancel": "CancelTask of a running task returns CANCELED; GetTask agrees",
-    "subscribe": "SubscribeToTask on a running task: events until COMPLETED, then the stream ends",
+    "cancel": "CancelTask of a running task returns CANCELED; GetTask agrees [tasks/cancel]",
+    "subscribe": "SubscribeToTask on a running task: events until COMPLETED, then the stream ends [tasks/resubscribe]",
     "multi_turn": "INPUT_REQUIRED, then a follow-up on the same task and context completes it",
-    "push_config_crud": "create, get, list, delete a push config; gone from list and get afterwards",
-    "push_delivery": "webhook deliveries with the token and Authorization headers, the last one COMPLETED",
-    "extended_card": "GetExtendedAgentCard with credentials has the extra skill; without, refused (401)",
-    "error_unknown_task": "GetTask of an unknown id raises the SDK's TaskNotFound error",
-    "error_cancel_finished": "CancelTask of a COMPLETED task raises the SDK's TaskNotCancelable error",
+    "push_config_crud": "create, get, list, delete a push config; gone from list and get afterwards "
+    "[tasks/pushNotificationConfig/set, get, list, delete; the client names the config; python-0.3's "
+    "Client has no list or delete, so it makes those two with the SDK's own request and response models]",
+    "push_delivery": "webhook deliveries with the token and Authorization headers, the last one COMPLETED "
+    "[each body a v0.3 Task]",
+    "extended_card": "GetExtendedAgentCard with credentials has the extra skill; without, refused (401) "
+    "[agent/getAuthenticatedExtendedCard, GET /v1/card]",
+    "error_unknown_task": "GetTask of an unknown id raises the SDK's TaskNotFound error "
+    "[0.3: JSON-RPC code -32001; REST: python-0.3 keeps only HTTP 404, js-0.3 maps the body's code]",
+    "error_cancel_finished": "CancelTask of a COMPLETED task raises the SDK's TaskNotCancelable error "
+    "[0.3: JSON-RPC code -32002; REST: python-0.3 keeps only HTTP 409, js-0.3 maps the body's code]",
+    "concurrent_generations": "while a v0.3 SDK stream of a running task is open, v1.0 SendMessage (the "
+    "same binding, v1.0 names and shapes on the wire) completes and v1.0 GetTask sees that v0.3 task "
+    "running; then the v0.3 stream ends COMPLETED",
 }
+# The cases each generation runs; RUNS_NOT says why a case is left out.
+RUNS_NOT = {
+    "1.0": {"concurrent_generations": "run by the v0.3 clients, which hold the v0.3 side of it"},
+    "0.3": {"list_paging": "v0.3 has no tasks/list: neither v0.3 SDK client has such a call"},
+}
+RUNS = {generation: [case for case in CASES if case not in left_out] for generation, left_out in RUNS_NOT.items()}
 CLIENT_TIMEOUT_S = 300
 SERVER_START_TIMEOUT_S = 60
 
@@ -104,19 +130,30 @@ def install_if_changed(lock: Path, stamp: Path, install: list[list[str]], cwd: P
     stamp.write_text(wanted + "\n")
 
 
-def install_python() -> Client:
-    requirements = INTEROP / "python" / "requirements.txt"
-    python = VENV / "bin" / "python"
-    setup = [[sys.executable, "-m", "venv", str(VENV)]] if not python.exists() else []
+def install_python(name: str, program: Path, venv: Path) -> Client:
+    """A venv at `venv` with `program`'s requirements.txt beside it; one venv per SDK release."""
+    requirements = program.parent / "requirements.txt"
+    python = venv / "bin" / "python"
+    setup = [[sys.executable, "-m", "venv", str(venv)]] if not python.exists() else []
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    install_if_changed(requirements, VENV / ".requirements.sha256", setup + [pip + ["-r", str(requirements)]])
-    return Client("python", [str(python), str(INTEROP / "python" / "client.py")])
+    install_if_changed(requirements, venv / ".requirements.sha256", setup + [pip + ["-r", str(requirements)]])
+    return Client(name, [str(python), str(program)])
 
 
-def install_js() -> Client:
+def install_js(name: str, package: Path) -> Client:
+    """`npm ci` in `package`, which holds the client program and its lock file."""
     npm = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
-    install_if_changed(JS / "package-lock.json", JS / "node_modules" / ".package-lock.sha256", [npm], cwd=JS)
-    return Client("js", ["node", str(JS / "client.mjs")])
+    lock = package / "package-lock.json"
+    install_if_changed(lock, package / "node_modules" / ".package-lock.sha256", [npm], cwd=package)
+    return Client(name, ["node", str(package / "client.mjs")])
+
+
+INSTALLERS = {
+    "python": lambda: install_python("python", INTEROP / "python" / "client.py", VENV),
+    "js": lambda: install_js("js", JS),
+    "python-0.3": lambda: install_python("python-0.3", INTEROP / "python03" / "client.py", VENV03),
+    "js-0.3": lambda: install_js("js-0.3", JS03),
+}
 
 
 def free_port() -> int:
@@ -183,6 +220,11 @@ class Column:
     failure: str = ""  # set when the client program itself broke
 
     @property
+    def cases(self) -> list[str]:
+        """The cases this column's client runs; a cell outside them is not run, not missing."""
+        return RUNS[GENERATION[self.client]]
+
+    @property
     def label(self) -> str:
         """How the report and the log name the column: which SDK version was measured."""
         return f"{self.sdk} {self.version} / {self.binding}"
@@ -209,7 +251,7 @@ def run_client(client: Client, binding: str, url: str) -> Column:
             continue
         if "meta" in record:
             column.sdk, column.version = record["meta"]["sdk"], record["meta"]["version"]
-        elif record.get("case") in CASES:
+        elif record.get("case") in column.cases:
             column.verdicts[record["case"]] = (record.get("ok") is True, str(record.get("detail", "")))
     if done.returncode != 0:
         column.failure = f"exit {done.returncode}: " + "\n".join(done.stderr.splitlines()[-10:])
@@ -221,26 +263,35 @@ def verdict(column: Column, case: str) -> tuple[bool, str]:
 
 
 def render_report(columns: list[Column]) -> str:
-    header = "| operation | " + " | ".join(f"{c.sdk} {c.version}<br>{c.binding}" for c in columns) + " |"
+    titles = [f"{c.sdk} {c.version}<br>v{GENERATION[c.client]} {c.binding}" for c in columns]
+    header = "| operation | " + " | ".join(titles) + " |"
     lines = [
         "# Interoperability matrix",
         "",
-        "Official A2A SDK clients (programs in `interop/`) against `agentwire serve --agent conformance`,",
-        "protocol v1.0. Written by `python3 interop/run.py --record`; do not edit by hand.",
-        "Each cell checks results (states, texts, counts, error types), not only that a call returned.",
+        "Official A2A SDK clients (programs in `interop/`) against `agentwire serve --agent conformance`:",
+        "protocol v1.0 with each SDK's current release, protocol v0.3 with each SDK's last v0.3 release,",
+        "all against one server. Written by `python3 interop/run.py --record`; do not edit by hand.",
+        "Each cell checks results (states, texts, counts, error types), not only that a call returned;",
+        "a cell marked n/a is a case that generation does not run (see below).",
         "",
         header,
         "|---|" + "---|" * len(columns),
     ]
     for case in CASES:
-        cells = ["pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
+        cells = ["n/a" if case not in c.cases else "pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
-    failures = [(c, case) for c in columns for case in CASES if not verdict(c, case)[0]]
+    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
     if failures:
         lines += ["", "## Failures", ""]
         lines += [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
     lines += ["", "## What each operation checks", "", "| operation | checks |", "|---|---|"]
     lines += [f"| {case} | {checks} |" for case, checks in CASES.items()]
+    lines += ["", "## Cases a generation does not run", "", "| generation | operation | why |", "|---|---|---|"]
+    lines += [
+        f"| v{generation} | {case} | {why} |"
+        for generation, left_out in RUNS_NOT.items()
+        for case, why in left_out.items()
+    ]
     lines.append("")
     return "\n".join(lines)
 
@@ -258,7 +309,12 @@ def load_baseline() -> dict[str, str]:
 def unknown_cells(baseline: dict[str, str]) -> list[str]:
     """Baseline cells that name no client, binding or case of this runner. Nothing would ever check
     them, so renaming a case or a client without renaming its cells must fail the run."""
-    known = {f"{client} / {binding} / {case}" for client in CLIENTS for binding in BINDINGS for case in CASES}
+    known = {
+        f"{client} / {binding} / {case}"
+        for client in CLIENTS
+        for binding in BINDINGS
+        for case in RUNS[GENERATION[client]]
+    }
     return sorted(set(baseline) - known)
 
 
@@ -267,7 +323,7 @@ def find_regressions(columns: list[Column], baseline: dict[str, str]) -> list[st
     return [
         f"{column.cell(case)} ({column.label}): {verdict(column, case)[1]}"
         for column in columns
-        for case in CASES
+        for case in column.cases
         if baseline.get(column.cell(case)) == "pass" and not verdict(column, case)[0]
     ]
 
@@ -277,7 +333,7 @@ def find_never_passed(columns: list[Column], baseline: dict[str, str]) -> list[s
     return [
         column.cell(case)
         for column in columns
-        for case in CASES
+        for case in column.cases
         if not verdict(column, case)[0] and baseline.get(column.cell(case)) != "pass"
     ]
 
@@ -288,7 +344,7 @@ def record_baseline(columns: list[Column], baseline: dict[str, str]) -> list[str
     added = [
         column.cell(case)
         for column in columns
-        for case in CASES
+        for case in column.cases
         if verdict(column, case)[0] and baseline.get(column.cell(case)) != "pass"
     ]
     if added:
@@ -310,21 +366,23 @@ def main() -> int:
     if args.record and args.only:
         parser.error("--record needs every client: a partial run must not record (drop --only)")
 
-    installers = {"python": install_python, "js": install_js}
-    clients = [installers[name]() for name in CLIENTS if args.only in (None, name)]
-    if shutil.which("node") is None and any(c.name == "js" for c in clients):
+    clients = [INSTALLERS[name]() for name in CLIENTS if args.only in (None, name)]
+    if shutil.which("node") is None and any(c.command[0] == "node" for c in clients):
         raise SystemExit("node is not on PATH")
     server = Server(args.server or build_server())
     try:
         columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS]
-        if any(not verdict(c, case)[0] for c in columns for case in CASES):
+        if any(not verdict(c, case)[0] for c in columns for case in c.cases):
             log("server log (last lines):\n" + server.log_tail())
     finally:
         server.stop()
 
     for column in columns:
-        passed = sum(verdict(column, case)[0] for case in CASES)
-        log(f"{column.label}: {passed}/{len(CASES)} cases pass" + (f" ({column.failure})" if column.failure else ""))
+        passed = sum(verdict(column, case)[0] for case in column.cases)
+        log(
+            f"{column.label}: {passed}/{len(column.cases)} cases pass"
+            + (f" ({column.failure})" if column.failure else "")
+        )
     report = render_report(columns)
     write(RESULTS, report)
     baseline = load_baseline()

@@ -14,6 +14,7 @@ v1.0 calls on the wire (no v1.0 SDK can share this environment: both releases ar
 
 import argparse
 import asyncio
+import contextlib
 import importlib.metadata
 import json
 import logging
@@ -33,7 +34,6 @@ from a2a.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
     DeleteTaskPushNotificationConfigRequest,
-    DeleteTaskPushNotificationConfigResponse,
     GetTaskPushNotificationConfigParams,
     JSONRPCErrorResponse,
     ListTaskPushNotificationConfigParams,
@@ -93,7 +93,9 @@ def text_of(parts: list[Part] | None) -> str:
     return "".join(part.root.text for part in parts or [] if isinstance(part.root, TextPart))
 
 
-def user_message(text: str, *, id_prefix: str = "", task_id: str | None = None, context_id: str | None = None) -> Message:
+def user_message(
+    text: str, *, id_prefix: str = "", task_id: str | None = None, context_id: str | None = None
+) -> Message:
     return Message(
         message_id=f"{id_prefix}{uuid.uuid4()}",
         role=Role.user,
@@ -118,15 +120,18 @@ class Harness:
     http: httpx.AsyncClient  # carries the bearer token on every request
     unary: Client  # non-streaming calls: message/send, tasks/get, ...
     streaming: Client  # message/stream and tasks/resubscribe
-    make_client: Callable[[bool], Client]  # a fresh client (the SDK caches the extended card)
+    make_client: Callable[..., Client]  # a fresh unary client: (authenticated=True, push=None)
     request_paths: list[str]  # "METHOD /path" of every HTTP request, to see which binding was used
+    refusals: list[str]  # every HTTP error response with its body, which the SDK's errors drop
 
     async def send(
         self, message: Message, *, blocking: bool = True, push: PushNotificationConfig | None = None
     ) -> Task:
-        """Non-streaming message/send that must answer with a Task."""
-        config = MessageSendConfiguration(blocking=blocking, push_notification_config=push)
-        responses = [r async for r in self.unary.send_message(message, configuration=config)]
+        """Non-streaming message/send that must answer with a Task. A push config goes in the client's
+        ClientConfig: passed per call, the SDK's REST transport gets it as a dict and fails."""
+        client = self.make_client(push=push) if push else self.unary
+        config = MessageSendConfiguration(blocking=blocking)
+        responses = [r async for r in client.send_message(message, configuration=config)]
         check(
             len(responses) == 1 and isinstance(responses[0], tuple) and isinstance(responses[0][0], Task),
             f"expected one Task response, got {responses}",
@@ -174,7 +179,8 @@ ClientEventOrMessage = tuple[Task, TaskStatusUpdateEvent | TaskArtifactUpdateEve
 
 
 def event_label(event: ClientEventOrMessage) -> str:
-    """A short name for a stream event, to check and report the order of a stream."""
+    """A short name for a stream event, to check and report the order of a stream. Take it when the
+    event arrives: the SDK hands out one Task that it keeps updating with the later events."""
     if isinstance(event, Message):
         return "message"
     task, update = event
@@ -189,11 +195,14 @@ def event_task_id(event: ClientEventOrMessage) -> str:
     return event.task_id if isinstance(event, Message) else event[0].id
 
 
-def last_state(events: list[ClientEventOrMessage]) -> TaskState | None:
-    for event in reversed(events):
-        if isinstance(event, tuple):
-            return event[0].status.state
-    return None
+async def collect(stream) -> tuple[list[ClientEventOrMessage], list[str]]:
+    """Every event of a stream until the server ends it, with each one's label taken on arrival."""
+    events, labels = [], []
+    async with contextlib.aclosing(stream):
+        async for event in stream:
+            events.append(event)
+            labels.append(event_label(event))
+    return events, labels
 
 
 # --- cases -------------------------------------------------------------------------------
@@ -235,7 +244,10 @@ async def case_send_blocking(h: Harness) -> str:
 
 async def case_send_non_blocking(h: Harness) -> str:
     task = await h.send(user_message("tck-long-running please"), blocking=False)
-    check(task.status.state not in TERMINAL, f"blocking=false answered with terminal state {state_name(task.status.state)}")
+    check(
+        task.status.state not in TERMINAL,
+        f"blocking=false answered with terminal state {state_name(task.status.state)}",
+    )
     first_state = state_name(task.status.state)
     task = await h.wait_for_state(task.id, COMPLETED)
     check(task.status.state == COMPLETED, f"polling ended in {state_name(task.status.state)}, expected completed")
@@ -246,8 +258,7 @@ async def case_send_non_blocking(h: Harness) -> str:
 
 async def case_stream(h: Harness) -> str:
     message = user_message("stream please", id_prefix="tck-stream-001-")
-    events = [event async for event in h.streaming.send_message(message)]
-    labels = [event_label(event) for event in events]
+    events, labels = await collect(h.streaming.send_message(message))
     check("status:working" in labels or "task:working" in labels, f"no working event in {labels}")
     check(labels.count("artifact") == 1, f"expected one artifact event in {labels}")
     working_at = next(i for i, label in enumerate(labels) if label.endswith(":working"))
@@ -276,7 +287,9 @@ async def case_get_history_length(h: Harness) -> str:
     last_only = await h.get(task.id, history_length=1)
     got = len(last_only.history or [])
     check(got == 1, f"historyLength=1 returned {got} messages")
-    check(last_only.history[0] == full.history[-1], "historyLength=1 did not return the last message of the full history")
+    check(
+        last_only.history[0] == full.history[-1], "historyLength=1 did not return the last message of the full history"
+    )
     return f"full history {len(history_ids)} messages; historyLength=1 gives the last one"
 
 
@@ -286,22 +299,19 @@ async def case_cancel(h: Harness) -> str:
     canceled = await h.unary.cancel_task(TaskIdParams(id=task.id))
     check(canceled.status.state == TaskState.canceled, f"tasks/cancel returned {state_name(canceled.status.state)}")
     fetched = await h.get(task.id)
-    check(fetched.status.state == TaskState.canceled, f"tasks/get after cancel shows {state_name(fetched.status.state)}")
+    check(
+        fetched.status.state == TaskState.canceled, f"tasks/get after cancel shows {state_name(fetched.status.state)}"
+    )
     return "tasks/cancel and tasks/get both show canceled"
 
 
 async def case_subscribe(h: Harness) -> str:
     task = await h.send(user_message("tck-long-running subscribe"), blocking=False)
     check(task.status.state not in TERMINAL, f"task already {state_name(task.status.state)} before resubscribing")
-    # The list comprehension only finishes when the server ends the stream.
-    events = [event async for event in h.streaming.resubscribe(TaskIdParams(id=task.id))]
-    labels = [event_label(event) for event in events]
+    events, labels = await collect(h.streaming.resubscribe(TaskIdParams(id=task.id)))
     check(bool(events), "tasks/resubscribe yielded no events")
     check({event_task_id(e) for e in events} == {task.id}, f"events name other tasks: {labels}")
-    check(
-        last_state(events) == COMPLETED and labels[-1].endswith(":completed"),
-        f"stream did not end on completed: {labels}",
-    )
+    check(labels[-1].endswith(":completed"), f"stream did not end on completed: {labels}")
     return f"events {labels}, stream closed"
 
 
@@ -344,9 +354,11 @@ async def delete_push_config(h: Harness, task_id: str, config_id: str) -> None:
         )
         response = await h.http.post(endpoint, json=request.model_dump(mode="json", exclude_none=True))
         response.raise_for_status()
-        parsed = DeleteTaskPushNotificationConfigResponse.model_validate(response.json()).root
-        if isinstance(parsed, JSONRPCErrorResponse):
-            raise A2AClientJSONRPCError(parsed)
+        reply = response.json()
+        if "error" in reply:
+            raise A2AClientJSONRPCError(JSONRPCErrorResponse.model_validate(reply))
+        # The result is null: the v0.3 SDK's own server drops it (exclude_none), so accept either.
+        check(reply.get("result") is None, f"delete answered {reply}")
         return
     response = await h.http.delete(f"{endpoint}/v1/tasks/{task_id}/pushNotificationConfigs/{config_id}")
     response.raise_for_status()
@@ -354,11 +366,14 @@ async def delete_push_config(h: Harness, task_id: str, config_id: str) -> None:
 
 async def case_push_config_crud(h: Harness) -> str:
     task = await h.send(user_message("tck-multi-turn push crud"))  # stays input-required, so no deliveries
-    wanted = PushNotificationConfig(url="http://127.0.0.1:9/crud-hook", token="crud-token")
-    created = await h.unary.set_task_callback(TaskPushNotificationConfig(task_id=task.id, push_notification_config=wanted))
+    # In v0.3 the client names the config ("set by the client to support multiple callbacks").
+    wanted = PushNotificationConfig(id=f"crud-{uuid.uuid4()}", url="http://127.0.0.1:9/crud-hook", token="crud-token")
+    created = await h.unary.set_task_callback(
+        TaskPushNotificationConfig(task_id=task.id, push_notification_config=wanted)
+    )
     config = created.push_notification_config
     check(created.task_id == task.id, f"created config names task {created.task_id!r}")
-    check(bool(config.id), "created config has no id")
+    check(config.id == wanted.id, f"created config id {config.id!r}, asked for {wanted.id!r}")
     check(config.url == wanted.url and config.token == wanted.token, f"created config differs: {created.model_dump()}")
 
     fetched = await h.unary.get_task_callback(
@@ -375,7 +390,9 @@ async def case_push_config_crud(h: Harness) -> str:
     listed = await list_push_configs(h, task.id)
     check(config.id not in [c.push_notification_config.id for c in listed], "list still shows the deleted config")
     try:
-        await h.unary.get_task_callback(GetTaskPushNotificationConfigParams(id=task.id, push_notification_config_id=config.id))
+        await h.unary.get_task_callback(
+            GetTaskPushNotificationConfigParams(id=task.id, push_notification_config_id=config.id)
+        )
     except A2AClientError as error:
         return f"set/get (SDK client), list/delete (SDK models) ok; get after delete raised {describe_error(error)}"
     raise CaseFailure("get of the deleted config succeeded")
@@ -443,7 +460,8 @@ async def case_push_delivery(h: Harness) -> str:
 
     check(bool(deliveries), "no push delivery arrived")
     tasks = [pushed_task(body) for _, body in deliveries]
-    check(all(tasks), f"a delivery is not a v0.3 Task: {deliveries[tasks.index(None)][1][:300]!r}")
+    if not all(tasks):
+        raise CaseFailure(f"a delivery is not a v0.3 Task: {deliveries[tasks.index(None)][1][:300]!r}")
     for headers, _ in deliveries:
         check(
             headers.get("x-a2a-notification-token") == push_token,
@@ -460,7 +478,9 @@ async def case_push_delivery(h: Harness) -> str:
 
 
 async def case_extended_card(h: Harness) -> str:
-    extended = await h.make_client(True).get_card()  # agent/getAuthenticatedExtendedCard or GET /v1/card
+    extended = (
+        await h.make_client().get_card()
+    )  # a fresh client: the SDK caches the card it fetched  # agent/getAuthenticatedExtendedCard or GET /v1/card
     public_skills = {skill.id for skill in h.card.skills}
     extended_skills = {skill.id for skill in extended.skills}
     check(
@@ -468,7 +488,7 @@ async def case_extended_card(h: Harness) -> str:
         f"extended card skills {sorted(extended_skills)}, public {sorted(public_skills)}",
     )
     try:
-        await h.make_client(False).get_card()
+        await h.make_client(authenticated=False).get_card()
     except A2AClientHTTPError as error:
         check(error.status_code == 401, f"refused, but with HTTP {error.status_code} rather than 401")
         return "skill 'extended' with credentials; HTTP 401 without"
@@ -491,7 +511,9 @@ async def case_error_cancel_finished(h: Harness) -> str:
     try:
         await h.unary.cancel_task(TaskIdParams(id=task.id))
     except A2AClientError as error:
-        return expect_error(h.binding, error, TASK_NOT_CANCELABLE_CODE, TASK_NOT_CANCELABLE_HTTP, "TaskNotCancelableError")
+        return expect_error(
+            h.binding, error, TASK_NOT_CANCELABLE_CODE, TASK_NOT_CANCELABLE_HTTP, "TaskNotCancelableError"
+        )
     raise CaseFailure("cancel of a completed task succeeded")
 
 
@@ -515,7 +537,11 @@ async def v1_call(h: Harness, method: str, params: dict, rest: tuple[str, str]) 
 
 async def case_concurrent_generations(h: Harness) -> str:
     # A v0.3 stream of a task that works for about a second...
-    stream = h.streaming.send_message(user_message("tck-long-running concurrent"))
+    async with contextlib.aclosing(h.streaming.send_message(user_message("tck-long-running concurrent"))) as stream:
+        return await concurrent_generations(h, stream)
+
+
+async def concurrent_generations(h: Harness, stream) -> str:
     first = await anext(stream)
     check(isinstance(first, tuple), f"first v0.3 stream event is {event_label(first)}")
     v03_task = first[0]
@@ -569,6 +595,7 @@ def emit(line: dict) -> None:
 
 
 async def run_case(name: str, case: Callable[[Harness], Awaitable[str]], harness: Harness) -> None:
+    harness.refusals.clear()
     try:
         detail = await asyncio.wait_for(case(harness), CASE_TIMEOUT_S)
         emit({"case": name, "ok": True, "detail": detail})
@@ -579,7 +606,9 @@ async def run_case(name: str, case: Callable[[Harness], Awaitable[str]], harness
     except Exception as error:  # any SDK or transport error is this case's failure, not the run's
         log.exception("case %s raised", name)
         first_line = str(error).splitlines()[0] if str(error) else ""
-        emit({"case": name, "ok": False, "detail": f"{type(error).__name__}: {first_line}"})
+        # The SDK's HTTP errors keep the status only: add what the server said, from the wire.
+        wire = f" (last refusal: {harness.refusals[-1]})" if harness.refusals else ""
+        emit({"case": name, "ok": False, "detail": f"{type(error).__name__}: {first_line}{wire}"})
 
 
 async def main() -> int:
@@ -595,9 +624,19 @@ async def main() -> int:
     emit({"meta": {"sdk": "a2a-sdk", "version": importlib.metadata.version("a2a-sdk"), "binding": args.binding}})
 
     request_paths: list[str] = []
+    refusals: list[str] = []
 
     async def record_request(request: httpx.Request) -> None:
         request_paths.append(f"{request.method} {request.url.path}")
+
+    async def record_refusal(response: httpx.Response) -> None:
+        if response.status_code >= 400:
+            await response.aread()
+            request = response.request
+            body = request.content.decode(errors="replace")[:400]
+            refusals.append(
+                f"{request.method} {request.url.path} {body} -> HTTP {response.status_code} {response.text[:400]}"
+            )
 
     # The token rides on the HTTP client: the v0.3 SDK's REST transport does not run interceptors
     # (AuthInterceptor would cover JSON-RPC only). The SDK leaves these clients to us to close.
@@ -606,7 +645,7 @@ async def main() -> int:
         httpx.AsyncClient(
             timeout=timeout,
             headers={"Authorization": f"Bearer {args.token}"},
-            event_hooks={"request": [record_request]},
+            event_hooks={"request": [record_request], "response": [record_refusal]},
         ) as http,
         httpx.AsyncClient(timeout=timeout) as anonymous_http,
     ):
@@ -616,12 +655,15 @@ async def main() -> int:
             log.error("harness cannot start: %s", error)
             return 2
 
-        def make_client(streaming: bool, authenticated: bool = True) -> Client:
+        def make_client(
+            streaming: bool = False, authenticated: bool = True, push: PushNotificationConfig | None = None
+        ) -> Client:
             # Offering only the requested transport forces the factory to pick that interface of the card.
             config = ClientConfig(
                 streaming=streaming,
                 httpx_client=http if authenticated else anonymous_http,
                 supported_transports=[BINDINGS[args.binding]],
+                push_notification_configs=[push] if push else [],
             )
             return ClientFactory(config).create(card)
 
@@ -637,8 +679,9 @@ async def main() -> int:
             http=http,
             unary=unary,
             streaming=streaming,
-            make_client=lambda authenticated: make_client(streaming=False, authenticated=authenticated),
+            make_client=make_client,
             request_paths=request_paths,
+            refusals=refusals,
         )
         for name, case in CASES:
             await run_case(name, case, harness)

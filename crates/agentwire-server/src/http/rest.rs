@@ -302,7 +302,9 @@ async fn subscribe(state: &AppState, call: &Call, id: &str) -> Response {
 
 async fn create_push_config(State(state): State<AppState>, call: Call) -> Response {
     let body = match call.dialect {
-        Dialect::V03 => call.body::<proto::PushConfigBody>().map(|body| body.into_config(&call.path.id)),
+        Dialect::V03 => call
+            .body::<proto::PushConfigBody>()
+            .and_then(|body| body.into_config(&call.path.id).map_err(A2AError::invalid_params)),
         Dialect::V1 | Dialect::Legacy => call.body::<TaskPushNotificationConfig>(),
     };
     let request = body.and_then(|mut r| {

@@ -62,21 +62,50 @@ fn unnest_data(message: &mut Message) {
 }
 
 /// The body of `POST /v1/tasks/{id}/pushNotificationConfigs`: a `TaskPushNotificationConfig`
-/// whose task is the route's.
+/// (`{name, pushNotificationConfig}`, as the JS client sends it), or the whole
+/// `CreateTaskPushNotificationConfigRequest` (`{parent, configId, config}`, as the Python client
+/// does). The route names the task; the config's id is its own `id`, else `configId`.
+///
+/// ```
+/// use agentwire_types::dialect::v03::proto::PushConfigBody;
+///
+/// let body: PushConfigBody = serde_json::from_str(
+///     r#"{"parent":"tasks/t1","configId":"c1","config":{"pushNotificationConfig":{"url":"https://x.example/hook"}}}"#,
+/// ).unwrap();
+/// let config = body.into_config("t1").unwrap();
+/// assert_eq!((config.task_id.as_str(), config.id.as_str()), ("t1", "c1"));
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushConfigBody {
-    /// `tasks/{id}/pushNotificationConfigs/{configId}`; the route names the task.
+    /// The webhook, when the body is the config itself.
     #[serde(default)]
-    pub name: String,
+    pub push_notification_config: Option<TaskPushNotificationConfig>,
+    /// The config, when the body is the whole request.
+    #[serde(default)]
+    pub config: Option<PushConfigResource>,
+    /// The config's id, when the body is the whole request.
+    #[serde(default, deserialize_with = "crate::de::null_default")]
+    pub config_id: String,
+}
+
+/// A `TaskPushNotificationConfig` resource: its `name` is ignored, since the route names the task.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushConfigResource {
     /// The webhook.
     pub push_notification_config: TaskPushNotificationConfig,
 }
 
 impl PushConfigBody {
-    /// The canonical config for task `task_id`.
-    pub fn into_config(self, task_id: &str) -> TaskPushNotificationConfig {
-        TaskPushNotificationConfig { task_id: task_id.to_owned(), ..self.push_notification_config }
+    /// The canonical config for task `task_id`; an error names what the body lacks.
+    pub fn into_config(self, task_id: &str) -> Result<TaskPushNotificationConfig, &'static str> {
+        let inner = self
+            .push_notification_config
+            .or(self.config.map(|resource| resource.push_notification_config))
+            .ok_or("the body has no pushNotificationConfig")?;
+        let id = if inner.id.is_empty() { self.config_id } else { inner.id.clone() };
+        Ok(TaskPushNotificationConfig { task_id: task_id.to_owned(), id, ..inner })
     }
 }
 
@@ -422,7 +451,13 @@ mod tests {
             json["pushNotificationConfig"]["authentication"],
             json!({"schemes": ["Bearer"], "credentials": "x"})
         );
-        let body: PushConfigBody = serde_json::from_value(json).unwrap();
-        assert_eq!(body.into_config("t1"), config);
+        let body: PushConfigBody = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(body.into_config("t1"), Ok(config.clone()));
+        // The whole CreateTaskPushNotificationConfigRequest, with the id beside the config.
+        let mut inner = json["pushNotificationConfig"].clone();
+        inner.as_object_mut().unwrap().remove("id");
+        let request = json!({"parent": "tasks/t1", "configId": "p1", "config": {"name": "tasks/t1/pushNotificationConfigs/None", "pushNotificationConfig": inner}});
+        let body: PushConfigBody = serde_json::from_value(request).unwrap();
+        assert_eq!(body.into_config("t1"), Ok(config));
     }
 }
