@@ -144,6 +144,11 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub(crate) webhook_concurrency: usize,
 
+    /// Store push configs but call no webhook (each event that would have been delivered is
+    /// logged): for conformance suites whose webhook URLs are placeholders.
+    #[arg(long)]
+    pub(crate) no_webhook_delivery: bool,
+
     /// Deliveries queued per webhook before new ones are dropped (and logged).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub(crate) webhook_queue: usize,

@@ -49,7 +49,14 @@ async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_th
     assert_eq!(combined["preferredTransport"], "JSONRPC");
     assert_eq!(combined["protocolVersion"], "0.3.0");
     assert_eq!(combined["additionalInterfaces"][1]["transport"], "HTTP+JSON");
-    assert_eq!(combined["supportsAuthenticatedExtendedCard"], combined["capabilities"]["extendedAgentCard"]);
+    // v0.3's extended card is the authenticated one: without credentials to require, none.
+    assert_eq!(
+        (
+            combined["capabilities"]["extendedAgentCard"].as_bool(),
+            combined["supportsAuthenticatedExtendedCard"].as_bool()
+        ),
+        (Some(true), Some(false))
+    );
 
     for header in ["A2A-Version", "OPVS-Version"] {
         let response = server.http.get(&url).header(header, "1.0").send().await.unwrap();
@@ -61,4 +68,16 @@ async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_th
     }
     let v03: Value = server.http.get(&url).header("A2A-Version", "0.3").send().await.unwrap().json().await.unwrap();
     assert_eq!(v03, combined);
+}
+
+#[tokio::test]
+async fn a_v03_client_is_offered_the_authenticated_card_where_credentials_are_required() {
+    let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:secret").unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let card: Value =
+        server.http.get(format!("{}{}", server.base, PATHS[0])).send().await.unwrap().json().await.unwrap();
+    assert_eq!(card["supportsAuthenticatedExtendedCard"], true);
+    assert_eq!(card["security"], serde_json::json!([{"bearer": []}]), "{card}");
+    assert_eq!(card["securitySchemes"]["bearer"]["type"], "http", "v0.3's flat members beside v1.0's: {card}");
+    assert!(card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"].is_object());
 }

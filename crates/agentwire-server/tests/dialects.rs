@@ -213,7 +213,7 @@ async fn push_configs_in_the_older_shapes() {
 async fn version_negotiation_follows_the_method() {
     let server = TestServer::start(conformance()).await;
     let legacy = json!({"message": {"messageId": "m1", "role": "user", "parts": [{"text": "hi"}]}});
-    let v03 = json!({"message": v03_message("m2", "hi"), "configuration": {"blocking": true}});
+    let v03 = json!({"message": v03_message("m2", "tck-complete-task"), "configuration": {"blocking": true}});
     let v1 = json!({"message": agentwire_test::user_message("m3", "hi")});
     let code = |envelope: Value| envelope["error"]["code"].as_i64();
 
@@ -308,4 +308,34 @@ async fn a_v1_client_and_a_v03_client_are_served_at_once() {
         (v03["result"]["kind"].as_str(), v03["result"]["status"]["state"].as_str()),
         (Some("task"), Some("completed"))
     );
+}
+
+/// The conformance agent's v0.3 contract (DESIGN §5): a message without a scenario starts a task
+/// that works, then asks for input with "Hello world!", and stays open for follow-ups and cancel.
+#[tokio::test]
+async fn a_v03_task_without_a_scenario_works_then_asks_for_input_and_stays_open() {
+    let server = TestServer::start(conformance()).await;
+    let sent =
+        call(&server, "message/send", json!({"message": v03_message("text-message-id-1", "Hello from TCK!")})).await;
+    let state = sent["result"]["status"]["state"].as_str().unwrap().to_owned();
+    assert!(state == "submitted" || state == "working", "{sent}");
+    let id = sent["result"]["id"].clone();
+
+    let mut follow_up = v03_message("continuation-message-id-1", "Follow-up message for the existing task");
+    follow_up["taskId"] = id.clone();
+    let continued = call(&server, "message/send", json!({"message": follow_up})).await;
+    assert_eq!(continued["result"]["id"], id, "{continued}");
+
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let asked = loop {
+        let task = call(&server, "tasks/get", json!({"id": id})).await["result"].clone();
+        if task["status"]["state"] == "input-required" {
+            break task;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still {}", task["status"]["state"]);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(asked["status"]["message"]["parts"][0]["text"], "Hello world!");
+    let canceled = call(&server, "tasks/cancel", json!({"id": id})).await;
+    assert_eq!(canceled["result"]["status"]["state"], "canceled", "{canceled}");
 }

@@ -393,3 +393,22 @@ async fn older_generations_get_the_task_in_their_own_shape() {
     assert_eq!(last["sessionId"], last["contextId"]);
     hook.abort();
 }
+
+/// With delivery off, configs are still validated and stored, and no webhook is called.
+#[tokio::test]
+async fn with_delivery_off_configs_are_kept_and_no_webhook_is_called() {
+    let (url, mut rx, hook) = receiver().await;
+    let push = PushSettings { deliver: false, guard: WebhookGuard { allow_private: true }, ..PushSettings::default() };
+    let server = TestServer::start(conformance().push_settings(push)).await;
+    let config = json!({"id": "p1", "url": url});
+    let params = json!({"message": user_message("tck-complete-task", "x"), "configuration": {"taskPushNotificationConfig": config}});
+    let task = server.rpc_ok("SendMessage", params).await["task"].clone();
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
+    let stored = server.rpc_ok("GetTaskPushNotificationConfig", json!({"taskId": task["id"], "id": "p1"})).await;
+    assert_eq!(stored["url"], url.as_str());
+    let refused = server.rpc("CreateTaskPushNotificationConfig", json!({"taskId": task["id"], "url": "ftp://x"})).await;
+    assert_eq!(refused["error"]["code"], -32602, "still validated: {refused}");
+    let nothing = tokio::time::timeout(std::time::Duration::from_millis(500), rx.recv()).await;
+    assert!(nothing.is_err(), "a webhook was called: {nothing:?}");
+    hook.abort();
+}

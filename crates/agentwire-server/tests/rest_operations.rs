@@ -119,12 +119,16 @@ async fn responses_echo_the_a2a_media_type() {
 #[tokio::test]
 async fn v1_is_the_v03_dialect_never_a_tenant() {
     let server = TestServer::start(conformance()).await;
-    let v03_message = json!({"messageId": "m", "role": "ROLE_USER", "content": [{"text": "hi"}]});
+    let v03_message = json!({"messageId": "m", "role": "ROLE_USER", "content": [{"text": "tck-complete-task"}]});
     let body = json!({"message": v03_message, "configuration": {"blocking": true}});
     let (status, body) = server.rest(Method::POST, "/v1/message:send", Some(body)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{body}");
-    assert_eq!(body["task"]["history"][0]["content"], json!([{"text": "hi"}]), "v0.3 names the parts content");
+    assert_eq!(
+        body["task"]["history"][0]["content"],
+        json!([{"text": "tck-complete-task"}]),
+        "v0.3 names the parts content"
+    );
     let (status, body) = server.rest(Method::GET, "/v1/no/such/route", None).await;
     assert_eq!((status, &body["code"]), (404, &json!(-32601)), "a v0.3 error: {body}");
     let (_, tasks) = server.rest(Method::GET, "/tasks", None).await;

@@ -117,7 +117,9 @@ struct WirePart {
     file: Option<WireFile>,
     metadata: Option<Map<String, Value>>,
     filename: Option<String>,
+    #[serde(alias = "media_type")]
     media_type: Option<String>,
+    #[serde(alias = "mime_type")]
     mime_type: Option<String>,
     kind: Option<String>,
     #[serde(rename = "type")]
@@ -129,11 +131,13 @@ struct WirePart {
 #[serde(rename_all = "camelCase")]
 struct WireFile {
     name: Option<String>,
+    #[serde(alias = "mime_type")]
     mime_type: Option<String>,
+    #[serde(alias = "media_type")]
     media_type: Option<String>,
-    #[serde(alias = "fileWithBytes")]
+    #[serde(alias = "fileWithBytes", alias = "file_with_bytes")]
     bytes: Option<String>,
-    #[serde(alias = "fileWithUri")]
+    #[serde(alias = "fileWithUri", alias = "file_with_uri")]
     uri: Option<String>,
 }
 

@@ -1,11 +1,13 @@
 //! The `conformance` agent: the behaviours public A2A conformance suites drive a server through.
 //!
 //! A script is chosen by the message id's prefix (longest match wins), else by the first word of
-//! the task's first user message, else the task completes with "Hello from TCK".
+//! the task's first user message, else the task completes with "Hello from TCK". A v0.3 request
+//! that matches neither follows the v0.3 suite's contract instead: the task works for a while,
+//! then asks for input with "Hello world!", and stays open.
 
 use std::time::Duration;
 
-use agentwire_types::{AgentCard, AgentSkill, Artifact, Part, TaskState};
+use agentwire_types::{AgentCard, AgentSkill, Artifact, Dialect, Part, TaskState};
 use serde_json::json;
 
 use super::{AgentError, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
@@ -33,13 +35,17 @@ enum Script {
     Fail,
     AuthRequired,
     UnknownScenario,
+    /// v0.3's default: WORKING, then INPUT_REQUIRED with "Hello world!" (the task stays open for
+    /// follow-ups and cancellation).
+    WorkThenAskV03,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LongRun {
     /// About one second.
     Short,
-    /// Twice the suite's streaming timeout, so a resubscription can catch it running.
+    /// Long enough for a resubscription to catch it running: twice the v1.0 suite's streaming
+    /// timeout, or 12 s for a v0.3 request.
     Resubscribe,
 }
 
@@ -93,6 +99,7 @@ fn script_for(ctx: &ExecutionContext) -> Script {
     match BY_FIRST_WORD.iter().find(|(word, _)| *word == first_word) {
         Some((_, script)) => *script,
         None if first_word.starts_with("tck-") => Script::UnknownScenario,
+        None if ctx.request.dialect == Dialect::V03 => Script::WorkThenAskV03,
         None => Script::CompleteWithMessage,
     }
 }
@@ -100,6 +107,16 @@ fn script_for(ctx: &ExecutionContext) -> Script {
 /// Implements the A2A TCK scenario contract; see DESIGN §5.
 #[derive(Debug, Clone)]
 pub struct ConformanceAgent {
+    resubscribe_run: Duration,
+    timings: V03Timings,
+}
+
+/// How long the v0.3 scenarios take.
+#[derive(Debug, Clone, Copy)]
+struct V03Timings {
+    /// WORKING before INPUT_REQUIRED.
+    work: Duration,
+    /// WORKING before a resubscription scenario completes.
     resubscribe_run: Duration,
 }
 
@@ -118,7 +135,15 @@ impl ConformanceAgent {
             .and_then(|v| v.parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v > 0.0)
             .unwrap_or(2.0);
-        Self { resubscribe_run: Duration::from_secs_f64(timeout * 2.0) }
+        let timings = V03Timings { work: Duration::from_secs(3), resubscribe_run: Duration::from_secs(12) };
+        Self { resubscribe_run: Duration::from_secs_f64(timeout * 2.0), timings }
+    }
+
+    /// The v0.3 scenarios' timings: WORKING for `work` before asking for input, and for
+    /// `resubscribe_run` before a resubscription scenario completes (defaults 3 s and 12 s).
+    pub fn with_v03_timings(mut self, work: Duration, resubscribe_run: Duration) -> Self {
+        self.timings = V03Timings { work, resubscribe_run };
+        self
     }
 
     /// The conformance agent's card. The scenarios accept any content (only the message id and
@@ -157,8 +182,10 @@ impl ConformanceAgent {
 impl AgentExecutor for ConformanceAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
         let script = script_for(&ctx);
-        let resubscribe_run = self.resubscribe_run;
-        ctx.run(move |ctx, updater| async move { play(script, &ctx, &updater, resubscribe_run).await })
+        let timings = self.timings;
+        let resubscribe_run =
+            if ctx.request.dialect == Dialect::V03 { timings.resubscribe_run } else { self.resubscribe_run };
+        ctx.run(move |ctx, updater| async move { play(script, &ctx, &updater, resubscribe_run, timings).await })
     }
 }
 
@@ -171,6 +198,7 @@ async fn play(
     ctx: &ExecutionContext,
     up: &TaskUpdater,
     resubscribe_run: Duration,
+    v03: V03Timings,
 ) -> Result<(), AgentError> {
     let artifact = |name: &str, part: Part| Artifact::new(crate::core::new_id(), name, vec![part]);
     match script {
@@ -240,6 +268,13 @@ async fn play(
         Script::Fail => up.fail("The task failed as requested").await,
         Script::AuthRequired => up.auth_required("Authorization is required to continue").await,
         Script::UnknownScenario => up.fail(format!("unknown scenario: {}", ctx.first_message().text())).await,
+        Script::WorkThenAskV03 => {
+            up.working().await?;
+            tokio::select! {
+                () = tokio::time::sleep(v03.work) => up.input_required("Hello world!").await,
+                () = ctx.cancellation().cancelled() => up.canceled().await,
+            }
+        }
     }
 }
 
@@ -258,6 +293,16 @@ mod tests {
         assert_eq!(script_for(&ctx("tck-artifact-file-url-1", "")), Script::ArtifactFileUrl);
         assert_eq!(script_for(&ctx("tck-artifact-file-1", "")), Script::ArtifactFile);
         assert_eq!(script_for(&ctx("tck-stream-artifact-chunked-9", "")), Script::StreamChunked);
+    }
+
+    #[test]
+    fn a_v03_request_without_a_scenario_follows_the_v03_contract() {
+        let mut v03 = ctx("text-message-id-1", "Hello from TCK!");
+        v03.request.dialect = Dialect::V03;
+        assert_eq!(script_for(&v03), Script::WorkThenAskV03);
+        assert_eq!(script_for(&ctx("text-message-id-1", "Hello from TCK!")), Script::CompleteWithMessage);
+        v03.message = agentwire_types::Message::user("m", "tck-cancel");
+        assert_eq!(script_for(&v03), Script::WorkUntilCanceled, "named scenarios apply in every dialect");
     }
 
     #[test]

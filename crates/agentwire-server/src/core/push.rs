@@ -49,6 +49,10 @@ pub struct PushSettings {
     /// Attempts in flight at once across all webhooks; other lanes wait for a free slot, which
     /// they do not hold while they back off (default 64).
     pub max_concurrent_deliveries: usize,
+    /// Make deliveries (default). Off, configs are still validated and stored, and each event
+    /// that would have been delivered is logged instead: for conformance suites whose webhook
+    /// URLs are placeholders on hosts the server must not call.
+    pub deliver: bool,
 }
 
 impl Default for PushSettings {
@@ -61,6 +65,7 @@ impl Default for PushSettings {
             queue_capacity: 4096,
             lane_capacity: 64,
             max_concurrent_deliveries: 64,
+            deliver: true,
         }
     }
 }
@@ -126,12 +131,16 @@ impl Core {
         req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig> {
         let scope = self.push_scope(ctx, &req.tenant, &req.task_id).await?;
-        // v0.3 and the legacy family may ask for "the" config of a task: its first.
-        let record = if req.id.is_empty() {
-            self.push_configs.list_configs(&scope, &req.task_id).await.map_err(store_error)?.into_iter().next()
-        } else {
-            self.push_configs.get_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?
+        let mut record = match req.id.as_str() {
+            "" => None,
+            id => self.push_configs.get_config(&scope, &req.task_id, id).await.map_err(store_error)?,
         };
+        // v0.3 and the legacy family ask for "the" config of a task, by no id or by a name of
+        // their own ("default"): the task's first.
+        if record.is_none() && (req.id.is_empty() || ctx.dialect != Dialect::V1) {
+            record =
+                self.push_configs.list_configs(&scope, &req.task_id).await.map_err(store_error)?.into_iter().next();
+        }
         record.map(|r| r.config).ok_or_else(|| {
             A2AError::new(
                 agentwire_types::ErrorKind::TaskNotFound,

@@ -282,17 +282,21 @@ impl<'a> Call<'a> {
     where
         Op: Future<Output = Result<TaskEventStream>>,
     {
-        match request {
-            Ok(request) => self.stream(state, dialect, operation(request).await),
-            Err(error) => error_response_in(dialect, self.id, &error),
-        }
+        let events = match request {
+            Ok(request) => operation(request).await,
+            Err(error) => Err(error),
+        };
+        self.stream(state, dialect, events)
     }
 
-    /// Errors found before the stream starts are plain JSON-RPC responses; later ones are events.
+    /// Errors found before the stream starts are plain JSON-RPC responses in v1.0; v0.3 and the
+    /// legacy family, whose clients read every answer to a streaming method as events, get them
+    /// as the stream's one event. Later errors are events in every generation.
     fn stream(&self, state: &AppState, dialect: Dialect, events: Result<TaskEventStream>) -> Response {
         let events = match events {
             Ok(events) => events,
-            Err(error) => return error_response_in(dialect, self.id, &error),
+            Err(error) if dialect == Dialect::V1 => return error_response_in(dialect, self.id, &error),
+            Err(error) => Box::pin(futures_util::stream::iter([Err(error)])),
         };
         let id = self.id.to_owned();
         sse::respond(

@@ -9,7 +9,9 @@ use crate::{AgentCard, SecurityScheme};
 /// `preferredTransport`, `additionalInterfaces`, `protocolVersion`,
 /// `supportsAuthenticatedExtendedCard` and `security`; each security scheme carries v0.3's flat
 /// members (`type`, `scheme`, `in`, …) beside its v1.0 member. v0.3's interfaces are those of
-/// `supportedInterfaces` whose `protocolVersion` is 0.3; the first is the preferred one.
+/// `supportedInterfaces` whose `protocolVersion` is 0.3; the first is the preferred one. v0.3's
+/// extended card is the *authenticated* one: it is declared where the card also requires
+/// credentials.
 ///
 /// ```
 /// use agentwire_types::dialect::card::combined;
@@ -42,7 +44,8 @@ pub fn combined(card: &AgentCard) -> Value {
     let additional: Vec<Value> = v03.iter().map(|i| json!({"url": i.url, "transport": i.protocol_binding})).collect();
     object.insert("additionalInterfaces".into(), Value::Array(additional));
     object.insert("protocolVersion".into(), json!("0.3.0"));
-    let extended = card.capabilities.extended_agent_card.unwrap_or(false);
+    // v0.3 names the card "authenticated": it is offered where the agent requires credentials.
+    let extended = card.capabilities.extended_agent_card.unwrap_or(false) && !card.security_requirements.is_empty();
     object.insert("supportsAuthenticatedExtendedCard".into(), json!(extended));
     if let Some(Value::Object(schemes)) = object.get_mut("securitySchemes") {
         for (name, scheme) in schemes.iter_mut() {

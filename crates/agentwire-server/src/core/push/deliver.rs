@@ -52,6 +52,10 @@ impl PushDispatcher {
     }
 
     pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, events: Vec<Arc<StreamResponse>>) {
+        if !self.settings.deliver {
+            tracing::info!(task_id, events = events.len(), "webhook delivery is off; these events are not delivered");
+            return;
+        }
         let job = Job { scope, task_id: task_id.to_owned(), events };
         if let Err(e) = self.jobs.try_send(job) {
             tracing::warn!(task_id, error = %e, "push queue full; no webhook of the task is told of these events");

@@ -79,13 +79,13 @@ fn unnest_data(message: &mut Message) {
 #[serde(rename_all = "camelCase")]
 pub struct PushConfigBody {
     /// The webhook, when the body is the config itself.
-    #[serde(default)]
+    #[serde(default, alias = "push_notification_config")]
     pub push_notification_config: Option<TaskPushNotificationConfig>,
     /// The config, when the body is the whole request.
     #[serde(default)]
     pub config: Option<PushConfigResource>,
     /// The config's id, when the body is the whole request.
-    #[serde(default, deserialize_with = "crate::de::null_default")]
+    #[serde(default, alias = "config_id", deserialize_with = "crate::de::null_default")]
     pub config_id: String,
 }
 
@@ -94,6 +94,7 @@ pub struct PushConfigBody {
 #[serde(rename_all = "camelCase")]
 pub struct PushConfigResource {
     /// The webhook.
+    #[serde(alias = "push_notification_config")]
     pub push_notification_config: TaskPushNotificationConfig,
 }
 
