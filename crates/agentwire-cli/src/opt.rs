@@ -54,6 +54,11 @@ pub(crate) struct ServeOpt {
     #[arg(long)]
     pub(crate) allow_private_webhooks: bool,
 
+    /// Store push configs but call no webhook (each event that would have been delivered is
+    /// logged): for conformance suites whose webhook URLs are placeholders.
+    #[arg(long)]
+    pub(crate) no_webhook_delivery: bool,
+
     /// Agent card (JSON) with the name, description, skills and so on to publish.
     #[arg(long, value_name = "FILE")]
     pub(crate) card: Option<PathBuf>,
@@ -143,11 +148,6 @@ pub(crate) struct LimitOpt {
     /// Most webhook deliveries in flight at once, across all tasks.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub(crate) webhook_concurrency: usize,
-
-    /// Store push configs but call no webhook (each event that would have been delivered is
-    /// logged): for conformance suites whose webhook URLs are placeholders.
-    #[arg(long)]
-    pub(crate) no_webhook_delivery: bool,
 
     /// Deliveries queued per webhook before new ones are dropped (and logged).
     #[arg(long, value_name = "N", default_value_t = 64)]

@@ -86,7 +86,7 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         guard: WebhookGuard { allow_private: opt.allow_private_webhooks },
         max_concurrent_deliveries: limits.webhook_concurrency,
         lane_capacity: limits.webhook_queue,
-        deliver: !limits.no_webhook_delivery,
+        deliver: !opt.no_webhook_delivery,
         ..PushSettings::default()
     };
     let retention =

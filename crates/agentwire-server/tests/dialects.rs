@@ -339,3 +339,15 @@ async fn a_v03_task_without_a_scenario_works_then_asks_for_input_and_stays_open(
     let canceled = call(&server, "tasks/cancel", json!({"id": id})).await;
     assert_eq!(canceled["result"]["status"]["state"], "canceled", "{canceled}");
 }
+
+/// An error before a v0.3 stream starts is the stream's one event; v1.0 answers it plainly.
+#[tokio::test]
+async fn older_generations_get_streaming_errors_as_events() {
+    let server = TestServer::start(conformance()).await;
+    let events = stream(&server, "tasks/resubscribe", json!({"id": "no-such-task"})).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((events[0]["id"].as_str(), events[0]["error"]["code"].as_i64()), (Some("s"), Some(-32001)));
+    assert!(events[0]["error"]["message"].as_str().unwrap().contains("not found"));
+    let v1 = server.rpc("SubscribeToTask", json!({"id": "no-such-task"})).await;
+    assert_eq!(v1["error"]["code"], -32001, "{v1}");
+}

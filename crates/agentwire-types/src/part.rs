@@ -204,7 +204,12 @@ impl<'de> Deserialize<'de> for Part {
                 _ => return Err(D::Error::custom("a file part needs exactly one of `bytes` or `uri`")),
             }
         }
-        let _discriminator = w.kind.or(w.type_);
+        // The v0.1/v0.3 discriminator, where present, must name a kind of part there is.
+        if let Some(kind) = w.kind.as_deref().or(w.type_.as_deref()) {
+            if !matches!(kind, "text" | "file" | "data") {
+                return Err(D::Error::custom(format!("unsupported part kind {kind:?}")));
+            }
+        }
         let Some(content) = contents.only() else {
             return Err(D::Error::custom("a part must contain exactly one of `text`, `raw`, `url` or `data`"));
         };
@@ -248,6 +253,13 @@ mod tests {
         assert_eq!(p.content, PartContent::Raw(b"hi".to_vec()));
         assert_eq!(p.filename.as_deref(), Some("a.txt"));
         assert_eq!(p.media_type.as_deref(), Some("text/plain"));
+    }
+
+    #[test]
+    fn rejects_a_part_of_an_unknown_kind() {
+        let error = serde_json::from_value::<Part>(json!({"type": "unsupported_type", "text": "x"})).unwrap_err();
+        assert!(error.to_string().contains("unsupported part kind"), "{error}");
+        assert!(serde_json::from_value::<Part>(json!({"kind": "image", "text": "x"})).is_err());
     }
 
     #[test]
