@@ -1,5 +1,6 @@
-//! JSON-RPC error codes per protocol generation, both ways: what a server writes for an error
-//! kind, and what a client reads back from a code.
+//! JSON-RPC 2.0 for every protocol generation: the request and response envelopes, the error
+//! object with its `google.rpc.ErrorInfo` detail, and the error codes per generation, both ways
+//! (what a server writes for an error kind, and what a client reads back from a code).
 //!
 //! The A2A-specific codes collide between generations: -32007 is ExtendedAgentCardNotConfigured in
 //! v1.0 and v0.3 but EXTENSION_REQUIRED in the legacy `tasks/send` family, whose -32008 is
@@ -15,7 +16,146 @@
 //! assert_eq!(error_kind(Dialect::Legacy, -32008), Some(ErrorKind::VersionNotSupported));
 //! ```
 
-use crate::ErrorKind;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+
+use crate::{A2AError, ErrorKind};
+
+/// A request, borrowed from its JSON text: `params` stay raw until the method says what they are.
+///
+/// ```
+/// use agentwire_types::jsonrpc::Request;
+///
+/// let text = r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{}}}"#;
+/// let request: Request<'_> = serde_json::from_str(text).unwrap();
+/// assert_eq!((request.method.as_ref(), request.id.unwrap().get()), ("message/send", "7"));
+/// assert_eq!(serde_json::to_string(&request).unwrap(), text);
+/// ```
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Request<'a> {
+    /// `"2.0"`.
+    #[serde(borrow)]
+    pub jsonrpc: Cow<'a, str>,
+    /// The id, exactly as written; absent for a notification.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a RawValue>,
+    /// The method name, which names the protocol generation too.
+    #[serde(borrow)]
+    pub method: Cow<'a, str>,
+    /// The parameters' JSON text.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<&'a RawValue>,
+}
+
+/// A response: `{"jsonrpc":"2.0","id":…,"result":…}` or `…"error":…}`, with the id exactly as
+/// the request wrote it.
+///
+/// ```
+/// use agentwire_types::jsonrpc::{ErrorObject, Response};
+/// use agentwire_types::{A2AError, Dialect};
+/// use serde_json::value::RawValue;
+///
+/// let id = RawValue::from_string("\"r1\"".into()).unwrap();
+/// let error = ErrorObject::new(Dialect::Legacy, &A2AError::task_not_found("t1"));
+/// let text = serde_json::to_string(&Response::<()>::error(&id, error)).unwrap();
+/// let back: Response<'_, serde_json::Value> = serde_json::from_str(&text).unwrap();
+/// assert_eq!(back.error.unwrap().data[0].reason, "TASK_NOT_FOUND");
+/// ```
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Response<'a, T> {
+    /// `"2.0"`.
+    #[serde(borrow)]
+    pub jsonrpc: Cow<'a, str>,
+    /// The request's id (`null` when it could not be read).
+    #[serde(borrow)]
+    pub id: &'a RawValue,
+    /// The result of a call that succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<T>,
+    /// The error of a call that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl<'a, T> Response<'a, T> {
+    /// A successful response.
+    pub fn result(id: &'a RawValue, result: T) -> Self {
+        Self { jsonrpc: Cow::Borrowed("2.0"), id, result: Some(result), error: None }
+    }
+
+    /// A failed response.
+    pub fn error(id: &'a RawValue, error: ErrorObject) -> Self {
+        Self { jsonrpc: Cow::Borrowed("2.0"), id, result: None, error: Some(error) }
+    }
+}
+
+/// The `error` member: the generation's code, the message, and for A2A-specific errors a
+/// `google.rpc.ErrorInfo` in `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The code, per [`error_code`].
+    pub code: i64,
+    /// What went wrong.
+    #[serde(default)]
+    pub message: String,
+    /// `[ErrorInfo]` for A2A-specific errors (read leniently: other shapes read as none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient_details")]
+    pub data: Vec<ErrorInfo>,
+}
+
+impl ErrorObject {
+    /// `error` as `dialect` writes it.
+    pub fn new(dialect: Dialect, error: &A2AError) -> Self {
+        Self {
+            code: error_code(dialect, error.kind()),
+            message: error.message().to_owned(),
+            data: ErrorInfo::of(error).into_iter().collect(),
+        }
+    }
+
+    /// The error kind `dialect` means by this code, if it defines it.
+    pub fn kind(&self, dialect: Dialect) -> Option<ErrorKind> {
+        error_kind(dialect, self.code)
+    }
+}
+
+/// A `google.rpc.ErrorInfo`: the reason (`TASK_NOT_FOUND`, …), the domain, and the facts of the
+/// error (`taskId`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// `type.googleapis.com/google.rpc.ErrorInfo`.
+    #[serde(rename = "@type", default)]
+    pub type_url: String,
+    /// The error's reason, in SCREAMING_SNAKE_CASE.
+    #[serde(default)]
+    pub reason: String,
+    /// `a2a-protocol.org`.
+    #[serde(default)]
+    pub domain: String,
+    /// What the error is about.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl ErrorInfo {
+    /// The detail of an A2A-specific error; `None` for JSON-RPC's own errors.
+    pub fn of(error: &A2AError) -> Option<Self> {
+        error.kind().is_a2a_specific().then(|| Self {
+            type_url: "type.googleapis.com/google.rpc.ErrorInfo".to_owned(),
+            reason: error.kind().reason().to_owned(),
+            domain: "a2a-protocol.org".to_owned(),
+            metadata: error.metadata().clone(),
+        })
+    }
+}
+
+fn lenient_details<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ErrorInfo>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
+}
 
 /// A generation of the protocol, as a request's method name or route tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

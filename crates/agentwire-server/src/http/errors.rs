@@ -1,9 +1,9 @@
-//! How an [`A2AError`] is written on each binding (seed 000 §5.4; v1.0 codes): the JSON-RPC code,
-//! the `google.rpc.Code` (gRPC status, and the REST body's `status`), and the HTTP status.
+//! How an [`A2AError`] is written on each binding (seed 000 §5.4): the `google.rpc.Code` (gRPC
+//! status, and the REST body's `status`), the HTTP status, and the AIP-193 REST body. The JSON-RPC
+//! error object and its codes per generation are `agentwire_types::jsonrpc`'s.
 
-use std::collections::BTreeMap;
-
-use agentwire_types::{A2AError, Dialect, ErrorKind};
+use agentwire_types::jsonrpc::ErrorInfo;
+use agentwire_types::{A2AError, ErrorKind};
 use http::StatusCode;
 use serde::Serialize;
 
@@ -68,46 +68,6 @@ pub(crate) fn jsonrpc_http_status(kind: ErrorKind) -> StatusCode {
     }
 }
 
-/// A `google.rpc.ErrorInfo`, the detail every A2A-specific error carries.
-#[derive(Debug, Serialize)]
-pub(crate) struct ErrorInfo<'a> {
-    #[serde(rename = "@type")]
-    type_url: &'static str,
-    reason: &'static str,
-    domain: &'static str,
-    metadata: &'a BTreeMap<String, String>,
-}
-
-/// `[ErrorInfo]` for A2A-specific errors; empty for the generic ones.
-pub(crate) fn details(error: &A2AError) -> Vec<ErrorInfo<'_>> {
-    if !error.kind().is_a2a_specific() {
-        return Vec::new();
-    }
-    vec![ErrorInfo {
-        type_url: "type.googleapis.com/google.rpc.ErrorInfo",
-        reason: error.kind().reason(),
-        domain: "a2a-protocol.org",
-        metadata: error.metadata(),
-    }]
-}
-
-/// The JSON-RPC `error` member.
-#[derive(Debug, Serialize)]
-pub(crate) struct JsonRpcError<'a> {
-    code: i64,
-    message: &'a str,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    data: Vec<ErrorInfo<'a>>,
-}
-
-impl<'a> JsonRpcError<'a> {
-    /// The error with the code `dialect` gives it.
-    pub(crate) fn new(error: &'a A2AError, dialect: Dialect) -> Self {
-        let code = agentwire_types::jsonrpc::error_code(dialect, error.kind());
-        Self { code, message: error.message(), data: details(error) }
-    }
-}
-
 /// The AIP-193 REST error body, `{"error":{code,status,message,details}}`.
 #[derive(Debug, Serialize)]
 pub(crate) struct RestError<'a> {
@@ -119,7 +79,7 @@ struct RestErrorBody<'a> {
     code: u16,
     status: &'static str,
     message: &'a str,
-    details: Vec<ErrorInfo<'a>>,
+    details: Vec<ErrorInfo>,
 }
 
 impl<'a> From<&'a A2AError> for RestError<'a> {
@@ -129,7 +89,7 @@ impl<'a> From<&'a A2AError> for RestError<'a> {
             code: http.as_u16(),
             status: rpc.name(),
             message: error.message(),
-            details: details(error),
+            details: ErrorInfo::of(error).into_iter().collect(),
         };
         Self { error }
     }

@@ -10,60 +10,23 @@ use std::future::Future;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use agentwire_types::dialect::{legacy, v03, Encoded};
+use agentwire_types::jsonrpc::{self, ErrorObject};
 use agentwire_types::{
     A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::errors::{jsonrpc_http_status, JsonRpcError};
+use super::errors::jsonrpc_http_status;
 use super::request::{context, decode_json, is_json, read_body};
 use super::{json_response, sse, AppState};
 use crate::core::StreamItem;
 use crate::{RequestContext, TaskEventStream};
-
-/// A request, borrowed from the body: `params` stay raw JSON until the method says what they are.
-/// A duplicate member makes the request invalid, as it does in any derived decoder.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Cow<'a, str>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-}
-
-/// A reply: `{"jsonrpc":"2.0","id":…,"result":…}` or `…"error":…}`, with the id exactly as the
-/// client wrote it.
-#[derive(Serialize)]
-struct Reply<'a, T> {
-    jsonrpc: &'static str,
-    id: &'a RawValue,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<JsonRpcError<'a>>,
-}
-
-impl<'a, T: Serialize> Reply<'a, T> {
-    fn result(id: &'a RawValue, result: T) -> Self {
-        Self { jsonrpc: "2.0", id, result: Some(result), error: None }
-    }
-}
-
-impl<'a> Reply<'a, ()> {
-    fn error(id: &'a RawValue, error: &'a A2AError, dialect: Dialect) -> Self {
-        Self { jsonrpc: "2.0", id, result: None, error: Some(JsonRpcError::new(error, dialect)) }
-    }
-}
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
@@ -73,11 +36,15 @@ fn error_response(id: &RawValue, error: &A2AError) -> Response {
 }
 
 fn error_response_in(dialect: Dialect, id: &RawValue, error: &A2AError) -> Response {
-    json_response(jsonrpc_http_status(error.kind()), JSON, &Reply::error(id, error, dialect))
+    json_response(jsonrpc_http_status(error.kind()), JSON, &reply_error(id, error, dialect))
+}
+
+fn reply_error<'a>(id: &'a RawValue, error: &A2AError, dialect: Dialect) -> jsonrpc::Response<'a, ()> {
+    jsonrpc::Response::error(id, ErrorObject::new(dialect, error))
 }
 
 fn result_response(id: &RawValue, result: impl Serialize) -> Response {
-    json_response(StatusCode::OK, JSON, &Reply::result(id, result))
+    json_response(StatusCode::OK, JSON, &jsonrpc::Response::result(id, result))
 }
 
 /// Answers one JSON-RPC request. The media type is checked before the body is read; a refused
@@ -119,7 +86,7 @@ struct Call<'a> {
 impl<'a> Call<'a> {
     fn parse(bytes: &'a [u8]) -> std::result::Result<Self, (Box<RawValue>, A2AError)> {
         let null = || RawValue::NULL.to_owned();
-        let envelope = match serde_json::from_slice::<Envelope<'a>>(bytes) {
+        let envelope = match serde_json::from_slice::<jsonrpc::Request<'a>>(bytes) {
             Ok(envelope) => envelope,
             Err(error) => return Err(diagnose(bytes, &error)),
         };
@@ -303,8 +270,8 @@ impl<'a> Call<'a> {
             events,
             state.sse_keep_alive,
             move |item: std::result::Result<&StreamItem, &A2AError>| match item {
-                Ok(item) => serde_json::to_string(&Reply::result(&id, Encoded(dialect, &*item.response))),
-                Err(error) => serde_json::to_string(&Reply::error(&id, error, dialect)),
+                Ok(item) => serde_json::to_string(&jsonrpc::Response::result(&id, Encoded(dialect, &*item.response))),
+                Err(error) => serde_json::to_string(&reply_error(&id, error, dialect)),
             },
         )
     }

@@ -24,7 +24,9 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::errors::{JsonRpcError, RestError};
+use agentwire_types::jsonrpc::ErrorObject;
+
+use super::errors::RestError;
 use super::request::{context, decode_json, decode_value, is_json, read_body};
 use super::{json_response, sse, AppState};
 use crate::core::StreamItem;
@@ -234,7 +236,7 @@ impl Call {
                 sse::respond(events, state.sse_keep_alive, move |item: std::result::Result<&StreamItem, &A2AError>| {
                     match (item, dialect) {
                         (Ok(item), _) => serde_json::to_string(&Out(dialect, &*item.response)),
-                        (Err(error), Dialect::V03) => serde_json::to_string(&JsonRpcError::new(error, dialect)),
+                        (Err(error), Dialect::V03) => serde_json::to_string(&ErrorObject::new(dialect, error)),
                         (Err(error), _) => serde_json::to_string(&RestError::from(error)),
                     }
                 })
@@ -377,7 +379,7 @@ fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
     let status = super::errors::status(error.kind()).0;
     let json = HeaderValue::from_static("application/json");
     match dialect {
-        Dialect::V03 => json_response(status, json, &JsonRpcError::new(error, dialect)),
+        Dialect::V03 => json_response(status, json, &ErrorObject::new(dialect, error)),
         Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::from(error)),
     }
 }
