@@ -506,7 +506,7 @@ async def case_error_unknown_task(h: Harness) -> str:
 
 
 async def case_error_cancel_finished(h: Harness) -> str:
-    task = await h.send(user_message("hello"))
+    task = await h.send(user_message("hello", id_prefix="tck-complete-task-"))
     check(task.status.state == COMPLETED, f"setup task ended {state_name(task.status.state)}")
     try:
         await h.unary.cancel_task(TaskIdParams(id=task.id))
