@@ -61,9 +61,17 @@ impl Core {
     async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
         let mut send = self.check(ctx, req, follow)?;
         let task_id = std::mem::take(&mut send.message.task_id);
-        if !task_id.is_empty() && !self.names_new_task(&send, &task_id).await? {
-            send.message.task_id = task_id;
-            return self.continue_task(send).await;
+        if !task_id.is_empty() {
+            match self.load(&send.scope, &task_id).await {
+                Ok(record) => {
+                    send.message.task_id = task_id;
+                    return self.continue_task(send, record.task).await;
+                }
+                // In the legacy family the client chooses a new task's id (`tasks/send`'s `id`);
+                // elsewhere an unknown id is TaskNotFound.
+                Err(error) if error.kind() == ErrorKind::TaskNotFound && send.ctx.dialect == Dialect::Legacy => {}
+                Err(error) => return Err(error),
+            }
         }
         self.check_unfinished(&send.scope)?;
         let task_id = if task_id.is_empty() { new_id() } else { task_id };
@@ -71,19 +79,6 @@ impl Core {
             self.register_push_config(&send.scope, &task_id, push, send.ctx.dialect).await?;
         }
         Ok(self.start_new_task(send, task_id))
-    }
-
-    /// Whether a message's task id names a task to create: in the legacy family the client
-    /// chooses a new task's id (`tasks/send`'s `id`); elsewhere an unknown id is TaskNotFound.
-    async fn names_new_task(&self, send: &Checked, task_id: &str) -> Result<bool> {
-        if send.ctx.dialect != Dialect::Legacy {
-            return Ok(false);
-        }
-        match self.load(&send.scope, task_id).await {
-            Ok(_) => Ok(false),
-            Err(error) if error.kind() == ErrorKind::TaskNotFound => Ok(true),
-            Err(error) => Err(error),
-        }
     }
 
     fn check(&self, ctx: &RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
@@ -124,11 +119,10 @@ impl Core {
         Started { following, snapshot: None, history_length }
     }
 
-    /// A message that continues a task: it joins the history, then a new execution starts.
-    async fn continue_task(self: &Arc<Self>, send: Checked) -> Result<Started> {
+    /// A message that continues `existing`: it joins the history, then a new execution starts.
+    async fn continue_task(self: &Arc<Self>, send: Checked, existing: Arc<Task>) -> Result<Started> {
         let Checked { ctx, scope, message, history_length, push, follow } = send;
         let task_id = message.task_id.clone();
-        let existing = self.load(&scope, &task_id).await?.task;
         if existing.status.state.is_terminal() {
             return Err(terminal_task(&existing));
         }

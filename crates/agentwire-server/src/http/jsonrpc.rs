@@ -60,10 +60,14 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         Err(error) => return error_response(RawValue::NULL, &error),
     };
     let call = Call::parse(&bytes);
-    let dialect = call.as_ref().ok().and_then(|call| method(&call.method)).map_or(Dialect::V1, |(d, _)| d);
+    let found = call.as_ref().ok().and_then(|call| method(&call.method));
+    let dialect = found.map_or(Dialect::V1, |(dialect, _)| dialect);
     let ctx = context(&parts, "", dialect);
     match (call, ctx) {
-        (Ok(call), Ok(ctx)) => call.dispatch(&state, &ctx).await,
+        (Ok(call), Ok(ctx)) => match found {
+            Some((dialect, operation)) => call.dispatch(&state, &ctx, dialect, operation).await,
+            None => error_response(call.id, &A2AError::method_not_found(&call.method)),
+        },
         (Ok(call), Err(error)) => error_response_in(dialect, call.id, &error),
         // A refused caller learns nothing else about its request.
         (Err((id, _)), Err(refusal)) if is_refusal(&refusal) => error_response(&id, &refusal),
@@ -107,10 +111,13 @@ impl<'a> Call<'a> {
 
     /// Runs the method: decodes the params into its request type in the method's dialect, calls
     /// the handler, and writes the result in that dialect.
-    async fn dispatch(&self, state: &AppState, ctx: &RequestContext) -> Response {
-        let Some((dialect, operation)) = method(&self.method) else {
-            return error_response(self.id, &A2AError::method_not_found(&self.method));
-        };
+    async fn dispatch(
+        &self,
+        state: &AppState,
+        ctx: &RequestContext,
+        dialect: Dialect,
+        operation: Operation,
+    ) -> Response {
         let h = &state.handler;
         let v1 = dialect == Dialect::V1;
         match operation {
