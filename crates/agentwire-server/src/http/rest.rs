@@ -18,13 +18,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use agentwire_types::dialect::v03::proto::{self, Proto};
+use agentwire_types::jsonrpc::ErrorObject;
 use agentwire_types::{
     A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
-
-use agentwire_types::jsonrpc::ErrorObject;
 
 use super::errors::RestError;
 use super::request::{context, decode_json, decode_value, is_json, read_body};
