@@ -72,7 +72,9 @@ async fn every_event_is_delivered_in_order_with_credentials() {
     {
         let (headers, body) = tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("delivery in time").unwrap();
         assert_eq!(headers["authorization"], "Bearer cred-1");
-        assert_eq!(headers["x-a2a-notification-token"], "tok-1");
+        for name in ["x-a2a-notification-token", "a2a-notification-token", "x-opvs-notification-token"] {
+            assert_eq!(headers[name], "tok-1", "{name}");
+        }
         assert!(headers.get("content-length").is_some(), "not chunked");
         bodies.push(body);
     }

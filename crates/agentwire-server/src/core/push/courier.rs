@@ -142,9 +142,11 @@ impl Courier {
             client.post(target.url.clone()).header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
         let config = &target.config;
         if !config.token.is_empty() {
-            request = request
-                .header("X-A2A-Notification-Token", &config.token)
-                .header("A2A-Notification-Token", &config.token);
+            // Every name a generation's receivers look for (DESIGN §4.13): v0.1/v0.3's, v1.0's
+            // registered one, and seed 000's.
+            for name in ["X-A2A-Notification-Token", "A2A-Notification-Token", "X-OPVS-Notification-Token"] {
+                request = request.header(name, &config.token);
+            }
         }
         if let Some(auth) = config.authentication.as_ref().filter(|a| !a.credentials.is_empty()) {
             let scheme = if auth.scheme.is_empty() { "Bearer" } else { auth.scheme.as_str() };
