@@ -189,12 +189,13 @@ mod tests {
         let back: TaskArtifactUpdateEvent = serde_json::from_value(json).unwrap();
         assert_eq!(StreamResponse::ArtifactUpdate(back), artifact);
 
-        let snapshot = StreamResponse::Task(Task { status: TaskStatus::new(TaskState::Working), ..task() });
+        let working = TaskStatus { state: TaskState::Working, ..task().status };
+        let snapshot = StreamResponse::Task(Task { status: working.clone(), ..task() });
         let json = serde_json::to_value(Legacy(&snapshot)).unwrap();
         assert_eq!(json["type"], "TaskStatusUpdateEvent");
         assert_eq!((json["status"]["state"].as_str(), json["final"].as_bool()), (Some("working"), Some(false)));
         let back: TaskStatusUpdateEvent = serde_json::from_value(json).unwrap();
-        assert_eq!(back.status, TaskStatus::new(TaskState::Working));
+        assert_eq!(back.status, working);
     }
 
     #[test]

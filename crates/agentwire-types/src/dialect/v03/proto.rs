@@ -246,7 +246,7 @@ macro_rules! slices {
         }
     )*};
 }
-slices!(Part, Message, Artifact);
+slices!(Part, Message, Artifact, Task, TaskPushNotificationConfig);
 
 /// `{"task": …}` or `{"message": …}`.
 impl Serialize for Proto<'_, SendMessageResponse> {
@@ -321,7 +321,7 @@ impl Serialize for Proto<'_, ListTaskPushNotificationConfigsResponse> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let list = self.0;
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("configs", &ConfigList(&list.configs))?;
+        map.serialize_entry("configs", &Proto(list.configs.as_slice()))?;
         non_empty(&mut map, "nextPageToken", &list.next_page_token)?;
         map.end()
     }
@@ -332,7 +332,7 @@ impl Serialize for Proto<'_, ListTasksResponse> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let page = self.0;
         let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("tasks", &TaskList(&page.tasks))?;
+        map.serialize_entry("tasks", &Proto(page.tasks.as_slice()))?;
         map.serialize_entry("nextPageToken", &page.next_page_token)?;
         map.serialize_entry("pageSize", &page.page_size)?;
         map.serialize_entry("totalSize", &page.total_size)?;
@@ -340,26 +340,10 @@ impl Serialize for Proto<'_, ListTasksResponse> {
     }
 }
 
-struct TaskList<'a>(&'a [Task]);
-
-impl Serialize for TaskList<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(Proto))
-    }
-}
-
 /// An empty response body (`DELETE`), the same in every generation.
 impl Serialize for Proto<'_, serde_json::Map<String, Value>> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
-    }
-}
-
-struct ConfigList<'a>(&'a [TaskPushNotificationConfig]);
-
-impl Serialize for ConfigList<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(Proto))
     }
 }
 
