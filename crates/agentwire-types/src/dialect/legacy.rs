@@ -36,23 +36,7 @@ use crate::{
 #[derive(Debug, Clone, Copy)]
 pub struct Legacy<'a, T: ?Sized>(pub &'a T);
 
-shaped!(
-    Legacy,
-    Flavor::Legacy,
-    Task,
-    TaskStatus,
-    Message,
-    Artifact,
-    Part,
-    [Part],
-    [Message],
-    [Artifact],
-    TaskPushNotificationConfig,
-    [TaskPushNotificationConfig],
-    ListTasksResponse,
-    ListTaskPushNotificationConfigsResponse,
-    SendMessageResponse
-);
+shaped!(Legacy, Flavor::Legacy);
 
 /// A stream item as `tasks/sendSubscribe` sends it: a status or artifact update event, with
 /// `final: is_final`. A task snapshot is sent as its status.

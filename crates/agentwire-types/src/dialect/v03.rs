@@ -42,8 +42,18 @@ pub mod proto;
 #[derive(Debug, Clone, Copy)]
 pub struct V03<'a, T: ?Sized>(pub &'a T);
 
+/// Implements `Serialize` for `$wrapper<'_, T>` over every canonical type both JSON generations
+/// write, through the shared encoder in `$flavor`.
 macro_rules! shaped {
-    ($wrapper:ident, $flavor:expr, $($ty:ty),*) => {$(
+    ($wrapper:ident, $flavor:expr) => {
+        $crate::dialect::v03::shaped!(
+            @each $wrapper, $flavor,
+            Task, TaskStatus, Message, Artifact, Part, [Part], [Message], [Artifact],
+            TaskPushNotificationConfig, [TaskPushNotificationConfig], ListTasksResponse,
+            ListTaskPushNotificationConfigsResponse, SendMessageResponse
+        );
+    };
+    (@each $wrapper:ident, $flavor:expr, $($ty:ty),*) => {$(
         impl serde::Serialize for $wrapper<'_, $ty> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 $crate::dialect::json::Shaped::new(self.0, $flavor).serialize(serializer)
@@ -53,23 +63,7 @@ macro_rules! shaped {
 }
 pub(crate) use shaped;
 
-shaped!(
-    V03,
-    Flavor::V03,
-    Task,
-    TaskStatus,
-    Message,
-    Artifact,
-    Part,
-    [Part],
-    [Message],
-    [Artifact],
-    TaskPushNotificationConfig,
-    [TaskPushNotificationConfig],
-    ListTasksResponse,
-    ListTaskPushNotificationConfigsResponse,
-    SendMessageResponse
-);
+shaped!(V03, Flavor::V03);
 
 /// A stream item in its v0.3 shape, with `final: is_final` on a status update (v0.3 marks the
 /// event after which the server closes the stream).
