@@ -351,3 +351,17 @@ async fn older_generations_get_streaming_errors_as_events() {
     let v1 = server.rpc("SubscribeToTask", json!({"id": "no-such-task"})).await;
     assert_eq!(v1["error"]["code"], -32001, "{v1}");
 }
+
+/// `tasks/list` (which v0.3 shares with the legacy family) and `GET /v1/tasks` list in v0.3's shapes.
+#[tokio::test]
+async fn tasks_are_listed_in_v03_shapes() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": v03_message("m1", "tck-complete-task"), "configuration": {"blocking": true}});
+    let id = call(&server, "message/send", params).await["result"]["id"].clone();
+    let page = call(&server, "tasks/list", json!({"pageSize": 10})).await["result"].clone();
+    assert_eq!((page["tasks"][0]["kind"].as_str(), &page["tasks"][0]["id"]), (Some("task"), &id), "{page}");
+    assert_eq!((page["totalSize"].as_i64(), page["nextPageToken"].as_str()), (Some(1), Some("")));
+    let (status, listed) = server.rest(Method::GET, "/v1/tasks?pageSize=10", None).await;
+    assert_eq!((status, &listed["tasks"][0]["id"]), (200, &id), "{listed}");
+    assert_eq!(listed["tasks"][0]["status"]["state"], "TASK_STATE_COMPLETED");
+}
