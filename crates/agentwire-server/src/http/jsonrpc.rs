@@ -215,11 +215,7 @@ impl<'a> Call<'a> {
         for<'b> legacy::Legacy<'b, Res>: Serialize,
         Op: Future<Output = Result<Res>>,
     {
-        let result = match request {
-            Ok(request) => operation(request).await,
-            Err(error) => Err(error),
-        };
-        match result {
+        match run(request, operation).await {
             Ok(result) => result_response(self.id, Encoded(dialect, &result)),
             Err(error) => error_response_in(dialect, self.id, &error),
         }
@@ -236,11 +232,7 @@ impl<'a> Call<'a> {
         Res: Serialize,
         Op: Future<Output = Result<Res>>,
     {
-        let result = match request {
-            Ok(request) => operation(request).await,
-            Err(error) => Err(error),
-        };
-        match result {
+        match run(request, operation).await {
             Ok(result) => result_response(self.id, result),
             Err(error) => error_response_in(dialect, self.id, &error),
         }
@@ -256,10 +248,7 @@ impl<'a> Call<'a> {
     where
         Op: Future<Output = Result<TaskEventStream>>,
     {
-        let events = match request {
-            Ok(request) => operation(request).await,
-            Err(error) => Err(error),
-        };
+        let events = run(request, operation).await;
         self.stream(state, dialect, events)
     }
 
@@ -282,6 +271,14 @@ impl<'a> Call<'a> {
             },
         )
     }
+}
+
+/// `operation` on `request`, if the request could be read.
+async fn run<Req, Res, Op>(request: Result<Req>, operation: impl FnOnce(Req) -> Op) -> Result<Res>
+where
+    Op: Future<Output = Result<Res>>,
+{
+    operation(request?).await
 }
 
 /// The A2A operations, whatever a generation calls them.
