@@ -289,7 +289,7 @@ impl Serialize for File<'_> {
 }
 
 /// A non-object data value as these generations carry it: `{"value": …}`.
-struct Wrapped<'a>(&'a Value);
+pub(crate) struct Wrapped<'a>(pub(crate) &'a Value);
 
 impl Serialize for Wrapped<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -22,7 +22,7 @@ use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::super::json::{closes, metadata, non_empty, PushNotificationConfig};
+use super::super::json::{closes, metadata, non_empty, PushNotificationConfig, Wrapped};
 use super::MessageSendParams;
 use crate::{
     Artifact, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent, Role,
@@ -231,7 +231,7 @@ impl Serialize for DataPart<'_> {
         let mut map = serializer.serialize_map(Some(1))?;
         match self.0 {
             Value::Object(_) => map.serialize_entry("data", self.0)?,
-            other => map.serialize_entry("data", &serde_json::json!({ "value": other }))?,
+            other => map.serialize_entry("data", &Wrapped(other))?,
         }
         map.end()
     }
@@ -391,6 +391,8 @@ mod tests {
         );
         assert_eq!(parts[2]["file"]["fileWithBytes"], "aGk=");
         assert_eq!(parts[3], json!({"data": {"data": {"k": [1]}}}));
+        let list = serde_json::to_value(Proto(&Part::data(json!([1, 2])))).unwrap();
+        assert_eq!(list, json!({"data": {"data": {"value": [1, 2]}}}), "a Struct holds only objects");
         assert!(json.get("kind").is_none());
     }
 
