@@ -77,11 +77,20 @@ pub struct RequestContext {
     pub dialect: Dialect,
     /// Extension URIs the client declared.
     pub extensions: Vec<String>,
+    /// For a subscription that resumes a dropped stream: the sequence number of the last event
+    /// the client received (SSE's `Last-Event-ID`). The stream then carries every event after it.
+    pub last_event_id: Option<u64>,
 }
 
 impl Default for RequestContext {
     fn default() -> Self {
-        Self { tenant: String::new(), principal: None, dialect: Dialect::V1, extensions: Vec::new() }
+        Self {
+            tenant: String::new(),
+            principal: None,
+            dialect: Dialect::V1,
+            extensions: Vec::new(),
+            last_event_id: None,
+        }
     }
 }
 

@@ -34,6 +34,9 @@
 //! # }
 //! ```
 
+mod bus;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 mod memory;
 mod page;
 
@@ -42,6 +45,7 @@ use std::sync::Arc;
 use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
 
+pub use bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 
@@ -153,9 +157,8 @@ pub enum StoreError {
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// A change to a task: it edits the snapshot and returns the events that announce the edit. When it
-/// returns an error it must leave the task as it found it. No events means nothing to commit,
-/// except for a store whose [`TaskStore::update_excludes_reads`] is true: that one commits the
-/// edit either way, and the server then leaves out events that nobody can read.
+/// returns an error, or no events, it must leave the task as it found it: no events means nothing
+/// to commit.
 pub type Change<'a> = dyn FnMut(&mut Task) -> std::result::Result<Vec<StreamResponse>, A2AError> + Send + 'a;
 
 /// What [`TaskStore::update`] committed.
@@ -173,9 +176,14 @@ pub struct Updated {
 const MAX_UPDATE_ATTEMPTS: usize = 16;
 
 /// Task snapshots and their event logs.
+///
+/// Every backend keeps the whole log of a task for as long as it keeps the task: each event under
+/// its sequence number, none left out, so that a reader can resume after any event it saw.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task with its first events; returns the new version (the number of events).
+    /// An id taken in `scope` is [`StoreError::AlreadyExists`]; the same id in another scope is
+    /// another task.
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64>;
 
     /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
@@ -197,54 +205,55 @@ pub trait TaskStore: Send + Sync + 'static {
     /// A page of the tasks in `scope` matching `query`, newest status first.
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage>;
 
+    /// Removes a task with its event log and push configs; `false` if there was none.
+    async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool>;
+
+    /// Removes the tasks that ended before `ended_before`, and the ended tasks beyond the
+    /// `keep_ended` that ended last, with their logs and configs. Tasks in progress are never
+    /// removed. Returns how many were removed.
+    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64>;
+
     /// Reads the task, applies `change`, and commits the result with its events, atomically. A
     /// missing task is [`StoreError::NotFound`]; a change that refuses is [`StoreError::Refused`].
     ///
     /// The default is optimistic: [`get`](Self::get), change a copy, [`commit`](Self::commit),
     /// and again from the start if another writer won the race. A backend that can lock the task
-    /// should change it in place instead, which spares copying the snapshot on every event.
+    /// may change it in place instead.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let record = self.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            let mut task = Arc::unwrap_or_clone(record.task);
-            let events = change(&mut task).map_err(StoreError::Refused)?;
-            let task = Arc::new(task);
-            if events.is_empty() {
-                return Ok(Updated { task, version: record.version, events: Vec::new() });
-            }
-            let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
-            match self.commit(scope, Arc::clone(&task), &events, record.version).await {
-                Ok(version) => return Ok(Updated { task, version, events }),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(other) => return Err(other),
-            }
+        optimistic_update(self, scope, task_id, change).await
+    }
+}
+
+/// [`TaskStore::update`]'s default: read, change a copy, commit if nobody else did meanwhile.
+pub async fn optimistic_update<S: TaskStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    task_id: &str,
+    change: &mut Change<'_>,
+) -> Result<Updated> {
+    for _ in 0..MAX_UPDATE_ATTEMPTS {
+        let record = store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let mut task = Arc::unwrap_or_clone(record.task);
+        let events = change(&mut task).map_err(StoreError::Refused)?;
+        let task = Arc::new(task);
+        if events.is_empty() {
+            return Ok(Updated { task, version: record.version, events: Vec::new() });
         }
-        Err(StoreError::Backend(format!("task {task_id} is changing too fast to update")))
+        let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
+        match store.commit(scope, Arc::clone(&task), &events, record.version).await {
+            Ok(version) => return Ok(Updated { task, version, events }),
+            Err(StoreError::Conflict { .. }) => continue,
+            Err(other) => return Err(other),
+        }
     }
-
-    /// Whether [`update`](Self::update) runs the change and commits it under a lock that
-    /// [`get`](Self::get) also takes, and commits the edit even when the change returns no events.
-    /// A reader then sees the task from before the change or after its commit, never between, so
-    /// a change that finds nobody following the task can leave its events out: anyone who starts
-    /// following later starts from a snapshot that has the edit. The default, `false`, suits an
-    /// optimistic backend, whose readers can see the task between the change and the commit.
-    fn update_excludes_reads(&self) -> bool {
-        false
-    }
-
-    /// Told when a task has ended and nobody follows its events: its event log is only needed to
-    /// catch up live readers, so a store that keeps tasks in memory may free the log now, while it
-    /// is still in the cache, instead of at eviction. [`events_after`](Self::events_after) then
-    /// returns nothing for the task. The default keeps the log.
-    fn ended_unobserved(&self, task_id: &str) {
-        let _ = task_id;
-    }
+    Err(StoreError::Backend(format!("task {task_id} is changing too fast to update")))
 }
 
 /// Webhook configurations, per task.
 #[async_trait]
 pub trait PushConfigStore: Send + Sync + 'static {
-    /// Inserts or replaces the config with the same task and id.
+    /// Inserts or replaces the config with the same task and id. The task must exist in `scope`
+    /// ([`StoreError::NotFound`] otherwise); its configs are removed with it.
     async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()>;
 
     /// One config.
@@ -255,12 +264,4 @@ pub trait PushConfigStore: Send + Sync + 'static {
 
     /// Removes a config; `false` if there was none.
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool>;
-
-    /// Whether `task_id` may have configs, answered at once: `false` lets the server skip the
-    /// webhook queue for the task's events. A backend that cannot tell cheaply keeps the default,
-    /// `true`, and the queue asks [`list_configs`](Self::list_configs).
-    fn may_have_configs(&self, task_id: &str) -> bool {
-        let _ = task_id;
-        true
-    }
 }

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use agentwire_types::{MemorySize, StreamResponse, Task};
+use agentwire_types::{MemorySize, StreamResponse, Task, Timestamp};
 use async_trait::async_trait;
 
 use crate::page::status_millis;
@@ -37,49 +37,43 @@ impl Default for RetentionPolicy {
 
 /// Stores tasks, event logs and push configs in memory.
 ///
-/// Lock sections are short and never span an `.await`: a read-mostly index of tasks, and one mutex
-/// per task so that writers of different tasks never contend.
+/// Lock sections are short and never span an `.await`: a read-mostly index of tasks per scope, and
+/// one mutex per task so that writers of different tasks never contend.
 #[derive(Clone, Default)]
 pub struct MemoryStore {
     inner: Arc<Inner>,
 }
 
+/// A task's key within its scope's map, shared with the retention queue.
+type TaskKey = (Scope, Arc<str>);
+
+/// The tasks of one scope, by id.
+type ScopeTasks = HashMap<Arc<str>, Arc<Mutex<Entry>>>;
+
 #[derive(Default)]
 struct Inner {
-    /// Keyed by the entry's own id allocation, which the retention queue shares.
-    tasks: RwLock<HashMap<Arc<str>, Arc<Mutex<Entry>>>>,
-    /// Terminal task ids, oldest first, for retention.
-    ended: Mutex<VecDeque<Arc<str>>>,
+    tasks: RwLock<HashMap<Scope, ScopeTasks>>,
+    /// Ended tasks in the order they ended, with the time they did, for retention.
+    ended: Mutex<VecDeque<(TaskKey, Timestamp)>>,
     /// The memory the ended tasks still stored hold: the sum of their entries' `retained`.
     ended_bytes: AtomicUsize,
-    push: RwLock<HashMap<String, Vec<(Scope, PushConfigRecord)>>>,
     retention: RetentionPolicy,
 }
 
 struct Entry {
-    id: Arc<str>,
-    scope: Scope,
     task: Arc<Task>,
-    /// The number of events ever committed: the sequence number of the last one.
-    version: u64,
-    /// Every event, or none once the log was freed (see [`TaskStore::ended_unobserved`]).
+    /// Every event committed, in order: the version is their number.
     events: Vec<Arc<StreamResponse>>,
+    /// Webhook configurations, in creation order.
+    configs: Vec<PushConfigRecord>,
     /// Once the task has ended: the memory it holds, counted in [`Inner::ended_bytes`]. Changed
     /// only under the entry's lock, together with that total.
     retained: usize,
-    /// The part of `retained` that its event log holds.
-    retained_by_log: usize,
 }
 
 impl Entry {
     fn version(&self) -> u64 {
-        self.version
-    }
-
-    fn append(&mut self, events: impl IntoIterator<Item = Arc<StreamResponse>>) {
-        let before = self.events.len();
-        self.events.extend(events);
-        self.version += (self.events.len() - before) as u64;
+        self.events.len() as u64
     }
 }
 
@@ -93,55 +87,63 @@ impl MemoryStore {
         Self { inner: Arc::new(Inner { retention, ..Inner::default() }) }
     }
 
-    fn entry(&self, task_id: &str) -> Result<Option<Arc<Mutex<Entry>>>> {
-        Ok(self.inner.tasks.read().map_err(poisoned)?.get(task_id).cloned())
+    fn entry(&self, scope: &Scope, task_id: &str) -> Result<Option<Arc<Mutex<Entry>>>> {
+        Ok(self.inner.tasks.read().map_err(poisoned)?.get(scope).and_then(|tasks| tasks.get(task_id)).cloned())
     }
 
     /// Records that a task ended, then evicts the tasks that ended first while either retention
     /// bound is passed.
-    fn note_terminal(&self, entry: &Mutex<Entry>) -> Result<()> {
-        let Inner { retention, ended, ended_bytes, .. } = &*self.inner;
-        if retention.max_terminal_tasks.is_none() && retention.max_terminal_bytes.is_none() {
-            return Ok(());
-        }
+    fn note_terminal(&self, scope: &Scope, entry: &Mutex<Entry>) -> Result<()> {
         let id = {
             let mut e = entry.lock().map_err(poisoned)?;
-            e.retained_by_log = e.events.iter().map(|event| event.memory_size()).sum();
-            e.retained = e.task.memory_size() + e.retained_by_log;
-            ended_bytes.fetch_add(e.retained, Ordering::Relaxed);
-            Arc::clone(&e.id)
+            e.retained = e.task.memory_size() + e.events.iter().map(|event| event.memory_size()).sum::<usize>();
+            self.inner.ended_bytes.fetch_add(e.retained, Ordering::Relaxed);
+            Arc::<str>::from(e.task.id.as_str())
         };
-        ended.lock().map_err(poisoned)?.push_back(id);
+        self.inner.ended.lock().map_err(poisoned)?.push_back(((scope.clone(), id), Timestamp::now()));
+        let RetentionPolicy { max_terminal_tasks, max_terminal_bytes } = self.inner.retention;
+        let too_large = || max_terminal_bytes.is_some_and(|max| self.inner.ended_bytes.load(Ordering::Relaxed) > max);
+        self.evict_while(|_, _, len| max_terminal_tasks.is_some_and(|max| len > max) || too_large())?;
+        Ok(())
+    }
+
+    /// Evicts ended tasks, oldest end first, while `evict(key, ended_at, ended_count)` says so.
+    fn evict_while(&self, mut evict: impl FnMut(&TaskKey, Timestamp, usize) -> bool) -> Result<u64> {
+        let mut removed = 0;
         loop {
-            let evicted = {
-                let mut ended = ended.lock().map_err(poisoned)?;
-                let too_many = retention.max_terminal_tasks.is_some_and(|max| ended.len() > max);
-                let too_large =
-                    retention.max_terminal_bytes.is_some_and(|max| ended_bytes.load(Ordering::Relaxed) > max);
-                if !(too_many || too_large) {
-                    return Ok(());
-                }
-                match ended.pop_front() {
-                    Some(id) => id,
-                    None => return Ok(()),
+            let key = {
+                let mut ended = self.inner.ended.lock().map_err(poisoned)?;
+                let len = ended.len();
+                match ended.front() {
+                    Some((key, at)) if evict(key, *at, len) => ended.pop_front().map(|(key, _)| key),
+                    _ => None,
                 }
             };
-            self.evict(&evicted)?;
+            let Some((scope, id)) = key else { return Ok(removed) };
+            removed += u64::from(self.remove(&scope, &id)?.is_some());
         }
     }
 
-    fn evict(&self, task_id: &str) -> Result<()> {
-        let removed = self.inner.tasks.write().map_err(poisoned)?.remove(task_id);
-        let configs = self.inner.push.write().map_err(poisoned)?.remove(task_id);
-        if let Some(entry) = &removed {
+    /// Removes a task; `Some(whether it had ended)` if it was there.
+    fn remove(&self, scope: &Scope, task_id: &str) -> Result<Option<bool>> {
+        let removed = {
+            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
+            let Some(scoped) = tasks.get_mut(scope) else { return Ok(None) };
+            let removed = scoped.remove(task_id);
+            if scoped.is_empty() {
+                tasks.remove(scope);
+            }
+            removed
+        };
+        let Some(entry) = removed else { return Ok(None) };
+        let ended = {
             let mut e = entry.lock().map_err(poisoned)?;
             self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
-            // A reader that took the entry before it left the map may still free its log.
-            e.retained_by_log = 0;
-        }
+            e.task.status.state.is_terminal()
+        };
         // Freed outside the locks.
-        drop((removed, configs));
-        Ok(())
+        drop(entry);
+        Ok(Some(ended))
     }
 }
 
@@ -150,23 +152,15 @@ impl TaskStore for MemoryStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
         let id: Arc<str> = Arc::from(task.id.as_str());
-        let entry = Entry {
-            id: Arc::clone(&id),
-            scope: scope.clone(),
-            task,
-            version: events.len() as u64,
-            events: events.to_vec(),
-            retained: 0,
-            retained_by_log: 0,
-        };
+        let entry = Entry { task, events: events.to_vec(), configs: Vec::new(), retained: 0 };
         let version = entry.version();
         let entry = Arc::new(Mutex::new(entry));
-        match self.inner.tasks.write().map_err(poisoned)?.entry(id) {
+        match self.inner.tasks.write().map_err(poisoned)?.entry(scope.clone()).or_default().entry(id) {
             Slot::Occupied(slot) => return Err(StoreError::AlreadyExists(slot.key().to_string())),
             Slot::Vacant(slot) => slot.insert(Arc::clone(&entry)),
         };
         if terminal {
-            self.note_terminal(&entry)?;
+            self.note_terminal(scope, &entry)?;
         }
         Ok(version)
     }
@@ -178,22 +172,19 @@ impl TaskStore for MemoryStore {
         events: &[Arc<StreamResponse>],
         expected: u64,
     ) -> Result<u64> {
-        let entry = self.entry(&task.id)?.ok_or_else(|| StoreError::NotFound(task.id.clone()))?;
+        let entry = self.entry(scope, &task.id)?.ok_or_else(|| StoreError::NotFound(task.id.clone()))?;
         let (version, ended) = {
             let mut e = entry.lock().map_err(poisoned)?;
-            if e.scope != *scope {
-                return Err(StoreError::NotFound(task.id.clone()));
-            }
             if e.version() != expected {
                 return Err(StoreError::Conflict { task_id: task.id.clone(), expected, found: e.version() });
             }
             let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
             e.task = Arc::clone(&task);
-            e.append(events.iter().cloned());
+            e.events.extend(events.iter().cloned());
             (e.version(), ended)
         };
         if ended {
-            self.note_terminal(&entry)?;
+            self.note_terminal(scope, &entry)?;
         }
         Ok(version)
     }
@@ -201,38 +192,31 @@ impl TaskStore for MemoryStore {
     /// Changes the task in place under its lock; the snapshot is copied only if a reader still
     /// holds it.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        let not_found = || StoreError::NotFound(task_id.to_owned());
-        let entry = self.entry(task_id)?.ok_or_else(not_found)?;
+        let entry = self.entry(scope, task_id)?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         let (updated, ended) = {
             let mut e = entry.lock().map_err(poisoned)?;
-            if e.scope != *scope {
-                return Err(not_found());
-            }
             let was_terminal = e.task.status.state.is_terminal();
             let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
             let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
-            e.append(events.iter().cloned());
+            e.events.extend(events.iter().cloned());
             let ended = !was_terminal && e.task.status.state.is_terminal();
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
         if ended {
-            self.note_terminal(&entry)?;
+            self.note_terminal(scope, &entry)?;
         }
         Ok(updated)
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
-        let Some(entry) = self.entry(task_id)? else { return Ok(None) };
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(None) };
         let e = entry.lock().map_err(poisoned)?;
-        Ok((e.scope == *scope).then(|| TaskRecord { task: Arc::clone(&e.task), version: e.version() }))
+        Ok(Some(TaskRecord { task: Arc::clone(&e.task), version: e.version() }))
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let Some(entry) = self.entry(task_id)? else { return Ok(Vec::new()) };
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(Vec::new()) };
         let e = entry.lock().map_err(poisoned)?;
-        if e.scope != *scope || e.events.len() as u64 != e.version {
-            return Ok(Vec::new());
-        }
         let start = usize::try_from(after).unwrap_or(usize::MAX).min(e.events.len());
         Ok(e.events[start..]
             .iter()
@@ -242,36 +226,19 @@ impl TaskStore for MemoryStore {
             .collect())
     }
 
-    /// The change runs under the task's mutex, which `get` takes too.
-    fn update_excludes_reads(&self) -> bool {
-        true
-    }
-
-    fn ended_unobserved(&self, task_id: &str) {
-        let Ok(Some(entry)) = self.entry(task_id) else { return };
-        let Ok(mut e) = entry.lock() else { return };
-        if e.task.status.state.is_terminal() {
-            let freed = std::mem::take(&mut e.retained_by_log);
-            e.events = Vec::new();
-            e.retained -= freed;
-            self.inner.ended_bytes.fetch_sub(freed, Ordering::Relaxed);
-        }
-    }
-
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
-        let entries: Vec<Arc<Mutex<Entry>>> = self.inner.tasks.read().map_err(poisoned)?.values().cloned().collect();
-        let mut matches: Vec<(i64, String, Arc<Mutex<Entry>>)> = Vec::new();
+        let entries: Vec<Arc<Mutex<Entry>>> = match self.inner.tasks.read().map_err(poisoned)?.get(scope) {
+            Some(tasks) => tasks.values().cloned().collect(),
+            None => Vec::new(),
+        };
+        let mut matches: Vec<(i64, String, Arc<Task>)> = Vec::new();
         for entry in entries {
-            let e = entry.lock().map_err(poisoned)?;
-            let t = &e.task;
-            let keep = e.scope == *scope
-                && query.context_id.as_ref().is_none_or(|c| *c == t.context_id)
-                && query.state.is_none_or(|s| s == t.status.state)
-                && query.status_after.is_none_or(|after| t.status.timestamp.is_some_and(|ts| ts >= after));
+            let task = Arc::clone(&entry.lock().map_err(poisoned)?.task);
+            let keep = query.context_id.as_ref().is_none_or(|c| *c == task.context_id)
+                && query.state.is_none_or(|s| s == task.status.state)
+                && query.status_after.is_none_or(|after| task.status.timestamp.is_some_and(|ts| ts >= after));
             if keep {
-                let key = (status_millis(t), t.id.clone());
-                drop(e);
-                matches.push((key.0, key.1, entry));
+                matches.push((status_millis(&task), task.id.clone(), task));
             }
         }
         let total = matches.len();
@@ -280,56 +247,60 @@ impl TaskStore for MemoryStore {
             Some(token) => matches.partition_point(|(millis, id, _)| !token.precedes(*millis, id)),
             None => 0,
         };
-        let page: Vec<_> = matches[start..].iter().take(query.page_size).collect();
+        let page: Vec<_> = matches.drain(start..).take(query.page_size).collect();
         let next = (start + page.len() < total && !page.is_empty())
             .then(|| page.last().map(|(millis, id, _)| PageToken { status_millis: *millis, task_id: id.clone() }))
             .flatten();
-        let mut tasks = Vec::with_capacity(page.len());
-        for (_, _, entry) in page {
-            tasks.push(Arc::clone(&entry.lock().map_err(poisoned)?.task));
+        Ok(TaskPage { tasks: page.into_iter().map(|(_, _, task)| task).collect(), next, total })
+    }
+
+    async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
+        let removed = self.remove(scope, task_id)?;
+        if removed == Some(true) {
+            let mut ended = self.inner.ended.lock().map_err(poisoned)?;
+            ended.retain(|((s, id), _)| !(s == scope && **id == *task_id));
         }
-        Ok(TaskPage { tasks, next, total })
+        Ok(removed.is_some())
+    }
+
+    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
+        self.evict_while(|_, at, len| {
+            ended_before.is_some_and(|before| at < before) || keep_ended.is_some_and(|keep| len > keep)
+        })
     }
 }
 
 #[async_trait]
 impl PushConfigStore for MemoryStore {
     async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()> {
-        let mut push = self.inner.push.write().map_err(poisoned)?;
-        let configs = push.entry(record.config.task_id.clone()).or_default();
-        match configs.iter_mut().find(|(s, r)| s == scope && r.config.id == record.config.id) {
-            Some((_, existing)) => *existing = record.clone(),
-            None => configs.push((scope.clone(), record.clone())),
+        let task_id = &record.config.task_id;
+        let entry = self.entry(scope, task_id)?.ok_or_else(|| StoreError::NotFound(task_id.clone()))?;
+        let mut e = entry.lock().map_err(poisoned)?;
+        match e.configs.iter_mut().find(|r| r.config.id == record.config.id) {
+            Some(existing) => *existing = record.clone(),
+            None => e.configs.push(record.clone()),
         }
         Ok(())
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let push = self.inner.push.read().map_err(poisoned)?;
-        Ok(push
-            .get(task_id)
-            .and_then(|configs| configs.iter().find(|(s, r)| s == scope && r.config.id == config_id))
-            .map(|(_, r)| r.clone()))
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(None) };
+        let e = entry.lock().map_err(poisoned)?;
+        Ok(e.configs.iter().find(|r| r.config.id == config_id).cloned())
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
-        let push = self.inner.push.read().map_err(poisoned)?;
-        Ok(push
-            .get(task_id)
-            .map(|configs| configs.iter().filter(|(s, _)| s == scope).map(|(_, r)| r.clone()).collect())
-            .unwrap_or_default())
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(Vec::new()) };
+        let e = entry.lock().map_err(poisoned)?;
+        Ok(e.configs.clone())
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
-        let mut push = self.inner.push.write().map_err(poisoned)?;
-        let Some(configs) = push.get_mut(task_id) else { return Ok(false) };
-        let before = configs.len();
-        configs.retain(|(s, r)| !(s == scope && r.config.id == config_id));
-        Ok(configs.len() != before)
-    }
-
-    fn may_have_configs(&self, task_id: &str) -> bool {
-        self.inner.push.read().map_or(true, |push| push.get(task_id).is_some_and(|configs| !configs.is_empty()))
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(false) };
+        let mut e = entry.lock().map_err(poisoned)?;
+        let before = e.configs.len();
+        e.configs.retain(|r| r.config.id != config_id);
+        Ok(e.configs.len() != before)
     }
 }
 

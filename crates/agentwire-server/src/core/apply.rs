@@ -7,12 +7,12 @@ use agentwire_types::{
 
 use crate::agent::AgentEvent;
 
-/// Applies `event` to `task` and, if `announce`, returns the stream item that announces it. The
-/// event's artifact or message moves into the task; the announcement is a copy.
+/// Applies `event` to `task` and returns the stream item that announces it. The event's artifact
+/// or message moves into the task; the announcement is a copy.
 ///
 /// A status message and an agent message are added to the history; an artifact replaces the one
 /// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
-pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Result<Option<StreamResponse>, A2AError> {
+pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse, A2AError> {
     if task.status.state.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task {} is {} and cannot change any more",
@@ -29,28 +29,24 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Resul
                 task.history.push(m.clone());
             }
             task.status = TaskStatus { state, message: message.map(Box::new), timestamp: Some(Timestamp::now()) };
-            Ok(announce.then(|| {
-                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
-                    status: task.status.clone(),
-                    metadata,
-                })
+            Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status: task.status.clone(),
+                metadata,
             }))
         }
         AgentEvent::Artifact { artifact, append, last_chunk } => {
             if artifact.artifact_id.is_empty() {
                 return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
             }
-            let announcement = announce.then(|| {
-                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
-                    artifact: artifact.clone(),
-                    append,
-                    last_chunk,
-                    metadata: None,
-                })
+            let announcement = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact: artifact.clone(),
+                append,
+                last_chunk,
+                metadata: None,
             });
             match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
                 Some(existing) if append => existing.parts.extend(artifact.parts),
@@ -61,7 +57,7 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent, announce: bool) -> Resul
         }
         AgentEvent::Message(message) => {
             let message = own_message(task, message);
-            let announcement = announce.then(|| StreamResponse::Message(message.clone()));
+            let announcement = StreamResponse::Message(message.clone());
             task.history.push(message);
             Ok(announcement)
         }
@@ -95,10 +91,10 @@ mod tests {
     #[test]
     fn chunks_append_and_replacements_replace() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Working), ..Task::default() };
-        apply(&mut task, chunk("one", false), true).unwrap();
-        apply(&mut task, chunk("two", true), false).unwrap();
+        apply(&mut task, chunk("one", false)).unwrap();
+        apply(&mut task, chunk("two", true)).unwrap();
         assert_eq!(task.artifacts[0].parts.len(), 2);
-        apply(&mut task, chunk("three", false), true).unwrap();
+        apply(&mut task, chunk("three", false)).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
     }
 
@@ -106,7 +102,7 @@ mod tests {
     fn terminal_tasks_do_not_change() {
         let mut task = Task { id: "t".into(), status: TaskStatus::new(TaskState::Completed), ..Task::default() };
         let event = AgentEvent::Status { state: TaskState::Working, message: None, metadata: None };
-        assert!(apply(&mut task, event, true).is_err());
+        assert!(apply(&mut task, event).is_err());
         assert_eq!(task.status.state, TaskState::Completed);
     }
 }

@@ -4,7 +4,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_store::{MemoryStore, PushConfigStore, TaskStore};
+use agentwire_store::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, TaskStore};
 use agentwire_types::{
     AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Result, SendMessageRequest,
@@ -14,7 +14,6 @@ use agentwire_types::{
 use futures_util::Stream;
 use tokio_util::task::TaskTracker;
 
-use super::broker::Broker;
 use super::card::{CardConfig, Cards};
 use super::push::{PushDispatcher, PushSettings};
 use super::Core;
@@ -137,6 +136,8 @@ impl RequestHandler {
             agent: Arc::new(agent),
             tasks: None,
             push_configs: None,
+            bus: None,
+            cancel: None,
             card: CardConfig::default(),
             limits: Limits::default(),
             push: PushSettings::default(),
@@ -264,6 +265,8 @@ pub struct RequestHandlerBuilder {
     agent: Arc<dyn AgentExecutor>,
     tasks: Option<Arc<dyn TaskStore>>,
     push_configs: Option<Arc<dyn PushConfigStore>>,
+    bus: Option<Arc<dyn EventBus>>,
+    cancel: Option<Arc<dyn CancelSignal>>,
     card: CardConfig,
     limits: Limits,
     push: PushSettings,
@@ -275,6 +278,24 @@ impl RequestHandlerBuilder {
     /// authenticator's schemes in the agent card.
     pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Where tasks, their event logs and push configs are kept (default: in memory).
+    pub fn store<S: TaskStore + PushConfigStore + Clone>(self, store: S) -> Self {
+        self.task_store(store.clone()).push_config_store(store)
+    }
+
+    /// How committed events reach the readers of a task (default: within this process). A store
+    /// shared by several processes comes with a bus that crosses them.
+    pub fn event_bus(mut self, bus: impl EventBus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+
+    /// How a cancel reaches the executions of a task (default: within this process).
+    pub fn cancel_signal(mut self, cancel: impl CancelSignal) -> Self {
+        self.cancel = Some(Arc::new(cancel));
         self
     }
 
@@ -329,8 +350,8 @@ impl RequestHandlerBuilder {
             agent: self.agent,
             tasks,
             push_configs,
-            broker: Arc::new(Broker::new(self.limits.subscriber_buffer)),
-            running: Default::default(),
+            bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::new(self.limits.subscriber_buffer))),
+            cancel: self.cancel.unwrap_or_else(|| Arc::new(LocalCancel::default())),
             unfinished: Default::default(),
             tracker: TaskTracker::new(),
             push,

@@ -12,14 +12,14 @@ mod validate;
 
 use std::sync::Arc;
 
-use agentwire_store::{PushConfigStore, Scope, StoreError, TaskStore};
+use agentwire_store::{
+    CancelSignal, EventBus, Notice, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskStore,
+};
 use agentwire_types::{A2AError, StreamResponse, Task};
 use dashmap::DashMap;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::agent::AgentExecutor;
-use broker::{Broker, Published};
 
 pub(crate) use card::card_json;
 pub use card::CardConfig;
@@ -49,9 +49,10 @@ pub(crate) struct Core {
     pub(crate) agent: Arc<dyn AgentExecutor>,
     pub(crate) tasks: Arc<dyn TaskStore>,
     pub(crate) push_configs: Arc<dyn PushConfigStore>,
-    pub(crate) broker: Arc<Broker>,
-    /// Running executions by task id.
-    pub(crate) running: DashMap<Arc<str>, Executions, foldhash::fast::RandomState>,
+    /// Announces committed events to the readers of a task.
+    pub(crate) bus: Arc<dyn EventBus>,
+    /// Asks the executions of a task to stop.
+    pub(crate) cancel: Arc<dyn CancelSignal>,
     /// How many tasks each scope has in progress, for [`Limits::max_unfinished_tasks`].
     pub(crate) unfinished: DashMap<Scope, usize, foldhash::fast::RandomState>,
     /// Owns every spawned execution, so shutdown can wait for them.
@@ -60,13 +61,6 @@ pub(crate) struct Core {
     pub(crate) card: card::Cards,
     pub(crate) limits: Limits,
     pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
-}
-
-/// The executions currently running for one task; one token cancels them all.
-#[derive(Default)]
-pub(crate) struct Executions {
-    pub(crate) token: CancellationToken,
-    pub(crate) count: usize,
 }
 
 /// What a writer wants to do to a task, given its current state.
@@ -90,32 +84,35 @@ impl Core {
         self.tasks.get(scope, task_id).await.map_err(store_error)?.ok_or_else(|| A2AError::task_not_found(task_id))
     }
 
-    /// Creates a task with its first events, then announces them. Returns the task as stored.
+    /// Stores a new task, with the event that announces it and the push config given with the
+    /// send that made it, then announces it. Returns the task as stored and its version.
     pub(crate) async fn create(
         &self,
         scope: &Scope,
         mut task: Task,
-        events: Vec<StreamResponse>,
-    ) -> Result<Arc<Task>, A2AError> {
+        push: Option<PushConfigRecord>,
+    ) -> Result<(Arc<Task>, u64), A2AError> {
         trim_history(&mut task, self.limits.max_history_length);
+        let events = vec![Arc::new(StreamResponse::Task(task.clone()))];
         let task = Arc::new(task);
-        let events = shared(events);
         // Counted before it is stored, so that a cancel right after the store cannot end it first.
-        let in_progress = !task.status.state.is_terminal();
-        if in_progress {
-            *self.unfinished.entry(scope.clone()).or_default() += 1;
-        }
-        let version = match self.tasks.create(scope, Arc::clone(&task), &events).await {
+        *self.unfinished.entry(scope.clone()).or_default() += 1;
+        let stored = async {
+            let version = self.tasks.create(scope, Arc::clone(&task), &events).await?;
+            if let Some(record) = &push {
+                self.push_configs.put_config(scope, record).await?;
+            }
+            Ok(version)
+        };
+        let version = match stored.await {
             Ok(version) => version,
             Err(error) => {
-                if in_progress {
-                    self.count_ended(scope);
-                }
+                self.count_ended(scope);
                 return Err(store_error(error));
             }
         };
         self.announce(scope, &task.id, version, events);
-        Ok(task)
+        Ok((task, version))
     }
 
     fn count_ended(&self, scope: &Scope) {
@@ -164,31 +161,15 @@ impl Core {
         Ok((updated.task, updated.version))
     }
 
-    /// Fans committed events out to live readers and queues their webhook deliveries.
+    /// Announces committed events to readers and queues their webhook deliveries.
     fn announce(&self, scope: &Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         let first_seq = version + 1 - events.len() as u64;
-        let mut heard = false;
         for (event, seq) in events.iter().zip(first_seq..) {
-            heard |= self.broker.publish(task_id, Published::Event(seq, Arc::clone(event)));
+            self.bus.publish(scope, task_id, Notice::Event { seq, event: Some(Arc::clone(event)) });
         }
-        let ended = events.last().and_then(|e| e.task_state()).is_some_and(|s| s.is_terminal());
-        if ended && !heard {
-            // Nobody can catch up on an ended task any more: new readers of it are refused.
-            self.tasks.ended_unobserved(task_id);
-        }
-        if self.webhooks_may_want(task_id) {
+        if self.push_enabled() {
             self.push.enqueue(scope.clone(), task_id, events);
         }
-    }
-
-    fn webhooks_may_want(&self, task_id: &str) -> bool {
-        self.push_enabled() && self.push_configs.may_have_configs(task_id)
-    }
-
-    /// Whether an event of `task_id` committed now could be read by anyone: a live reader or a
-    /// webhook. A reader who comes later starts from a snapshot and the events after it.
-    pub(crate) fn has_audience(&self, task_id: &str) -> bool {
-        self.broker.has_readers(task_id) || self.webhooks_may_want(task_id)
     }
 }
 
@@ -201,9 +182,4 @@ fn trim_history(task: &mut Task, max: usize) {
     }
     let first_kept = usize::from(max > 1);
     task.history.drain(first_kept..first_kept + excess);
-}
-
-/// Events as the store, the readers and the webhooks share them.
-fn shared(events: Vec<StreamResponse>) -> Vec<Arc<StreamResponse>> {
-    events.into_iter().map(Arc::new).collect()
 }

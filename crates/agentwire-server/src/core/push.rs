@@ -82,29 +82,39 @@ impl Core {
         Ok(scope)
     }
 
-    /// Validates and stores a config for an existing (or just reserved) task id.
+    /// Validates and stores a config for an existing task.
     pub(crate) async fn store_push_config(
         &self,
         scope: &Scope,
-        mut config: TaskPushNotificationConfig,
+        config: TaskPushNotificationConfig,
         dialect: Dialect,
     ) -> Result<TaskPushNotificationConfig> {
-        self.push.settings.guard.check_url(&config.url)?;
-        if config.id.is_empty() {
-            config.id = new_id();
-        }
-        config.tenant.clone_from(&scope.tenant);
-        let existing = self.push_configs.list_configs(scope, &config.task_id).await.map_err(store_error)?;
-        let replaces = existing.iter().any(|r| r.config.id == config.id);
+        let record = self.push_record(scope, config, dialect)?;
+        let existing = self.push_configs.list_configs(scope, &record.config.task_id).await.map_err(store_error)?;
+        let replaces = existing.iter().any(|r| r.config.id == record.config.id);
         if !replaces && existing.len() >= self.limits.max_push_configs_per_task {
             return Err(A2AError::invalid_params(format!(
                 "a task may have at most {} push notification configs",
                 self.limits.max_push_configs_per_task
             )));
         }
-        let record = PushConfigRecord { config: config.clone(), dialect };
         self.push_configs.put_config(scope, &record).await.map_err(store_error)?;
-        Ok(config)
+        Ok(record.config)
+    }
+
+    /// A config as stored: its webhook checked, its id given if it had none, in `scope`'s tenant.
+    pub(crate) fn push_record(
+        &self,
+        scope: &Scope,
+        mut config: TaskPushNotificationConfig,
+        dialect: Dialect,
+    ) -> Result<PushConfigRecord> {
+        self.push.settings.guard.check_url(&config.url)?;
+        if config.id.is_empty() {
+            config.id = new_id();
+        }
+        config.tenant.clone_from(&scope.tenant);
+        Ok(PushConfigRecord { config, dialect })
     }
 
     pub(crate) async fn create_push_config(

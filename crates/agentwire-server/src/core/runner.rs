@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use agentwire_store::Scope;
-use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState, TaskStatus};
+use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState};
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use agentwire_store::Notice;
+
 use super::apply::apply;
-use super::broker::Published;
 use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
@@ -24,8 +25,9 @@ struct Execution {
     task_id: Arc<str>,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
-    /// For a new task, its first user message until the agent's first event creates the task.
-    pending_creation: Option<Message>,
+    /// For a new task, the task as created until the agent's first event: a direct reply then
+    /// removes it, since a reply makes no task.
+    fresh: Option<Arc<Task>>,
     /// A blocking SendMessage waiting for the result.
     waiter: Option<Waiter>,
     /// The legacy family answers every send with a task: a direct reply completes one.
@@ -40,12 +42,12 @@ pub(crate) struct Run {
     pub(crate) context_id: String,
     /// The message that starts this execution.
     pub(crate) message: Message,
-    /// For a continuation, the task with the new message in its history.
-    pub(crate) task: Option<Arc<Task>>,
+    /// The task with the new message in its history.
+    pub(crate) task: Arc<Task>,
+    /// Whether the task was created for this execution.
+    pub(crate) new_task: bool,
     pub(crate) request: crate::RequestContext,
     pub(crate) streaming: bool,
-    /// For a new task: the first user message; the task is created by the agent's first event.
-    pub(crate) new_task_message: Option<Message>,
     /// A blocking SendMessage waiting for this execution's result.
     pub(crate) waiter: Option<Waiter>,
 }
@@ -63,7 +65,7 @@ pub(crate) enum Settled {
 /// request is woken once instead of once per event.
 pub(crate) struct Waiter {
     tx: oneshot::Sender<Settled>,
-    /// `returnImmediately`: hand over the task as soon as it exists.
+    /// `returnImmediately`: hand over the task as soon as the agent has taken it on.
     on_creation: bool,
 }
 
@@ -102,7 +104,7 @@ impl Drop for ExecutionGuard {
             return;
         }
         tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
-        self.core.end_execution(&self.task_id);
+        self.core.cancel.finished(&self.scope, &self.task_id);
         let (core, scope, task_id) = (Arc::clone(&self.core), self.scope.clone(), Arc::clone(&self.task_id));
         let fail = async move {
             let reason = "the agent stopped unexpectedly";
@@ -111,7 +113,7 @@ impl Drop for ExecutionGuard {
             if let Err(error) = core.mutate(&scope, &task_id, &mut change).await {
                 tracing::debug!(%error, "could not fail the task of an abrupt execution");
             }
-            core.broker.publish(&task_id, Published::Ended);
+            core.bus.publish(&scope, &task_id, Notice::Ended);
         };
         // Outside a runtime (it is shutting down) there is nobody left to tell.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -126,20 +128,6 @@ fn settles(task: &Task) -> bool {
 }
 
 impl Core {
-    /// The cancellation token shared by every execution of `task_id`, registering one more.
-    fn begin_execution(&self, task_id: &Arc<str>) -> tokio_util::sync::CancellationToken {
-        let mut entry = self.running.entry(Arc::clone(task_id)).or_default();
-        entry.count += 1;
-        entry.token.clone()
-    }
-
-    fn end_execution(&self, task_id: &str) {
-        self.running.remove_if_mut(task_id, |_, e| {
-            e.count = e.count.saturating_sub(1);
-            e.count == 0
-        });
-    }
-
     /// Starts `run` in a task of its own, with the task's shared cancellation token: executions
     /// outlive the request that started them.
     pub(crate) fn launch(self: &Arc<Self>, run: Run) {
@@ -148,10 +136,13 @@ impl Core {
 
     /// The future that drives `run` from start to end.
     fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
-        let Run { scope, task_id: id, context_id, message, task, request, streaming, new_task_message, waiter } = run;
+        let Run { scope, task_id: id, context_id, message, task, new_task, request, streaming, waiter } = run;
         let task_id: Arc<str> = Arc::from(id.as_str());
-        let cancel = self.begin_execution(&task_id);
+        let cancel = self.cancel.started(&scope, &task_id);
         let reply_as_task = request.dialect == agentwire_types::Dialect::Legacy;
+        let fresh = new_task.then(|| Arc::clone(&task));
+        // The agent sees a new task as it did before it existed: no task yet, only the message.
+        let task = (!new_task).then_some(task);
         let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel };
         let execution = Execution {
             reply_as_task,
@@ -159,7 +150,7 @@ impl Core {
             task_id,
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
-            pending_creation: new_task_message,
+            fresh,
             waiter,
         };
         // A debug span: at the default info level it costs nothing per request.
@@ -221,32 +212,25 @@ impl Core {
 
     /// Commits `batch` (see [`handle`](Self::handle)).
     async fn commit_batch(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
-        if let Some(first_message) = execution.pending_creation.take() {
+        if let Some(created) = execution.fresh.take() {
             if let Some(AgentEvent::Message(reply)) = batch.first_mut() {
                 if execution.reply_as_task {
-                    // The reply completes a task, as its status message (and so in its history).
+                    // The reply completes the task, as its status message (and so in its history).
                     let message = Some(std::mem::take(reply));
                     batch.truncate(1);
                     batch[0] = AgentEvent::Status { state: TaskState::Completed, message, metadata: None };
                 } else {
-                    // A direct reply: no task is created, and nothing after it counts.
-                    self.reply(execution, std::mem::take(reply));
-                    return ControlFlow::Break(());
-                }
-            }
-            let (task, events) = self.new_task(execution, first_message, batch);
-            match self.create(&execution.scope, task, events).await {
-                Ok(task) => {
-                    settle_if(&mut execution.waiter, &task, |w| w.on_creation || settles(&task));
-                    if task.status.state.is_terminal() {
-                        return ControlFlow::Break(());
+                    // A direct reply: it makes no task, and nothing after it counts.
+                    let reply = std::mem::take(reply);
+                    if let Err(error) = self.tasks.delete(&execution.scope, &execution.task_id).await {
+                        tracing::warn!(%error, "could not remove the task a direct reply made unnecessary");
                     }
-                }
-                Err(error) => {
-                    tracing::error!(%error, "could not create the task");
+                    self.reply(execution, reply);
                     return ControlFlow::Break(());
                 }
             }
+            // The agent took the task on: a caller who returns immediately gets it as created.
+            settle_if(&mut execution.waiter, &created, |w| w.on_creation);
         }
         while !batch.is_empty() {
             self.commit_events(execution, batch).await?;
@@ -261,19 +245,28 @@ impl Core {
         if let Some(waiter) = execution.waiter.take() {
             waiter.settle(Settled::Reply(Box::new(reply.clone())));
         }
-        self.broker.publish(&execution.task_id, Published::Event(0, Arc::new(StreamResponse::Message(reply))));
+        let event = Some(Arc::new(StreamResponse::Message(reply)));
+        self.bus.publish(&execution.scope, &execution.task_id, Notice::Event { seq: 0, event });
     }
 
-    /// After the agent stopped: cancels the task if asked to, answers a caller still waiting, and
-    /// tells readers the execution ended.
+    /// After the agent stopped: ends a task it left without a word, cancels the task if asked to,
+    /// answers a caller still waiting, and tells readers the execution ended.
     async fn wind_up(&self, execution: &mut Execution) {
-        if execution.pending_creation.is_some() {
-            tracing::warn!("the agent ended without producing anything");
-        } else if execution.cancel.is_cancelled() || execution.waiter.is_some() {
+        if execution.fresh.take().is_some() {
+            let reason = "the agent ended without producing anything";
+            tracing::warn!("{reason}");
+            let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
+            if let Err(error) = self.mutate(&execution.scope, &execution.task_id, &mut change).await {
+                tracing::warn!(%error, "could not fail a task its agent left untouched");
+            }
+            // A caller waiting gets InvalidAgentResponse: the agent answered nothing.
+            execution.waiter = None;
+        }
+        if execution.cancel.is_cancelled() || execution.waiter.is_some() {
             self.settle_unfinished(execution).await;
         }
-        self.end_execution(&execution.task_id);
-        self.broker.publish(&execution.task_id, Published::Ended);
+        self.cancel.finished(&execution.scope, &execution.task_id);
+        self.bus.publish(&execution.scope, &execution.task_id, Notice::Ended);
     }
 
     /// Cancels the task of a canceled execution, and hands a caller still waiting the task as it is.
@@ -289,58 +282,14 @@ impl Core {
         }
     }
 
-    /// A new task holding its first message, with the events that announce it if anyone can
-    /// hear. The ready events at the front of `batch` are applied to it (and removed), so that it
-    /// is created with them in one write; not when the caller returns as soon as the task exists,
-    /// who must get it as it was created.
-    fn new_task(
-        &self,
-        execution: &Execution,
-        first_message: Message,
-        batch: &mut Vec<AgentEvent>,
-    ) -> (Task, Vec<StreamResponse>) {
-        let history_message = Message {
-            task_id: String::from(&*execution.task_id),
-            context_id: execution.context_id.clone(),
-            ..first_message
-        };
-        let mut task = Task {
-            id: String::from(&*execution.task_id),
-            context_id: execution.context_id.clone(),
-            status: TaskStatus::new(TaskState::Submitted),
-            history: vec![history_message],
-            ..Task::default()
-        };
-        // The first event is the task itself, and only a reader present at its creation can want
-        // it (the stream that started the task, or a webhook registered with the send): a later
-        // reader starts from a snapshot. Without one, no event is kept and the task starts at
-        // version 0.
-        let audience = self.has_audience(&execution.task_id);
-        let mut events = if audience { vec![StreamResponse::Task(task.clone())] } else { Vec::new() };
-        if !execution.waiter.as_ref().is_some_and(|w| w.on_creation) {
-            // Applied once, outside the store: the events move into the task.
-            let mut ready = std::mem::take(batch).into_iter();
-            let (_, refused) = apply_ready(&mut task, ready.by_ref(), audience, &mut events);
-            report_refused(refused);
-            *batch = ready.collect();
-        }
-        (task, events)
-    }
-
     /// Commits the ready events at the front of `batch` in one store write, and removes them.
     async fn commit_events(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
         let task_id = &*execution.task_id;
-        // With a store whose update excludes reads, events nobody can read are left out: the
-        // check runs inside the change, so a reader who subscribes after it gets a snapshot taken
-        // after the commit (see `TaskStore::update_excludes_reads`).
-        let may_leave_out = self.tasks.update_excludes_reads();
-        let mut announced = true;
         let mut outcome = (0, Vec::new());
         let mut change = |task: &mut Task| {
-            announced = !may_leave_out || self.has_audience(task_id);
             // A retry after a conflict applies the same events again to the fresh task.
             let mut events = Vec::new();
-            outcome = apply_ready(task, batch.iter().cloned(), announced, &mut events);
+            outcome = apply_ready(task, batch.iter().cloned(), &mut events);
             Ok(events)
         };
         let committed = self.mutate(&execution.scope, task_id, &mut change).await;
@@ -356,14 +305,10 @@ impl Core {
         };
         batch.drain(..taken);
         settle_if(&mut execution.waiter, &task, |_| settles(&task));
-        if !task.status.state.is_terminal() {
-            return ControlFlow::Continue(());
+        if task.status.state.is_terminal() {
+            return ControlFlow::Break(());
         }
-        if !announced {
-            // Its end announced to no one, the task is as unobserved as if nobody had heard it.
-            self.tasks.ended_unobserved(task_id);
-        }
-        ControlFlow::Break(())
+        ControlFlow::Continue(())
     }
 
     /// After the agent stopped: a canceled execution that did not end the task cancels it.
@@ -391,7 +336,7 @@ fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec
     }
     let message = reason.map(|text| Message::agent(super::new_id(), text));
     let event = AgentEvent::Status { state, message, metadata: None };
-    apply(task, event, true).map(|e| e.into_iter().collect()).unwrap_or_default()
+    apply(task, event).map(|e| vec![e]).unwrap_or_default()
 }
 
 /// The most events one store write commits. An agent's stream may have any number ready; this is
@@ -417,21 +362,20 @@ fn ready_events<'a>(
 }
 
 /// Applies `events` to `task` in order, up to and including the first that settles it (the rest
-/// are left in the iterator), adding their announcements to `announcements` if `announce`.
+/// are left in the iterator), adding their announcements to `announcements`.
 /// Returns how many events it took and the reasons the task refused some of them (a refused event
 /// changes nothing).
 fn apply_ready(
     task: &mut Task,
     events: impl Iterator<Item = AgentEvent>,
-    announce: bool,
     announcements: &mut Vec<StreamResponse>,
 ) -> (usize, Vec<A2AError>) {
     let mut refused = Vec::new();
     let mut taken = 0;
     for event in events {
         taken += 1;
-        match apply(task, event, announce) {
-            Ok(announcement) => announcements.extend(announcement),
+        match apply(task, event) {
+            Ok(announcement) => announcements.push(announcement),
             Err(error) => refused.push(error),
         }
         if settles(task) {

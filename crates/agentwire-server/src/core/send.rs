@@ -1,11 +1,12 @@
 //! SendMessage and SendStreamingMessage.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use agentwire_store::Scope;
 use agentwire_types::{
     A2AError, Dialect, ErrorKind, Message, Result, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
-    TaskPushNotificationConfig,
+    TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use tokio::sync::oneshot;
 
@@ -35,8 +36,10 @@ enum Following {
 /// A started execution, seen from the request that started it.
 struct Started {
     following: Following,
-    /// For a continuation: the task with the new message, and its version.
-    snapshot: Option<(Arc<Task>, u64)>,
+    /// The task with the new message, and its version.
+    snapshot: (Arc<Task>, u64),
+    /// Whether the send created the task.
+    new_task: bool,
     history_length: Option<usize>,
 }
 
@@ -75,10 +78,7 @@ impl Core {
         }
         self.check_unfinished(&send.scope)?;
         let task_id = if task_id.is_empty() { new_id() } else { task_id };
-        if let Some(push) = send.push.take() {
-            self.register_push_config(&send.scope, &task_id, push, send.ctx.dialect).await?;
-        }
-        Ok(self.start_new_task(send, task_id))
+        self.start_new_task(send, task_id).await
     }
 
     fn check(&self, ctx: &RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
@@ -97,26 +97,49 @@ impl Core {
         }
         let scope = ctx.scope();
         let push = config.task_push_notification_config;
+        if let Some(push) = &push {
+            self.push.settings.guard.check_url(&push.url)?;
+        }
         Ok(Checked { ctx, scope, message: req.message, history_length, push, follow })
     }
 
-    fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Started {
-        let Checked { ctx, scope, message, history_length, follow, .. } = send;
+    /// Creates the task at SUBMITTED with the message, before the agent sees it, so that an
+    /// accepted send leaves a record whatever happens next.
+    async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Result<Started> {
+        let Checked { ctx, scope, message, history_length, push, follow } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
-        let (following, waiter) = self.follow(follow, &scope, &task_id);
+        let first = Message { task_id: task_id.clone(), context_id: context_id.clone(), ..message.clone() };
+        let task = Task {
+            id: task_id.clone(),
+            context_id: context_id.clone(),
+            status: TaskStatus::new(TaskState::Submitted),
+            history: vec![first],
+            ..Task::default()
+        };
+        let push = push
+            .map(|config| {
+                let config = TaskPushNotificationConfig { task_id: task_id.clone(), ..config };
+                self.push_record(&scope, config, ctx.dialect)
+            })
+            .transpose()?;
+        let (mut following, waiter) = self.follow(follow, &scope, &task_id);
+        let (task, version) = self.create(&scope, task, push).await?;
+        if let Following::Feed(feed) = &mut following {
+            feed.start_after(version);
+        }
         let run = Run {
             scope,
             task_id,
             context_id,
-            message: message.clone(),
-            task: None,
+            message,
+            task: Arc::clone(&task),
+            new_task: true,
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
-            new_task_message: Some(message),
             waiter,
         };
         self.launch(run);
-        Started { following, snapshot: None, history_length }
+        Ok(Started { following, snapshot: (task, version), new_task: true, history_length })
     }
 
     /// A message that continues `existing`: it joins the history, then a new execution starts.
@@ -152,14 +175,14 @@ impl Core {
             task_id,
             context_id: task.context_id.clone(),
             message,
-            task: Some(Arc::clone(&task)),
+            task: Arc::clone(&task),
+            new_task: false,
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
-            new_task_message: None,
             waiter,
         };
         self.launch(run);
-        Ok(Started { following, snapshot: Some((task, version)), history_length })
+        Ok(Started { following, snapshot: (task, version), new_task: false, history_length })
     }
 
     /// Attaches the request to the execution it is about to start: a stream subscribes now, so
@@ -167,7 +190,7 @@ impl Core {
     fn follow(&self, follow: Follow, scope: &Scope, task_id: &str) -> (Following, Option<Waiter>) {
         match follow {
             Follow::Stream => {
-                let feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), task_id);
+                let feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), task_id);
                 (Following::Feed(feed), None)
             }
             Follow::Block { return_immediately } => {
@@ -200,7 +223,7 @@ impl Core {
         };
         let settled = match started.snapshot {
             // A continuation that returns immediately answers with the task holding the message.
-            Some((task, _)) if return_immediately => Some(Settled::Task(task)),
+            (task, _) if return_immediately && !started.new_task => Some(Settled::Task(task)),
             _ => result.await.ok(),
         };
         match settled {
@@ -222,11 +245,12 @@ impl Core {
         let Following::Feed(feed) = started.following else {
             return Err(A2AError::internal("a streaming send lost its execution's events"));
         };
-        let first = started.snapshot.map(|(task, seq)| StreamItem {
-            seq,
-            response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(task))),
-        });
-        Ok(task_event_stream(feed, first, true))
+        let (task, seq) = started.snapshot;
+        let first = StreamItem { seq, response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(task))) };
+        // A new task is announced only once the agent takes it on: an agent that replies with a
+        // message makes no task, and its stream is the message alone.
+        let opening = if started.new_task { Opening::UntilTakenOn(first) } else { Opening::Now(first) };
+        Ok(task_event_stream(feed, opening, true))
     }
 }
 
@@ -239,41 +263,62 @@ fn terminal_task(task: &Task) -> A2AError {
     .with_metadata("taskId", &task.id)
 }
 
-/// The stream a client reads: `first` (a snapshot), then the feed until an event closes it.
+/// How a stream opens, before the task's events.
+pub(crate) enum Opening {
+    /// With nothing: a reader resuming after an event it saw.
+    Nothing,
+    /// With this snapshot of the task.
+    Now(StreamItem),
+    /// With this snapshot of a new task, once its agent takes it on: if the agent replies with a
+    /// message instead, the stream is that message alone.
+    UntilTakenOn(StreamItem),
+}
+
+/// The stream a client reads: the opening, then the feed until an event closes it.
 /// `end_with_execution`: a send-stream also ends when its execution stops; a subscription waits
 /// for later executions of the task.
-pub(crate) fn task_event_stream(
-    feed: EventFeed,
-    first: Option<StreamItem>,
-    end_with_execution: bool,
-) -> TaskEventStream {
+pub(crate) fn task_event_stream(feed: EventFeed, opening: Opening, end_with_execution: bool) -> TaskEventStream {
     struct State {
         feed: EventFeed,
-        first: Option<StreamItem>,
+        /// Items to send before reading the feed again.
+        ready: VecDeque<StreamItem>,
+        /// A new task's snapshot, held until its agent takes it on.
+        held: Option<StreamItem>,
         done: bool,
     }
-    let state = State { feed, first, done: false };
+    let (ready, held) = match opening {
+        Opening::Nothing => (VecDeque::new(), None),
+        Opening::Now(first) => (VecDeque::from([first]), None),
+        Opening::UntilTakenOn(first) => (VecDeque::new(), Some(first)),
+    };
+    let state = State { feed, ready, held, done: false };
     Box::pin(futures_util::stream::unfold(state, move |mut s| async move {
-        if s.done {
-            return None;
-        }
-        if let Some(item) = s.first.take() {
-            return Some((Ok(item), s));
-        }
         loop {
-            match s.feed.next().await {
-                Ok(Some(FeedItem::Event(seq, response))) => {
-                    s.done = seq == 0 || closes_stream(&response);
-                    return Some((Ok(StreamItem { seq, response }), s));
+            if let Some(item) = s.ready.pop_front() {
+                return Some((Ok(item), s));
+            }
+            if s.done {
+                return None;
+            }
+            let item = match s.feed.next().await {
+                Ok(Some(FeedItem::Event(seq, response))) => StreamItem { seq, response },
+                Ok(Some(FeedItem::Ended)) if !end_with_execution => continue,
+                Ok(Some(FeedItem::Ended) | None) => {
+                    s.ready.extend(s.held.take());
+                    s.done = true;
+                    continue;
                 }
-                Ok(Some(FeedItem::Ended)) if end_with_execution => return None,
-                Ok(Some(FeedItem::Ended)) => continue,
-                Ok(None) => return None,
                 Err(error) => {
                     s.done = true;
                     return Some((Err(error), s));
                 }
+            };
+            // A direct reply replaces the held snapshot; anything else releases it first.
+            if item.seq != 0 {
+                s.ready.extend(s.held.take());
             }
+            s.done = item.seq == 0 || closes_stream(&item.response);
+            s.ready.push_back(item);
         }
     }))
 }

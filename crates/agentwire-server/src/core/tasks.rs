@@ -12,7 +12,7 @@ use agentwire_types::{
 use super::broker::{EventFeed, FeedItem};
 use super::handler::{StreamItem, TaskEventStream};
 use super::runner::cancel_events;
-use super::send::task_event_stream;
+use super::send::{task_event_stream, Opening};
 use super::{store_error, validate, Core};
 use crate::RequestContext;
 
@@ -77,17 +77,15 @@ impl Core {
     pub(crate) async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
         // Subscribed before the snapshot, like every reader: an execution that ends in between
-        // then announces its end to this feed (see `TaskStore::update_excludes_reads`).
-        let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        // then announces its end to this feed.
+        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
         let record = self.load(&scope, &req.id).await?;
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
         }
-        let token = self.running.get(req.id.as_str()).map(|e| e.token.clone());
-        if let Some(token) = token {
-            // Cooperative: ask the execution to stop, and give it time to say so itself.
+        if self.cancel.cancel(&scope, &req.id) {
+            // Cooperative: the execution was asked to stop; give it time to say so itself.
             feed.start_after(record.version);
-            token.cancel();
             let wait = async {
                 while let Ok(Some(item)) = feed.next().await {
                     match item {
@@ -116,9 +114,19 @@ impl Core {
         }
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
-        let mut feed = EventFeed::subscribe(&self.broker, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
         let record = self.load(&scope, &req.id).await?;
         let ended = record.task.status.state.is_terminal();
+        if let Some(seen) = ctx.last_event_id.filter(|seen| *seen <= record.version) {
+            // A resumed stream: the events after the last one the client saw, even if the task
+            // ended meanwhile, then the live ones.
+            if ended && seen == record.version {
+                return Ok(Box::pin(futures_util::stream::empty()));
+            }
+            feed.start_after(seen);
+            feed.read_log().await?;
+            return Ok(task_event_stream(feed, Opening::Nothing, ended));
+        }
         if ended && ctx.dialect == Dialect::V1 {
             return Err(A2AError::unsupported_operation(format!(
                 "task {} is {}; there is nothing left to subscribe to",
@@ -135,7 +143,7 @@ impl Core {
             // v0.3 and the legacy family answer with the ended task, then close the stream.
             return Ok(Box::pin(futures_util::stream::iter([Ok(first)])));
         }
-        Ok(task_event_stream(feed, Some(first), false))
+        Ok(task_event_stream(feed, Opening::Now(first), false))
     }
 }
 

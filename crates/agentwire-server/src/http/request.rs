@@ -26,7 +26,14 @@ pub(crate) fn context(parts: &Parts, tenant: &str, dialect: Dialect) -> Result<R
         principal,
         dialect: negotiated.version.clone().map(|_| dialect)?,
         extensions: negotiated.extensions.clone(),
+        last_event_id: last_event_id(&parts.headers),
     })
+}
+
+/// The SSE `Last-Event-ID` a reconnecting client sends: the sequence number of the last event it
+/// got. An id this server did not write is no position in the log, and is ignored.
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers.get("last-event-id")?.to_str().ok()?.trim().parse().ok()
 }
 
 /// Reads the whole body, within the size limit (the body-limit layer enforces it on the body

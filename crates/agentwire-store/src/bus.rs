@@ -1,0 +1,214 @@
+//! Fan-out of committed events, and cancellation of executions, across everything that serves one
+//! store.
+//!
+//! Both are doorbells: the store holds the truth. An [`EventBus`] tells readers that a task's log
+//! grew (a reader who misses a notice reads the log), and a [`CancelSignal`] asks the executions of
+//! a task to stop, wherever they run. The in-process implementations here serve a single process;
+//! a shared backend (PostgreSQL) wraps them to carry notices between processes.
+
+use std::sync::Arc;
+
+use agentwire_types::StreamResponse;
+use dashmap::DashMap;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::Scope;
+
+/// What a task's readers are told.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// Event `seq` of the task was committed. `event` is the event itself when the publisher had
+    /// it at hand; a reader given none reads it from the log. Sequence 0 is a direct reply that
+    /// belongs to no task's log, and always carries its event.
+    Event {
+        /// Its position in the task's log.
+        seq: u64,
+        /// The event, if carried.
+        event: Option<Arc<StreamResponse>>,
+    },
+    /// An execution of the task ended.
+    Ended,
+}
+
+/// Where committed events are announced, per task.
+pub trait EventBus: Send + Sync + 'static {
+    /// Tells the task's current readers, wherever they are. Publishing to a task without readers
+    /// is cheap.
+    fn publish(&self, scope: &Scope, task_id: &str, notice: Notice);
+
+    /// Starts listening to a task; the subscription ends when it is dropped.
+    fn subscribe(&self, scope: &Scope, task_id: &str) -> Subscription;
+}
+
+/// A listener on one task's notices.
+pub struct Subscription {
+    rx: broadcast::Receiver<Notice>,
+    channels: Arc<Channels>,
+    key: String,
+}
+
+impl Subscription {
+    /// The next notice. [`broadcast::error::RecvError::Lagged`] means notices were missed: read
+    /// the log.
+    pub async fn recv(&mut self) -> Result<Notice, broadcast::error::RecvError> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        // Closes this receiver before asking whether the channel still has any.
+        self.rx = broadcast::channel(1).1;
+        self.channels.release(&self.key);
+    }
+}
+
+/// The key of a task's channel: tasks of different scopes may share an id.
+fn channel_key(scope: &Scope, task_id: &str) -> String {
+    format!("{}\u{1f}{}\u{1f}{task_id}", scope.tenant, scope.owner)
+}
+
+type Map<K, V> = DashMap<K, V, foldhash::fast::RandomState>;
+
+/// Per-task broadcast channels, created with a task's first reader and removed with its last.
+struct Channels {
+    map: Map<String, broadcast::Sender<Notice>>,
+    capacity: usize,
+}
+
+impl Channels {
+    fn release(&self, key: &str) {
+        self.map.remove_if(key, |_, tx| tx.receiver_count() == 0);
+    }
+}
+
+/// The [`EventBus`] of one process: a bounded broadcast ring per task that has readers. A reader
+/// that falls more than `capacity` notices behind is told it lagged and reads the log instead.
+#[derive(Clone)]
+pub struct LocalBus {
+    channels: Arc<Channels>,
+}
+
+impl LocalBus {
+    /// A bus whose per-task rings hold `capacity` notices.
+    pub fn new(capacity: usize) -> Self {
+        Self { channels: Arc::new(Channels { map: Map::default(), capacity: capacity.max(1) }) }
+    }
+
+    /// Whether any reader in this process listens to the task.
+    pub fn has_readers(&self, scope: &Scope, task_id: &str) -> bool {
+        self.channels.map.contains_key(&channel_key(scope, task_id))
+    }
+
+    /// How many tasks have readers here.
+    pub fn channel_count(&self) -> usize {
+        self.channels.map.len()
+    }
+}
+
+impl EventBus for LocalBus {
+    fn publish(&self, scope: &Scope, task_id: &str, notice: Notice) {
+        if let Some(tx) = self.channels.map.get(&channel_key(scope, task_id)) {
+            // A reader may have just left; nobody listening is fine.
+            let _ = tx.send(notice);
+        }
+    }
+
+    fn subscribe(&self, scope: &Scope, task_id: &str) -> Subscription {
+        let key = channel_key(scope, task_id);
+        let capacity = self.channels.capacity;
+        let rx = self.channels.map.entry(key.clone()).or_insert_with(|| broadcast::channel(capacity).0).subscribe();
+        Subscription { rx, channels: Arc::clone(&self.channels), key }
+    }
+}
+
+/// Asks the executions of a task to stop, wherever they run.
+pub trait CancelSignal: Send + Sync + 'static {
+    /// Registers an execution of the task in this process. Its token is canceled when any process
+    /// asks; [`CancelSignal::finished`] must follow when the execution ends.
+    fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken;
+
+    /// The execution registered by [`CancelSignal::started`] ended.
+    fn finished(&self, scope: &Scope, task_id: &str);
+
+    /// Asks every execution of the task to stop. Returns whether one runs in this process.
+    fn cancel(&self, scope: &Scope, task_id: &str) -> bool;
+}
+
+/// The executions running for one task in this process; one token cancels them all.
+#[derive(Default)]
+struct Executions {
+    token: CancellationToken,
+    count: usize,
+}
+
+/// The [`CancelSignal`] of one process.
+#[derive(Clone, Default)]
+pub struct LocalCancel {
+    running: Arc<Map<String, Executions>>,
+}
+
+impl LocalCancel {
+    /// Whether an execution of the task runs in this process.
+    pub fn is_running(&self, scope: &Scope, task_id: &str) -> bool {
+        self.running.contains_key(&channel_key(scope, task_id))
+    }
+}
+
+impl CancelSignal for LocalCancel {
+    fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken {
+        let mut entry = self.running.entry(channel_key(scope, task_id)).or_default();
+        entry.count += 1;
+        entry.token.clone()
+    }
+
+    fn finished(&self, scope: &Scope, task_id: &str) {
+        self.running.remove_if_mut(&channel_key(scope, task_id), |_, e| {
+            e.count = e.count.saturating_sub(1);
+            e.count == 0
+        });
+    }
+
+    fn cancel(&self, scope: &Scope, task_id: &str) -> bool {
+        match self.running.get(&channel_key(scope, task_id)) {
+            Some(executions) => {
+                executions.token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_notice_reaches_readers_of_its_task_only() {
+        let bus = LocalBus::new(4);
+        let (alice, bob) = (Scope::new("", "alice"), Scope::new("", "bob"));
+        let mut reader = bus.subscribe(&alice, "t");
+        let mut other = bus.subscribe(&bob, "t");
+        bus.publish(&alice, "t", Notice::Event { seq: 1, event: None });
+        assert!(matches!(reader.recv().await, Ok(Notice::Event { seq: 1, .. })));
+        assert!(other.rx.try_recv().is_err());
+        drop((reader, other));
+        assert_eq!(bus.channel_count(), 0);
+    }
+
+    #[test]
+    fn cancel_reaches_every_execution_of_the_task() {
+        let signal = LocalCancel::default();
+        let scope = Scope::default();
+        let (first, second) = (signal.started(&scope, "t"), signal.started(&scope, "t"));
+        assert!(!signal.cancel(&scope, "other"));
+        assert!(signal.cancel(&scope, "t"));
+        assert!(first.is_cancelled() && second.is_cancelled());
+        signal.finished(&scope, "t");
+        assert!(signal.is_running(&scope, "t"));
+        signal.finished(&scope, "t");
+        assert!(!signal.is_running(&scope, "t"));
+    }
+}

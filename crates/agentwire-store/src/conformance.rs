@@ -1,0 +1,299 @@
+//! The behaviour every backend owes: one suite, run against each of them.
+//!
+//! A backend outside this crate runs it too, from a test with the `conformance` feature on:
+//!
+//! ```no_run
+//! # async fn run() {
+//! use agentwire_store::{conformance, MemoryStore};
+//!
+//! conformance::run(|| async { MemoryStore::default() }).await;
+//! # }
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use agentwire_types::{
+    A2AError, Dialect, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
+};
+
+use crate::{PushConfigRecord, PushConfigStore, Scope, StoreError, TaskQuery, TaskStore};
+
+/// Runs every case, each on a fresh store from `make`; panics on the first failure.
+pub async fn run<S, F, Fut>(make: F)
+where
+    S: TaskStore + PushConfigStore + Clone,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    tasks_live_in_their_scope(&make().await).await;
+    create_refuses_an_id_taken_in_the_scope(&make().await).await;
+    commits_are_optimistic(&make().await).await;
+    updates_apply_or_change_nothing(&make().await).await;
+    concurrent_updates_lose_nothing(&make().await).await;
+    events_come_in_order(&make().await).await;
+    listings_page_newest_first(&make().await).await;
+    push_configs_belong_to_their_task(&make().await).await;
+    delete_removes_everything_of_a_task(&make().await).await;
+    purge_removes_only_ended_tasks(&make().await).await;
+}
+
+/// A task in `state` whose status changed at `millis`.
+pub fn task(id: &str, context_id: &str, millis: i64, state: TaskState) -> Task {
+    let status = TaskStatus { state, message: None, timestamp: Timestamp::from_millis(millis) };
+    Task { id: id.into(), context_id: context_id.into(), status, ..Task::default() }
+}
+
+fn announce(task: &Task) -> Vec<Arc<StreamResponse>> {
+    vec![Arc::new(StreamResponse::Task(task.clone()))]
+}
+
+async fn create<S: TaskStore>(store: &S, scope: &Scope, task: &Task) -> u64 {
+    store.create(scope, Arc::new(task.clone()), &announce(task)).await.expect("create")
+}
+
+/// Moves a task to `state`, announcing it with one event.
+async fn set_state<S: TaskStore>(store: &S, scope: &Scope, id: &str, state: TaskState) -> u64 {
+    let mut change = |task: &mut Task| {
+        task.status = TaskStatus::new(state);
+        Ok(vec![StreamResponse::Task(task.clone())])
+    };
+    store.update(scope, id, &mut change).await.expect("update").version
+}
+
+async fn tasks_live_in_their_scope<S: TaskStore>(store: &S) {
+    let (alice, bob) = (Scope::new("t1", "alice"), Scope::new("t1", "bob"));
+    let mut original = task("same-id", "c", 1_000, TaskState::Working);
+    original.history.push(Message::user("m1", "hello"));
+    assert_eq!(create(store, &alice, &original).await, 1);
+    let stored = store.get(&alice, "same-id").await.unwrap().expect("the owner sees its task");
+    assert_eq!(*stored.task, original);
+    assert_eq!(stored.version, 1);
+    assert!(store.get(&bob, "same-id").await.unwrap().is_none(), "another owner sees nothing");
+    assert!(store.get(&Scope::new("t2", "alice"), "same-id").await.unwrap().is_none(), "another tenant neither");
+    // The same id in another scope is another task, and reveals nothing of the first.
+    let other = task("same-id", "c2", 2_000, TaskState::Submitted);
+    create(store, &bob, &other).await;
+    assert_eq!(store.get(&alice, "same-id").await.unwrap().unwrap().task.context_id, "c");
+    assert_eq!(store.get(&bob, "same-id").await.unwrap().unwrap().task.context_id, "c2");
+    assert!(store.events_after(&bob, "nothing-here", 0, 10).await.unwrap().is_empty());
+    let stranger = store.commit(&Scope::new("t1", "eve"), Arc::new(original.clone()), &announce(&original), 1).await;
+    assert!(matches!(stranger, Err(StoreError::NotFound(_))), "{stranger:?}");
+}
+
+async fn create_refuses_an_id_taken_in_the_scope<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    let first = task("t", "first", 1, TaskState::Submitted);
+    create(store, &scope, &first).await;
+    let second = task("t", "second", 2, TaskState::Submitted);
+    let again = store.create(&scope, Arc::new(second.clone()), &announce(&second)).await;
+    assert!(matches!(again, Err(StoreError::AlreadyExists(_))), "{again:?}");
+    assert_eq!(store.get(&scope, "t").await.unwrap().unwrap().task.context_id, "first");
+}
+
+async fn commits_are_optimistic<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    let t = task("t", "c", 1, TaskState::Submitted);
+    let v1 = create(store, &scope, &t).await;
+    let working = task("t", "c", 2, TaskState::Working);
+    let v2 = store.commit(&scope, Arc::new(working.clone()), &announce(&working), v1).await.unwrap();
+    assert_eq!(v2, 2);
+    let stale = store.commit(&scope, Arc::new(t.clone()), &announce(&t), v1).await;
+    assert!(matches!(stale, Err(StoreError::Conflict { expected: 1, found: 2, .. })), "{stale:?}");
+    let record = store.get(&scope, "t").await.unwrap().unwrap();
+    assert_eq!((record.task.status.state, record.version), (TaskState::Working, 2));
+    let missing = store.commit(&scope, Arc::new(task("nope", "c", 1, TaskState::Working)), &[], 0).await;
+    assert!(matches!(missing, Err(StoreError::NotFound(_))), "{missing:?}");
+}
+
+async fn updates_apply_or_change_nothing<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("t", "c", 1, TaskState::Submitted)).await;
+    assert_eq!(set_state(store, &scope, "t", TaskState::Working).await, 2);
+    let mut refuse = |_: &mut Task| -> Result<Vec<StreamResponse>, A2AError> { Err(A2AError::invalid_params("no")) };
+    let refused = store.update(&scope, "t", &mut refuse).await;
+    assert!(matches!(refused, Err(StoreError::Refused(_))), "{refused:?}");
+    let mut nothing = |_: &mut Task| Ok(Vec::new());
+    let unchanged = store.update(&scope, "t", &mut nothing).await.unwrap();
+    assert_eq!((unchanged.version, unchanged.events.len()), (2, 0));
+    let record = store.get(&scope, "t").await.unwrap().unwrap();
+    assert_eq!((record.task.status.state, record.version), (TaskState::Working, 2));
+    let missing = store.update(&scope, "nope", &mut nothing).await;
+    assert!(matches!(missing, Err(StoreError::NotFound(_))), "{missing:?}");
+}
+
+async fn concurrent_updates_lose_nothing<S: TaskStore + Clone>(store: &S) {
+    const WRITERS: usize = 8;
+    const EACH: usize = 10;
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("t", "c", 1, TaskState::Working)).await;
+    let writers = (0..WRITERS).map(|writer| {
+        let (store, scope) = (store.clone(), scope.clone());
+        async move {
+            for n in 0..EACH {
+                let mut change = |task: &mut Task| {
+                    task.history.push(Message::agent(format!("{writer}-{n}"), "x"));
+                    Ok(vec![StreamResponse::Message(Message::agent(format!("{writer}-{n}"), "x"))])
+                };
+                store.update(&scope, "t", &mut change).await.expect("update");
+            }
+        }
+    });
+    futures_join_all(writers).await;
+    let record = store.get(&scope, "t").await.unwrap().unwrap();
+    assert_eq!(record.task.history.len(), WRITERS * EACH, "every change is in the snapshot");
+    assert_eq!(record.version, 1 + (WRITERS * EACH) as u64);
+    let events = store.events_after(&scope, "t", 1, 1_000).await.unwrap();
+    let logged: Vec<String> = events
+        .iter()
+        .map(|e| match &*e.event {
+            StreamResponse::Message(m) => m.message_id.clone(),
+            other => panic!("unexpected event {other:?}"),
+        })
+        .collect();
+    let in_history: Vec<String> = record.task.history.iter().map(|m| m.message_id.clone()).collect();
+    assert_eq!(logged, in_history, "the log holds the changes in the order the snapshot took them");
+}
+
+/// Runs the futures concurrently on the current task.
+async fn futures_join_all<F: Future<Output = ()>>(futures: impl IntoIterator<Item = F>) {
+    let mut pending: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    std::future::poll_fn(|cx| {
+        pending.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+        if pending.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+}
+
+async fn events_come_in_order<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("t", "c", 1, TaskState::Submitted)).await;
+    let states = [TaskState::Working, TaskState::InputRequired, TaskState::Working, TaskState::Completed];
+    for state in states {
+        set_state(store, &scope, "t", state).await;
+    }
+    let all = store.events_after(&scope, "t", 0, 100).await.unwrap();
+    assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    let seen: Vec<TaskState> = all.iter().filter_map(|e| e.event.task_state()).collect();
+    assert_eq!(seen[1..], states);
+    let middle = store.events_after(&scope, "t", 2, 2).await.unwrap();
+    assert_eq!(middle.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
+    assert!(store.events_after(&scope, "t", 5, 10).await.unwrap().is_empty());
+    assert!(store.events_after(&Scope::new("", "b"), "t", 0, 10).await.unwrap().is_empty());
+}
+
+async fn listings_page_newest_first<S: TaskStore>(store: &S) {
+    let alice = Scope::new("", "alice");
+    for i in 0..5 {
+        let state = if i == 4 { TaskState::Completed } else { TaskState::Working };
+        create(store, &alice, &task(&format!("t{i}"), if i % 2 == 0 { "even" } else { "odd" }, 1_000 + i, state)).await;
+    }
+    // Two tasks changed in the same millisecond are ordered by id.
+    create(store, &alice, &task("tie-a", "tie", 500, TaskState::Working)).await;
+    create(store, &alice, &task("tie-b", "tie", 500, TaskState::Working)).await;
+    create(store, &Scope::new("", "bob"), &task("bob-task", "even", 5_000, TaskState::Working)).await;
+
+    let mut query = TaskQuery { page_size: 2, ..TaskQuery::default() };
+    let mut seen = Vec::new();
+    loop {
+        let page = store.list(&alice, &query).await.unwrap();
+        assert_eq!(page.total, 7);
+        assert!(page.tasks.len() <= 2);
+        seen.extend(page.tasks.iter().map(|t| t.id.clone()));
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["t4", "t3", "t2", "t1", "t0", "tie-b", "tie-a"]);
+
+    let even = TaskQuery { page_size: 10, context_id: Some("even".into()), ..TaskQuery::default() };
+    assert_eq!(store.list(&alice, &even).await.unwrap().total, 3);
+    let done = TaskQuery { page_size: 10, state: Some(TaskState::Completed), ..TaskQuery::default() };
+    let page = store.list(&alice, &done).await.unwrap();
+    assert_eq!(page.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["t4"]);
+    let recent = TaskQuery { page_size: 10, status_after: Timestamp::from_millis(1_003), ..TaskQuery::default() };
+    assert_eq!(store.list(&alice, &recent).await.unwrap().total, 2);
+    let nobody = store.list(&Scope::new("", "carol"), &TaskQuery { page_size: 10, ..TaskQuery::default() }).await;
+    assert_eq!(nobody.unwrap().total, 0);
+}
+
+fn config(task_id: &str, id: &str, url: &str) -> PushConfigRecord {
+    let config = TaskPushNotificationConfig {
+        task_id: task_id.into(),
+        id: id.into(),
+        url: url.into(),
+        token: "secret".into(),
+        ..TaskPushNotificationConfig::default()
+    };
+    PushConfigRecord { config, dialect: Dialect::V1 }
+}
+
+async fn push_configs_belong_to_their_task<S: TaskStore + PushConfigStore>(store: &S) {
+    let (scope, other) = (Scope::new("", "a"), Scope::new("", "b"));
+    let orphan = store.put_config(&scope, &config("missing", "c1", "https://example.com/1")).await;
+    assert!(matches!(orphan, Err(StoreError::NotFound(_))), "{orphan:?}");
+    create(store, &scope, &task("t", "c", 1, TaskState::Working)).await;
+    for (id, url) in [("c2", "https://example.com/2"), ("c1", "https://example.com/1")] {
+        store.put_config(&scope, &config("t", id, url)).await.unwrap();
+    }
+    let mut v03 = config("t", "c2", "https://example.com/2b");
+    v03.dialect = Dialect::V03;
+    store.put_config(&scope, &v03).await.unwrap();
+    let listed = store.list_configs(&scope, "t").await.unwrap();
+    assert_eq!(listed.iter().map(|r| r.config.id.as_str()).collect::<Vec<_>>(), ["c2", "c1"], "creation order");
+    assert_eq!(listed[0], v03, "a put with the same id replaces");
+    assert_eq!(store.get_config(&scope, "t", "c1").await.unwrap(), Some(config("t", "c1", "https://example.com/1")));
+    assert!(store.get_config(&other, "t", "c1").await.unwrap().is_none());
+    assert!(store.list_configs(&other, "t").await.unwrap().is_empty());
+    assert!(!store.delete_config(&other, "t", "c1").await.unwrap());
+    assert!(store.delete_config(&scope, "t", "c1").await.unwrap());
+    assert!(!store.delete_config(&scope, "t", "c1").await.unwrap());
+    assert_eq!(store.list_configs(&scope, "t").await.unwrap().len(), 1);
+}
+
+async fn delete_removes_everything_of_a_task<S: TaskStore + PushConfigStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("t", "c", 1, TaskState::Working)).await;
+    store.put_config(&scope, &config("t", "c1", "https://example.com/1")).await.unwrap();
+    assert!(!store.delete(&Scope::new("", "b"), "t").await.unwrap());
+    assert!(store.delete(&scope, "t").await.unwrap());
+    assert!(store.get(&scope, "t").await.unwrap().is_none());
+    assert!(store.events_after(&scope, "t", 0, 10).await.unwrap().is_empty());
+    assert!(store.list_configs(&scope, "t").await.unwrap().is_empty());
+    assert!(!store.delete(&scope, "t").await.unwrap());
+    // The id is free again, and the new task starts a new log.
+    assert_eq!(create(store, &scope, &task("t", "c", 1, TaskState::Working)).await, 1);
+    assert!(store.list_configs(&scope, "t").await.unwrap().is_empty());
+}
+
+async fn purge_removes_only_ended_tasks<S: TaskStore + PushConfigStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("running", "c", 0, TaskState::Working)).await;
+    for i in 0..4 {
+        create(store, &scope, &task(&format!("done{i}"), "c", i, TaskState::Submitted)).await;
+        store.put_config(&scope, &config(&format!("done{i}"), "c1", "https://example.com/1")).await.unwrap();
+        set_state(store, &scope, &format!("done{i}"), TaskState::Completed).await;
+    }
+    let an_hour_ago = Timestamp::from_millis(Timestamp::now().as_millis() - 3_600_000);
+    assert_eq!(store.purge(an_hour_ago, None).await.unwrap(), 0, "nothing ended that long ago");
+    assert_eq!(store.purge(None, Some(2)).await.unwrap(), 2, "the two that ended first go");
+    let kept = |id: &'static str| {
+        let scope = scope.clone();
+        async move { store.get(&scope, id).await.unwrap().is_some() }
+    };
+    assert_eq!(
+        [kept("done0").await, kept("done1").await, kept("done2").await, kept("done3").await],
+        [false, false, true, true]
+    );
+    assert!(store.events_after(&scope, "done0", 0, 10).await.unwrap().is_empty());
+    assert!(store.list_configs(&scope, "done0").await.unwrap().is_empty());
+    let in_a_minute = Timestamp::from_millis(Timestamp::now().as_millis() + 60_000);
+    assert_eq!(store.purge(in_a_minute, None).await.unwrap(), 2);
+    assert!(kept("running").await, "a task in progress is never purged");
+    assert_eq!(store.list(&scope, &TaskQuery { page_size: 10, ..TaskQuery::default() }).await.unwrap().total, 1);
+}
