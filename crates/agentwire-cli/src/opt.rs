@@ -38,6 +38,10 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_enum, default_value_t = AgentKind::Echo)]
     pub(crate) agent: AgentKind,
 
+    /// Where tasks are kept: `sqlite:PATH` (a file, created if missing), `memory` (lost on exit).
+    #[arg(long, value_name = "URL", default_value = "sqlite:agentwire.db", env = "AGENTWIRE_STORE")]
+    pub(crate) store: String,
+
     /// Offer no streaming, push notifications or extended card.
     #[arg(long)]
     pub(crate) reduced: bool,
@@ -141,7 +145,12 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) retain_tasks: usize,
 
-    /// ...and at most this much memory in all; the ones that ended first go first.
+    /// ...for at most this many seconds after they ended (default: no limit)...
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) retain_for: Option<u64>,
+
+    /// ...and, with `--store memory`, at most this much memory in all; the ones that ended first
+    /// go first.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub(crate) retain_size: usize,
 

@@ -5,10 +5,10 @@ use std::time::Duration;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, ServeOptions, TlsConfig,
-    WebhookGuard,
+    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, RequestHandlerBuilder,
+    Retention, ServeOptions, TlsConfig, WebhookGuard,
 };
-use agentwire_store::{MemoryStore, RetentionPolicy};
+use agentwire_store::{MemoryStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
@@ -18,7 +18,11 @@ use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
-    let handler = build_handler(&opt)?;
+    let handler = build_handler(&opt).await?;
+    let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
+    if orphans > 0 {
+        tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
+    }
     let http =
         HttpOptions { cors: cors_origins(&opt.cors_origins)?, strict_card: opt.strict_card, ..HttpOptions::default() };
     let tls = match (&opt.tls_cert, &opt.tls_key) {
@@ -51,7 +55,7 @@ fn cors_origins(origins: &[String]) -> anyhow::Result<CorsOrigins> {
     Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
 }
 
-fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
+async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
     let user_card = match &opt.card {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -89,22 +93,45 @@ fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         deliver: !opt.no_webhook_delivery,
         ..PushSettings::default()
     };
-    let retention =
-        RetentionPolicy { max_terminal_tasks: Some(limits.retain_tasks), max_terminal_bytes: Some(limits.retain_size) };
     let builder = match opt.agent {
         AgentKind::Echo => RequestHandler::builder(EchoAgent),
         AgentKind::Conformance => RequestHandler::builder(ConformanceAgent::new()),
     };
-    let mut builder = builder
-        .card(card_config)
-        .push_settings(push)
-        .limits(request_limits(limits))
-        .task_store(MemoryStore::with_retention(retention));
+    let mut builder =
+        builder.card(card_config).push_settings(push).limits(request_limits(limits)).retention(Retention {
+            keep_ended: Some(limits.retain_tasks),
+            ended_ttl: limits.retain_for.map(Duration::from_secs),
+            ..Retention::default()
+        });
+    builder = with_store(builder, &opt.store, limits).await?;
     if !opt.auth.is_empty() {
         let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
         builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
     }
     Ok(builder.build())
+}
+
+/// Opens the store `url` names.
+async fn with_store(
+    builder: RequestHandlerBuilder,
+    url: &str,
+    limits: &LimitOpt,
+) -> anyhow::Result<RequestHandlerBuilder> {
+    if url == "memory" {
+        tracing::info!("tasks are kept in memory and lost when the server stops");
+        let retention = RetentionPolicy {
+            max_terminal_tasks: Some(limits.retain_tasks),
+            max_terminal_bytes: Some(limits.retain_size),
+        };
+        return Ok(builder.store(MemoryStore::with_retention(retention)));
+    }
+    if url.starts_with("sqlite:") {
+        let store = SqliteStore::open_url(url).await.with_context(|| format!("cannot open the store {url}"))?;
+        let path = std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_owned());
+        tracing::info!(path = %path.display(), "tasks are kept in SQLite");
+        return Ok(builder.store(store));
+    }
+    anyhow::bail!("unknown --store {url:?}: use sqlite:PATH or memory")
 }
 
 fn request_limits(opt: &LimitOpt) -> Limits {

@@ -23,6 +23,7 @@ mod serve;
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{
-    CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream, WebhookGuard,
+    CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, Retention, StreamItem, TaskEventStream,
+    WebhookGuard,
 };
 pub use serve::{serve, ServeOptions, TlsConfig};

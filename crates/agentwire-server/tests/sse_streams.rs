@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EchoAgent, EventStream, ExecutionContext};
 use agentwire_server::{HttpOptions, Limits, RequestHandler, ServeOptions};
-use agentwire_test::{conformance, user_message, Gate, SseItem, TestServer};
+use agentwire_test::{conformance, user_message, Gate, SseEvent, SseItem, SseReader, TestServer};
 use agentwire_types::{Artifact, Part};
 use serde_json::{json, Value};
 
@@ -129,4 +129,153 @@ async fn a_reader_that_falls_behind_catches_up_from_the_log() {
     }
     assert_eq!(received, (0..chunks).collect::<Vec<_>>(), "every chunk once, in order");
     assert_eq!(ids, (1..=chunks as u64 + 2).collect::<Vec<_>>(), "the task, the chunks, COMPLETED");
+}
+
+/// Sends numbered artifact chunks at a steady pace, then completes the task.
+struct Ticker {
+    chunks: usize,
+    every: Duration,
+}
+
+impl AgentExecutor for Ticker {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let (chunks, every) = (self.chunks, self.every);
+        ctx.run(move |_, updater| async move {
+            updater.working().await?;
+            for i in 0..chunks {
+                tokio::time::sleep(every).await;
+                let chunk = Artifact::new("ticks", "ticks", vec![Part::text(i.to_string())]);
+                updater.artifact_chunk(chunk, i > 0, i + 1 == chunks).await?;
+            }
+            updater.complete().await?;
+            Ok(())
+        })
+    }
+}
+
+/// How a test reaches SubscribeToTask.
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+/// Opens SubscribeToTask over `binding`, resuming after `last_event_id` if given.
+async fn subscribe(server: &TestServer, binding: Binding, task_id: &str, last_event_id: Option<u64>) -> SseReader {
+    let request = match binding {
+        Binding::JsonRpc => {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}});
+            server.http.post(format!("{}/", server.base)).json(&body)
+        }
+        Binding::Rest => server.http.get(format!("{}/tasks/{task_id}:subscribe", server.base)),
+    };
+    let request = match last_event_id {
+        Some(id) => request.header("Last-Event-ID", id.to_string()),
+        None => request,
+    };
+    let response = request.send().await.expect("subscribe");
+    assert_eq!(response.status(), 200);
+    SseReader::new(response)
+}
+
+/// What a reader saw: each event's id, and the chunk numbers among them.
+#[derive(Default, Debug)]
+struct Seen {
+    ids: Vec<u64>,
+    chunks: Vec<usize>,
+    last_state: Option<String>,
+}
+
+impl Seen {
+    fn add(&mut self, event: SseEvent, binding: Binding) {
+        self.ids.push(event.id.expect("every event has an id").parse().expect("a number"));
+        let result = match binding {
+            Binding::JsonRpc => &event.data["result"],
+            Binding::Rest => &event.data,
+        };
+        if let Some(text) = result["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str() {
+            self.chunks.push(text.parse().unwrap());
+        }
+        if let Some(state) = result["statusUpdate"]["status"]["state"].as_str() {
+            self.last_state = Some(state.to_owned());
+        }
+    }
+}
+
+async fn start_ticking(server: &TestServer) -> String {
+    let send = json!({"message": user_message("m1", "tick"), "configuration": {"returnImmediately": true}});
+    let task = server.rpc_ok("SendMessage", send).await;
+    task["task"]["id"].as_str().expect("a task id").to_owned()
+}
+
+/// A client drops its subscription mid-task and reconnects with `Last-Event-ID`, once while the
+/// task runs and once after it ended: together the streams carry every event once, in order.
+async fn reconnecting_loses_and_repeats_nothing(binding: Binding) {
+    const CHUNKS: usize = 30;
+    let builder = RequestHandler::builder(Ticker { chunks: CHUNKS, every: Duration::from_millis(10) });
+    let server = TestServer::start(builder).await;
+    let task_id = start_ticking(&server).await;
+    let mut seen = Seen::default();
+
+    let mut first = subscribe(&server, binding, &task_id, None).await;
+    for _ in 0..5 {
+        seen.add(first.next_event().await.expect("an event"), binding);
+    }
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(60)).await;
+
+    let mut second = subscribe(&server, binding, &task_id, seen.ids.last().copied()).await;
+    for _ in 0..5 {
+        seen.add(second.next_event().await.expect("an event"), binding);
+    }
+    drop(second);
+    // The task ends while nobody listens.
+    for _ in 0..100 {
+        let task = server.rpc_ok("GetTask", json!({"id": task_id})).await;
+        if task["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let mut third = subscribe(&server, binding, &task_id, seen.ids.last().copied()).await;
+    while let Some(event) = third.next_event().await {
+        seen.add(event, binding);
+    }
+    let first_id = seen.ids[0];
+    assert_eq!(seen.ids, (first_id..first_id + seen.ids.len() as u64).collect::<Vec<_>>(), "no gap, no repeat");
+    let first_chunk = seen.chunks[0];
+    assert_eq!(seen.chunks, (first_chunk..CHUNKS).collect::<Vec<_>>(), "every chunk after the first seen, once");
+    assert_eq!(seen.last_state.as_deref(), Some("TASK_STATE_COMPLETED"));
+}
+
+#[tokio::test]
+async fn a_json_rpc_subscription_resumes_after_the_last_event_id() {
+    reconnecting_loses_and_repeats_nothing(Binding::JsonRpc).await;
+}
+
+#[tokio::test]
+async fn a_rest_subscription_resumes_after_the_last_event_id() {
+    reconnecting_loses_and_repeats_nothing(Binding::Rest).await;
+}
+
+/// The snapshot that opens a subscription has an id too: a client dropped right after it resumes
+/// from there.
+#[tokio::test]
+async fn a_subscription_resumes_after_its_opening_snapshot() {
+    let builder = RequestHandler::builder(Ticker { chunks: 5, every: Duration::from_millis(20) });
+    let server = TestServer::start(builder).await;
+    let task_id = start_ticking(&server).await;
+    let mut stream = subscribe(&server, Binding::JsonRpc, &task_id, None).await;
+    let snapshot = stream.next_event().await.expect("the task first");
+    assert!(snapshot.data["result"]["task"].is_object(), "{snapshot:?}");
+    let version: u64 = snapshot.id.expect("the snapshot has an id").parse().unwrap();
+    drop(stream);
+    let mut resumed = subscribe(&server, Binding::JsonRpc, &task_id, Some(version)).await;
+    let mut seen = Seen::default();
+    while let Some(event) = resumed.next_event().await {
+        seen.add(event, Binding::JsonRpc);
+    }
+    assert_eq!(seen.ids.first(), Some(&(version + 1)), "the event right after the snapshot comes next");
+    assert_eq!(seen.last_state.as_deref(), Some("TASK_STATE_COMPLETED"));
 }

@@ -36,6 +36,7 @@ where
     push_configs_belong_to_their_task(&make().await).await;
     delete_removes_everything_of_a_task(&make().await).await;
     purge_removes_only_ended_tasks(&make().await).await;
+    tasks_in_progress_are_found_in_every_scope(&make().await).await;
 }
 
 /// A task in `state` whose status changed at `millis`.
@@ -296,4 +297,15 @@ async fn purge_removes_only_ended_tasks<S: TaskStore + PushConfigStore>(store: &
     assert_eq!(store.purge(in_a_minute, None).await.unwrap(), 2);
     assert!(kept("running").await, "a task in progress is never purged");
     assert_eq!(store.list(&scope, &TaskQuery { page_size: 10, ..TaskQuery::default() }).await.unwrap().total, 1);
+}
+
+async fn tasks_in_progress_are_found_in_every_scope<S: TaskStore>(store: &S) {
+    let states = [TaskState::Submitted, TaskState::Working, TaskState::InputRequired, TaskState::Completed];
+    for (i, state) in states.into_iter().enumerate() {
+        create(store, &Scope::new("", format!("owner{i}")), &task(&format!("t{i}"), "c", 1, state)).await;
+    }
+    let mut found = store.tasks_in_progress(10).await.unwrap();
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(found, [(Scope::new("", "owner0"), "t0".to_owned()), (Scope::new("", "owner1"), "t1".to_owned())]);
+    assert_eq!(store.tasks_in_progress(1).await.unwrap().len(), 1);
 }

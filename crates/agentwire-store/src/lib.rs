@@ -39,6 +39,10 @@ mod bus;
 pub mod conformance;
 mod memory;
 mod page;
+#[cfg(feature = "sqlite")]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 use std::sync::Arc;
 
@@ -48,6 +52,8 @@ use async_trait::async_trait;
 pub use bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
 
 /// The visibility boundary of a record: the tenant and the principal that owns it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -173,7 +179,10 @@ pub struct Updated {
 }
 
 /// How often [`TaskStore::update`]'s default implementation retries after losing a race.
-const MAX_UPDATE_ATTEMPTS: usize = 16;
+const MAX_UPDATE_ATTEMPTS: u32 = 16;
+
+/// How long it waits after its first lost race; longer after each one.
+const CONFLICT_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Task snapshots and their event logs.
 ///
@@ -205,6 +214,10 @@ pub trait TaskStore: Send + Sync + 'static {
     /// A page of the tasks in `scope` matching `query`, newest status first.
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage>;
 
+    /// Tasks of any scope that an execution was working on (SUBMITTED or WORKING), at most
+    /// `limit`. When the processes that ran them are gone, nobody will finish them.
+    async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>>;
+
     /// Removes a task with its event log and push configs; `false` if there was none.
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool>;
 
@@ -231,7 +244,7 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
     task_id: &str,
     change: &mut Change<'_>,
 ) -> Result<Updated> {
-    for _ in 0..MAX_UPDATE_ATTEMPTS {
+    for attempt in 1..=MAX_UPDATE_ATTEMPTS {
         let record = store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         let mut task = Arc::unwrap_or_clone(record.task);
         let events = change(&mut task).map_err(StoreError::Refused)?;
@@ -242,7 +255,8 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
         let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
         match store.commit(scope, Arc::clone(&task), &events, record.version).await {
             Ok(version) => return Ok(Updated { task, version, events }),
-            Err(StoreError::Conflict { .. }) => continue,
+            // Another process won; let it finish before reading again.
+            Err(StoreError::Conflict { .. }) => tokio::time::sleep(CONFLICT_PAUSE * attempt).await,
             Err(other) => return Err(other),
         }
     }

@@ -254,6 +254,22 @@ impl TaskStore for MemoryStore {
         Ok(TaskPage { tasks: page.into_iter().map(|(_, _, task)| task).collect(), next, total })
     }
 
+    async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
+        let tasks = self.inner.tasks.read().map_err(poisoned)?;
+        let mut found = Vec::new();
+        for (scope, scoped) in tasks.iter() {
+            for (id, entry) in scoped {
+                if found.len() == limit {
+                    return Ok(found);
+                }
+                if entry.lock().map_err(poisoned)?.task.status.state.is_running() {
+                    found.push((scope.clone(), id.to_string()));
+                }
+            }
+        }
+        Ok(found)
+    }
+
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
         let removed = self.remove(scope, task_id)?;
         if removed == Some(true) {

@@ -64,6 +64,11 @@ impl TaskState {
         matches!(self, Self::InputRequired | Self::AuthRequired)
     }
 
+    /// Submitted or working: an execution owns the task.
+    pub fn is_running(self) -> bool {
+        matches!(self, Self::Submitted | Self::Working)
+    }
+
     /// The v1.0 ProtoJSON name, e.g. `TASK_STATE_WORKING`.
     pub fn as_proto_name(self) -> &'static str {
         match self {

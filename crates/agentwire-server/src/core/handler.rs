@@ -12,6 +12,7 @@ use agentwire_types::{
     TaskPushNotificationConfigRef,
 };
 use futures_util::Stream;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::card::{CardConfig, Cards};
@@ -87,6 +88,34 @@ impl Default for Limits {
     }
 }
 
+/// How long ended tasks are kept, on any store: the ones that ended before `ended_ttl`, and the
+/// ended ones beyond the `keep_ended` that ended last, are removed with their events and push
+/// configs, every `every`. Tasks in progress are never removed.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use agentwire_server::Retention;
+///
+/// let week = Retention { ended_ttl: Some(Duration::from_secs(7 * 24 * 3600)), ..Retention::default() };
+/// assert_eq!(week.keep_ended, Some(10_000));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Retention {
+    /// Keep at most this many ended tasks (default 10,000).
+    pub keep_ended: Option<usize>,
+    /// Remove tasks this long after they ended (default: never for that reason).
+    pub ended_ttl: Option<Duration>,
+    /// How often to look (default: a minute).
+    pub every: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self { keep_ended: Some(10_000), ended_ttl: None, every: Duration::from_secs(60) }
+    }
+}
+
 /// One item of a task's event stream, with its sequence number in the task's event log
 /// (0 for a direct message reply, which belongs to no task).
 #[derive(Debug, Clone)]
@@ -138,6 +167,7 @@ impl RequestHandler {
             push_configs: None,
             bus: None,
             cancel: None,
+            retention: Retention::default(),
             card: CardConfig::default(),
             limits: Limits::default(),
             push: PushSettings::default(),
@@ -252,8 +282,27 @@ impl RequestHandler {
         self.core.card.extended(ctx)
     }
 
+    /// Ends the tasks that a previous run of the server left SUBMITTED or WORKING: their
+    /// executions died with it, so they become FAILED, with a status message that says so, and
+    /// their webhooks are told. Call it before serving, and only when no other process serves the
+    /// same store. Returns how many tasks it ended.
+    ///
+    /// ```
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::RequestHandler;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let handler = RequestHandler::builder(EchoAgent).build();
+    /// assert_eq!(handler.recover().await.unwrap(), 0);
+    /// # });
+    /// ```
+    pub async fn recover(&self) -> Result<usize> {
+        self.core.fail_orphans().await
+    }
+
     /// Stops accepting executions and waits for the running ones and pending webhook deliveries.
     pub async fn shutdown(&self) {
+        self.core.maintenance.cancel();
         self.core.tracker.close();
         self.core.tracker.wait().await;
         self.core.push.shutdown().await;
@@ -267,6 +316,7 @@ pub struct RequestHandlerBuilder {
     push_configs: Option<Arc<dyn PushConfigStore>>,
     bus: Option<Arc<dyn EventBus>>,
     cancel: Option<Arc<dyn CancelSignal>>,
+    retention: Retention,
     card: CardConfig,
     limits: Limits,
     push: PushSettings,
@@ -296,6 +346,12 @@ impl RequestHandlerBuilder {
     /// How a cancel reaches the executions of a task (default: within this process).
     pub fn cancel_signal(mut self, cancel: impl CancelSignal) -> Self {
         self.cancel = Some(Arc::new(cancel));
+        self
+    }
+
+    /// How long ended tasks are kept (see [`Retention`]).
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
         self
     }
 
@@ -358,7 +414,32 @@ impl RequestHandlerBuilder {
             card: Cards::new(self.card),
             limits: self.limits,
             auth: self.auth,
+            maintenance: CancellationToken::new(),
         };
+        tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, core.maintenance.clone()));
         RequestHandler { core: Arc::new(core) }
+    }
+}
+
+/// Removes the ended tasks [`Retention`] no longer keeps, until `stop` or until the handler is
+/// gone.
+async fn purge_ended(tasks: std::sync::Weak<dyn TaskStore>, retention: Retention, stop: CancellationToken) {
+    let mut ticks = tokio::time::interval(retention.every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let ended_before = retention.ended_ttl.and_then(|ttl| {
+            let ttl = i64::try_from(ttl.as_millis()).ok()?;
+            agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
+        });
+        let Some(tasks) = tasks.upgrade() else { return };
+        match tasks.purge(ended_before, retention.keep_ended).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "removed ended tasks past their retention"),
+            Err(error) => tracing::warn!(%error, "could not remove ended tasks"),
+        }
     }
 }

@@ -23,7 +23,7 @@ use crate::agent::AgentExecutor;
 
 pub(crate) use card::card_json;
 pub use card::CardConfig;
-pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, StreamItem, TaskEventStream};
+pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, Retention, StreamItem, TaskEventStream};
 pub use push::{PushSettings, WebhookGuard};
 
 /// A fresh server-made id: a UUID v7, so ids sort by creation time.
@@ -61,6 +61,8 @@ pub(crate) struct Core {
     pub(crate) card: card::Cards,
     pub(crate) limits: Limits,
     pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
+    /// Stops the background work that keeps the store within its retention.
+    pub(crate) maintenance: tokio_util::sync::CancellationToken,
 }
 
 /// What a writer wants to do to a task, given its current state.

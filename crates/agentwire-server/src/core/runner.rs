@@ -128,6 +128,33 @@ fn settles(task: &Task) -> bool {
 }
 
 impl Core {
+    /// Fails every task an execution was working on (see [`RequestHandler::recover`]).
+    ///
+    /// [`RequestHandler::recover`]: crate::RequestHandler::recover
+    pub(crate) async fn fail_orphans(&self) -> Result<usize, A2AError> {
+        const BATCH: usize = 256;
+        let reason = "the server stopped while the task was running; its work was lost";
+        let mut ended = 0;
+        loop {
+            let orphans = self.tasks.tasks_in_progress(BATCH).await.map_err(super::store_error)?;
+            let mut progress = false;
+            for (scope, task_id) in &orphans {
+                let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
+                match self.mutate(scope, task_id, &mut change).await {
+                    Ok(_) => {
+                        progress = true;
+                        ended += 1;
+                        tracing::warn!(%task_id, "{reason}");
+                    }
+                    Err(error) => tracing::warn!(%task_id, %error, "could not fail a task left running"),
+                }
+            }
+            if orphans.len() < BATCH || !progress {
+                return Ok(ended);
+            }
+        }
+    }
+
     /// Starts `run` in a task of its own, with the task's shared cancellation token: executions
     /// outlive the request that started them.
     pub(crate) fn launch(self: &Arc<Self>, run: Run) {

@@ -1,0 +1,150 @@
+//! The `agentwire` server killed with SIGKILL and started again on the same store: what it
+//! answered is still there, and what it was working on ends FAILED instead of running forever.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A server process, killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    /// Starts `agentwire serve` on a free loopback port with `args`, and waits until it answers.
+    async fn start(dir: &Path, args: &[&str]) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log = std::fs::File::create(dir.join(format!("server-{port}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("agentwire starts");
+        let server = Self { child, base: format!("http://127.0.0.1:{port}") };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let client = reqwest::Client::new();
+        while client.get(format!("{}/.well-known/agent-card.json", server.base)).send().await.is_err() {
+            assert!(Instant::now() < deadline, "the server did not start; see {}", dir.display());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server
+    }
+
+    fn kill(&mut self) {
+        // SIGKILL: no shutdown code runs.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn rpc(client: &reqwest::Client, base: &str, method: &str, params: Value) -> reqwest::Result<Value> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    client.post(format!("{base}/")).json(&body).send().await?.error_for_status()?.json().await
+}
+
+/// A directory of its own under the system's temporary one, removed when the test passes.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("agentwire-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn rank(state: &str) -> u8 {
+    match state {
+        "TASK_STATE_SUBMITTED" => 0,
+        "TASK_STATE_WORKING" => 1,
+        _ => 2,
+    }
+}
+
+/// 1,000 sends at once on the SQLite store; the server is killed once 200 have been answered.
+/// After a restart on the same file, every answered task is there in its answered state or a
+/// later one, and nothing is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_keeps_every_answered_send() {
+    const SENDS: usize = 1_000;
+    const KILL_AFTER: usize = 200;
+    let dir = TempDir::new("kill");
+    let store = ["--store", "sqlite:tasks.db"];
+    let mut server = Server::start(&dir.0, &store).await;
+    let client = reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap();
+    let answered: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let (killed_tx, killed) = tokio::sync::watch::channel(false);
+
+    let sends: Vec<_> = (0..SENDS)
+        .map(|i| {
+            let (client, base, answered) = (client.clone(), server.base.clone(), Arc::clone(&answered));
+            let (mut killed, before_kill) = (killed.clone(), killed.clone());
+            tokio::spawn(async move {
+                let message = json!({"messageId": format!("m{i}"), "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+                let send = rpc(&client, &base, "SendMessage", json!({"message": message}));
+                tokio::select! {
+                    reply = send => {
+                        let Ok(reply) = reply else { return };
+                        let task = &reply["result"]["task"];
+                        let (Some(id), Some(state)) = (task["id"].as_str(), task["status"]["state"].as_str()) else {
+                            return;
+                        };
+                        // Only what the client received before the kill counts.
+                        if !*before_kill.borrow() {
+                            answered.lock().unwrap().push((id.to_owned(), state.to_owned()));
+                        }
+                    }
+                    _ = killed.wait_for(|k| *k) => {}
+                }
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while answered.lock().unwrap().len() < KILL_AFTER {
+        assert!(Instant::now() < deadline, "the server answered too few sends");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let _ = killed_tx.send(true);
+    server.kill();
+    for send in sends {
+        send.await.unwrap();
+    }
+    let answered = std::mem::take(&mut *answered.lock().unwrap());
+    assert!(answered.len() >= KILL_AFTER);
+
+    let server = Server::start(&dir.0, &store).await;
+    let client = reqwest::Client::new();
+    for (id, state) in &answered {
+        let reply = rpc(&client, &server.base, "GetTask", json!({"id": id})).await.unwrap();
+        let stored =
+            reply["result"]["status"]["state"].as_str().unwrap_or_else(|| panic!("task {id} is lost: {reply}"));
+        assert!(rank(stored) >= rank(state), "task {id} went back from {state} to {stored}");
+    }
+    for state in ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"] {
+        let left = rpc(&client, &server.base, "ListTasks", json!({"status": state})).await.unwrap();
+        assert_eq!(left["result"]["totalSize"], 0, "tasks left {state} after the restart: {left}");
+    }
+}

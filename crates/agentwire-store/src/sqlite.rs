@@ -1,0 +1,479 @@
+//! The embedded backend: one SQLite file, durable at every answered write.
+//!
+//! Reads go through a pool of read-only connections, which WAL mode lets run beside the writer.
+//! Writes go through one connection owned by a writer task: the writes that arrive while it
+//! commits are committed together, in one transaction and one `fsync` (group commit), and each
+//! caller is answered only after the transaction holding its write is on disk.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection, Executor, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::sql::{
+    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events, now_millis,
+    TaskRow, Turns,
+};
+use crate::{
+    optimistic_update, Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
+    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
+};
+
+/// The most writes one transaction commits.
+const MAX_GROUP: usize = 256;
+
+/// Stores tasks, event logs and push configs in a SQLite file.
+///
+/// ```no_run
+/// use agentwire_store::SqliteStore;
+///
+/// # async fn open() -> agentwire_store::Result<()> {
+/// let store = SqliteStore::open("agentwire.db").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct SqliteStore {
+    reads: SqlitePool,
+    writes: mpsc::Sender<Job>,
+    turns: Arc<Turns>,
+    path: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it if needed, and brings its schema up to date.
+    /// Must be called within a Tokio runtime: the writer task starts here.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .journal_mode(SqliteJournalMode::Wal)
+            // Every commit reaches the disk before its writers are answered.
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        let mut writer =
+            SqliteConnection::connect_with(&options.clone().create_if_missing(true)).await.map_err(backend)?;
+        sqlx::migrate!("migrations/sqlite").run(&mut writer).await.map_err(|e| {
+            StoreError::Backend(format!("could not bring the schema of {} up to date: {e}", path.display()))
+        })?;
+        let reads =
+            SqlitePoolOptions::new().max_connections(4).connect_with(options.read_only(true)).await.map_err(backend)?;
+        let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
+        tokio::spawn(write_loop(writer, jobs));
+        Ok(Self { reads, writes, turns: Arc::default(), path: Arc::new(path) })
+    }
+
+    /// Opens `sqlite:PATH` (or `sqlite://PATH`).
+    pub async fn open_url(url: &str) -> Result<Self> {
+        let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+        Self::open(path).await
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn write(&self, write: Write) -> Result<u64> {
+        let (reply, answer) = oneshot::channel();
+        let gone = || StoreError::Backend("the SQLite writer has stopped".into());
+        self.writes.send(Job { write, reply }).await.map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+}
+
+/// A change the writer makes.
+enum Write {
+    Create { scope: Scope, id: String, row: TaskRow, events: Vec<String> },
+    Commit { scope: Scope, id: String, row: TaskRow, events: Vec<String>, expected: u64 },
+    Delete { scope: Scope, id: String },
+    Purge { ended_before: Option<i64>, keep_ended: Option<usize> },
+    PutConfig { scope: Scope, task_id: String, config_id: String, dialect: &'static str, config: String },
+    DeleteConfig { scope: Scope, task_id: String, config_id: String },
+}
+
+struct Job {
+    write: Write,
+    reply: oneshot::Sender<Result<u64>>,
+}
+
+/// Commits the waiting writes in groups until every store handle is gone.
+async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
+        let results = commit_group(&mut conn, &group).await;
+        for (job, result) in group.drain(..).zip(results) {
+            // The caller may have gone; the write stands.
+            let _ = job.reply.send(result);
+        }
+    }
+    let _ = conn.close().await;
+}
+
+/// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
+/// changed nothing and the others go on; if the database itself fails, the whole group fails.
+async fn commit_group(conn: &mut SqliteConnection, group: &[Job]) -> Vec<Result<u64>> {
+    let failed = |error: &StoreError, n: usize| (0..n).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
+    if let Err(error) = conn.execute("BEGIN IMMEDIATE").await {
+        return failed(&backend(error), group.len());
+    }
+    let mut results = Vec::with_capacity(group.len());
+    for job in group {
+        let result = apply(conn, &job.write).await;
+        if let Err(StoreError::Backend(_)) = &result {
+            let _ = conn.execute("ROLLBACK").await;
+            return failed(result.as_ref().err().unwrap_or(&StoreError::Backend(String::new())), group.len());
+        }
+        results.push(result);
+    }
+    match conn.execute("COMMIT").await {
+        Ok(_) => results,
+        Err(error) => {
+            let _ = conn.execute("ROLLBACK").await;
+            failed(&backend(error), group.len())
+        }
+    }
+}
+
+async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
+    match write {
+        Write::Create { scope, id, row, events } => {
+            let ended_at = row.ended.then(now_millis);
+            let key: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING key",
+            )
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(id)
+            .bind(&row.context_id)
+            .bind(row.state)
+            .bind(row.status_millis)
+            .bind(events.len() as i64)
+            .bind(ended_at)
+            .bind(&row.snapshot)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(backend)?;
+            let key = key.ok_or_else(|| StoreError::AlreadyExists(id.clone()))?;
+            append(conn, key, 0, events).await?;
+            Ok(events.len() as u64)
+        }
+        Write::Commit { scope, id, row, events, expected } => {
+            let updated: Option<i64> = sqlx::query_scalar(
+                "UPDATE tasks SET context_id = ?, state = ?, status_millis = ?, version = version + ?,
+                     ended_at = CASE WHEN ? THEN COALESCE(ended_at, ?) END, snapshot = ?
+                 WHERE tenant = ? AND owner = ? AND id = ? AND version = ? RETURNING key",
+            )
+            .bind(&row.context_id)
+            .bind(row.state)
+            .bind(row.status_millis)
+            .bind(events.len() as i64)
+            .bind(row.ended)
+            .bind(now_millis())
+            .bind(&row.snapshot)
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(id)
+            .bind(as_sql(*expected))
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(backend)?;
+            let Some(key) = updated else {
+                let found: Option<i64> =
+                    sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
+                        .bind(&scope.tenant)
+                        .bind(&scope.owner)
+                        .bind(id)
+                        .fetch_optional(&mut *conn)
+                        .await
+                        .map_err(backend)?;
+                return Err(match found {
+                    Some(found) => {
+                        StoreError::Conflict { task_id: id.clone(), expected: *expected, found: as_seq(found) }
+                    }
+                    None => StoreError::NotFound(id.clone()),
+                });
+            };
+            append(conn, key, *expected, events).await?;
+            Ok(expected + events.len() as u64)
+        }
+        Write::Delete { scope, id } => {
+            let done = sqlx::query("DELETE FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
+                .bind(&scope.tenant)
+                .bind(&scope.owner)
+                .bind(id)
+                .execute(&mut *conn)
+                .await
+                .map_err(backend)?;
+            Ok(done.rows_affected())
+        }
+        Write::Purge { ended_before, keep_ended } => {
+            let mut removed = 0;
+            if let Some(before) = ended_before {
+                let done = sqlx::query("DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < ?")
+                    .bind(before)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+                removed += done.rows_affected();
+            }
+            if let Some(keep) = keep_ended {
+                let done = sqlx::query(
+                    "DELETE FROM tasks WHERE key IN (SELECT key FROM tasks WHERE ended_at IS NOT NULL
+                     ORDER BY ended_at DESC, key DESC LIMIT -1 OFFSET ?)",
+                )
+                .bind(i64::try_from(*keep).unwrap_or(i64::MAX))
+                .execute(&mut *conn)
+                .await
+                .map_err(backend)?;
+                removed += done.rows_affected();
+            }
+            Ok(removed)
+        }
+        Write::PutConfig { scope, task_id, config_id, dialect, config } => {
+            let done = sqlx::query(
+                "INSERT INTO push_configs (task, id, position, dialect, config)
+                 SELECT key, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM push_configs WHERE task = tasks.key), ?, ?
+                 FROM tasks WHERE tenant = ? AND owner = ? AND id = ?
+                 ON CONFLICT (task, id) DO UPDATE SET dialect = excluded.dialect, config = excluded.config",
+            )
+            .bind(config_id)
+            .bind(*dialect)
+            .bind(config)
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(task_id)
+            .execute(&mut *conn)
+            .await
+            .map_err(backend)?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::NotFound(task_id.clone()));
+            }
+            Ok(1)
+        }
+        Write::DeleteConfig { scope, task_id, config_id } => {
+            let done = sqlx::query(
+                "DELETE FROM push_configs WHERE id = ? AND task =
+                 (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)",
+            )
+            .bind(config_id)
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(task_id)
+            .execute(&mut *conn)
+            .await
+            .map_err(backend)?;
+            Ok(done.rows_affected())
+        }
+    }
+}
+
+/// Appends `events` to a task's log after sequence number `after`.
+async fn append(conn: &mut SqliteConnection, task: i64, after: u64, events: &[String]) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut insert = QueryBuilder::<Sqlite>::new("INSERT INTO events (task, seq, body) ");
+    insert.push_values(events.iter().zip(as_sql(after) + 1..), |mut row, (body, seq)| {
+        row.push_bind(task).push_bind(seq).push_bind(body);
+    });
+    insert.build().execute(&mut *conn).await.map_err(backend)?;
+    Ok(())
+}
+
+/// Adds the filters of `query` to a `WHERE` clause that already selects the scope.
+fn filter<'q>(sql: &mut QueryBuilder<'q, Sqlite>, query: &'q TaskQuery) {
+    if let Some(context_id) = &query.context_id {
+        sql.push(" AND context_id = ").push_bind(context_id);
+    }
+    if let Some(state) = query.state {
+        sql.push(" AND state = ").push_bind(state.number());
+    }
+    if let Some(after) = query.status_after {
+        sql.push(" AND status_millis >= ").push_bind(after.as_millis());
+    }
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+        let write = Write::Create {
+            scope: scope.clone(),
+            id: task.id.clone(),
+            row: TaskRow::of(&task)?,
+            events: encode_events(events)?,
+        };
+        self.write(write).await
+    }
+
+    async fn commit(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        expected: u64,
+    ) -> Result<u64> {
+        let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
+        self.write(Write::Commit { scope: scope.clone(), id: task.id.clone(), row, events, expected }).await
+    }
+
+    async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
+        let row = sqlx::query("SELECT snapshot, version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(task_id)
+            .fetch_optional(&self.reads)
+            .await
+            .map_err(backend)?;
+        let Some(row) = row else { return Ok(None) };
+        let task = decode_task(row.get::<&str, _>(0))?;
+        Ok(Some(TaskRecord { task, version: as_seq(row.get(1)) }))
+    }
+
+    async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        let rows = sqlx::query(
+            "SELECT seq, body FROM events WHERE task = (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)
+             AND seq > ? ORDER BY seq LIMIT ?",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.owner)
+        .bind(task_id)
+        .bind(as_sql(after))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.reads)
+        .await
+        .map_err(backend)?;
+        rows.iter().map(|row| decode_event(row.get(0), row.get(1))).collect()
+    }
+
+    async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
+        let mut count = QueryBuilder::<Sqlite>::new("SELECT COUNT(*) FROM tasks WHERE tenant = ");
+        count.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        filter(&mut count, query);
+        let total: i64 = count.build_query_scalar().fetch_one(&self.reads).await.map_err(backend)?;
+
+        let mut page = QueryBuilder::<Sqlite>::new("SELECT snapshot FROM tasks WHERE tenant = ");
+        page.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        filter(&mut page, query);
+        if let Some(after) = &query.after {
+            page.push(" AND (status_millis < ").push_bind(after.status_millis);
+            page.push(" OR (status_millis = ").push_bind(after.status_millis);
+            page.push(" AND id < ").push_bind(&after.task_id).push("))");
+        }
+        // One more than the page: whether there is a next page.
+        let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
+        page.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
+        let rows: Vec<String> = page.build_query_scalar().fetch_all(&self.reads).await.map_err(backend)?;
+        let more = rows.len() > query.page_size;
+        let tasks = rows.iter().take(query.page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>>>()?;
+        let next = if more { tasks.last().map(|t| PageToken::after(t)) } else { None };
+        Ok(TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+    }
+
+    async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
+        let running = [TaskState::Submitted.number(), TaskState::Working.number()];
+        let rows =
+            sqlx::query("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN (?, ?) LIMIT ?")
+                .bind(running[0])
+                .bind(running[1])
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.reads)
+                .await
+                .map_err(backend)?;
+        Ok(rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2))).collect())
+    }
+
+    /// Optimistic, with this process's updates of a task taking turns.
+    async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
+        self.turns.take(scope, task_id, optimistic_update(self, scope, task_id, change)).await
+    }
+
+    async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
+        Ok(self.write(Write::Delete { scope: scope.clone(), id: task_id.to_owned() }).await? > 0)
+    }
+
+    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
+        self.write(Write::Purge { ended_before: ended_before.map(|t| t.as_millis()), keep_ended }).await
+    }
+}
+
+#[async_trait]
+impl PushConfigStore for SqliteStore {
+    async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()> {
+        let write = Write::PutConfig {
+            scope: scope.clone(),
+            task_id: record.config.task_id.clone(),
+            config_id: record.config.id.clone(),
+            dialect: dialect_name(record.dialect),
+            config: encode(&record.config)?,
+        };
+        self.write(write).await.map(drop)
+    }
+
+    async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
+        let row = sqlx::query(
+            "SELECT dialect, config FROM push_configs WHERE id = ? AND task =
+             (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)",
+        )
+        .bind(config_id)
+        .bind(&scope.tenant)
+        .bind(&scope.owner)
+        .bind(task_id)
+        .fetch_optional(&self.reads)
+        .await
+        .map_err(backend)?;
+        row.map(|row| decode_config(row.get(0), row.get(1))).transpose()
+    }
+
+    async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
+        let rows = sqlx::query(
+            "SELECT dialect, config FROM push_configs WHERE task =
+             (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?) ORDER BY position",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.owner)
+        .bind(task_id)
+        .fetch_all(&self.reads)
+        .await
+        .map_err(backend)?;
+        rows.iter().map(|row| decode_config(row.get(0), row.get(1))).collect()
+    }
+
+    async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
+        let write =
+            Write::DeleteConfig { scope: scope.clone(), task_id: task_id.to_owned(), config_id: config_id.to_owned() };
+        Ok(self.write(write).await? > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sqlite_store_passes_the_conformance_suite() {
+        let dir = std::env::temp_dir().join(format!("agentwire-sqlite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let counter = std::sync::atomic::AtomicUsize::new(0);
+        conformance::run(|| {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = dir.join(format!("conformance-{n}.db"));
+            async move { SqliteStore::open(path).await.unwrap() }
+        })
+        .await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
