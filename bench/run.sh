@@ -18,6 +18,7 @@ BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 RESULTS=$BENCH/results
 LOGS=$RESULTS/logs
+STORE=$RESULTS/store
 RUNS=$RESULTS/runs.jsonl
 
 SMOKE=0
@@ -53,20 +54,23 @@ OFFICIAL_RUST=$BENCH/target/release/official-rust-echo
 PYTHON=$BENCH/.venv/bin/python
 
 # --- the servers: one line per server process ------------------------------------------------
-# name | scenarios it runs (groups: jsonrpc = jsonrpc-c1/-c16/-c64/-c256) | command, PORT = its port.
+# name | scenarios it runs (groups: jsonrpc = jsonrpc-c1/-c16/-c64/-c256) | command, PORT = its port,
+# STORE = an empty directory for its database.
 # Each line gets a fresh process (per round); the table orders servers as listed here.
 COMPARED=(
   "floor                 | jsonrpc rest-c16 stream-c16 | $FLOOR --addr 127.0.0.1:PORT"
-  "agentwire             | jsonrpc rest-c16 stream-c16 v03-c16 | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
+  "agentwire             | jsonrpc rest-c16 stream-c16 v03-c16 | $AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT"
+  "agentwire-sqlite      | jsonrpc-c16 | $AGENTWIRE serve --agent echo --store sqlite:STORE/tasks.db --http 127.0.0.1:PORT"
   "official-rust         | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT"
   "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
   "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
 )
 # Scenarios that measure one server on its own, once.
 ALONE=(
-  "agentwire             | tasks-rss                   | $AGENTWIRE serve --agent echo --http 127.0.0.1:PORT"
+  "agentwire             | tasks-rss                   | $AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT"
+  "agentwire-sqlite      | tasks-rss                   | $AGENTWIRE serve --agent echo --store sqlite:STORE/tasks.db --http 127.0.0.1:PORT"
   "floor                 | idle-sse                    | $FLOOR --addr 127.0.0.1:PORT"
-  "agentwire             | idle-sse                    | $AGENTWIRE serve --agent conformance --http 127.0.0.1:PORT"
+  "agentwire             | idle-sse                    | $AGENTWIRE serve --agent conformance --store memory --http 127.0.0.1:PORT"
 )
 
 # Servers whose failure to build or start gives a `skipped` row; any other server failing fails the run.
@@ -265,6 +269,9 @@ run_server() { # spec
   for scenario in $(expand "${groups[@]}"); do wanted "$scenario" && scenarios+=("$scenario"); done
   ((${#scenarios[@]})) || return 0
   free_port
+  # Every server process starts on an empty store.
+  rm -rf "$STORE" && mkdir -p "$STORE"
+  command=${command//STORE/$STORE}
   read -r -a words <<<"${command//PORT/$PORT}"
 
   local why="" log attempt

@@ -38,9 +38,15 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_enum, default_value_t = AgentKind::Echo)]
     pub(crate) agent: AgentKind,
 
-    /// Where tasks are kept: `sqlite:PATH` (a file, created if missing), `memory` (lost on exit).
+    /// Where tasks are kept: `sqlite:PATH` (a file, created if missing, for one process),
+    /// `postgres://…` (shared by every process serving the agent), or `memory` (lost on exit).
     #[arg(long, value_name = "URL", default_value = "sqlite:agentwire.db", env = "AGENTWIRE_STORE")]
     pub(crate) store: String,
+
+    /// With PostgreSQL: seconds after which the other processes consider this one dead if it
+    /// stops renewing its lease, and fail the tasks it was running.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub(crate) lease: f64,
 
     /// Offer no streaming, push notifications or extended card.
     #[arg(long)]

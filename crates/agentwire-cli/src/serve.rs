@@ -8,7 +8,7 @@ use agentwire_server::{
     router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, RequestHandlerBuilder,
     Retention, ServeOptions, TlsConfig, WebhookGuard,
 };
-use agentwire_store::{MemoryStore, RetentionPolicy, SqliteStore};
+use agentwire_store::{MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
@@ -19,9 +19,11 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     let handler = build_handler(&opt).await?;
-    let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
-    if orphans > 0 {
-        tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
+    if !is_shared(&opt.store) {
+        let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
+        if orphans > 0 {
+            tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
+        }
     }
     let http =
         HttpOptions { cors: cors_origins(&opt.cors_origins)?, strict_card: opt.strict_card, ..HttpOptions::default() };
@@ -103,7 +105,7 @@ async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
             ended_ttl: limits.retain_for.map(Duration::from_secs),
             ..Retention::default()
         });
-    builder = with_store(builder, &opt.store, limits).await?;
+    builder = with_store(builder, opt).await?;
     if !opt.auth.is_empty() {
         let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
         builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
@@ -111,12 +113,22 @@ async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
     Ok(builder.build())
 }
 
-/// Opens the store `url` names.
-async fn with_store(
-    builder: RequestHandlerBuilder,
-    url: &str,
-    limits: &LimitOpt,
-) -> anyhow::Result<RequestHandlerBuilder> {
+/// Whether the store may be served by several processes at once: then none of them may take the
+/// tasks in progress for its own leftovers (the leases tell).
+fn is_shared(url: &str) -> bool {
+    url.starts_with("postgres:") || url.starts_with("postgresql:")
+}
+
+/// Opens the store `--store` names.
+async fn with_store(builder: RequestHandlerBuilder, opt: &ServeOpt) -> anyhow::Result<RequestHandlerBuilder> {
+    let (url, limits) = (opt.store.as_str(), &opt.limits);
+    if is_shared(url) {
+        let store = PostgresStore::connect(url).await.context("cannot open the PostgreSQL store")?;
+        let lease = Duration::try_from_secs_f64(opt.lease).context("--lease must be a positive number of seconds")?;
+        let coordinator = store.coordinator(Limits::default().subscriber_buffer, lease).await?;
+        tracing::info!("tasks are kept in PostgreSQL, shared with every instance on the same database");
+        return Ok(builder.store(store).event_bus(coordinator.clone()).cancel_signal(coordinator));
+    }
     if url == "memory" {
         tracing::info!("tasks are kept in memory and lost when the server stops");
         let retention = RetentionPolicy {
@@ -131,7 +143,7 @@ async fn with_store(
         tracing::info!(path = %path.display(), "tasks are kept in SQLite");
         return Ok(builder.store(store));
     }
-    anyhow::bail!("unknown --store {url:?}: use sqlite:PATH or memory")
+    anyhow::bail!("unknown --store {url:?}: use sqlite:PATH, postgres://… or memory")
 }
 
 fn request_limits(opt: &LimitOpt) -> Limits {

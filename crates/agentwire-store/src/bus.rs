@@ -29,6 +29,8 @@ pub enum Notice {
     },
     /// An execution of the task ended.
     Ended,
+    /// Notices may have been lost (a connection between processes dropped): read the log.
+    Check,
 }
 
 /// Where committed events are announced, per task.
@@ -101,6 +103,13 @@ impl LocalBus {
         self.channels.map.contains_key(&channel_key(scope, task_id))
     }
 
+    /// Tells every reader in this process to read the log: notices may have been lost.
+    pub fn check_all(&self) {
+        for channel in self.channels.map.iter() {
+            let _ = channel.send(Notice::Check);
+        }
+    }
+
     /// How many tasks have readers here.
     pub fn channel_count(&self) -> usize {
         self.channels.map.len()
@@ -123,7 +132,9 @@ impl EventBus for LocalBus {
     }
 }
 
-/// Asks the executions of a task to stop, wherever they run.
+/// Asks the executions of a task to stop, wherever they run. Executions are registered here while
+/// they run, so a shared implementation also knows which tasks lost theirs when a process died.
+#[async_trait::async_trait]
 pub trait CancelSignal: Send + Sync + 'static {
     /// Registers an execution of the task in this process. Its token is canceled when any process
     /// asks; [`CancelSignal::finished`] must follow when the execution ends.
@@ -132,8 +143,21 @@ pub trait CancelSignal: Send + Sync + 'static {
     /// The execution registered by [`CancelSignal::started`] ended.
     fn finished(&self, scope: &Scope, task_id: &str);
 
-    /// Asks every execution of the task to stop. Returns whether one runs in this process.
-    fn cancel(&self, scope: &Scope, task_id: &str) -> bool;
+    /// Asks every execution of the task to stop. Returns whether one may be running, here or
+    /// elsewhere.
+    async fn cancel(&self, scope: &Scope, task_id: &str) -> bool;
+
+    /// Tasks an execution was working on (SUBMITTED or WORKING) in a process that is gone, at most
+    /// `limit`: nobody will finish them. The default, for a single process, finds none.
+    async fn orphans(&self, limit: usize) -> crate::Result<Vec<(Scope, String)>> {
+        let _ = limit;
+        Ok(Vec::new())
+    }
+
+    /// How often to look for [`orphans`](Self::orphans); `None` (the default) never.
+    fn orphan_check_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// The executions running for one task in this process; one token cancels them all.
@@ -156,6 +180,7 @@ impl LocalCancel {
     }
 }
 
+#[async_trait::async_trait]
 impl CancelSignal for LocalCancel {
     fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken {
         let mut entry = self.running.entry(channel_key(scope, task_id)).or_default();
@@ -170,7 +195,14 @@ impl CancelSignal for LocalCancel {
         });
     }
 
-    fn cancel(&self, scope: &Scope, task_id: &str) -> bool {
+    async fn cancel(&self, scope: &Scope, task_id: &str) -> bool {
+        self.cancel_here(scope, task_id)
+    }
+}
+
+impl LocalCancel {
+    /// Cancels the task's executions in this process; whether there was one.
+    pub fn cancel_here(&self, scope: &Scope, task_id: &str) -> bool {
         match self.running.get(&channel_key(scope, task_id)) {
             Some(executions) => {
                 executions.token.cancel();
@@ -198,13 +230,13 @@ mod tests {
         assert_eq!(bus.channel_count(), 0);
     }
 
-    #[test]
-    fn cancel_reaches_every_execution_of_the_task() {
+    #[tokio::test]
+    async fn cancel_reaches_every_execution_of_the_task() {
         let signal = LocalCancel::default();
         let scope = Scope::default();
         let (first, second) = (signal.started(&scope, "t"), signal.started(&scope, "t"));
-        assert!(!signal.cancel(&scope, "other"));
-        assert!(signal.cancel(&scope, "t"));
+        assert!(!signal.cancel(&scope, "other").await);
+        assert!(signal.cancel(&scope, "t").await);
         assert!(first.is_cancelled() && second.is_cancelled());
         signal.finished(&scope, "t");
         assert!(signal.is_running(&scope, "t"));

@@ -13,6 +13,8 @@
 //! | backend | feature | use |
 //! |---|---|---|
 //! | [`MemoryStore`] | always | tests, single process, bounded by retention |
+//! | `SqliteStore` | `sqlite` | one process, embedded, durable: the `agentwire` default |
+//! | `PostgresStore` | `postgres` | several processes as one server, with its `Coordinator` |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -39,7 +41,9 @@ mod bus;
 pub mod conformance;
 mod memory;
 mod page;
-#[cfg(feature = "sqlite")]
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -52,6 +56,8 @@ use async_trait::async_trait;
 pub use bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
+#[cfg(feature = "postgres")]
+pub use postgres::{Coordinator, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

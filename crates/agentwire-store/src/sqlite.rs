@@ -4,6 +4,10 @@
 //! Writes go through one connection owned by a writer task: the writes that arrive while it
 //! commits are committed together, in one transaction and one `fsync` (group commit), and each
 //! caller is answered only after the transaction holding its write is on disk.
+//!
+//! A file is served by one process at a time. Since every write then passes through this store,
+//! it keeps what it wrote that is read most: the snapshots of the tasks executions are working
+//! on, and which tasks have push configs at all.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,7 +45,37 @@ pub struct SqliteStore {
     reads: SqlitePool,
     writes: mpsc::Sender<Job>,
     turns: Arc<Turns>,
+    known: Arc<Known>,
     path: Arc<PathBuf>,
+}
+
+type Map<K, V> = dashmap::DashMap<K, V, foldhash::fast::RandomState>;
+
+/// What the store knows without reading the file, because it made every write.
+#[derive(Default)]
+struct Known {
+    /// The tasks in SUBMITTED or WORKING state, as last committed.
+    running: Map<(Scope, String), TaskRecord>,
+    /// The tasks that may have push configs; the others have none.
+    with_configs: Map<(Scope, String), ()>,
+}
+
+impl Known {
+    /// Records a committed snapshot.
+    fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64) {
+        let key = (scope.clone(), task.id.clone());
+        if task.status.state.is_running() {
+            self.running.insert(key, TaskRecord { task: Arc::clone(task), version });
+        } else {
+            self.running.remove(&key);
+        }
+    }
+
+    fn forget(&self, scope: &Scope, task_id: &str) {
+        let key = (scope.clone(), task_id.to_owned());
+        self.running.remove(&key);
+        self.with_configs.remove(&key);
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -69,9 +103,11 @@ impl SqliteStore {
         })?;
         let reads =
             SqlitePoolOptions::new().max_connections(4).connect_with(options.read_only(true)).await.map_err(backend)?;
+        let known = Arc::new(Known::default());
+        load_config_owners(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
-        tokio::spawn(write_loop(writer, jobs));
-        Ok(Self { reads, writes, turns: Arc::default(), path: Arc::new(path) })
+        tokio::spawn(write_loop(writer, jobs, Arc::clone(&known)));
+        Ok(Self { reads, writes, turns: Arc::default(), known, path: Arc::new(path) })
     }
 
     /// Opens `sqlite:PATH` (or `sqlite://PATH`).
@@ -93,10 +129,25 @@ impl SqliteStore {
     }
 }
 
+/// Notes which tasks have push configs.
+async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
+    let rows =
+        sqlx::query("SELECT DISTINCT t.tenant, t.owner, t.id FROM push_configs c JOIN tasks t ON t.key = c.task")
+            .fetch_all(reads)
+            .await
+            .map_err(backend)?;
+    known.with_configs.clear();
+    for row in rows {
+        let scope = Scope::new(row.get::<String, _>(0), row.get::<String, _>(1));
+        known.with_configs.insert((scope, row.get(2)), ());
+    }
+    Ok(())
+}
+
 /// A change the writer makes.
 enum Write {
-    Create { scope: Scope, id: String, row: TaskRow, events: Vec<String> },
-    Commit { scope: Scope, id: String, row: TaskRow, events: Vec<String>, expected: u64 },
+    Create { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String> },
+    Commit { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, expected: u64 },
     Delete { scope: Scope, id: String },
     Purge { ended_before: Option<i64>, keep_ended: Option<usize> },
     PutConfig { scope: Scope, task_id: String, config_id: String, dialect: &'static str, config: String },
@@ -109,16 +160,31 @@ struct Job {
 }
 
 /// Commits the waiting writes in groups until every store handle is gone.
-async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>) {
+async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>, known: Arc<Known>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
         let results = commit_group(&mut conn, &group).await;
         for (job, result) in group.drain(..).zip(results) {
+            if let Ok(outcome) = &result {
+                note(&known, &job.write, *outcome);
+            }
             // The caller may have gone; the write stands.
             let _ = job.reply.send(result);
         }
     }
     let _ = conn.close().await;
+}
+
+/// Updates what the store knows after `write` committed with `outcome`.
+fn note(known: &Known, write: &Write, outcome: u64) {
+    match write {
+        Write::Create { scope, task, .. } | Write::Commit { scope, task, .. } => known.committed(scope, task, outcome),
+        Write::Delete { scope, id } => known.forget(scope, id),
+        Write::PutConfig { scope, task_id, .. } => {
+            known.with_configs.insert((scope.clone(), task_id.clone()), ());
+        }
+        Write::Purge { .. } | Write::DeleteConfig { .. } => {}
+    }
 }
 
 /// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
@@ -148,7 +214,8 @@ async fn commit_group(conn: &mut SqliteConnection, group: &[Job]) -> Vec<Result<
 
 async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
     match write {
-        Write::Create { scope, id, row, events } => {
+        Write::Create { scope, task, row, events } => {
+            let id = &task.id;
             let ended_at = row.ended.then(now_millis);
             let key: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
@@ -170,7 +237,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             append(conn, key, 0, events).await?;
             Ok(events.len() as u64)
         }
-        Write::Commit { scope, id, row, events, expected } => {
+        Write::Commit { scope, task, row, events, expected } => {
+            let id = &task.id;
             let updated: Option<i64> = sqlx::query_scalar(
                 "UPDATE tasks SET context_id = ?, state = ?, status_millis = ?, version = version + ?,
                      ended_at = CASE WHEN ? THEN COALESCE(ended_at, ?) END, snapshot = ?
@@ -309,13 +377,8 @@ fn filter<'q>(sql: &mut QueryBuilder<'q, Sqlite>, query: &'q TaskQuery) {
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
-        let write = Write::Create {
-            scope: scope.clone(),
-            id: task.id.clone(),
-            row: TaskRow::of(&task)?,
-            events: encode_events(events)?,
-        };
-        self.write(write).await
+        let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
+        self.write(Write::Create { scope: scope.clone(), task, row, events }).await
     }
 
     async fn commit(
@@ -326,10 +389,13 @@ impl TaskStore for SqliteStore {
         expected: u64,
     ) -> Result<u64> {
         let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
-        self.write(Write::Commit { scope: scope.clone(), id: task.id.clone(), row, events, expected }).await
+        self.write(Write::Commit { scope: scope.clone(), task, row, events, expected }).await
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
+        if let Some(record) = self.known.running.get(&(scope.clone(), task_id.to_owned())) {
+            return Ok(Some(record.clone()));
+        }
         let row = sqlx::query("SELECT snapshot, version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
             .bind(&scope.tenant)
             .bind(&scope.owner)
@@ -405,7 +471,13 @@ impl TaskStore for SqliteStore {
     }
 
     async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
-        self.write(Write::Purge { ended_before: ended_before.map(|t| t.as_millis()), keep_ended }).await
+        let removed =
+            self.write(Write::Purge { ended_before: ended_before.map(|t| t.as_millis()), keep_ended }).await?;
+        if removed > 0 {
+            // Only ended tasks go, which `running` never holds; their configs go with them.
+            load_config_owners(&self.reads, &self.known).await?;
+        }
+        Ok(removed)
     }
 }
 
@@ -438,6 +510,9 @@ impl PushConfigStore for SqliteStore {
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
+        if !self.known.with_configs.contains_key(&(scope.clone(), task_id.to_owned())) {
+            return Ok(Vec::new());
+        }
         let rows = sqlx::query(
             "SELECT dialect, config FROM push_configs WHERE task =
              (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?) ORDER BY position",

@@ -93,7 +93,7 @@ impl EventFeed {
                 }
                 // A gap, a notice without its event, or notices missed: the log has them (or
                 // will, once a commit announced out of order lands; then a later notice comes).
-                Ok(Notice::Event { .. }) | Err(RecvError::Lagged(_)) => {
+                Ok(Notice::Event { .. } | Notice::Check) | Err(RecvError::Lagged(_)) => {
                     self.catch_up().await?;
                 }
                 Ok(Notice::Ended) => return Ok(Some(FeedItem::Ended)),

@@ -417,7 +417,11 @@ impl RequestHandlerBuilder {
             maintenance: CancellationToken::new(),
         };
         tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, core.maintenance.clone()));
-        RequestHandler { core: Arc::new(core) }
+        let core = Arc::new(core);
+        if let Some(every) = core.cancel.orphan_check_interval() {
+            tokio::spawn(Core::reap_orphans(Arc::downgrade(&core), every));
+        }
+        RequestHandler { core }
     }
 }
 

@@ -132,27 +132,53 @@ impl Core {
     ///
     /// [`RequestHandler::recover`]: crate::RequestHandler::recover
     pub(crate) async fn fail_orphans(&self) -> Result<usize, A2AError> {
-        const BATCH: usize = 256;
         let reason = "the server stopped while the task was running; its work was lost";
         let mut ended = 0;
         loop {
-            let orphans = self.tasks.tasks_in_progress(BATCH).await.map_err(super::store_error)?;
-            let mut progress = false;
-            for (scope, task_id) in &orphans {
-                let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
-                match self.mutate(scope, task_id, &mut change).await {
-                    Ok(_) => {
-                        progress = true;
-                        ended += 1;
-                        tracing::warn!(%task_id, "{reason}");
-                    }
-                    Err(error) => tracing::warn!(%task_id, %error, "could not fail a task left running"),
-                }
-            }
-            if orphans.len() < BATCH || !progress {
+            let orphans = self.tasks.tasks_in_progress(ORPHAN_BATCH).await.map_err(super::store_error)?;
+            let failed = self.fail_tasks(&orphans, reason).await;
+            ended += failed;
+            if orphans.len() < ORPHAN_BATCH || failed == 0 {
                 return Ok(ended);
             }
         }
+    }
+
+    /// Fails the tasks whose executions died with another process, as the cancel signal finds
+    /// them, every `every`, for as long as the core lives.
+    pub(crate) async fn reap_orphans(core: std::sync::Weak<Self>, every: std::time::Duration) {
+        let reason = "the server instance running the task stopped (its lease expired); its work was lost";
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(core) = core.upgrade() else { return };
+            if core.maintenance.is_cancelled() {
+                return;
+            }
+            match core.cancel.orphans(ORPHAN_BATCH).await {
+                Ok(orphans) => {
+                    core.fail_tasks(&orphans, reason).await;
+                }
+                Err(error) => tracing::warn!(%error, "could not look for tasks left running"),
+            }
+        }
+    }
+
+    /// Ends `tasks` FAILED with `reason`; returns how many it ended.
+    async fn fail_tasks(&self, tasks: &[(Scope, String)], reason: &str) -> usize {
+        let mut ended = 0;
+        for (scope, task_id) in tasks {
+            let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
+            match self.mutate(scope, task_id, &mut change).await {
+                Ok(_) => {
+                    ended += 1;
+                    tracing::warn!(%task_id, "{reason}");
+                }
+                Err(error) => tracing::warn!(%task_id, %error, "could not fail a task left running"),
+            }
+        }
+        ended
     }
 
     /// Starts `run` in a task of its own, with the task's shared cancellation token: executions
@@ -365,6 +391,9 @@ fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec
     let event = AgentEvent::Status { state, message, metadata: None };
     apply(task, event).map(|e| vec![e]).unwrap_or_default()
 }
+
+/// How many orphaned tasks one look finds at most.
+const ORPHAN_BATCH: usize = 256;
 
 /// The most events one store write commits. An agent's stream may have any number ready; this is
 /// the capacity of the channel `ExecutionContext::run` gives an agent, so its bursts fit one write.

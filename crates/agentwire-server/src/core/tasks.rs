@@ -83,7 +83,7 @@ impl Core {
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
         }
-        if self.cancel.cancel(&scope, &req.id) {
+        if self.cancel.cancel(&scope, &req.id).await {
             // Cooperative: the execution was asked to stop; give it time to say so itself.
             feed.start_after(record.version);
             let wait = async {

@@ -1,0 +1,77 @@
+//! Running `agentwire serve` processes from tests.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A server process, killed when dropped.
+pub(crate) struct Server {
+    child: Child,
+    pub(crate) base: String,
+}
+
+impl Server {
+    /// Starts `agentwire serve` on a free loopback port with `args`, and waits until it answers.
+    pub(crate) async fn start(dir: &Path, args: &[&str]) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log = std::fs::File::create(dir.join(format!("server-{port}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("agentwire starts");
+        let server = Self { child, base: format!("http://127.0.0.1:{port}") };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let client = reqwest::Client::new();
+        while client.get(format!("{}/.well-known/agent-card.json", server.base)).send().await.is_err() {
+            assert!(Instant::now() < deadline, "the server did not start; see {}", dir.display());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server
+    }
+
+    pub(crate) fn kill(&mut self) {
+        // SIGKILL: no shutdown code runs.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub(crate) async fn rpc(client: &reqwest::Client, base: &str, method: &str, params: Value) -> reqwest::Result<Value> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    client.post(format!("{base}/")).json(&body).send().await?.error_for_status()?.json().await
+}
+
+/// A directory of its own under the system's temporary one, removed when the test passes.
+pub(crate) struct TempDir(pub(crate) PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("agentwire-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Several `agentwire serve` processes on one PostgreSQL database behave as one server: events,
+//! cancels and listings cross instances, and the tasks of a killed instance end FAILED.
+//!
+//! Each test makes a database of its own in the cluster `AGENTWIRE_TEST_POSTGRES_URL` names
+//! (`scripts/test` starts one); without it the tests are skipped, except under CI.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use agentwire_test::{SseEvent, SseReader};
+use common::{rpc, Server, TempDir};
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor};
+
+/// A fresh database in the test cluster, as a URL; `None` when there is no cluster.
+async fn fresh_database(name: &str) -> Option<String> {
+    let url = match std::env::var("AGENTWIRE_TEST_POSTGRES_URL") {
+        Ok(url) => url,
+        Err(_) if std::env::var_os("CI").is_some() => panic!("CI runs need AGENTWIRE_TEST_POSTGRES_URL"),
+        Err(_) => {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return None;
+        }
+    };
+    let database = format!("{name}_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&url).await.expect("the test cluster answers");
+    admin.execute(format!("DROP DATABASE IF EXISTS {database}").as_str()).await.unwrap();
+    admin.execute(format!("CREATE DATABASE {database}").as_str()).await.unwrap();
+    let base = url.rsplit_once('/').expect("a URL with a database").0;
+    Some(format!("{base}/{database}"))
+}
+
+fn message(id: &str, text: &str, task_id: Option<&str>) -> Value {
+    let mut message = json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]});
+    if let Some(task_id) = task_id {
+        message["taskId"] = json!(task_id);
+    }
+    message
+}
+
+async fn ok(client: &reqwest::Client, server: &Server, method: &str, params: Value) -> Value {
+    let reply = rpc(client, &server.base, method, params).await.expect("the server answers");
+    reply.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {reply}"))
+}
+
+/// Two instances, `--agent conformance`, on `database`, with a short lease.
+async fn two_instances(dir: &TempDir, database: &str) -> (Server, Server) {
+    let args = ["--agent", "conformance", "--store", database, "--lease", "2"];
+    (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await)
+}
+
+/// A stream opened on instance 2 follows a task whose executions run on instance 1, a cancel sent
+/// to instance 2 stops an execution on instance 1, and each lists the other's tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_database_serve_as_one() {
+    let Some(database) = fresh_database("scale_out").await else { return };
+    let dir = TempDir::new("scale-out");
+    let (one, two) = two_instances(&dir, &database).await;
+    let client = reqwest::Client::new();
+
+    // A multi-turn task started on instance 1 waits for input.
+    let task = ok(&client, &one, "SendMessage", json!({"message": message("m1", "tck-multi-turn start", None)})).await;
+    let task_id = task["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(task["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+
+    // Instance 2 streams it; the next turn runs on instance 1.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}});
+    let response = client.post(format!("{}/", two.base)).json(&body).send().await.unwrap();
+    let mut stream = SseReader::new(response);
+    let snapshot = stream.next_event().await.expect("the task first");
+    assert_eq!(snapshot.data["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let turn = json!({"message": message("m2", "done", Some(&task_id))});
+    let finished = ok(&client, &one, "SendMessage", turn).await;
+    assert_eq!(finished["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let id = |event: &SseEvent| event.id.as_deref().and_then(|id| id.parse::<u64>().ok()).expect("a numeric id");
+    let mut ids = vec![id(&snapshot)];
+    let mut last = Value::Null;
+    while let Some(event) = stream.next_event().await {
+        ids.push(id(&event));
+        last = event.data;
+    }
+    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{last}");
+    let log = ok(&client, &one, "GetTask", json!({"id": task_id})).await;
+    assert_eq!(ids, (ids[0]..ids[0] + ids.len() as u64).collect::<Vec<_>>(), "every event, in order: {log}");
+
+    // A task working on instance 1 until canceled, canceled through instance 2.
+    let send = json!({"message": message("m3", "tck-cancel", None), "configuration": {"returnImmediately": true}});
+    let working = ok(&client, &one, "SendMessage", send).await;
+    let working_id = working["task"]["id"].as_str().unwrap().to_owned();
+    wait_for_state(&client, &two, &working_id, "TASK_STATE_WORKING", Duration::from_secs(5)).await;
+    let started = Instant::now();
+    let canceled = ok(&client, &two, "CancelTask", json!({"id": working_id})).await;
+    assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+    // Without the signal reaching instance 1, instance 2 would wait out the agent's grace period
+    // (2 s) before canceling the task without it.
+    assert!(started.elapsed() < Duration::from_millis(1_500), "the execution on instance 1 did not stop at once");
+
+    // Each instance lists every task.
+    for server in [&one, &two] {
+        let listed = ok(&client, server, "ListTasks", json!({})).await;
+        assert_eq!(listed["totalSize"], 2, "{listed}");
+    }
+}
+
+/// A task whose instance is killed ends FAILED once the instance's lease has run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tasks_of_a_killed_instance_end_failed() {
+    let Some(database) = fresh_database("lease").await else { return };
+    let dir = TempDir::new("lease");
+    let (mut one, two) = two_instances(&dir, &database).await;
+    let client = reqwest::Client::new();
+    let send = json!({"message": message("m1", "tck-cancel", None), "configuration": {"returnImmediately": true}});
+    let task = ok(&client, &one, "SendMessage", send).await;
+    let task_id = task["task"]["id"].as_str().unwrap().to_owned();
+    wait_for_state(&client, &two, &task_id, "TASK_STATE_WORKING", Duration::from_secs(5)).await;
+    one.kill();
+    // The lease is 2 s; the task last changed about then too. Both must pass, then a check runs.
+    let failed = wait_for_state(&client, &two, &task_id, "TASK_STATE_FAILED", Duration::from_secs(8)).await;
+    let why = failed["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
+    assert!(why.contains("lease"), "the status message says why: {failed}");
+}
+
+async fn wait_for_state(
+    client: &reqwest::Client,
+    server: &Server,
+    task_id: &str,
+    state: &str,
+    within: Duration,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let task = ok(client, server, "GetTask", json!({"id": task_id})).await;
+        if task["status"]["state"] == state {
+            return task;
+        }
+        assert!(Instant::now() < deadline, "task {task_id} is not {state} in time: {task}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
