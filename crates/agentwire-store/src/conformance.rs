@@ -31,6 +31,7 @@ where
     commits_are_optimistic(&make().await).await;
     updates_apply_or_change_nothing(&make().await).await;
     concurrent_updates_lose_nothing(&make().await).await;
+    many_tasks_written_at_once_stay_apart(&make().await).await;
     events_come_in_order(&make().await).await;
     listings_page_newest_first(&make().await).await;
     push_configs_belong_to_their_task(&make().await).await;
@@ -154,6 +155,36 @@ async fn concurrent_updates_lose_nothing<S: TaskStore + Clone>(store: &S) {
         .collect();
     let in_history: Vec<String> = record.task.history.iter().map(|m| m.message_id.clone()).collect();
     assert_eq!(logged, in_history, "the log holds the changes in the order the snapshot took them");
+}
+
+async fn many_tasks_written_at_once_stay_apart<S: TaskStore + Clone>(store: &S) {
+    const TASKS: usize = 40;
+    let scope = Scope::new("", "a");
+    let writers = (0..TASKS).map(|i| {
+        let (store, scope) = (store.clone(), scope.clone());
+        async move {
+            let id = format!("t{i}");
+            create(&store, &scope, &task(&id, "c", 1, TaskState::Submitted)).await;
+            set_state(&store, &scope, &id, TaskState::Working).await;
+            let stale = store.commit(&scope, Arc::new(task(&id, "c", 1, TaskState::Failed)), &[], 1).await;
+            assert!(matches!(stale, Err(StoreError::Conflict { found: 2, .. })), "{stale:?}");
+            // Two creates of one id at once: exactly one wins.
+            let twin = task(&format!("twin{}", i / 2), "c", 1, TaskState::Submitted);
+            let made = store.create(&scope, Arc::new(twin.clone()), &announce(&twin)).await;
+            assert!(matches!(made, Ok(1) | Err(StoreError::AlreadyExists(_))), "{made:?}");
+            set_state(&store, &scope, &id, TaskState::Completed).await;
+        }
+    });
+    futures_join_all(writers).await;
+    for i in 0..TASKS {
+        let record = store.get(&scope, &format!("t{i}")).await.unwrap().unwrap();
+        assert_eq!((record.task.status.state, record.version), (TaskState::Completed, 3));
+        let log = store.events_after(&scope, &format!("t{i}"), 0, 10).await.unwrap();
+        let states: Vec<TaskState> = log.iter().filter_map(|e| e.event.task_state()).collect();
+        assert_eq!(states, [TaskState::Submitted, TaskState::Working, TaskState::Completed]);
+    }
+    let twins = TaskQuery { page_size: 100, context_id: Some("c".into()), ..TaskQuery::default() };
+    assert_eq!(store.list(&scope, &twins).await.unwrap().total, TASKS + TASKS / 2);
 }
 
 /// Runs the futures concurrently on the current task.

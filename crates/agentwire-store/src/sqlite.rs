@@ -189,27 +189,168 @@ fn note(known: &Known, write: &Write, outcome: u64) {
 
 /// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
 /// changed nothing and the others go on; if the database itself fails, the whole group fails.
+///
+/// Each statement is a round trip to the connection's thread, which costs more than SQLite's own
+/// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
+/// one script of a few statements whatever its size. Other groups go write by write.
 async fn commit_group(conn: &mut SqliteConnection, group: &[Job]) -> Vec<Result<u64>> {
     let failed = |error: &StoreError, n: usize| (0..n).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
-    if let Err(error) = conn.execute("BEGIN IMMEDIATE").await {
-        return failed(&backend(error), group.len());
-    }
-    let mut results = Vec::with_capacity(group.len());
-    for job in group {
-        let result = apply(conn, &job.write).await;
-        if let Err(StoreError::Backend(_)) = &result {
-            let _ = conn.execute("ROLLBACK").await;
-            return failed(result.as_ref().err().unwrap_or(&StoreError::Backend(String::new())), group.len());
-        }
-        results.push(result);
-    }
-    match conn.execute("COMMIT").await {
-        Ok(_) => results,
+    let outcome = match Script::of(group) {
+        Some(script) => script.run(conn).await,
+        None => one_by_one(conn, group).await,
+    };
+    match outcome {
+        Ok(results) => results,
         Err(error) => {
             let _ = conn.execute("ROLLBACK").await;
-            failed(&backend(error), group.len())
+            failed(&error, group.len())
         }
     }
+}
+
+async fn one_by_one(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<u64>>> {
+    conn.execute("BEGIN IMMEDIATE").await.map_err(backend)?;
+    let mut results = Vec::with_capacity(group.len());
+    for job in group {
+        match apply(conn, &job.write).await {
+            Err(StoreError::Backend(error)) => return Err(StoreError::Backend(error)),
+            result => results.push(result),
+        }
+    }
+    conn.execute("COMMIT").await.map_err(backend)?;
+    Ok(results)
+}
+
+/// Most bound values one script carries, within SQLite's limit of 32,766.
+const MAX_SCRIPT_VALUES: usize = 30_000;
+
+/// A group of creates and commits of distinct tasks, written by one script: a transaction with
+/// one insert for the new tasks, one update for the changed ones and one insert for all their
+/// events.
+struct Script<'a> {
+    writes: Vec<Planned<'a>>,
+}
+
+/// One write of a [`Script`].
+struct Planned<'a> {
+    scope: &'a Scope,
+    task: &'a Arc<Task>,
+    row: &'a TaskRow,
+    events: &'a [String],
+    /// The version a commit starts from; `None` for a create.
+    expected: Option<u64>,
+}
+
+impl<'a> Script<'a> {
+    fn of(group: &'a [Job]) -> Option<Self> {
+        let mut writes = Vec::with_capacity(group.len());
+        let mut tasks = std::collections::HashSet::new();
+        let mut values = 0;
+        for job in group {
+            let planned = match &job.write {
+                Write::Create { scope, task, row, events } => Planned { scope, task, row, events, expected: None },
+                Write::Commit { scope, task, row, events, expected } => {
+                    Planned { scope, task, row, events, expected: Some(*expected) }
+                }
+                _ => return None,
+            };
+            values += 10 + 5 * planned.events.len();
+            if !tasks.insert((planned.scope, &planned.task.id)) || values > MAX_SCRIPT_VALUES {
+                return None;
+            }
+            writes.push(planned);
+        }
+        Some(Script { writes })
+    }
+
+    async fn run(self, conn: &mut SqliteConnection) -> Result<Vec<Result<u64>>> {
+        let creates: Vec<&Planned<'_>> = self.writes.iter().filter(|w| w.expected.is_none()).collect();
+        let commits: Vec<&Planned<'_>> = self.writes.iter().filter(|w| w.expected.is_some()).collect();
+        let mut sql = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
+        if !creates.is_empty() {
+            sql.push(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot) ",
+            );
+            sql.push_values(&creates, |mut values, w| {
+                values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
+                values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
+                values
+                    .push_bind(w.events.len() as i64)
+                    .push_bind(w.row.ended.then(now_millis))
+                    .push_bind(&w.row.snapshot);
+            });
+            sql.push(" ON CONFLICT DO NOTHING RETURNING key, tenant, owner, id; ");
+        }
+        if !commits.is_empty() {
+            sql.push(
+                "WITH v (tenant, owner, id, expected, added, context_id, state, status_millis, ended, snapshot) AS (",
+            );
+            sql.push_values(&commits, |mut values, w| {
+                values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
+                values.push_bind(as_sql(w.expected.unwrap_or_default())).push_bind(w.events.len() as i64);
+                values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
+                values.push_bind(w.row.ended).push_bind(&w.row.snapshot);
+            });
+            sql.push(
+                ") UPDATE tasks SET context_id = v.context_id, state = v.state, status_millis = v.status_millis,
+                     version = tasks.version + v.added, snapshot = v.snapshot,
+                     ended_at = CASE WHEN v.ended THEN COALESCE(tasks.ended_at, ",
+            );
+            sql.push_bind(now_millis()).push(
+                ") END FROM v WHERE tasks.tenant = v.tenant AND tasks.owner = v.owner AND tasks.id = v.id
+                 AND tasks.version = v.expected RETURNING key, tenant, owner, id; ",
+            );
+        }
+        // The events of every write, joined to their task. A refused write's events are left out:
+        // past the task's version, or already logged under the same numbers by another writer.
+        let events: Vec<(&Planned<'_>, i64, &String)> = self
+            .writes
+            .iter()
+            .flat_map(|w| {
+                w.events.iter().zip(as_sql(w.expected.unwrap_or_default()) + 1..).map(move |(body, seq)| (w, seq, body))
+            })
+            .collect();
+        if !events.is_empty() {
+            sql.push("INSERT OR IGNORE INTO events (task, seq, body) SELECT t.key, v.column4, v.column5 FROM (");
+            sql.push_values(&events, |mut values, (w, seq, body)| {
+                values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
+                values.push_bind(*seq).push_bind(*body);
+            });
+            sql.push(
+                ") AS v JOIN tasks t ON t.tenant = v.column1 AND t.owner = v.column2 AND t.id = v.column3
+                 WHERE v.column4 <= t.version; ",
+            );
+        }
+        sql.push("COMMIT;");
+        let written = sql.build().fetch_all(&mut *conn).await.map_err(backend)?;
+        let written: std::collections::HashSet<(String, String, String)> =
+            written.iter().map(|row| (row.get(1), row.get(2), row.get(3))).collect();
+        let mut results = Vec::with_capacity(self.writes.len());
+        for w in &self.writes {
+            let key = (w.scope.tenant.clone(), w.scope.owner.clone(), w.task.id.clone());
+            results.push(match (written.contains(&key), w.expected) {
+                (true, expected) => Ok(expected.unwrap_or_default() + w.events.len() as u64),
+                (false, None) => Err(StoreError::AlreadyExists(w.task.id.clone())),
+                (false, Some(expected)) => Err(refusal(conn, w.scope, &w.task.id, expected).await?),
+            });
+        }
+        Ok(results)
+    }
+}
+
+/// Why a commit wrote nothing: the task changed since `expected`, or is not there.
+async fn refusal(conn: &mut SqliteConnection, scope: &Scope, task_id: &str, expected: u64) -> Result<StoreError> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
+        .bind(&scope.tenant)
+        .bind(&scope.owner)
+        .bind(task_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(backend)?;
+    Ok(match found {
+        Some(found) => StoreError::Conflict { task_id: task_id.to_owned(), expected, found: as_seq(found) },
+        None => StoreError::NotFound(task_id.to_owned()),
+    })
 }
 
 async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
@@ -258,22 +399,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             .fetch_optional(&mut *conn)
             .await
             .map_err(backend)?;
-            let Some(key) = updated else {
-                let found: Option<i64> =
-                    sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
-                        .bind(&scope.tenant)
-                        .bind(&scope.owner)
-                        .bind(id)
-                        .fetch_optional(&mut *conn)
-                        .await
-                        .map_err(backend)?;
-                return Err(match found {
-                    Some(found) => {
-                        StoreError::Conflict { task_id: id.clone(), expected: *expected, found: as_seq(found) }
-                    }
-                    None => StoreError::NotFound(id.clone()),
-                });
-            };
+            let Some(key) = updated else { return Err(refusal(conn, scope, id, *expected).await?) };
             append(conn, key, *expected, events).await?;
             Ok(expected + events.len() as u64)
         }
