@@ -174,8 +174,11 @@ class Server:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
+        # The default kind of store, SQLite, in a file of this run's own.
+        self.store = tempfile.TemporaryDirectory(prefix="agentwire-interop-")
         command = [
             str(binary), "serve", "--agent", "conformance", "--http", f"127.0.0.1:{port}",
+            "--store", f"sqlite:{self.store.name}/tasks.db",
             # Clients run their webhook receivers on loopback; bearer auth guards the extended card.
             "--allow-private-webhooks", "--auth", f"bearer:{TOKEN}",
         ]  # fmt: skip
@@ -206,6 +209,7 @@ class Server:
             self.process.kill()
             self.process.wait()
         os.unlink(self.log_file.name)
+        self.store.cleanup()
 
 
 @dataclass

@@ -19,12 +19,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events, now_millis,
-    TaskRow, Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
+    limit as sql_limit, now_millis, page_of, queries, scoped, TaskRow, Turns,
 };
 use crate::{
-    optimistic_update, Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
-    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
+    optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
+    TaskQuery, TaskRecord, TaskStore, Updated,
 };
 
 /// Stores tasks, event logs and push configs in PostgreSQL.
@@ -108,6 +108,17 @@ impl PostgresStore {
         Ok(Coordinator { inner })
     }
 
+    /// Tells every instance, once `tx` commits, that the task's log reached `version`.
+    async fn announce_in(&self, tx: &mut sqlx::PgConnection, scope: &Scope, task_id: &str, version: u64) -> Result<()> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(&*self.events_channel)
+            .bind(notice_payload(scope, task_id, version))
+            .execute(tx)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
     async fn notify(&self, channel: &str, scope: &Scope, task_id: &str, seq: u64) -> Result<()> {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(channel)
@@ -127,19 +138,6 @@ fn notice_payload(scope: &Scope, task_id: &str, seq: u64) -> String {
 fn parse_notice(payload: &str) -> Option<(Scope, String, u64)> {
     let (tenant, owner, task_id, seq): (String, String, String, u64) = serde_json::from_str(payload).ok()?;
     Some((Scope::new(tenant, owner), task_id, seq))
-}
-
-/// Adds the filters of `query` to a `WHERE` clause that already selects the scope.
-fn filter<'q>(sql: &mut QueryBuilder<'q, Postgres>, query: &'q TaskQuery) {
-    if let Some(context_id) = &query.context_id {
-        sql.push(" AND context_id = ").push_bind(context_id);
-    }
-    if let Some(state) = query.state {
-        sql.push(" AND state = ").push_bind(state.number());
-    }
-    if let Some(after) = query.status_after {
-        sql.push(" AND status_millis >= ").push_bind(after.as_millis());
-    }
 }
 
 /// Appends `events` to a task's log after sequence number `after`.
@@ -181,12 +179,7 @@ impl TaskStore for PostgresStore {
         append(&mut tx, key, 0, &bodies).await?;
         let version = bodies.len() as u64;
         if version > 0 {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&*self.events_channel)
-                .bind(notice_payload(scope, &task.id, version))
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
+            self.announce_in(&mut tx, scope, &task.id, version).await?;
         }
         tx.commit().await.map_err(backend)?;
         Ok(version)
@@ -232,12 +225,7 @@ impl TaskStore for PostgresStore {
         append(&mut tx, key, expected, &bodies).await?;
         let version = expected + bodies.len() as u64;
         if !bodies.is_empty() {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&*self.events_channel)
-                .bind(notice_payload(scope, &task.id, version))
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
+            self.announce_in(&mut tx, scope, &task.id, version).await?;
         }
         tx.commit().await.map_err(backend)?;
         Ok(version)
@@ -257,55 +245,35 @@ impl TaskStore for PostgresStore {
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let rows = sqlx::query(
-            "SELECT seq, body FROM events WHERE task =
-                 (SELECT key FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3)
-             AND seq > $4 ORDER BY seq LIMIT $5",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .bind(as_sql(after))
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
-        rows.iter().map(|row| decode_event(row.get(0), row.get(1))).collect()
+        let rows: Vec<(i64, String)> = queries::events::<Postgres>(scope, task_id, as_sql(after), sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|(seq, body)| decode_event(*seq, body)).collect()
     }
 
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
-        let mut count = QueryBuilder::<Postgres>::new("SELECT COUNT(*) FROM tasks WHERE tenant = ");
-        count.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
-        filter(&mut count, query);
-        let total: i64 = count.build_query_scalar().fetch_one(&self.pool).await.map_err(backend)?;
-
-        let mut page = QueryBuilder::<Postgres>::new("SELECT snapshot FROM tasks WHERE tenant = ");
-        page.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
-        filter(&mut page, query);
-        if let Some(after) = &query.after {
-            page.push(" AND (status_millis, id) < (").push_bind(after.status_millis);
-            page.push(", ").push_bind(&after.task_id).push(")");
-        }
-        // One more than the page: whether there is a next page.
-        let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
-        page.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
-        let rows: Vec<String> = page.build_query_scalar().fetch_all(&self.pool).await.map_err(backend)?;
-        let more = rows.len() > query.page_size;
-        let tasks = rows.iter().take(query.page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>>>()?;
-        let next = if more { tasks.last().map(|t| PageToken::after(t)) } else { None };
-        Ok(TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+        let total: i64 = queries::count::<Postgres>(scope, query)
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend)?;
+        let snapshots: Vec<String> = queries::page::<Postgres>(scope, query)
+            .build_query_scalar()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        page_of(snapshots, total, query.page_size)
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let rows =
-            sqlx::query("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN ($1, $2) LIMIT $3")
-                .bind(TaskState::Submitted.number())
-                .bind(TaskState::Working.number())
-                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(backend)?;
-        Ok(rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2))).collect())
+        let rows: Vec<(String, String, String)> = queries::in_progress::<Postgres>(sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(scoped).collect())
     }
 
     /// Optimistic, with this process's updates of a task taking turns.
@@ -374,46 +342,29 @@ impl PushConfigStore for PostgresStore {
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row = sqlx::query(
-            "SELECT dialect, config FROM push_configs WHERE id = $1 AND task =
-             (SELECT key FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4)",
-        )
-        .bind(config_id)
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(backend)?;
-        row.map(|row| decode_config(row.get(0), row.get(1))).transpose()
+        let row: Option<(String, String)> = queries::configs::<Postgres>(scope, task_id, Some(config_id))
+            .build_query_as()
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend)?;
+        row.map(|(dialect, config)| decode_config(&dialect, &config)).transpose()
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
-        let rows = sqlx::query(
-            "SELECT dialect, config FROM push_configs WHERE task =
-             (SELECT key FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3) ORDER BY position",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
-        rows.iter().map(|row| decode_config(row.get(0), row.get(1))).collect()
+        let rows: Vec<(String, String)> = queries::configs::<Postgres>(scope, task_id, None)
+            .build_query_as()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|(dialect, config)| decode_config(dialect, config)).collect()
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
-        let done = sqlx::query(
-            "DELETE FROM push_configs WHERE id = $1 AND task =
-             (SELECT key FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4)",
-        )
-        .bind(config_id)
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .execute(&self.pool)
-        .await
-        .map_err(backend)?;
+        let done = queries::delete_config::<Postgres>(scope, task_id, config_id)
+            .build()
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
         Ok(done.rows_affected() > 0)
     }
 }

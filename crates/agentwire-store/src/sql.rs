@@ -112,3 +112,151 @@ impl Turns {
         result
     }
 }
+
+/// The statements the SQL backends share, built with each backend's placeholders.
+pub(crate) mod queries {
+    use sqlx::{Database, Encode, QueryBuilder, Type};
+
+    use crate::{Scope, TaskQuery};
+
+    /// Selects the row key of a task, as a subquery.
+    fn task_key<'q, DB>(sql: &mut QueryBuilder<'q, DB>, scope: &'q Scope, task_id: &'q str)
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        sql.push("(SELECT key FROM tasks WHERE tenant = ").push_bind(&scope.tenant);
+        sql.push(" AND owner = ").push_bind(&scope.owner).push(" AND id = ").push_bind(task_id).push(")");
+    }
+
+    /// The tasks of `scope` that `query` selects, after its cursor: `select` names the columns.
+    fn tasks<'q, DB>(select: &str, scope: &'q Scope, query: &'q TaskQuery, from_cursor: bool) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+        i32: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(format!("SELECT {select} FROM tasks WHERE tenant = "));
+        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        if let Some(context_id) = &query.context_id {
+            sql.push(" AND context_id = ").push_bind(context_id);
+        }
+        if let Some(state) = query.state {
+            sql.push(" AND state = ").push_bind(state.number());
+        }
+        if let Some(after) = query.status_after {
+            sql.push(" AND status_millis >= ").push_bind(after.as_millis());
+        }
+        if let Some(after) = query.after.as_ref().filter(|_| from_cursor) {
+            sql.push(" AND (status_millis, id) < (").push_bind(after.status_millis);
+            sql.push(", ").push_bind(&after.task_id).push(")");
+        }
+        sql
+    }
+
+    /// How many tasks a listing selects in all.
+    pub(crate) fn count<'q, DB>(scope: &'q Scope, query: &'q TaskQuery) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+        i32: Encode<'q, DB> + Type<DB>,
+    {
+        tasks("COUNT(*)", scope, query, false)
+    }
+
+    /// The snapshots of a listing's page, and one more if there is a next page.
+    pub(crate) fn page<'q, DB>(scope: &'q Scope, query: &'q TaskQuery) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+        i32: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = tasks("snapshot", scope, query, true);
+        let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
+        sql.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
+        sql
+    }
+
+    /// `seq, body` of a task's events after `after`, oldest first.
+    pub(crate) fn events<'q, DB>(scope: &'q Scope, task_id: &'q str, after: i64, limit: i64) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT seq, body FROM events WHERE task = ");
+        task_key(&mut sql, scope, task_id);
+        sql.push(" AND seq > ").push_bind(after).push(" ORDER BY seq LIMIT ").push_bind(limit);
+        sql
+    }
+
+    /// `dialect, config` of a task's push configs in creation order, or of the one named.
+    pub(crate) fn configs<'q, DB>(
+        scope: &'q Scope,
+        task_id: &'q str,
+        config_id: Option<&'q str>,
+    ) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT dialect, config FROM push_configs WHERE task = ");
+        task_key(&mut sql, scope, task_id);
+        if let Some(config_id) = config_id {
+            sql.push(" AND id = ").push_bind(config_id);
+        }
+        sql.push(" ORDER BY position");
+        sql
+    }
+
+    /// Removes one push config of a task.
+    pub(crate) fn delete_config<'q, DB>(scope: &'q Scope, task_id: &'q str, config_id: &'q str) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("DELETE FROM push_configs WHERE id = ");
+        sql.push_bind(config_id).push(" AND task = ");
+        task_key(&mut sql, scope, task_id);
+        sql
+    }
+
+    /// `tenant, owner, id` of tasks in SUBMITTED or WORKING state.
+    pub(crate) fn in_progress<'q, DB>(limit: i64) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+        i32: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN (");
+        sql.push_bind(agentwire_types::TaskState::Submitted.number()).push(", ");
+        sql.push_bind(agentwire_types::TaskState::Working.number()).push(") LIMIT ").push_bind(limit);
+        sql
+    }
+}
+
+/// A listing's page from its snapshots (one more than the page if there is a next page) and its
+/// total.
+pub(crate) fn page_of(snapshots: Vec<String>, total: i64, page_size: usize) -> Result<crate::TaskPage, StoreError> {
+    let more = snapshots.len() > page_size;
+    let tasks = snapshots.iter().take(page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>, _>>()?;
+    let next = if more { tasks.last().map(|t| crate::PageToken::after(t)) } else { None };
+    Ok(crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+}
+
+/// SQL's `LIMIT` for a count.
+pub(crate) fn limit(count: usize) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+/// Task keys as the SQL backends read them.
+pub(crate) fn scoped((tenant, owner, id): (String, String, String)) -> (Scope, String) {
+    (Scope::new(tenant, owner), id)
+}

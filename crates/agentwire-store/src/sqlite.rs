@@ -13,19 +13,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
+use agentwire_types::{StreamResponse, Task, Timestamp};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Executor, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events, now_millis,
-    TaskRow, Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
+    limit as sql_limit, now_millis, page_of, queries, scoped, TaskRow, Turns,
 };
 use crate::{
-    optimistic_update, Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
-    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
+    optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
+    TaskQuery, TaskRecord, TaskStore, Updated,
 };
 
 /// The most writes one transaction commits.
@@ -458,17 +458,11 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             Ok(1)
         }
         Write::DeleteConfig { scope, task_id, config_id } => {
-            let done = sqlx::query(
-                "DELETE FROM push_configs WHERE id = ? AND task =
-                 (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)",
-            )
-            .bind(config_id)
-            .bind(&scope.tenant)
-            .bind(&scope.owner)
-            .bind(task_id)
-            .execute(&mut *conn)
-            .await
-            .map_err(backend)?;
+            let done = queries::delete_config::<Sqlite>(scope, task_id, config_id)
+                .build()
+                .execute(&mut *conn)
+                .await
+                .map_err(backend)?;
             Ok(done.rows_affected())
         }
     }
@@ -485,19 +479,6 @@ async fn append(conn: &mut SqliteConnection, task: i64, after: u64, events: &[St
     });
     insert.build().execute(&mut *conn).await.map_err(backend)?;
     Ok(())
-}
-
-/// Adds the filters of `query` to a `WHERE` clause that already selects the scope.
-fn filter<'q>(sql: &mut QueryBuilder<'q, Sqlite>, query: &'q TaskQuery) {
-    if let Some(context_id) = &query.context_id {
-        sql.push(" AND context_id = ").push_bind(context_id);
-    }
-    if let Some(state) = query.state {
-        sql.push(" AND state = ").push_bind(state.number());
-    }
-    if let Some(after) = query.status_after {
-        sql.push(" AND status_millis >= ").push_bind(after.as_millis());
-    }
 }
 
 #[async_trait]
@@ -535,56 +516,32 @@ impl TaskStore for SqliteStore {
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let rows = sqlx::query(
-            "SELECT seq, body FROM events WHERE task = (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)
-             AND seq > ? ORDER BY seq LIMIT ?",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .bind(as_sql(after))
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.reads)
-        .await
-        .map_err(backend)?;
-        rows.iter().map(|row| decode_event(row.get(0), row.get(1))).collect()
+        let rows: Vec<(i64, String)> = queries::events::<Sqlite>(scope, task_id, as_sql(after), sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.reads)
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|(seq, body)| decode_event(*seq, body)).collect()
     }
 
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
-        let mut count = QueryBuilder::<Sqlite>::new("SELECT COUNT(*) FROM tasks WHERE tenant = ");
-        count.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
-        filter(&mut count, query);
-        let total: i64 = count.build_query_scalar().fetch_one(&self.reads).await.map_err(backend)?;
-
-        let mut page = QueryBuilder::<Sqlite>::new("SELECT snapshot FROM tasks WHERE tenant = ");
-        page.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
-        filter(&mut page, query);
-        if let Some(after) = &query.after {
-            page.push(" AND (status_millis < ").push_bind(after.status_millis);
-            page.push(" OR (status_millis = ").push_bind(after.status_millis);
-            page.push(" AND id < ").push_bind(&after.task_id).push("))");
-        }
-        // One more than the page: whether there is a next page.
-        let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
-        page.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
-        let rows: Vec<String> = page.build_query_scalar().fetch_all(&self.reads).await.map_err(backend)?;
-        let more = rows.len() > query.page_size;
-        let tasks = rows.iter().take(query.page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>>>()?;
-        let next = if more { tasks.last().map(|t| PageToken::after(t)) } else { None };
-        Ok(TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+        let total: i64 = queries::count::<Sqlite>(scope, query)
+            .build_query_scalar()
+            .fetch_one(&self.reads)
+            .await
+            .map_err(backend)?;
+        let snapshots: Vec<String> =
+            queries::page::<Sqlite>(scope, query).build_query_scalar().fetch_all(&self.reads).await.map_err(backend)?;
+        page_of(snapshots, total, query.page_size)
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let running = [TaskState::Submitted.number(), TaskState::Working.number()];
-        let rows =
-            sqlx::query("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN (?, ?) LIMIT ?")
-                .bind(running[0])
-                .bind(running[1])
-                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(&self.reads)
-                .await
-                .map_err(backend)?;
-        Ok(rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2))).collect())
+        let rows: Vec<(String, String, String)> = queries::in_progress::<Sqlite>(sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.reads)
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(scoped).collect())
     }
 
     /// Optimistic, with this process's updates of a task taking turns.
@@ -621,35 +578,24 @@ impl PushConfigStore for SqliteStore {
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row = sqlx::query(
-            "SELECT dialect, config FROM push_configs WHERE id = ? AND task =
-             (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?)",
-        )
-        .bind(config_id)
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_optional(&self.reads)
-        .await
-        .map_err(backend)?;
-        row.map(|row| decode_config(row.get(0), row.get(1))).transpose()
+        let row: Option<(String, String)> = queries::configs::<Sqlite>(scope, task_id, Some(config_id))
+            .build_query_as()
+            .fetch_optional(&self.reads)
+            .await
+            .map_err(backend)?;
+        row.map(|(dialect, config)| decode_config(&dialect, &config)).transpose()
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
         if !self.known.with_configs.contains_key(&(scope.clone(), task_id.to_owned())) {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(
-            "SELECT dialect, config FROM push_configs WHERE task =
-             (SELECT key FROM tasks WHERE tenant = ? AND owner = ? AND id = ?) ORDER BY position",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_all(&self.reads)
-        .await
-        .map_err(backend)?;
-        rows.iter().map(|row| decode_config(row.get(0), row.get(1))).collect()
+        let rows: Vec<(String, String)> = queries::configs::<Sqlite>(scope, task_id, None)
+            .build_query_as()
+            .fetch_all(&self.reads)
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|(dialect, config)| decode_config(dialect, config)).collect()
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
