@@ -122,9 +122,29 @@ declare -A RUNNING=()
 cleanup() {
   local pid
   for pid in "${!RUNNING[@]}"; do stop "$pid"; done
+  if [[ -n $PG_DIR ]]; then "$ROOT/scripts/pg-cluster" stop "$PG_DIR"; rm -rf "$PG_DIR"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The same agent on PostgreSQL: on the database BENCH_POSTGRES_URL names, else on a throwaway
+# cluster with the durable settings a deployment has (fsync on), when the machine has a PostgreSQL
+# server. Both rounds share the database.
+PG_DIR=""
+if [[ -z ${BENCH_POSTGRES_URL:-} ]] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  PG_DIR=$(mktemp -d)
+  BENCH_POSTGRES_URL=$(PG_CLUSTER_DURABLE=1 "$ROOT/scripts/pg-cluster" start "$PG_DIR")
+fi
+if [[ -n ${BENCH_POSTGRES_URL:-} ]]; then
+  for i in "${!COMPARED[@]}"; do
+    if [[ ${COMPARED[i]} == agentwire-sqlite* ]]; then
+      COMPARED=("${COMPARED[@]:0:i+1}"
+        "agentwire-postgres    | jsonrpc-c16 | $AGENTWIRE serve --agent echo --store $BENCH_POSTGRES_URL --http 127.0.0.1:PORT"
+        "${COMPARED[@]:i+1}")
+      break
+    fi
+  done
+fi
 
 # Stops a server: TERM, then KILL if it lingers past 5 s.
 stop() {
