@@ -35,6 +35,7 @@ where
     events_come_in_order(&make().await).await;
     listings_page_newest_first(&make().await).await;
     push_configs_belong_to_their_task(&make().await).await;
+    push_cursors_follow_the_log(&make().await).await;
     delete_removes_everything_of_a_task(&make().await).await;
     purge_removes_only_ended_tasks(&make().await).await;
     tasks_in_progress_are_found_in_every_scope(&make().await).await;
@@ -262,7 +263,7 @@ fn config(task_id: &str, id: &str, url: &str) -> PushConfigRecord {
         token: "secret".into(),
         ..TaskPushNotificationConfig::default()
     };
-    PushConfigRecord { config, dialect: Dialect::V1 }
+    PushConfigRecord { config, dialect: Dialect::V1, delivered_through: 0 }
 }
 
 async fn push_configs_belong_to_their_task<S: TaskStore + PushConfigStore>(store: &S) {
@@ -286,6 +287,41 @@ async fn push_configs_belong_to_their_task<S: TaskStore + PushConfigStore>(store
     assert!(store.delete_config(&scope, "t", "c1").await.unwrap());
     assert!(!store.delete_config(&scope, "t", "c1").await.unwrap());
     assert_eq!(store.list_configs(&scope, "t").await.unwrap().len(), 1);
+}
+
+async fn push_cursors_follow_the_log<S: TaskStore + PushConfigStore>(store: &S) {
+    let (scope, other) = (Scope::new("", "a"), Scope::new("", "b"));
+    let cursor = |id: &'static str| {
+        let scope = scope.clone();
+        async move { store.get_config(&scope, "t", id).await.unwrap().unwrap().delivered_through }
+    };
+    create(store, &scope, &task("t", "c", 1, TaskState::Working)).await;
+    create(store, &other, &task("t", "c", 1, TaskState::Working)).await;
+    store.put_config(&scope, &config("t", "behind", "https://example.com/1")).await.unwrap();
+    let caught_up = PushConfigRecord { delivered_through: 1, ..config("t", "caught-up", "https://example.com/2") };
+    store.put_config(&scope, &caught_up).await.unwrap();
+    store
+        .put_config(&other, &PushConfigRecord { delivered_through: 1, ..config("t", "behind", "https://x.org") })
+        .await
+        .unwrap();
+    assert_eq!((cursor("behind").await, cursor("caught-up").await), (0, 1), "a new config keeps its cursor");
+    assert_eq!(store.undelivered(10).await.unwrap(), [(scope.clone(), "t".to_owned())]);
+
+    store.mark_delivered(&scope, "t", "behind", 1).await.unwrap();
+    assert!(store.undelivered(10).await.unwrap().is_empty());
+    assert_eq!(set_state(store, &scope, "t", TaskState::Completed).await, 2);
+    assert_eq!(store.undelivered(10).await.unwrap(), [(scope.clone(), "t".to_owned())], "a new event is due");
+    for id in ["behind", "caught-up"] {
+        store.mark_delivered(&scope, "t", id, 2).await.unwrap();
+    }
+    store.mark_delivered(&scope, "t", "behind", 1).await.unwrap();
+    assert_eq!(cursor("behind").await, 2, "a cursor never moves back");
+    store.put_config(&scope, &config("t", "behind", "https://example.com/1b")).await.unwrap();
+    assert_eq!(cursor("behind").await, 2, "replacing a config keeps its cursor");
+    assert!(store.undelivered(10).await.unwrap().is_empty());
+    assert_eq!(store.get_config(&other, "t", "behind").await.unwrap().unwrap().delivered_through, 1, "scopes apart");
+    store.mark_delivered(&scope, "t", "missing", 5).await.unwrap();
+    store.mark_delivered(&scope, "missing", "behind", 5).await.unwrap();
 }
 
 async fn delete_removes_everything_of_a_task<S: TaskStore + PushConfigStore>(store: &S) {

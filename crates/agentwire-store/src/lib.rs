@@ -132,6 +132,12 @@ pub struct PushConfigRecord {
     /// The protocol generation the config was created in; deliveries are written in it (v1.0: a
     /// `StreamResponse` per event; v0.3 and legacy: the whole task after each event).
     pub dialect: agentwire_types::Dialect,
+    /// The sequence number of the last event the webhook was handed (delivered, or given up on
+    /// after the last attempt): the events after it in the task's log are still due. This cursor
+    /// beside the log is the push outbox, so an event's deliveries are as durable as the event.
+    /// [`PushConfigStore::put_config`] stores it for a new config and keeps the stored one when
+    /// it replaces a config.
+    pub delivered_through: u64,
 }
 
 /// Storage failures.
@@ -284,4 +290,12 @@ pub trait PushConfigStore: Send + Sync + 'static {
 
     /// Removes a config; `false` if there was none.
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool>;
+
+    /// Moves a config's [`delivered_through`](PushConfigRecord::delivered_through) to `seq`, never
+    /// back. A config or task that is gone is no error: it may have been deleted meanwhile.
+    async fn mark_delivered(&self, scope: &Scope, task_id: &str, config_id: &str, seq: u64) -> Result<()>;
+
+    /// Tasks of any scope with a config whose deliveries are behind the task's log, at most
+    /// `limit`: a process that stopped before it delivered them left them due.
+    async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>>;
 }

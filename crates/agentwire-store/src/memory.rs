@@ -293,7 +293,10 @@ impl PushConfigStore for MemoryStore {
         let entry = self.entry(scope, task_id)?.ok_or_else(|| StoreError::NotFound(task_id.clone()))?;
         let mut e = entry.lock().map_err(poisoned)?;
         match e.configs.iter_mut().find(|r| r.config.id == record.config.id) {
-            Some(existing) => *existing = record.clone(),
+            Some(existing) => {
+                let delivered_through = existing.delivered_through;
+                *existing = PushConfigRecord { delivered_through, ..record.clone() };
+            }
             None => e.configs.push(record.clone()),
         }
         Ok(())
@@ -317,6 +320,32 @@ impl PushConfigStore for MemoryStore {
         let before = e.configs.len();
         e.configs.retain(|r| r.config.id != config_id);
         Ok(e.configs.len() != before)
+    }
+
+    async fn mark_delivered(&self, scope: &Scope, task_id: &str, config_id: &str, seq: u64) -> Result<()> {
+        let Some(entry) = self.entry(scope, task_id)? else { return Ok(()) };
+        let mut e = entry.lock().map_err(poisoned)?;
+        if let Some(record) = e.configs.iter_mut().find(|r| r.config.id == config_id) {
+            record.delivered_through = record.delivered_through.max(seq);
+        }
+        Ok(())
+    }
+
+    async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
+        let tasks = self.inner.tasks.read().map_err(poisoned)?;
+        let mut due = Vec::new();
+        for (scope, entries) in tasks.iter() {
+            for (id, entry) in entries {
+                if due.len() >= limit {
+                    return Ok(due);
+                }
+                let e = entry.lock().map_err(poisoned)?;
+                if e.configs.iter().any(|r| r.delivered_through < e.version()) {
+                    due.push((scope.clone(), id.to_string()));
+                }
+            }
+        }
+        Ok(due)
     }
 }
 

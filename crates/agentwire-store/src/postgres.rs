@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 use crate::sql::{
     as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
-    limit as sql_limit, now_millis, page_of, queries, scoped, TaskRow, Turns,
+    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, TaskRow, Turns,
 };
 use crate::{
     optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
@@ -321,8 +321,8 @@ impl TaskStore for PostgresStore {
 impl PushConfigStore for PostgresStore {
     async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()> {
         let done = sqlx::query(
-            "INSERT INTO push_configs (task, id, position, dialect, config)
-             SELECT key, $1, (SELECT COALESCE(MAX(position), 0) + 1 FROM push_configs WHERE task = tasks.key), $2, $3
+            "INSERT INTO push_configs (task, id, position, dialect, config, delivered_through)
+             SELECT key, $1, (SELECT COALESCE(MAX(position), 0) + 1 FROM push_configs WHERE task = tasks.key), $2, $3, $7
              FROM tasks WHERE tenant = $4 AND owner = $5 AND id = $6
              ON CONFLICT (task, id) DO UPDATE SET dialect = excluded.dialect, config = excluded.config",
         )
@@ -332,6 +332,7 @@ impl PushConfigStore for PostgresStore {
         .bind(&scope.tenant)
         .bind(&scope.owner)
         .bind(&record.config.task_id)
+        .bind(as_sql(record.delivered_through))
         .execute(&self.pool)
         .await
         .map_err(backend)?;
@@ -342,21 +343,21 @@ impl PushConfigStore for PostgresStore {
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row: Option<(String, String)> = queries::configs::<Postgres>(scope, task_id, Some(config_id))
+        let row: Option<ConfigRow> = queries::configs::<Postgres>(scope, task_id, Some(config_id))
             .build_query_as()
             .fetch_optional(&self.pool)
             .await
             .map_err(backend)?;
-        row.map(|(dialect, config)| decode_config(&dialect, &config)).transpose()
+        row.as_ref().map(decode_config).transpose()
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
-        let rows: Vec<(String, String)> = queries::configs::<Postgres>(scope, task_id, None)
+        let rows: Vec<ConfigRow> = queries::configs::<Postgres>(scope, task_id, None)
             .build_query_as()
             .fetch_all(&self.pool)
             .await
             .map_err(backend)?;
-        rows.iter().map(|(dialect, config)| decode_config(dialect, config)).collect()
+        rows.iter().map(decode_config).collect()
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
@@ -366,6 +367,24 @@ impl PushConfigStore for PostgresStore {
             .await
             .map_err(backend)?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn mark_delivered(&self, scope: &Scope, task_id: &str, config_id: &str, seq: u64) -> Result<()> {
+        queries::mark_delivered::<Postgres>(scope, task_id, config_id, as_sql(seq))
+            .build()
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
+        let rows: Vec<(String, String, String)> = queries::undelivered::<Postgres>(sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(scoped).collect())
     }
 }
 

@@ -58,14 +58,17 @@ pub(crate) fn decode_event(seq: i64, body: &str) -> Result<StoredEvent, StoreErr
     Ok(StoredEvent { seq: as_seq(seq), event: Arc::new(decode(body)?) })
 }
 
-pub(crate) fn decode_config(dialect: &str, config: &str) -> Result<PushConfigRecord, StoreError> {
+/// A push config's columns, as [`queries::configs`] selects them.
+pub(crate) type ConfigRow = (String, String, i64);
+
+pub(crate) fn decode_config((dialect, config, delivered_through): &ConfigRow) -> Result<PushConfigRecord, StoreError> {
     let config: TaskPushNotificationConfig = decode(config)?;
-    let dialect = match dialect {
+    let dialect = match dialect.as_str() {
         "v03" => Dialect::V03,
         "legacy" => Dialect::Legacy,
         _ => Dialect::V1,
     };
-    Ok(PushConfigRecord { config, dialect })
+    Ok(PushConfigRecord { config, dialect, delivered_through: as_seq(*delivered_through) })
 }
 
 pub(crate) fn dialect_name(dialect: Dialect) -> &'static str {
@@ -195,7 +198,7 @@ pub(crate) mod queries {
         sql
     }
 
-    /// `dialect, config` of a task's push configs in creation order, or of the one named.
+    /// A task's push configs ([`ConfigRow`](super::ConfigRow)s) in creation order, or the one named.
     pub(crate) fn configs<'q, DB>(
         scope: &'q Scope,
         task_id: &'q str,
@@ -206,7 +209,7 @@ pub(crate) mod queries {
         String: Encode<'q, DB> + Type<DB>,
         &'q str: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = QueryBuilder::new("SELECT dialect, config FROM push_configs WHERE task = ");
+        let mut sql = QueryBuilder::new("SELECT dialect, config, delivered_through FROM push_configs WHERE task = ");
         task_key(&mut sql, scope, task_id);
         if let Some(config_id) = config_id {
             sql.push(" AND id = ").push_bind(config_id);
@@ -225,6 +228,40 @@ pub(crate) mod queries {
         let mut sql = QueryBuilder::new("DELETE FROM push_configs WHERE id = ");
         sql.push_bind(config_id).push(" AND task = ");
         task_key(&mut sql, scope, task_id);
+        sql
+    }
+
+    /// Moves a push config's delivery cursor forward to `seq`.
+    pub(crate) fn mark_delivered<'q, DB>(
+        scope: &'q Scope,
+        task_id: &'q str,
+        config_id: &'q str,
+        seq: i64,
+    ) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("UPDATE push_configs SET delivered_through = ");
+        sql.push_bind(seq).push(" WHERE delivered_through < ").push_bind(seq);
+        sql.push(" AND id = ").push_bind(config_id).push(" AND task = ");
+        task_key(&mut sql, scope, task_id);
+        sql
+    }
+
+    /// `tenant, owner, id` of tasks with a push config whose deliveries are behind the log.
+    pub(crate) fn undelivered<'q, DB>(limit: i64) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(
+            "SELECT DISTINCT t.tenant, t.owner, t.id FROM push_configs c JOIN tasks t ON t.key = c.task
+             WHERE c.delivered_through < t.version LIMIT ",
+        );
+        sql.push_bind(limit);
         sql
     }
 

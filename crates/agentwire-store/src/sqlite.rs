@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
     as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
-    limit as sql_limit, now_millis, page_of, queries, scoped, TaskRow, Turns,
+    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, TaskRow, Turns,
 };
 use crate::{
     optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
@@ -150,8 +150,9 @@ enum Write {
     Commit { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, expected: u64 },
     Delete { scope: Scope, id: String },
     Purge { ended_before: Option<i64>, keep_ended: Option<usize> },
-    PutConfig { scope: Scope, task_id: String, config_id: String, dialect: &'static str, config: String },
+    PutConfig { scope: Scope, record: PushConfigRecord, config: String },
     DeleteConfig { scope: Scope, task_id: String, config_id: String },
+    MarkDelivered { scope: Scope, task_id: String, config_id: String, seq: u64 },
 }
 
 struct Job {
@@ -180,10 +181,10 @@ fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
         Write::Create { scope, task, .. } | Write::Commit { scope, task, .. } => known.committed(scope, task, outcome),
         Write::Delete { scope, id } => known.forget(scope, id),
-        Write::PutConfig { scope, task_id, .. } => {
-            known.with_configs.insert((scope.clone(), task_id.clone()), ());
+        Write::PutConfig { scope, record, .. } => {
+            known.with_configs.insert((scope.clone(), record.config.task_id.clone()), ());
         }
-        Write::Purge { .. } | Write::DeleteConfig { .. } => {}
+        Write::Purge { .. } | Write::DeleteConfig { .. } | Write::MarkDelivered { .. } => {}
     }
 }
 
@@ -436,16 +437,18 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             }
             Ok(removed)
         }
-        Write::PutConfig { scope, task_id, config_id, dialect, config } => {
+        Write::PutConfig { scope, record, config } => {
+            let task_id = &record.config.task_id;
             let done = sqlx::query(
-                "INSERT INTO push_configs (task, id, position, dialect, config)
-                 SELECT key, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM push_configs WHERE task = tasks.key), ?, ?
+                "INSERT INTO push_configs (task, id, position, dialect, config, delivered_through)
+                 SELECT key, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM push_configs WHERE task = tasks.key), ?, ?, ?
                  FROM tasks WHERE tenant = ? AND owner = ? AND id = ?
                  ON CONFLICT (task, id) DO UPDATE SET dialect = excluded.dialect, config = excluded.config",
             )
-            .bind(config_id)
-            .bind(*dialect)
+            .bind(&record.config.id)
+            .bind(dialect_name(record.dialect))
             .bind(config)
+            .bind(as_sql(record.delivered_through))
             .bind(&scope.tenant)
             .bind(&scope.owner)
             .bind(task_id)
@@ -456,6 +459,14 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
                 return Err(StoreError::NotFound(task_id.clone()));
             }
             Ok(1)
+        }
+        Write::MarkDelivered { scope, task_id, config_id, seq } => {
+            let done = queries::mark_delivered::<Sqlite>(scope, task_id, config_id, as_sql(*seq))
+                .build()
+                .execute(&mut *conn)
+                .await
+                .map_err(backend)?;
+            Ok(done.rows_affected())
         }
         Write::DeleteConfig { scope, task_id, config_id } => {
             let done = queries::delete_config::<Sqlite>(scope, task_id, config_id)
@@ -567,41 +578,49 @@ impl TaskStore for SqliteStore {
 #[async_trait]
 impl PushConfigStore for SqliteStore {
     async fn put_config(&self, scope: &Scope, record: &PushConfigRecord) -> Result<()> {
-        let write = Write::PutConfig {
-            scope: scope.clone(),
-            task_id: record.config.task_id.clone(),
-            config_id: record.config.id.clone(),
-            dialect: dialect_name(record.dialect),
-            config: encode(&record.config)?,
-        };
+        let write = Write::PutConfig { scope: scope.clone(), record: record.clone(), config: encode(&record.config)? };
         self.write(write).await.map(drop)
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row: Option<(String, String)> = queries::configs::<Sqlite>(scope, task_id, Some(config_id))
+        let row: Option<ConfigRow> = queries::configs::<Sqlite>(scope, task_id, Some(config_id))
             .build_query_as()
             .fetch_optional(&self.reads)
             .await
             .map_err(backend)?;
-        row.map(|(dialect, config)| decode_config(&dialect, &config)).transpose()
+        row.as_ref().map(decode_config).transpose()
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
         if !self.known.with_configs.contains_key(&(scope.clone(), task_id.to_owned())) {
             return Ok(Vec::new());
         }
-        let rows: Vec<(String, String)> = queries::configs::<Sqlite>(scope, task_id, None)
+        let rows: Vec<ConfigRow> = queries::configs::<Sqlite>(scope, task_id, None)
             .build_query_as()
             .fetch_all(&self.reads)
             .await
             .map_err(backend)?;
-        rows.iter().map(|(dialect, config)| decode_config(dialect, config)).collect()
+        rows.iter().map(decode_config).collect()
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
         let write =
             Write::DeleteConfig { scope: scope.clone(), task_id: task_id.to_owned(), config_id: config_id.to_owned() };
         Ok(self.write(write).await? > 0)
+    }
+
+    async fn mark_delivered(&self, scope: &Scope, task_id: &str, config_id: &str, seq: u64) -> Result<()> {
+        let (task_id, config_id) = (task_id.to_owned(), config_id.to_owned());
+        self.write(Write::MarkDelivered { scope: scope.clone(), task_id, config_id, seq }).await.map(drop)
+    }
+
+    async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
+        let rows: Vec<(String, String, String)> = queries::undelivered::<Sqlite>(sql_limit(limit))
+            .build_query_as()
+            .fetch_all(&self.reads)
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(scoped).collect())
     }
 }
 

@@ -170,7 +170,7 @@ impl Core {
             self.bus.publish(scope, task_id, Notice::Event { seq, event: Some(Arc::clone(event)) });
         }
         if self.push_enabled() {
-            self.push.enqueue(scope.clone(), task_id, events);
+            self.push.enqueue(scope.clone(), task_id, version, events);
         }
     }
 }

@@ -1,11 +1,12 @@
 //! Push notifications: config operations, the webhook address guard, and delivery.
 //!
 //! Delivery is at least once, in order per webhook: each committed event is queued, and one lane
-//! per (task, config) posts them one after another, retrying with exponential backoff. Deliveries
-//! are held in memory, so those still queued when the process stops are lost, and so are those
-//! that find the queue or their lane full (the newest are dropped, and each drop is logged).
-//! Each event is serialized once, whatever the number of webhooks, and a global limit caps the
-//! attempts in flight.
+//! per (task, config) posts them one after another, retrying with exponential backoff. The task's
+//! event log is the outbox: each config keeps a cursor, the last event its webhook was handed, so
+//! what is due is always in the store. Events that find the queue or a lane full are read back
+//! from the log, and a process that starts delivers what an earlier one left due. Each event is
+//! serialized once, whatever the number of webhooks, and a global limit caps the attempts in
+//! flight.
 //!
 //! Only globally reachable addresses are called unless private targets are allowed: URLs are
 //! checked when a config is created, names are checked as they are resolved for the connection
@@ -40,11 +41,11 @@ pub struct PushSettings {
     pub initial_backoff: Duration,
     /// Time limit of one attempt (default 10 s).
     pub timeout: Duration,
-    /// Commits waiting to be matched with their task's webhooks, across all tasks, before new
-    /// ones are dropped and logged (default 4096).
+    /// Commits waiting in memory to be matched with their task's webhooks, across all tasks;
+    /// beyond it, their deliveries are found in the store within seconds (default 4096).
     pub queue_capacity: usize,
-    /// Deliveries one webhook config of one task may have waiting behind the one in flight;
-    /// when the lane is full, the newest is dropped and logged (default 64).
+    /// Deliveries one webhook config of one task may hold in memory behind the one in flight;
+    /// beyond it, the lane reads them back from the task's log when it has room (default 64).
     pub lane_capacity: usize,
     /// Attempts in flight at once across all webhooks; other lanes wait for a free slot, which
     /// they do not hold while they back off (default 64).
@@ -82,14 +83,16 @@ impl Core {
         Ok(scope)
     }
 
-    /// Validates and stores a config for an existing task.
+    /// Validates and stores a config for an existing task. Its webhook is due the events
+    /// committed from now on.
     pub(crate) async fn store_push_config(
         &self,
         scope: &Scope,
         config: TaskPushNotificationConfig,
         dialect: Dialect,
     ) -> Result<TaskPushNotificationConfig> {
-        let record = self.push_record(scope, config, dialect)?;
+        let version = self.load(scope, &config.task_id).await?.version;
+        let record = PushConfigRecord { delivered_through: version, ..self.push_record(scope, config, dialect)? };
         let existing = self.push_configs.list_configs(scope, &record.config.task_id).await.map_err(store_error)?;
         let replaces = existing.iter().any(|r| r.config.id == record.config.id);
         if !replaces && existing.len() >= self.limits.max_push_configs_per_task {
@@ -102,7 +105,8 @@ impl Core {
         Ok(record.config)
     }
 
-    /// A config as stored: its webhook checked, its id given if it had none, in `scope`'s tenant.
+    /// A config as stored: its webhook checked, its id given if it had none, in `scope`'s tenant,
+    /// due every event of its task.
     pub(crate) fn push_record(
         &self,
         scope: &Scope,
@@ -114,7 +118,7 @@ impl Core {
             config.id = new_id();
         }
         config.tenant.clone_from(&scope.tenant);
-        Ok(PushConfigRecord { config, dialect })
+        Ok(PushConfigRecord { config, dialect, delivered_through: 0 })
     }
 
     pub(crate) async fn create_push_config(
@@ -131,7 +135,7 @@ impl Core {
         if config.url.is_empty() {
             return Err(A2AError::invalid_params("url is required"));
         }
-        let scope = self.push_scope(ctx, &config.tenant, &config.task_id).await?;
+        let scope = ctx.clone().with_tenant(&config.tenant).scope();
         self.store_push_config(&scope, config, ctx.dialect).await
     }
 

@@ -42,5 +42,8 @@ CREATE TABLE push_configs (
     dialect TEXT NOT NULL,
     -- The TaskPushNotificationConfig as ProtoJSON.
     config TEXT NOT NULL,
+    -- The push outbox: the sequence number of the last event the webhook was handed (delivered,
+    -- or given up on). The task's events after it are still due to this webhook.
+    delivered_through INTEGER NOT NULL,
     PRIMARY KEY (task, id)
 ) WITHOUT ROWID;

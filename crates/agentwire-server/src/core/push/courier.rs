@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::TaskPushNotificationConfig;
+use agentwire_types::{Dialect, TaskPushNotificationConfig};
 use bytes::Bytes;
 use http::StatusCode;
 use tokio::sync::Semaphore;
@@ -12,10 +12,12 @@ use super::guard::PrivateAddress;
 use super::PushSettings;
 use crate::causes::causes;
 
-/// Where one config's notifications go; its deliveries of one job share it.
+/// Where one config's notifications go, and in which generation's shape; its deliveries of one
+/// job share it.
 pub(super) struct Target {
     pub(super) url: reqwest::Url,
     pub(super) config: TaskPushNotificationConfig,
+    pub(super) dialect: Dialect,
 }
 
 /// One POST to a webhook. The body is shared with the other configs' deliveries of the event.
@@ -94,39 +96,56 @@ impl Courier {
         Self { client, settings, permits }
     }
 
-    /// Posts one notification, retrying what may succeed later, and logs why if it gives up.
+    /// Posts one notification, retrying what may succeed later. Every attempt is logged, and
+    /// the outcome: a delivery at the first attempt at debug level, one that needed retries at
+    /// info, one given up on as a warning.
     pub(super) async fn deliver(&self, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
-        let result = self.attempts(delivery).await;
-        if let Err(reason) = &result {
-            let config = &delivery.target.config;
-            tracing::warn!(
-                task_id = %config.task_id,
-                config_id = %config.id,
-                url = %delivery.target.url,
-                %reason,
-                "push notification not delivered"
-            );
+        let (result, attempts) = self.attempts(delivery).await;
+        let (config, url) = (&delivery.target.config, &delivery.target.url);
+        match &result {
+            Ok(()) if attempts == 1 => {
+                tracing::debug!(task_id = %config.task_id, config_id = %config.id, %url, "push notification delivered");
+            }
+            Ok(()) => {
+                tracing::info!(task_id = %config.task_id, config_id = %config.id, %url, attempts, "push notification delivered");
+            }
+            Err(reason) => {
+                tracing::warn!(task_id = %config.task_id, config_id = %config.id, %url, attempts, %reason, "push notification not delivered; given up");
+            }
         }
         result
     }
 
-    async fn attempts(&self, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+    /// The outcome, and how many attempts led to it.
+    async fn attempts(&self, delivery: &Delivery) -> (std::result::Result<(), Undelivered>, u32) {
         // Names are checked by the client's resolver; literal addresses never reach it.
-        self.settings.guard.check_literal(&delivery.target.url)?;
-        let client = self.client.as_ref().map_err(|error| Undelivered::NoClient(error.clone()))?;
+        if let Err(refused) = self.settings.guard.check_literal(&delivery.target.url) {
+            return (Err(refused.into()), 0);
+        }
+        let client = match &self.client {
+            Ok(client) => client,
+            Err(error) => return (Err(Undelivered::NoClient(error.clone())), 0),
+        };
         let max_attempts = self.settings.max_attempts.max(1);
         let mut backoff = self.settings.initial_backoff;
         let mut attempt = 1;
         loop {
             let failure = match self.attempt(client, delivery).await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return (Ok(()), attempt),
                 Err(failure) => failure,
             };
-            if !failure.is_retryable() || attempt >= max_attempts {
-                return Err(failure);
-            }
             let config = &delivery.target.config;
-            tracing::debug!(task_id = %config.task_id, config_id = %config.id, attempt, reason = %failure, "webhook delivery failed; retrying");
+            if !failure.is_retryable() || attempt >= max_attempts {
+                return (Err(failure), attempt);
+            }
+            tracing::info!(
+                task_id = %config.task_id,
+                config_id = %config.id,
+                attempt,
+                reason = %failure,
+                retry_in = ?backoff,
+                "push notification attempt failed"
+            );
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
             attempt += 1;

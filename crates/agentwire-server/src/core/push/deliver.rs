@@ -1,7 +1,13 @@
 //! Webhook delivery: the queue of committed events, and one bounded lane per (task, config) that
 //! hands its notifications, in order, to the courier.
+//!
+//! The task's event log is the outbox. Each config stores how far its webhook has been served
+//! (`delivered_through`), and a lane moves that cursor after each delivery, so the events still
+//! due to a webhook are always the log's events past its cursor. Committed events reach the lanes
+//! from memory; whatever does not (a full lane or queue, a restart) is read back from the log.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,13 +23,16 @@ use tokio_util::task::TaskTracker;
 use super::courier::{Courier, Delivery, Target};
 use super::PushSettings;
 
-/// Committed events of one task, waiting to be matched with its webhooks. It holds no task
-/// snapshot: most tasks have no webhook, and copying the task for each commit would cost every
-/// request; a config that wants the whole task reads it when the job is handled.
+/// Events of one task, waiting to be matched with its webhooks. It holds no task snapshot: most
+/// tasks have no webhook, and copying the task for each commit would cost every request; a
+/// config that wants the whole task reads it when the job is handled.
 struct Job {
     scope: Scope,
     task_id: String,
+    /// Committed events, the first numbered `first_seq`; none asks each webhook of the task to
+    /// catch up with the log.
     events: Vec<Arc<StreamResponse>>,
+    first_seq: u64,
 }
 
 pub(crate) struct PushDispatcher {
@@ -32,33 +41,41 @@ pub(crate) struct PushDispatcher {
     tracker: TaskTracker,
     /// Tells the dispatcher to take no more jobs, so that shutdown does not wait on an idle queue.
     closing: CancellationToken,
+    /// Set when a job did not fit in the queue: the dispatcher then looks for what is due.
+    missed: Arc<AtomicBool>,
 }
 
 impl PushDispatcher {
     pub(crate) fn start(settings: PushSettings, configs: Arc<dyn PushConfigStore>, tasks: Arc<dyn TaskStore>) -> Self {
         let (jobs, rx) = mpsc::channel(settings.queue_capacity.max(1));
         let tracker = TaskTracker::new();
+        let missed = Arc::new(AtomicBool::new(false));
         let worker = Dispatcher {
-            courier: Arc::new(Courier::new(settings.clone())),
+            lanes_share: Arc::new(LaneContext { courier: Courier::new(settings.clone()), configs, tasks }),
             lane_capacity: settings.lane_capacity.max(1),
             lanes: HashMap::new(),
             tracker: tracker.clone(),
-            configs,
-            tasks,
+            missed: Arc::clone(&missed),
         };
         let closing = CancellationToken::new();
-        tracker.spawn(worker.run(rx, closing.clone()));
-        Self { jobs, settings, tracker, closing }
+        if settings.deliver {
+            tracker.spawn(worker.run(rx, closing.clone()));
+        }
+        Self { jobs, settings, tracker, closing, missed }
     }
 
-    pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, events: Vec<Arc<StreamResponse>>) {
+    /// Queues the deliveries of events just committed, `version` being the last one's number.
+    pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         if !self.settings.deliver {
             tracing::info!(task_id, events = events.len(), "webhook delivery is off; these events are not delivered");
             return;
         }
-        let job = Job { scope, task_id: task_id.to_owned(), events };
+        let first_seq = version + 1 - events.len() as u64;
+        let job = Job { scope, task_id: task_id.to_owned(), events, first_seq };
         if let Err(e) = self.jobs.try_send(job) {
-            tracing::warn!(task_id, error = %e, "push queue full; no webhook of the task is told of these events");
+            // The events are in the log; the dispatcher finds them there shortly.
+            self.missed.store(true, Ordering::Relaxed);
+            tracing::warn!(task_id, error = %e, "push queue full; these events are delivered from the store later");
         }
     }
 
@@ -70,22 +87,43 @@ impl PushDispatcher {
     }
 }
 
-struct Dispatcher {
-    courier: Arc<Courier>,
-    lane_capacity: usize,
-    /// By (task id, config id).
-    lanes: HashMap<(String, String), Lane>,
-    tracker: TaskTracker,
+/// What every lane uses: the courier, and the store to read the log from and to keep cursors in.
+struct LaneContext {
+    courier: Courier,
     configs: Arc<dyn PushConfigStore>,
     tasks: Arc<dyn TaskStore>,
 }
 
+struct Dispatcher {
+    lanes_share: Arc<LaneContext>,
+    lane_capacity: usize,
+    /// By (scope, task id, config id).
+    lanes: HashMap<(Scope, String, String), Lane>,
+    tracker: TaskTracker,
+    missed: Arc<AtomicBool>,
+}
+
+/// How many tasks with deliveries due one look at the store picks up.
+const DUE_BATCH: usize = 10_000;
+
+/// How often the dispatcher checks whether a job was missed.
+const MISSED_CHECK: Duration = Duration::from_secs(2);
+
 impl Dispatcher {
-    /// Handles jobs until `closing` fires and the jobs already queued are handled.
+    /// Delivers what an earlier process left due, then handles jobs until `closing` fires and
+    /// the jobs already queued are handled.
     async fn run(mut self, mut jobs: mpsc::Receiver<Job>, closing: CancellationToken) {
+        self.catch_up_with_store().await;
+        let mut check = tokio::time::interval(MISSED_CHECK);
         loop {
             let job = tokio::select! {
                 job = jobs.recv() => job,
+                _ = check.tick() => {
+                    if self.missed.swap(false, Ordering::Relaxed) {
+                        self.catch_up_with_store().await;
+                    }
+                    continue;
+                }
                 () = closing.cancelled(), if !jobs.is_closed() => {
                     jobs.close();
                     continue;
@@ -96,26 +134,50 @@ impl Dispatcher {
         }
     }
 
-    async fn handle(&mut self, job: Job) {
-        let records = match self.configs.list_configs(&job.scope, &job.task_id).await {
-            Ok(records) => records,
+    /// Asks the webhooks of every task with deliveries due to catch up with the log.
+    async fn catch_up_with_store(&mut self) {
+        let due = match self.lanes_share.configs.undelivered(DUE_BATCH).await {
+            Ok(due) => due,
             Err(error) => {
-                tracing::error!(%error, task_id = %job.task_id, "cannot read push configs; these events are not pushed");
+                tracing::error!(%error, "cannot look for push notifications due; they wait for the next look");
+                self.missed.store(true, Ordering::Relaxed);
                 return;
             }
         };
-        let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
-        let task = if wants_task { self.task(&job).await } else { None };
-        self.lanes.retain(|_, lane| !lane.finished.is_cancelled());
-        for (target, bodies) in fan_out(records, &job.task_id, &job.events, task) {
-            self.send(&target, bodies);
+        if !due.is_empty() {
+            tracing::info!(tasks = due.len(), "resuming the push notifications due");
+        }
+        for (scope, task_id) in due {
+            self.handle(Job { scope, task_id, events: Vec::new(), first_seq: 0 }).await;
         }
     }
 
-    /// The task as it is now, for configs that receive the whole task (v0.3 and legacy).
-    async fn task(&self, job: &Job) -> Option<Arc<Task>> {
-        match self.tasks.get(&job.scope, &job.task_id).await {
-            Ok(Some(record)) => Some(record.task),
+    async fn handle(&mut self, job: Job) {
+        // Before the configs are read: a lane that ended has stored its cursor, so the one that
+        // replaces it starts from there.
+        self.lanes.retain(|_, lane| !lane.finished.is_cancelled());
+        let records = match self.lanes_share.configs.list_configs(&job.scope, &job.task_id).await {
+            Ok(records) => records,
+            Err(error) => {
+                tracing::error!(%error, task_id = %job.task_id, "cannot read push configs; their events wait for the next look");
+                self.missed.store(true, Ordering::Relaxed);
+                return;
+            }
+        };
+        if records.is_empty() {
+            return;
+        }
+        let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
+        let task = if wants_task { self.task(&job).await } else { None };
+        for (record, target, dues) in fan_out(records, &job, task) {
+            self.send(&job.scope, &record, target, dues);
+        }
+    }
+
+    /// The task as it is now and its version, for configs that receive the whole task.
+    async fn task(&self, job: &Job) -> Option<(Arc<Task>, u64)> {
+        match self.lanes_share.tasks.get(&job.scope, &job.task_id).await {
+            Ok(Some(record)) => Some((record.task, record.version)),
             Ok(None) => None,
             Err(error) => {
                 tracing::error!(%error, task_id = %job.task_id, "cannot read the task for a push notification");
@@ -124,48 +186,69 @@ impl Dispatcher {
         }
     }
 
-    /// Queues `bodies` on the target's lane, started on first use.
-    fn send(&mut self, target: &Arc<Target>, bodies: Vec<Bytes>) {
-        let config = &target.config;
-        let (courier, tracker, capacity) = (&self.courier, &self.tracker, self.lane_capacity);
-        let key = (config.task_id.clone(), config.id.clone());
-        let lane = self.lanes.entry(key).or_insert_with(|| Lane::start(courier, tracker, capacity, None));
-        for body in bodies {
-            let delivery = Delivery { target: Arc::clone(target), body };
-            let refused = match lane.queue.try_send(delivery) {
+    /// Queues `dues` on the config's lane, started on first use.
+    fn send(&mut self, scope: &Scope, record: &PushConfigRecord, target: Arc<Target>, dues: Vec<Due>) {
+        let config = &record.config;
+        let key = (scope.clone(), config.task_id.clone(), config.id.clone());
+        let (context, tracker, capacity) = (&self.lanes_share, &self.tracker, self.lane_capacity);
+        let lane = self.lanes.entry(key).or_insert_with(|| {
+            let progress = Arc::new(Progress::from(record.delivered_through));
+            Lane::start(context, tracker, capacity, scope, &target, progress, None)
+        });
+        for due in dues {
+            let refused = match lane.queue.try_send(due) {
                 Ok(()) => continue,
-                Err(TrySendError::Full(_)) => {
-                    tracing::warn!(
-                        task_id = %config.task_id,
-                        config_id = %config.id,
-                        "webhook lane full; the newest notification is dropped"
-                    );
+                Err(TrySendError::Full(due)) => {
+                    // The lane reads it back from the log once it has worked through its queue.
+                    lane.progress.behind.fetch_max(due.seq(), Ordering::Relaxed);
                     continue;
                 }
                 Err(TrySendError::Closed(refused)) => refused,
             };
-            // The lane went idle and delivers what it had; its successor waits for it, so the
-            // webhook still gets events in order.
-            *lane = Lane::start(courier, tracker, capacity, Some(lane.finished.clone()));
-            if lane.queue.try_send(refused).is_err() {
-                tracing::warn!(task_id = %config.task_id, config_id = %config.id, "webhook lane closed; a notification is dropped");
+            // The lane went idle and delivers what it had; its successor waits for it and goes
+            // on from its cursor, so the webhook still gets events in order.
+            let progress = Arc::clone(&lane.progress);
+            *lane = Lane::start(context, tracker, capacity, scope, &target, progress, Some(lane.finished.clone()));
+            if let Err(e) = lane.queue.try_send(refused) {
+                lane.progress.behind.fetch_max(e.into_inner().seq(), Ordering::Relaxed);
             }
         }
     }
 }
 
-/// Pairs each config with the bodies it receives. Each event is serialized once, whatever the
-/// number of configs, and every lane shares those bytes.
+/// Something a lane owes its webhook.
+enum Due {
+    /// A v1.0 config's event: one `StreamResponse`.
+    Event { target: Arc<Target>, seq: u64, body: Bytes },
+    /// An older generation's config: the whole task, as of event `seq`.
+    Task { target: Arc<Target>, seq: u64, body: Bytes },
+    /// Whatever the log holds past the cursor.
+    CatchUp { target: Arc<Target> },
+}
+
+impl Due {
+    /// The last event it covers (a catch-up covers the whole log).
+    fn seq(&self) -> u64 {
+        match self {
+            Self::Event { seq, .. } | Self::Task { seq, .. } => *seq,
+            Self::CatchUp { .. } => u64::MAX,
+        }
+    }
+}
+
+/// Pairs each config with what it is due. Each event is serialized once, whatever the number of
+/// configs, and every lane shares those bytes.
 fn fan_out(
     records: Vec<PushConfigRecord>,
-    task_id: &str,
-    events: &[Arc<StreamResponse>],
-    task: Option<Arc<Task>>,
-) -> Vec<(Arc<Target>, Vec<Bytes>)> {
-    let mut event_bodies: Option<Vec<Bytes>> = None;
+    job: &Job,
+    task: Option<(Arc<Task>, u64)>,
+) -> Vec<(PushConfigRecord, Arc<Target>, Vec<Due>)> {
+    let task_id = job.task_id.as_str();
+    let mut event_bodies: Option<Vec<(u64, Bytes)>> = None;
     let mut task_bodies: [Option<Option<Bytes>>; 2] = [None, None];
     let mut deliveries = Vec::with_capacity(records.len());
-    for PushConfigRecord { config, dialect } in records {
+    for record in records {
+        let config = &record.config;
         let url = match reqwest::Url::parse(&config.url) {
             Ok(url) => url,
             Err(error) => {
@@ -173,18 +256,26 @@ fn fan_out(
                 continue;
             }
         };
-        let bodies = match dialect {
+        let target = Arc::new(Target { url, config: config.clone(), dialect: record.dialect });
+        let dues = match record.dialect {
+            Dialect::V1 if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
             Dialect::V1 => event_bodies
-                .get_or_insert_with(|| events.iter().filter_map(|event| to_body(&**event, task_id)).collect())
-                .clone(),
+                .get_or_insert_with(|| {
+                    let numbered = job.events.iter().zip(job.first_seq..);
+                    numbered.filter_map(|(event, seq)| Some((seq, to_body(&**event, task_id)?))).collect()
+                })
+                .iter()
+                .map(|(seq, body)| Due::Event { target: Arc::clone(&target), seq: *seq, body: body.clone() })
+                .collect(),
             Dialect::V03 | Dialect::Legacy => {
-                let slot = &mut task_bodies[usize::from(dialect == Dialect::Legacy)];
-                let body = slot
-                    .get_or_insert_with(|| task.as_deref().and_then(|task| to_body(&Encoded(dialect, task), task_id)));
-                body.iter().cloned().collect()
+                let Some((snapshot, version)) = &task else { continue };
+                let slot = &mut task_bodies[usize::from(record.dialect == Dialect::Legacy)];
+                let body = slot.get_or_insert_with(|| to_body(&Encoded(record.dialect, &**snapshot), task_id));
+                let due = |body: &Bytes| Due::Task { target: Arc::clone(&target), seq: *version, body: body.clone() };
+                body.iter().map(due).collect()
             }
         };
-        deliveries.push((Arc::new(Target { url, config }), bodies));
+        deliveries.push((record, target, dues));
     }
     deliveries
 }
@@ -199,9 +290,24 @@ fn to_body<T: serde::Serialize>(value: &T, task_id: &str) -> Option<Bytes> {
     }
 }
 
+/// How far a config's webhook has been served, shared by a lane and the one that replaces it.
+struct Progress {
+    /// The last event handed to the webhook (as stored in the config's cursor).
+    delivered: AtomicU64,
+    /// The last event that did not fit in the lane's queue; 0 when none was left out.
+    behind: AtomicU64,
+}
+
+impl From<u64> for Progress {
+    fn from(delivered: u64) -> Self {
+        Self { delivered: AtomicU64::new(delivered), behind: AtomicU64::new(0) }
+    }
+}
+
 /// The ordered queue of one webhook config, and the task that delivers it.
 struct Lane {
-    queue: mpsc::Sender<Delivery>,
+    queue: mpsc::Sender<Due>,
+    progress: Arc<Progress>,
     /// Cancelled once the lane's task has ended, so a successor can wait for it.
     finished: CancellationToken,
 }
@@ -209,36 +315,149 @@ struct Lane {
 /// How long an idle lane waits for more deliveries before it ends.
 const LANE_IDLE: Duration = Duration::from_secs(30);
 
+/// How many events a catch-up reads from the log at a time.
+const LOG_PAGE: usize = 64;
+
 impl Lane {
     /// Starts a lane, which delivers nothing before `after` (the lane it replaces) has ended.
-    fn start(courier: &Arc<Courier>, tracker: &TaskTracker, capacity: usize, after: Option<CancellationToken>) -> Self {
+    fn start(
+        context: &Arc<LaneContext>,
+        tracker: &TaskTracker,
+        capacity: usize,
+        scope: &Scope,
+        target: &Arc<Target>,
+        progress: Arc<Progress>,
+        after: Option<CancellationToken>,
+    ) -> Self {
         let (queue, rx) = mpsc::channel(capacity);
         let finished = CancellationToken::new();
-        tracker.spawn(deliver_in_order(Arc::clone(courier), rx, after, finished.clone().drop_guard()));
-        Self { queue, finished }
+        let worker = LaneWorker {
+            context: Arc::clone(context),
+            scope: scope.clone(),
+            target: Arc::clone(target),
+            progress: Arc::clone(&progress),
+        };
+        tracker.spawn(worker.run(rx, after, finished.clone().drop_guard()));
+        Self { queue, progress, finished }
     }
 }
 
-async fn deliver_in_order(
-    courier: Arc<Courier>,
-    mut queue: mpsc::Receiver<Delivery>,
-    after: Option<CancellationToken>,
-    _finished: DropGuard,
-) {
-    if let Some(previous) = after {
-        previous.cancelled().await;
-    }
-    loop {
-        let next = match tokio::time::timeout(LANE_IDLE, queue.recv()).await {
-            Ok(next) => next,
-            // Idle: take nothing more, but deliver what was queued before the lane closed.
-            Err(_) => {
-                queue.close();
-                queue.recv().await
+struct LaneWorker {
+    context: Arc<LaneContext>,
+    scope: Scope,
+    /// The config as last seen: a catch-up delivers to it.
+    target: Arc<Target>,
+    progress: Arc<Progress>,
+}
+
+impl LaneWorker {
+    async fn run(mut self, mut queue: mpsc::Receiver<Due>, after: Option<CancellationToken>, _finished: DropGuard) {
+        if let Some(previous) = after {
+            previous.cancelled().await;
+        }
+        loop {
+            let behind = self.progress.behind.swap(0, Ordering::Relaxed);
+            if behind > self.delivered() {
+                self.catch_up(behind).await;
             }
-        };
-        let Some(delivery) = next else { break };
-        let _ = courier.deliver(&delivery).await;
+            let next = match tokio::time::timeout(LANE_IDLE, queue.recv()).await {
+                Ok(next) => next,
+                // Idle: take nothing more, but deliver what was queued before the lane closed.
+                Err(_) => {
+                    queue.close();
+                    queue.recv().await
+                }
+            };
+            let Some(due) = next else { break };
+            self.handle(due).await;
+        }
+        let behind = self.progress.behind.swap(0, Ordering::Relaxed);
+        if behind > self.delivered() {
+            self.catch_up(behind).await;
+        }
+    }
+
+    fn delivered(&self) -> u64 {
+        self.progress.delivered.load(Ordering::Relaxed)
+    }
+
+    async fn handle(&mut self, due: Due) {
+        match due {
+            Due::Event { target, seq, body } => {
+                self.target = target;
+                if seq <= self.delivered() {
+                    return;
+                }
+                if seq > self.delivered() + 1 {
+                    // Events in between never reached the lane: the log has them.
+                    self.catch_up(seq - 1).await;
+                }
+                self.deliver(seq, body).await;
+            }
+            Due::Task { target, seq, body } => {
+                self.target = target;
+                if seq > self.delivered() {
+                    self.deliver(seq, body).await;
+                }
+            }
+            Due::CatchUp { target } => {
+                self.target = target;
+                self.catch_up(u64::MAX).await;
+            }
+        }
+    }
+
+    /// Delivers what the log holds past the cursor, up to event `through`.
+    async fn catch_up(&self, through: u64) {
+        let (scope, task_id) = (&self.scope, &self.target.config.task_id);
+        if self.target.dialect != Dialect::V1 {
+            // The older generations get the task as it is now, which covers every event so far.
+            match self.context.tasks.get(scope, task_id).await {
+                Ok(Some(record)) if record.version > self.delivered() => {
+                    if let Some(body) = to_body(&Encoded(self.target.dialect, &*record.task), task_id) {
+                        self.deliver(record.version, body).await;
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => tracing::error!(%error, task_id, "cannot read the task for a push notification"),
+            }
+            return;
+        }
+        while self.delivered() < through {
+            let events = match self.context.tasks.events_after(scope, task_id, self.delivered(), LOG_PAGE).await {
+                Ok(events) => events,
+                Err(error) => {
+                    tracing::error!(%error, task_id, "cannot read the events due to a webhook");
+                    return;
+                }
+            };
+            if events.is_empty() {
+                return;
+            }
+            for stored in events.into_iter().take_while(|e| e.seq <= through) {
+                match to_body(&*stored.event, task_id) {
+                    Some(body) => self.deliver(stored.seq, body).await,
+                    None => self.passed(stored.seq).await,
+                }
+            }
+        }
+    }
+
+    /// Hands one notification to the courier, then moves the cursor past it, whatever the
+    /// outcome: a delivery the courier gave up on is not due any more.
+    async fn deliver(&self, seq: u64, body: Bytes) {
+        let delivery = Delivery { target: Arc::clone(&self.target), body };
+        let _ = self.context.courier.deliver(&delivery).await;
+        self.passed(seq).await;
+    }
+
+    /// Moves the cursor past event `seq`, here and in the store.
+    async fn passed(&self, seq: u64) {
+        self.progress.delivered.fetch_max(seq, Ordering::Relaxed);
+        let config = &self.target.config;
+        if let Err(error) = self.context.configs.mark_delivered(&self.scope, &config.task_id, &config.id, seq).await {
+            tracing::error!(%error, task_id = %config.task_id, config_id = %config.id, seq, "cannot record a push delivery; it may be made again");
+        }
     }
 }
 

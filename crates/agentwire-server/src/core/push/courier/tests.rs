@@ -22,7 +22,10 @@ async fn counting_webhook() -> (u16, Arc<AtomicUsize>) {
 
 fn delivery_to(url: &str) -> Delivery {
     let config = TaskPushNotificationConfig { id: "c1".into(), task_id: "t1".into(), ..Default::default() };
-    Delivery { target: Arc::new(Target { url: url.parse().unwrap(), config }), body: Bytes::from_static(b"{}") }
+    Delivery {
+        target: Arc::new(Target { url: url.parse().unwrap(), config, dialect: Dialect::V1 }),
+        body: Bytes::from_static(b"{}"),
+    }
 }
 
 #[tokio::test]

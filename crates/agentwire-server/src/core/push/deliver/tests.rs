@@ -9,7 +9,7 @@ fn record(id: &str, dialect: Dialect) -> PushConfigRecord {
         url: "https://hooks.example.com/a2a".into(),
         ..TaskPushNotificationConfig::default()
     };
-    PushConfigRecord { config, dialect }
+    PushConfigRecord { config, dialect, delivered_through: 0 }
 }
 
 #[test]
@@ -25,16 +25,35 @@ fn every_config_shares_the_one_serialization_of_each_event() {
         record("legacy-task", Dialect::Legacy),
     ];
     let task = Arc::new(Task { id: "t1".into(), context_id: "c1".into(), ..Task::default() });
-    let fanned = fan_out(records, "t1", &events, Some(task));
-    let ids: Vec<&str> = fanned.iter().map(|(target, _)| target.config.id.as_str()).collect();
+    let job = Job { scope: Scope::default(), task_id: "t1".into(), events: events.to_vec(), first_seq: 4 };
+    let fanned = fan_out(records, &job, Some((task, 5)));
+    let ids: Vec<&str> = fanned.iter().map(|(record, _, _)| record.config.id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "v03-task", "legacy-task"]);
-    let (a, b) = (&fanned[0].1, &fanned[1].1);
-    assert_eq!(a.len(), 2);
-    for (x, y) in a.iter().zip(b) {
+    let bodies = |i: usize| -> Vec<(u64, Bytes)> {
+        fanned[i]
+            .2
+            .iter()
+            .map(|due| match due {
+                Due::Event { seq, body, .. } | Due::Task { seq, body, .. } => (*seq, body.clone()),
+                Due::CatchUp { .. } => panic!("a job with events is no catch-up"),
+            })
+            .collect()
+    };
+    let (a, b) = (bodies(0), bodies(1));
+    assert_eq!(a.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(), [4, 5], "numbered from the job's first");
+    for ((_, x), (_, y)) in a.iter().zip(&b) {
         assert_eq!(x.as_ptr(), y.as_ptr(), "one buffer per event, not one per config");
     }
-    // The older generations get the whole task, in their own shape.
-    let body = |i: usize| serde_json::from_slice::<serde_json::Value>(&fanned[i].1[0]).unwrap();
+    // The older generations get the whole task, in their own shape, as of its version.
+    let body = |i: usize| serde_json::from_slice::<serde_json::Value>(&bodies(i)[0].1).unwrap();
+    assert_eq!(bodies(2)[0].0, 5);
     assert_eq!((body(2)["kind"].as_str(), body(2)["id"].as_str()), (Some("task"), Some("t1")));
     assert_eq!((body(3)["sessionId"].as_str(), body(3).get("kind")), (Some("c1"), None));
+}
+
+#[test]
+fn a_job_without_events_asks_v1_webhooks_to_catch_up() {
+    let job = Job { scope: Scope::default(), task_id: "t1".into(), events: Vec::new(), first_seq: 0 };
+    let fanned = fan_out(vec![record("a", Dialect::V1)], &job, None);
+    assert!(matches!(fanned[0].2[..], [Due::CatchUp { .. }]));
 }

@@ -1,0 +1,80 @@
+//! Push notifications outlive the process that owed them: a webhook that was down when the server
+//! was killed with SIGKILL gets its notifications from the restarted server, in order.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::routing::post;
+use common::{rpc, Server, TempDir};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+/// A webhook on a loopback port that answers 503 until `up` is set, and hands the test every
+/// notification it answers 200.
+async fn webhook(up: Arc<AtomicBool>) -> (String, mpsc::UnboundedReceiver<Value>, mpsc::UnboundedReceiver<()>) {
+    let (delivered_tx, delivered) = mpsc::unbounded_channel();
+    let (refused_tx, refused) = mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        post(move |body: axum::body::Bytes| {
+            let (up, delivered_tx, refused_tx) = (up.clone(), delivered_tx.clone(), refused_tx.clone());
+            async move {
+                if !up.load(Ordering::SeqCst) {
+                    let _ = refused_tx.send(());
+                    return StatusCode::SERVICE_UNAVAILABLE;
+                }
+                let _ = delivered_tx.send(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, delivered, refused)
+}
+
+fn completes(body: &Value) -> bool {
+    body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_due_before_a_kill_is_made_after_the_restart() {
+    let dir = TempDir::new("outbox");
+    let args = ["--agent", "conformance", "--store", "sqlite:tasks.db", "--allow-private-webhooks"];
+    let up = Arc::new(AtomicBool::new(false));
+    let (url, mut delivered, mut refused) = webhook(Arc::clone(&up)).await;
+    let mut server = Server::start(&dir.0, &args).await;
+    let client = reqwest::Client::new();
+
+    let message = json!({"messageId": "tck-complete-task-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+    let config = json!({"id": "hook", "url": url});
+    let params = json!({"message": message, "configuration": {"taskPushNotificationConfig": config}});
+    let reply = rpc(&client, &server.base, "SendMessage", params).await.unwrap();
+    let task_id = reply["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    tokio::time::timeout(Duration::from_secs(10), refused.recv()).await.expect("a first attempt");
+    server.kill();
+
+    up.store(true, Ordering::SeqCst);
+    let server = Server::start(&dir.0, &args).await;
+    let mut bodies = Vec::new();
+    while !bodies.last().is_some_and(completes) {
+        let body = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+            .await
+            .expect("the restarted server delivers what was due")
+            .unwrap();
+        bodies.push(body);
+    }
+    assert_eq!(bodies[0]["task"]["id"], task_id.as_str(), "from the first event on: {bodies:#?}");
+    for (i, body) in bodies.iter().enumerate() {
+        assert!(!bodies[..i].contains(body), "delivered twice: {body}");
+    }
+    let task = rpc(&client, &server.base, "GetTask", json!({"id": task_id})).await.unwrap();
+    assert_eq!(task["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
