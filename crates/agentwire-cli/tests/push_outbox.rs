@@ -1,5 +1,6 @@
 //! Push notifications outlive the process that owed them: a webhook that was down when the server
-//! was killed with SIGKILL gets its notifications from the restarted server, in order.
+//! was killed with SIGKILL gets its notifications from the restarted server, in order, on SQLite
+//! and on PostgreSQL.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::routing::post;
-use common::{rpc, Server, TempDir};
+use common::{fresh_database, rpc, Server, TempDir};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -45,9 +46,19 @@ fn completes(body: &Value) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_delivery_due_before_a_kill_is_made_after_the_restart() {
-    let dir = TempDir::new("outbox");
-    let args = ["--agent", "conformance", "--store", "sqlite:tasks.db", "--allow-private-webhooks"];
+async fn a_delivery_due_before_a_kill_is_made_after_the_restart_on_sqlite() {
+    a_delivery_due_before_a_kill_is_made_after_the_restart("outbox-sqlite", "sqlite:tasks.db").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_due_before_a_kill_is_made_after_the_restart_on_postgres() {
+    let Some(database) = fresh_database("outbox").await else { return };
+    a_delivery_due_before_a_kill_is_made_after_the_restart("outbox-postgres", &database).await;
+}
+
+async fn a_delivery_due_before_a_kill_is_made_after_the_restart(name: &str, store: &str) {
+    let dir = TempDir::new(name);
+    let args = ["--agent", "conformance", "--store", store, "--allow-private-webhooks"];
     let up = Arc::new(AtomicBool::new(false));
     let (url, mut delivered, mut refused) = webhook(Arc::clone(&up)).await;
     let mut server = Server::start(&dir.0, &args).await;

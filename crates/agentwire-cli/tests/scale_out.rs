@@ -1,35 +1,20 @@
 //! Several `agentwire serve` processes on one PostgreSQL database behave as one server: events,
-//! cancels and listings cross instances, and the tasks of a killed instance end FAILED.
+//! cancels and listings cross instances, the tasks of a killed instance end FAILED, and a
+//! PostgreSQL restart is ridden out.
 //!
 //! Each test makes a database of its own in the cluster `AGENTWIRE_TEST_POSTGRES_URL` names
-//! (`scripts/test` starts one); without it the tests are skipped, except under CI.
+//! (`scripts/test` starts one); without it the tests are skipped, except under CI. The restart
+//! test starts a cluster of its own with `scripts/pg-cluster`, to restart it.
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentwire_test::{SseEvent, SseReader};
-use common::{rpc, Server, TempDir};
+use common::{fresh_database, rpc, Server, TempDir};
 use serde_json::{json, Value};
-use sqlx::{Connection, Executor};
-
-/// A fresh database in the test cluster, as a URL; `None` when there is no cluster.
-async fn fresh_database(name: &str) -> Option<String> {
-    let url = match std::env::var("AGENTWIRE_TEST_POSTGRES_URL") {
-        Ok(url) => url,
-        Err(_) if std::env::var_os("CI").is_some() => panic!("CI runs need AGENTWIRE_TEST_POSTGRES_URL"),
-        Err(_) => {
-            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
-            return None;
-        }
-    };
-    let database = format!("{name}_{}", std::process::id());
-    let mut admin = sqlx::PgConnection::connect(&url).await.expect("the test cluster answers");
-    admin.execute(format!("DROP DATABASE IF EXISTS {database}").as_str()).await.unwrap();
-    admin.execute(format!("CREATE DATABASE {database}").as_str()).await.unwrap();
-    let base = url.rsplit_once('/').expect("a URL with a database").0;
-    Some(format!("{base}/{database}"))
-}
 
 fn message(id: &str, text: &str, task_id: Option<&str>) -> Value {
     let mut message = json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]});
@@ -119,6 +104,88 @@ async fn the_tasks_of_a_killed_instance_end_failed() {
     let failed = wait_for_state(&client, &two, &task_id, "TASK_STATE_FAILED", Duration::from_secs(8)).await;
     let why = failed["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
     assert!(why.contains("lease"), "the status message says why: {failed}");
+}
+
+/// A PostgreSQL cluster of the test's own, stopped when dropped.
+struct Cluster {
+    dir: PathBuf,
+    url: String,
+}
+
+impl Cluster {
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster")
+    }
+
+    fn run(action: &str, dir: &Path) -> String {
+        let out = Command::new(Self::script()).args([action, dir.to_str().unwrap()]).output().expect("pg-cluster runs");
+        assert!(out.status.success(), "pg-cluster {action}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// A new cluster, or `None` without a PostgreSQL server (except under CI).
+    fn start(name: &str) -> Option<Self> {
+        if std::env::var_os("AGENTWIRE_TEST_POSTGRES_URL").is_none() && std::env::var_os("CI").is_none() {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set, so no PostgreSQL server is assumed");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("agentwire-cluster-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let url = Self::run("start", &dir);
+        Some(Self { dir, url })
+    }
+
+    fn restart(&self) {
+        Self::run("restart", &self.dir);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        Self::run("stop", &self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The database restarts under two instances: both go on answering without a restart of their
+/// own, and a stream opened before the restart gets every event committed after it (the lost
+/// LISTEN connection is made again, and the stream catches up from the log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgresql_restart_is_ridden_out() {
+    let Some(cluster) = Cluster::start("restart") else { return };
+    let dir = TempDir::new("pg-restart");
+    let (one, two) = two_instances(&dir, &cluster.url).await;
+    let client = reqwest::Client::new();
+    let task = ok(&client, &one, "SendMessage", json!({"message": message("m1", "tck-multi-turn start", None)})).await;
+    let task_id = task["task"]["id"].as_str().unwrap().to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}});
+    let response = client.post(format!("{}/", two.base)).json(&body).send().await.unwrap();
+    let mut stream = SseReader::new(response);
+    let snapshot = stream.next_event().await.expect("the task first");
+    assert_eq!(snapshot.data["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+
+    cluster.restart();
+    // Connections broken by the restart are replaced as they are found broken; a request that
+    // meets one may fail, the next ones must not.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let turn = json!({"message": message("m2", "done", Some(&task_id))});
+    let finished = loop {
+        let reply = rpc(&client, &one.base, "SendMessage", turn.clone()).await.expect("the server answers");
+        match reply.get("result") {
+            Some(result) => break result.clone(),
+            None => assert!(Instant::now() < deadline, "no answer after the restart: {reply}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(finished["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let mut last = Value::Null;
+    while let Some(event) = stream.next_event().await {
+        last = event.data;
+    }
+    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{last}");
+    for server in [&one, &two] {
+        assert_eq!(ok(&client, server, "ListTasks", json!({})).await["totalSize"], 1);
+    }
 }
 
 async fn wait_for_state(

@@ -305,6 +305,14 @@ async fn push_cursors_follow_the_log<S: TaskStore + PushConfigStore>(store: &S) 
         .await
         .unwrap();
     assert_eq!((cursor("behind").await, cursor("caught-up").await), (0, 1), "a new config keeps its cursor");
+    let asked = [(scope.clone(), "t".to_owned()), (other.clone(), "t".to_owned()), (scope.clone(), "none".to_owned())];
+    let found = store.configs_of(&asked).await.unwrap();
+    let of = |wanted: &Scope| -> Vec<(String, u64)> {
+        let mine = found.iter().filter(|(s, _)| s == wanted);
+        mine.map(|(_, r)| (r.config.id.clone(), r.delivered_through)).collect()
+    };
+    assert_eq!(of(&scope), [("behind".to_owned(), 0), ("caught-up".to_owned(), 1)], "each task's, in creation order");
+    assert_eq!(of(&other), [("behind".to_owned(), 1)]);
     assert_eq!(store.undelivered(10).await.unwrap(), [(scope.clone(), "t".to_owned())]);
 
     store.mark_delivered(&scope, "t", "behind", 1).await.unwrap();

@@ -288,6 +288,17 @@ pub trait PushConfigStore: Send + Sync + 'static {
     /// All configs of a task, in creation order.
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>>;
 
+    /// The configs of several tasks at once, each with its task's scope, in creation order per
+    /// task: what webhook delivery asks after each batch of commits. The default asks task by
+    /// task; a backend with round trips to a server answers in one.
+    async fn configs_of(&self, tasks: &[(Scope, String)]) -> Result<Vec<(Scope, PushConfigRecord)>> {
+        let mut all = Vec::new();
+        for (scope, task_id) in tasks {
+            all.extend(self.list_configs(scope, task_id).await?.into_iter().map(|record| (scope.clone(), record)));
+        }
+        Ok(all)
+    }
+
     /// Removes a config; `false` if there was none.
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool>;
 

@@ -108,15 +108,22 @@ impl PostgresStore {
         Ok(Coordinator { inner })
     }
 
-    /// Tells every instance, once `tx` commits, that the task's log reached `version`.
-    async fn announce_in(&self, tx: &mut sqlx::PgConnection, scope: &Scope, task_id: &str, version: u64) -> Result<()> {
-        sqlx::query("SELECT pg_notify($1, $2)")
+    /// Tells every instance that the task's log reached `version`, once that is committed. The
+    /// notice goes after the commit, on its own: a notice inside the transaction would hold
+    /// PostgreSQL's global notification lock through the commit's flush to disk, and every commit
+    /// that notifies, on every instance, would wait in line for it. The notice is lost only with
+    /// this process, whose lease then runs out: every instance reads its logs again when it sees
+    /// that (see `orphans`).
+    async fn announce(&self, conn: &mut sqlx::PgConnection, scope: &Scope, task_id: &str, version: u64) {
+        let sent = sqlx::query("SELECT pg_notify($1, $2)")
             .bind(&*self.events_channel)
             .bind(notice_payload(scope, task_id, version))
-            .execute(tx)
-            .await
-            .map_err(backend)?;
-        Ok(())
+            .execute(conn)
+            .await;
+        if let Err(error) = sent {
+            // Committed is committed; readers elsewhere catch up at their next notice.
+            tracing::warn!(%error, task_id, version, "could not notify the other instances of an event");
+        }
     }
 
     async fn notify(&self, channel: &str, scope: &Scope, task_id: &str, seq: u64) -> Result<()> {
@@ -157,7 +164,8 @@ async fn append(conn: &mut sqlx::PgConnection, task: i64, after: u64, events: &[
 impl TaskStore for PostgresStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
-        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let mut conn = self.pool.acquire().await.map_err(backend)?;
+        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(backend)?;
         let key: Option<i64> = sqlx::query_scalar(
             "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING key",
@@ -178,10 +186,10 @@ impl TaskStore for PostgresStore {
         let key = key.ok_or_else(|| StoreError::AlreadyExists(task.id.clone()))?;
         append(&mut tx, key, 0, &bodies).await?;
         let version = bodies.len() as u64;
-        if version > 0 {
-            self.announce_in(&mut tx, scope, &task.id, version).await?;
-        }
         tx.commit().await.map_err(backend)?;
+        if version > 0 {
+            self.announce(&mut conn, scope, &task.id, version).await;
+        }
         Ok(version)
     }
 
@@ -193,7 +201,8 @@ impl TaskStore for PostgresStore {
         expected: u64,
     ) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
-        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let mut conn = self.pool.acquire().await.map_err(backend)?;
+        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(backend)?;
         let now = now_millis();
         let updated: Option<i64> = sqlx::query_scalar(
             "UPDATE tasks SET context_id = $1, state = $2, status_millis = $3, version = version + $4,
@@ -215,19 +224,27 @@ impl TaskStore for PostgresStore {
         .await
         .map_err(backend)?;
         let Some(key) = updated else {
-            drop(tx);
-            let found = self.get(scope, &task.id).await?;
+            // Why, asked on the same connection: waiting for a second one while holding this one
+            // could starve the pool.
+            let found: Option<i64> =
+                sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3")
+                    .bind(&scope.tenant)
+                    .bind(&scope.owner)
+                    .bind(&task.id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
             return Err(match found {
-                Some(record) => StoreError::Conflict { task_id: task.id.clone(), expected, found: record.version },
+                Some(found) => StoreError::Conflict { task_id: task.id.clone(), expected, found: as_seq(found) },
                 None => StoreError::NotFound(task.id.clone()),
             });
         };
         append(&mut tx, key, expected, &bodies).await?;
         let version = expected + bodies.len() as u64;
-        if !bodies.is_empty() {
-            self.announce_in(&mut tx, scope, &task.id, version).await?;
-        }
         tx.commit().await.map_err(backend)?;
+        if !bodies.is_empty() {
+            self.announce(&mut conn, scope, &task.id, version).await;
+        }
         Ok(version)
     }
 
@@ -369,6 +386,27 @@ impl PushConfigStore for PostgresStore {
         Ok(done.rows_affected() > 0)
     }
 
+    async fn configs_of(&self, tasks: &[(Scope, String)]) -> Result<Vec<(Scope, PushConfigRecord)>> {
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = QueryBuilder::<Postgres>::new(
+            "SELECT t.tenant, t.owner, c.dialect, c.config, c.delivered_through
+             FROM push_configs c JOIN tasks t ON t.key = c.task WHERE (t.tenant, t.owner, t.id) IN ",
+        );
+        sql.push_tuples(tasks, |mut row, (scope, task_id)| {
+            row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
+        });
+        sql.push(" ORDER BY c.task, c.position");
+        let rows: Vec<(String, String, String, String, i64)> =
+            sql.build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
+        rows.into_iter()
+            .map(|(tenant, owner, dialect, config, delivered)| {
+                Ok((Scope::new(tenant, owner), decode_config(&(dialect, config, delivered))?))
+            })
+            .collect()
+    }
+
     async fn mark_delivered(&self, scope: &Scope, task_id: &str, config_id: &str, seq: u64) -> Result<()> {
         queries::mark_delivered::<Postgres>(scope, task_id, config_id, as_sql(seq))
             .build()
@@ -437,14 +475,14 @@ impl CoordinatorInner {
 /// Hands the notices of other processes to this one's readers and executions. A dropped
 /// connection is made again, and every reader told to read the log, since notices sent in
 /// between are lost.
-async fn listen(inner: std::sync::Weak<CoordinatorInner>, mut listener: PgListener) {
+async fn listen(weak: std::sync::Weak<CoordinatorInner>, mut listener: PgListener) {
     loop {
-        let Some(stop) = inner.upgrade().map(|i| i.stop.clone()) else { return };
+        let Some(stop) = weak.upgrade().map(|i| i.stop.clone()) else { return };
         let received = tokio::select! {
             () = stop.cancelled() => return,
             received = listener.try_recv() => received,
         };
-        let Some(inner) = inner.upgrade() else { return };
+        let Some(inner) = weak.upgrade() else { return };
         match received {
             Ok(Some(notification)) => {
                 let Some((scope, task_id, seq)) = parse_notice(notification.payload()) else { continue };
@@ -456,17 +494,46 @@ async fn listen(inner: std::sync::Weak<CoordinatorInner>, mut listener: PgListen
                     inner.bus.publish(&scope, &task_id, Notice::Event { seq, event: None });
                 }
             }
-            // The connection was lost; the next call connects again.
+            // The connection was lost and has been made again (the listener reconnects before
+            // it reports the loss).
             Ok(None) => {
-                tracing::warn!("lost the PostgreSQL notification connection; reconnecting");
+                tracing::warn!("lost the PostgreSQL notification connection; reconnected");
                 inner.bus.check_all();
             }
+            // The connection was lost and could not be made again yet. The listener would
+            // reconnect when next asked for a notice, with no sign that it did, so a new one is
+            // made instead; once it listens, every reader reads the log.
             Err(error) => {
-                tracing::warn!(%error, "PostgreSQL notifications failed; retrying");
-                inner.bus.check_all();
+                tracing::warn!(%error, "PostgreSQL notifications failed; listening again");
                 drop(inner);
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                let Some(again) = listen_again(&weak).await else { return };
+                listener = again;
+                let Some(inner) = weak.upgrade() else { return };
+                inner.bus.check_all();
             }
+        }
+    }
+}
+
+/// A new listener on the coordinator's channels, made as soon as the database lets it (tried
+/// every second); `None` once the coordinator is gone.
+async fn listen_again(weak: &std::sync::Weak<CoordinatorInner>) -> Option<PgListener> {
+    loop {
+        let stop = weak.upgrade()?.stop.clone();
+        tokio::select! {
+            () = stop.cancelled() => return None,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        let inner = weak.upgrade()?;
+        let store = &inner.store;
+        let listening = async {
+            let mut listener = PgListener::connect_with(&store.pool).await?;
+            listener.listen_all([&*store.events_channel, &*store.cancel_channel]).await?;
+            Ok::<_, sqlx::Error>(listener)
+        };
+        match listening.await {
+            Ok(listener) => return Some(listener),
+            Err(error) => tracing::warn!(%error, "cannot listen to PostgreSQL notifications yet"),
         }
     }
 }
@@ -570,11 +637,15 @@ impl CancelSignal for Coordinator {
         let pool = &self.inner.store.pool;
         let now = now_millis();
         let lease = i64::try_from(self.inner.lease.as_millis()).unwrap_or(i64::MAX);
-        sqlx::query("DELETE FROM instances WHERE expires_at < $1")
+        let gone = sqlx::query("DELETE FROM instances WHERE expires_at < $1")
             .bind(now - lease)
             .execute(pool)
             .await
             .map_err(backend)?;
+        if gone.rows_affected() > 0 {
+            // A notice the instance had yet to send after a commit died with it.
+            self.inner.bus.check_all();
+        }
         // Running tasks that no live instance runs, and that nobody has touched for a lease: a
         // task just created may not be registered yet.
         let rows = sqlx::query(

@@ -75,3 +75,21 @@ impl Drop for TempDir {
         }
     }
 }
+
+/// A fresh database in the test cluster, as a URL; `None` when there is no cluster.
+pub(crate) async fn fresh_database(name: &str) -> Option<String> {
+    let url = match std::env::var("AGENTWIRE_TEST_POSTGRES_URL") {
+        Ok(url) => url,
+        Err(_) if std::env::var_os("CI").is_some() => panic!("CI runs need AGENTWIRE_TEST_POSTGRES_URL"),
+        Err(_) => {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return None;
+        }
+    };
+    let database = format!("{name}_{}", std::process::id());
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&url).await.expect("the test cluster answers");
+    sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {database}").as_str()).await.unwrap();
+    sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {database}").as_str()).await.unwrap();
+    let base = url.rsplit_once('/').expect("a URL with a database").0;
+    Some(format!("{base}/{database}"))
+}

@@ -6,7 +6,7 @@
 //! due to a webhook are always the log's events past its cursor. Committed events reach the lanes
 //! from memory; whatever does not (a full lane or queue, a restart) is read back from the log.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +51,7 @@ impl PushDispatcher {
         let tracker = TaskTracker::new();
         let missed = Arc::new(AtomicBool::new(false));
         let worker = Dispatcher {
-            lanes_share: Arc::new(LaneContext { courier: Courier::new(settings.clone()), configs, tasks }),
+            context: Arc::new(LaneContext { courier: Courier::new(settings.clone()), configs, tasks }),
             lane_capacity: settings.lane_capacity.max(1),
             lanes: HashMap::new(),
             tracker: tracker.clone(),
@@ -72,10 +72,9 @@ impl PushDispatcher {
         }
         let first_seq = version + 1 - events.len() as u64;
         let job = Job { scope, task_id: task_id.to_owned(), events, first_seq };
-        if let Err(e) = self.jobs.try_send(job) {
-            // The events are in the log; the dispatcher finds them there shortly.
-            self.missed.store(true, Ordering::Relaxed);
-            tracing::warn!(task_id, error = %e, "push queue full; these events are delivered from the store later");
+        // The events are in the log; the dispatcher finds them there shortly. Said once until then.
+        if self.jobs.try_send(job).is_err() && !self.missed.swap(true, Ordering::Relaxed) {
+            tracing::warn!("push queue full; deliveries due are read back from the store");
         }
     }
 
@@ -95,7 +94,7 @@ struct LaneContext {
 }
 
 struct Dispatcher {
-    lanes_share: Arc<LaneContext>,
+    context: Arc<LaneContext>,
     lane_capacity: usize,
     /// By (scope, task id, config id).
     lanes: HashMap<(Scope, String, String), Lane>,
@@ -109,15 +108,19 @@ const DUE_BATCH: usize = 10_000;
 /// How often the dispatcher checks whether a job was missed.
 const MISSED_CHECK: Duration = Duration::from_secs(2);
 
+/// Most jobs handled together: their tasks' configs are read at once.
+const JOB_BATCH: usize = 256;
+
 impl Dispatcher {
     /// Delivers what an earlier process left due, then handles jobs until `closing` fires and
     /// the jobs already queued are handled.
     async fn run(mut self, mut jobs: mpsc::Receiver<Job>, closing: CancellationToken) {
         self.catch_up_with_store().await;
         let mut check = tokio::time::interval(MISSED_CHECK);
+        let mut batch = Vec::with_capacity(JOB_BATCH);
         loop {
-            let job = tokio::select! {
-                job = jobs.recv() => job,
+            let received = tokio::select! {
+                received = jobs.recv_many(&mut batch, JOB_BATCH) => received,
                 _ = check.tick() => {
                     if self.missed.swap(false, Ordering::Relaxed) {
                         self.catch_up_with_store().await;
@@ -129,14 +132,16 @@ impl Dispatcher {
                     continue;
                 }
             };
-            let Some(job) = job else { break };
-            self.handle(job).await;
+            if received == 0 {
+                break;
+            }
+            self.handle(std::mem::take(&mut batch)).await;
         }
     }
 
     /// Asks the webhooks of every task with deliveries due to catch up with the log.
     async fn catch_up_with_store(&mut self) {
-        let due = match self.lanes_share.configs.undelivered(DUE_BATCH).await {
+        let due = match self.context.configs.undelivered(DUE_BATCH).await {
             Ok(due) => due,
             Err(error) => {
                 tracing::error!(%error, "cannot look for push notifications due; they wait for the next look");
@@ -147,36 +152,47 @@ impl Dispatcher {
         if !due.is_empty() {
             tracing::info!(tasks = due.len(), "resuming the push notifications due");
         }
-        for (scope, task_id) in due {
-            self.handle(Job { scope, task_id, events: Vec::new(), first_seq: 0 }).await;
-        }
+        let jobs = due.into_iter().map(|(scope, task_id)| Job { scope, task_id, events: Vec::new(), first_seq: 0 });
+        self.handle(jobs.collect()).await;
     }
 
-    async fn handle(&mut self, job: Job) {
+    /// Matches jobs with their tasks' configs, read at once, and queues their deliveries.
+    async fn handle(&mut self, jobs: Vec<Job>) {
         // Before the configs are read: a lane that ended has stored its cursor, so the one that
         // replaces it starts from there.
         self.lanes.retain(|_, lane| !lane.finished.is_cancelled());
-        let records = match self.lanes_share.configs.list_configs(&job.scope, &job.task_id).await {
-            Ok(records) => records,
+        let mut seen = HashSet::new();
+        let tasks: Vec<(Scope, String)> = jobs
+            .iter()
+            .map(|job| (job.scope.clone(), job.task_id.clone()))
+            .filter(|task| seen.insert(task.clone()))
+            .collect();
+        let mut configs: HashMap<(Scope, String), Vec<PushConfigRecord>> = HashMap::new();
+        match self.context.configs.configs_of(&tasks).await {
+            Ok(found) => {
+                for (scope, record) in found {
+                    configs.entry((scope, record.config.task_id.clone())).or_default().push(record);
+                }
+            }
             Err(error) => {
-                tracing::error!(%error, task_id = %job.task_id, "cannot read push configs; their events wait for the next look");
+                tracing::error!(%error, "cannot read push configs; their events wait for the next look");
                 self.missed.store(true, Ordering::Relaxed);
                 return;
             }
-        };
-        if records.is_empty() {
-            return;
         }
-        let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
-        let task = if wants_task { self.task(&job).await } else { None };
-        for (record, target, dues) in fan_out(records, &job, task) {
-            self.send(&job.scope, &record, target, dues);
+        for job in jobs {
+            let Some(records) = configs.get(&(job.scope.clone(), job.task_id.clone())) else { continue };
+            let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
+            let task = if wants_task { self.task(&job).await } else { None };
+            for (record, target, dues) in fan_out(records.clone(), &job, task) {
+                self.send(&job.scope, &record, target, dues);
+            }
         }
     }
 
     /// The task as it is now and its version, for configs that receive the whole task.
     async fn task(&self, job: &Job) -> Option<(Arc<Task>, u64)> {
-        match self.lanes_share.tasks.get(&job.scope, &job.task_id).await {
+        match self.context.tasks.get(&job.scope, &job.task_id).await {
             Ok(Some(record)) => Some((record.task, record.version)),
             Ok(None) => None,
             Err(error) => {
@@ -190,7 +206,7 @@ impl Dispatcher {
     fn send(&mut self, scope: &Scope, record: &PushConfigRecord, target: Arc<Target>, dues: Vec<Due>) {
         let config = &record.config;
         let key = (scope.clone(), config.task_id.clone(), config.id.clone());
-        let (context, tracker, capacity) = (&self.lanes_share, &self.tracker, self.lane_capacity);
+        let (context, tracker, capacity) = (&self.context, &self.tracker, self.lane_capacity);
         let lane = self.lanes.entry(key).or_insert_with(|| {
             let progress = Arc::new(Progress::from(record.delivered_through));
             Lane::start(context, tracker, capacity, scope, &target, progress, None)
