@@ -109,16 +109,16 @@ impl PostgresStore {
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The
-    /// notice goes after the commit, on its own: a notice inside the transaction would hold
+    /// notice goes after the commit, as a statement of its own: a notice inside the transaction would hold
     /// PostgreSQL's global notification lock through the commit's flush to disk, and every commit
     /// that notifies, on every instance, would wait in line for it. The notice is lost only with
     /// this process, whose lease then runs out: every instance reads its logs again when it sees
     /// that (see `orphans`).
-    async fn announce(&self, conn: &mut sqlx::PgConnection, scope: &Scope, task_id: &str, version: u64) {
+    async fn announce(&self, scope: &Scope, task_id: &str, version: u64) {
         let sent = sqlx::query("SELECT pg_notify($1, $2)")
             .bind(&*self.events_channel)
             .bind(notice_payload(scope, task_id, version))
-            .execute(conn)
+            .execute(&self.pool)
             .await;
         if let Err(error) = sent {
             // Committed is committed; readers elsewhere catch up at their next notice.
@@ -147,48 +147,39 @@ fn parse_notice(payload: &str) -> Option<(Scope, String, u64)> {
     Some((Scope::new(tenant, owner), task_id, seq))
 }
 
-/// Appends `events` to a task's log after sequence number `after`.
-async fn append(conn: &mut sqlx::PgConnection, task: i64, after: u64, events: &[String]) -> Result<()> {
-    if events.is_empty() {
-        return Ok(());
+/// Ends a statement that wrote a task row (the CTE `written`, returning its `key`) with the
+/// insert of `events` after sequence number `after`, all in one statement: one round trip, and
+/// atomic without a transaction around it. Selects the task's key, if it was written.
+fn with_events<'q>(sql: &mut QueryBuilder<'q, Postgres>, after: u64, events: &'q [String]) {
+    if !events.is_empty() {
+        sql.push(", logged AS (INSERT INTO events (task, seq, body) SELECT written.key, v.seq, v.body FROM written, (");
+        sql.push_values(events.iter().zip(as_sql(after) + 1..), |mut row, (body, seq)| {
+            row.push_bind(seq).push_bind(body);
+        });
+        sql.push(") AS v (seq, body)) ");
     }
-    let mut insert = QueryBuilder::<Postgres>::new("INSERT INTO events (task, seq, body) ");
-    insert.push_values(events.iter().zip(as_sql(after) + 1..), |mut row, (body, seq)| {
-        row.push_bind(task).push_bind(seq).push_bind(body);
-    });
-    insert.build().execute(&mut *conn).await.map_err(backend)?;
-    Ok(())
+    sql.push(" SELECT key FROM written");
 }
 
 #[async_trait]
 impl TaskStore for PostgresStore {
     async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
-        let mut conn = self.pool.acquire().await.map_err(backend)?;
-        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(backend)?;
-        let key: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING key",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(&task.id)
-        .bind(&row.context_id)
-        .bind(row.state)
-        .bind(row.status_millis)
-        .bind(bodies.len() as i64)
-        .bind(now_millis())
-        .bind(row.ended.then(now_millis))
-        .bind(&row.snapshot)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend)?;
-        let key = key.ok_or_else(|| StoreError::AlreadyExists(task.id.clone()))?;
-        append(&mut tx, key, 0, &bodies).await?;
+        let mut sql = QueryBuilder::<Postgres>::new(
+            "WITH written AS (INSERT INTO tasks
+                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) VALUES (",
+        );
+        let mut values = sql.separated(", ");
+        values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(&task.id).push_bind(&row.context_id);
+        values.push_bind(row.state).push_bind(row.status_millis).push_bind(bodies.len() as i64);
+        values.push_bind(now_millis()).push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
+        sql.push(") ON CONFLICT DO NOTHING RETURNING key)");
+        with_events(&mut sql, 0, &bodies);
+        let key: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
+        key.ok_or_else(|| StoreError::AlreadyExists(task.id.clone()))?;
         let version = bodies.len() as u64;
-        tx.commit().await.map_err(backend)?;
         if version > 0 {
-            self.announce(&mut conn, scope, &task.id, version).await;
+            self.announce(scope, &task.id, version).await;
         }
         Ok(version)
     }
@@ -201,49 +192,27 @@ impl TaskStore for PostgresStore {
         expected: u64,
     ) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
-        let mut conn = self.pool.acquire().await.map_err(backend)?;
-        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(backend)?;
         let now = now_millis();
-        let updated: Option<i64> = sqlx::query_scalar(
-            "UPDATE tasks SET context_id = $1, state = $2, status_millis = $3, version = version + $4,
-                 changed_at = $5, ended_at = CASE WHEN $6 THEN COALESCE(ended_at, $5) END, snapshot = $7
-             WHERE tenant = $8 AND owner = $9 AND id = $10 AND version = $11 RETURNING key",
-        )
-        .bind(&row.context_id)
-        .bind(row.state)
-        .bind(row.status_millis)
-        .bind(bodies.len() as i64)
-        .bind(now)
-        .bind(row.ended)
-        .bind(&row.snapshot)
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(&task.id)
-        .bind(as_sql(expected))
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend)?;
-        let Some(key) = updated else {
-            // Why, asked on the same connection: waiting for a second one while holding this one
-            // could starve the pool.
-            let found: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3")
-                    .bind(&scope.tenant)
-                    .bind(&scope.owner)
-                    .bind(&task.id)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-            return Err(match found {
-                Some(found) => StoreError::Conflict { task_id: task.id.clone(), expected, found: as_seq(found) },
+        let mut sql = QueryBuilder::<Postgres>::new("WITH written AS (UPDATE tasks SET context_id = ");
+        sql.push_bind(&row.context_id).push(", state = ").push_bind(row.state);
+        sql.push(", status_millis = ").push_bind(row.status_millis);
+        sql.push(", version = version + ").push_bind(bodies.len() as i64).push(", changed_at = ").push_bind(now);
+        sql.push(", ended_at = CASE WHEN ").push_bind(row.ended).push(" THEN COALESCE(ended_at, ").push_bind(now);
+        sql.push(") END, snapshot = ").push_bind(&row.snapshot);
+        sql.push(" WHERE tenant = ").push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        sql.push(" AND id = ").push_bind(&task.id).push(" AND version = ").push_bind(as_sql(expected));
+        sql.push(" RETURNING key)");
+        with_events(&mut sql, expected, &bodies);
+        let written: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
+        if written.is_none() {
+            return Err(match self.get(scope, &task.id).await? {
+                Some(record) => StoreError::Conflict { task_id: task.id.clone(), expected, found: record.version },
                 None => StoreError::NotFound(task.id.clone()),
             });
-        };
-        append(&mut tx, key, expected, &bodies).await?;
+        }
         let version = expected + bodies.len() as u64;
-        tx.commit().await.map_err(backend)?;
         if !bodies.is_empty() {
-            self.announce(&mut conn, scope, &task.id, version).await;
+            self.announce(scope, &task.id, version).await;
         }
         Ok(version)
     }
@@ -553,33 +522,44 @@ async fn hold_lease(inner: std::sync::Weak<CoordinatorInner>) {
     }
 }
 
-/// Writes which executions run here, in order.
+/// Records where executions run, a statement per run of starts or of ends among the
+/// registrations waiting (in order: a task's execution may end and another start in one batch).
 async fn register(inner: std::sync::Weak<CoordinatorInner>, mut registrations: mpsc::UnboundedReceiver<Registration>) {
-    while let Some(registration) = registrations.recv().await {
+    let mut batch = Vec::new();
+    while registrations.recv_many(&mut batch, REGISTRATION_BATCH).await > 0 {
         let Some(inner) = inner.upgrade() else { return };
-        let query = match &registration {
-            Registration::Started(..) => {
-                "INSERT INTO executions (task, instance)
-                 SELECT key, $1 FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4 ON CONFLICT DO NOTHING"
+        for run in
+            batch.chunk_by(|a, b| matches!(a, Registration::Started(..)) == matches!(b, Registration::Started(..)))
+        {
+            let mut sql = QueryBuilder::<Postgres>::new(match run[0] {
+                Registration::Started(..) => "INSERT INTO executions (task, instance) SELECT key, ",
+                Registration::Finished(..) => "DELETE FROM executions WHERE instance = ",
+            });
+            sql.push_bind(&inner.instance);
+            sql.push(match run[0] {
+                Registration::Started(..) => " FROM tasks WHERE (tenant, owner, id) IN ",
+                Registration::Finished(..) => " AND task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN ",
+            });
+            sql.push_tuples(
+                run,
+                |mut row, (Registration::Started(scope, task_id) | Registration::Finished(scope, task_id))| {
+                    row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
+                },
+            );
+            sql.push(match run[0] {
+                Registration::Started(..) => " ON CONFLICT DO NOTHING",
+                Registration::Finished(..) => ")",
+            });
+            if let Err(error) = sql.build().execute(&inner.store.pool).await {
+                tracing::warn!(%error, executions = run.len(), "could not record where executions run");
             }
-            Registration::Finished(..) => {
-                "DELETE FROM executions WHERE instance = $1 AND task =
-                 (SELECT key FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4)"
-            }
-        };
-        let (Registration::Started(scope, task_id) | Registration::Finished(scope, task_id)) = &registration;
-        let done = sqlx::query(query)
-            .bind(&inner.instance)
-            .bind(&scope.tenant)
-            .bind(&scope.owner)
-            .bind(task_id)
-            .execute(&inner.store.pool)
-            .await;
-        if let Err(error) = done {
-            tracing::warn!(%error, %task_id, "could not record where an execution runs");
         }
+        batch.clear();
     }
 }
+
+/// Most registrations written by one statement.
+const REGISTRATION_BATCH: usize = 256;
 
 impl EventBus for Coordinator {
     fn publish(&self, scope: &Scope, task_id: &str, notice: Notice) {
