@@ -34,6 +34,11 @@ pub(crate) struct ServeOpt {
     #[arg(long, default_value = "127.0.0.1:8080", env = "AGENTWIRE_HTTP")]
     pub(crate) http: SocketAddr,
 
+    /// Also serve gRPC (and every other binding) on this address; the card then advertises it as
+    /// the gRPC endpoint. The --http address serves gRPC either way.
+    #[arg(long, value_name = "ADDR", env = "AGENTWIRE_GRPC")]
+    pub(crate) grpc: Option<SocketAddr>,
+
     /// The agent to serve.
     #[arg(long, value_enum, default_value_t = AgentKind::Echo)]
     pub(crate) agent: AgentKind,

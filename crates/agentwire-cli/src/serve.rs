@@ -18,7 +18,14 @@ use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
-    let handler = build_handler(&opt).await?;
+    // Bound first, so that the card names the ports really listened on (`:0` picks one).
+    let listener = bind(opt.http).await?;
+    let grpc_listener = match opt.grpc {
+        Some(address) => Some(bind(address).await?),
+        None => None,
+    };
+    let grpc_address = grpc_listener.as_ref().map(|l| l.local_addr()).transpose()?;
+    let handler = build_handler(&opt, listener.local_addr()?, grpc_address).await?;
     if !is_shared(&opt.store) {
         let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
         if orphans > 0 {
@@ -38,12 +45,24 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         header_read_timeout: Duration::from_secs(opt.header_read_timeout),
         drain: DRAIN,
     };
-    let listener =
-        tokio::net::TcpListener::bind(opt.http).await.with_context(|| format!("cannot listen on {}", opt.http))?;
     let address = listener.local_addr()?;
     let card = format!("{scheme}://{address}/.well-known/agent-card.json");
     tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-    agentwire_server::serve(listener, router_with(handler.clone(), http), shutdown_signal(), options).await?;
+    let app = router_with(handler.clone(), http);
+    let stopping = stop_signal();
+    let grpc = match grpc_listener {
+        Some(listener) => {
+            tracing::info!(address = %listener.local_addr()?, "serving gRPC");
+            let stopped = stopping.clone();
+            let serving = agentwire_server::serve(listener, app.clone(), stopped.stopped(), options.clone());
+            Some(tokio::spawn(serving))
+        }
+        None => None,
+    };
+    agentwire_server::serve(listener, app, stopping.stopped(), options).await?;
+    if let Some(grpc) = grpc {
+        grpc.await??;
+    }
     tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
     tracing::info!("stopped");
     Ok(())
@@ -57,7 +76,11 @@ fn cors_origins(origins: &[String]) -> anyhow::Result<CorsOrigins> {
     Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
 }
 
-async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
+async fn build_handler(
+    opt: &ServeOpt,
+    http: std::net::SocketAddr,
+    grpc: Option<std::net::SocketAddr>,
+) -> anyhow::Result<RequestHandler> {
     let user_card = match &opt.card {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -69,7 +92,7 @@ async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         None => None,
     };
     let scheme = if opt.tls_cert.is_some() { "https" } else { "http" };
-    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{}", opt.http));
+    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{http}"));
     let (card, extended_card) = match opt.agent {
         AgentKind::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
         AgentKind::Conformance => {
@@ -86,6 +109,7 @@ async fn build_handler(opt: &ServeOpt) -> anyhow::Result<RequestHandler> {
         extended_card_enabled: !opt.reduced && extended_card.is_some(),
         extended_card,
         required_extensions: opt.required_extensions.clone(),
+        grpc_target: grpc.map(|address| address.to_string()),
     };
     let limits = &opt.limits;
     let push = PushSettings {
@@ -157,6 +181,30 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_push_configs_per_task: opt.max_push_configs,
         ..Limits::default()
     }
+}
+
+async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))
+}
+
+/// Ctrl-C or SIGTERM, told to every listener.
+#[derive(Clone)]
+struct Stopping(tokio::sync::watch::Receiver<bool>);
+
+impl Stopping {
+    async fn stopped(mut self) {
+        // An error means the sender is gone, which only a stop does.
+        let _ = self.0.wait_for(|stopped| *stopped).await;
+    }
+}
+
+fn stop_signal() -> Stopping {
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    Stopping(stopping)
 }
 
 async fn shutdown_signal() {

@@ -17,6 +17,8 @@ pub mod auth;
 mod causes;
 mod context;
 mod core;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod http;
 mod serve;
 

@@ -2,7 +2,7 @@
 //! caches reuse it.
 
 use agentwire_test::{conformance, TestServer};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const PATHS: [&str; 3] = ["/.well-known/agent-card.json", "/.well-known/agent.json", "/agentCard"];
 
@@ -43,12 +43,20 @@ async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_th
     let url = format!("{}{}", server.base, PATHS[0]);
     let combined: Value = server.http.get(&url).send().await.unwrap().json().await.unwrap();
     let interfaces = combined["supportedInterfaces"].as_array().unwrap();
-    let versions: Vec<_> = interfaces.iter().map(|i| i["protocolVersion"].as_str().unwrap()).collect();
-    assert_eq!(versions, ["1.0", "1.0", "0.3", "0.3"], "v1.0's interfaces first, then v0.3's");
+    let offered: Vec<_> = interfaces
+        .iter()
+        .map(|i| (i["protocolBinding"].as_str().unwrap(), i["protocolVersion"].as_str().unwrap()))
+        .collect();
+    let v1 = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")];
+    let v03 = [("JSONRPC", "0.3"), ("HTTP+JSON", "0.3"), ("GRPC", "0.3")];
+    assert_eq!(offered, [v1, v03].concat(), "v1.0's first, then v0.3's");
+    let authority = server.base.trim_start_matches("http://");
+    assert_eq!(interfaces[2]["url"], authority, "a gRPC target is host:port");
     assert_eq!(combined["url"], server.base.as_str());
     assert_eq!(combined["preferredTransport"], "JSONRPC");
     assert_eq!(combined["protocolVersion"], "0.3.0");
     assert_eq!(combined["additionalInterfaces"][1]["transport"], "HTTP+JSON");
+    assert_eq!(combined["additionalInterfaces"][2], json!({"url": server.base, "transport": "GRPC"}));
     // v0.3's extended card is the authenticated one: without credentials to require, none.
     assert_eq!(
         (

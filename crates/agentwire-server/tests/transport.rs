@@ -74,9 +74,13 @@ async fn tls_serves_http1_and_http2_by_alpn() {
 
 /// A gRPC call as a client sends it: HTTP/2, `application/grpc`, one empty message.
 async fn grpc_status(server: &TestServer, token: Option<&str>) -> (u16, String) {
+    grpc_status_of(server, "/lf.a2a.v1.A2AService/SendMessage", token).await
+}
+
+async fn grpc_status_of(server: &TestServer, path: &str, token: Option<&str>) -> (u16, String) {
     let h2c = Client::builder().http2_prior_knowledge().timeout(TIMEOUT).build().unwrap();
     let mut request = h2c
-        .post(format!("{}/lf.a2a.v1.A2AService/SendMessage", server.base))
+        .post(format!("{}{path}", server.base))
         .header("content-type", "application/grpc")
         .header("te", "trailers")
         .body(vec![0u8, 0, 0, 0, 0]);
@@ -92,7 +96,11 @@ async fn grpc_status(server: &TestServer, token: Option<&str>) -> (u16, String) 
 #[tokio::test]
 async fn grpc_requests_get_grpc_statuses_never_json() {
     let server = TestServer::start(conformance()).await;
-    assert_eq!(grpc_status(&server, None).await, (200, "12".to_owned()), "UNIMPLEMENTED");
+    assert_eq!(grpc_status(&server, None).await, (200, "3".to_owned()), "INVALID_ARGUMENT: no message");
+    let unknown = grpc_status_of(&server, "/lf.a2a.v1.A2AService/NoSuchMethod", None).await;
+    assert_eq!(unknown, (200, "12".to_owned()), "UNIMPLEMENTED");
+    let unknown = grpc_status_of(&server, "/no.such.Service/SendMessage", None).await;
+    assert_eq!(unknown, (200, "12".to_owned()), "UNIMPLEMENTED");
 }
 
 #[tokio::test]
@@ -101,7 +109,7 @@ async fn one_auth_layer_refuses_each_binding_in_its_own_format() {
     let server = TestServer::start(conformance().authenticator(auth)).await;
     assert_eq!(grpc_status(&server, None).await, (200, "16".to_owned()), "UNAUTHENTICATED");
     assert_eq!(grpc_status(&server, Some("wrong")).await, (200, "16".to_owned()));
-    assert_eq!(grpc_status(&server, Some("secret")).await, (200, "12".to_owned()), "let in: UNIMPLEMENTED");
+    assert_eq!(grpc_status(&server, Some("secret")).await, (200, "3".to_owned()), "let in: INVALID_ARGUMENT");
 
     let jsonrpc = server.http.post(format!("{}/", server.base)).json(&send_message()).send().await.unwrap();
     assert_eq!(jsonrpc.status(), 401);

@@ -95,6 +95,13 @@ pub struct A2AError {
     metadata: BTreeMap<String, String>,
 }
 
+/// A conversion that cannot fail converts where a fallible one is expected.
+impl From<std::convert::Infallible> for A2AError {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
 /// `Result` with [`A2AError`] as the error.
 pub type Result<T, E = A2AError> = std::result::Result<T, E>;
 

@@ -32,6 +32,9 @@ pub struct CardConfig {
     pub extended_card: Option<AgentCard>,
     /// Extensions clients must declare to send messages.
     pub required_extensions: Vec<String>,
+    /// Where gRPC clients connect (`host:port`), when gRPC has a port of its own; by default the
+    /// host and port of `public_url`, where the HTTP port serves gRPC too.
+    pub grpc_target: Option<String>,
 }
 
 impl Default for CardConfig {
@@ -44,6 +47,7 @@ impl Default for CardConfig {
             extended_card_enabled: false,
             extended_card: None,
             required_extensions: Vec::new(),
+            grpc_target: None,
         }
     }
 }
@@ -63,10 +67,11 @@ impl Cards {
             extended_agent_card: Some(config.extended_card_enabled),
             extensions: with_required(&base.extensions, &config.required_extensions),
         };
-        let mut public = with_defaults(config.card, &config.public_url);
+        let grpc_target = config.grpc_target.as_deref();
+        let mut public = with_defaults(config.card, &config.public_url, grpc_target);
         public.capabilities = capabilities(&public.capabilities);
         let extended = config.extended_card.map(|card| {
-            let mut card = with_defaults(card, &config.public_url);
+            let mut card = with_defaults(card, &config.public_url, grpc_target);
             card.supported_interfaces.clone_from(&public.supported_interfaces);
             card.security_schemes.clone_from(&public.security_schemes);
             card.security_requirements.clone_from(&public.security_requirements);
@@ -114,7 +119,7 @@ fn with_required(declared: &[AgentExtension], required: &[String]) -> Vec<AgentE
     extensions
 }
 
-fn with_defaults(mut card: AgentCard, public_url: &str) -> AgentCard {
+fn with_defaults(mut card: AgentCard, public_url: &str, grpc_target: Option<&str>) -> AgentCard {
     let url = public_url.trim_end_matches('/').to_owned();
     if card.name.is_empty() {
         "agentwire agent".clone_into(&mut card.name);
@@ -142,16 +147,35 @@ fn with_defaults(mut card: AgentCard, public_url: &str) -> AgentCard {
     }
     // v1.0's interfaces first, then v0.3's: JSON-RPC at the same URL (by method name), HTTP+JSON
     // under `/v1` of it (v0.3 clients add the `/v1` themselves).
-    card.supported_interfaces = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
+    let interface = |url: &str, binding: &str, version: &str| AgentInterface {
+        url: url.to_owned(),
+        protocol_binding: binding.into(),
+        tenant: String::new(),
+        protocol_version: version.into(),
+    };
+    // gRPC, where built in, after each version's JSON bindings. Its v1.0 address is a channel
+    // target, `host:port`, which is what v1.0 clients dial; v0.3 clients read a URL and take its
+    // host and port themselves.
+    let grpc = grpc_target.unwrap_or_else(|| authority(&url));
+    let grpc_url = match url.split_once("://") {
+        Some((scheme, _)) => format!("{scheme}://{grpc}"),
+        None => grpc.to_owned(),
+    };
+    card.supported_interfaces = [("1.0", grpc), ("0.3", grpc_url.as_str())]
         .into_iter()
-        .map(|(binding, version)| AgentInterface {
-            url: url.clone(),
-            protocol_binding: binding.into(),
-            tenant: String::new(),
-            protocol_version: version.into(),
+        .flat_map(|(version, grpc)| {
+            let json = [interface(&url, "JSONRPC", version), interface(&url, "HTTP+JSON", version)];
+            json.into_iter().chain(cfg!(feature = "grpc").then(|| interface(grpc, "GRPC", version)))
         })
         .collect();
     card
+}
+
+/// Where a gRPC client connects: the URL's `host:port`, the target form gRPC channels take (a
+/// gRPC method's path is fixed, so a path in the URL has no part in it).
+fn authority(url: &str) -> &str {
+    let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
+    authority.split('/').next().unwrap_or(authority)
 }
 
 /// The card as a client of `dialect` reads it: v1.0 members only for v1.0, the combined card for

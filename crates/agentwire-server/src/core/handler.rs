@@ -282,6 +282,17 @@ impl RequestHandler {
         self.core.card.extended(ctx)
     }
 
+    /// v0.3's card call (`GET /v1/card`, gRPC `GetAgentCard`): the authenticated extended card,
+    /// which is the public one where the agent has no other.
+    pub(crate) async fn v03_agent_card(&self, ctx: &RequestContext) -> Result<AgentCard> {
+        match self.core.card.extended(ctx) {
+            Err(error) if error.kind() == agentwire_types::ErrorKind::UnsupportedOperation => {
+                Ok(self.core.card.public().clone())
+            }
+            card => card,
+        }
+    }
+
     /// Ends the tasks that a previous run of the server left SUBMITTED or WORKING: their
     /// executions died with it, so they become FAILED, with a status message that says so, and
     /// their webhooks are told. Call it before serving, and only when no other process serves the

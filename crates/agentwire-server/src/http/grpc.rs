@@ -1,22 +1,17 @@
-//! The gRPC slot: requests with a `application/grpc*` content type, on any path, go to the gRPC
-//! service instead of the JSON routes. Until the gRPC binding is served, the slot answers every
+//! The gRPC steer: requests with a `application/grpc*` content type, on any path, go to the gRPC
+//! services instead of the JSON routes. A server built without the `grpc` feature answers every
 //! call with the gRPC status UNIMPLEMENTED (or the caller's refusal, UNAUTHENTICATED or
 //! PERMISSION_DENIED), as a gRPC client expects, never with a JSON page.
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
 
-use agentwire_types::A2AError;
 use axum::extract::Request;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures_util::future::Either;
-use http::{header, HeaderValue};
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use http::header;
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
-
-use super::errors::RpcCode;
-use super::layers::Caller;
 
 /// A gRPC service as the steer holds it.
 type GrpcService = BoxCloneSyncService<Request, Response, Infallible>;
@@ -28,18 +23,21 @@ pub(crate) struct GrpcSteerLayer {
 }
 
 impl GrpcSteerLayer {
-    /// The slot before the gRPC binding exists: every call is UNIMPLEMENTED.
-    pub(crate) fn unimplemented() -> Self {
-        Self { grpc: BoxCloneSyncService::new(tower::service_fn(unimplemented)) }
+    /// The gRPC services of `handler`.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn new(handler: &crate::RequestHandler) -> Self {
+        let service = tower::ServiceBuilder::new()
+            .map_request(crate::grpc::alias_opvs_service)
+            .map_response(|response: http::Response<tonic::body::Body>| response.map(axum::body::Body::new))
+            .service(crate::grpc::routes(handler));
+        Self { grpc: BoxCloneSyncService::new(service) }
     }
-}
 
-async fn unimplemented(request: Request) -> Result<Response, Infallible> {
-    let refusal = request.extensions().get::<Caller>().and_then(|Caller(caller)| caller.as_ref().err());
-    Ok(match refusal {
-        Some(error) => error_response(error),
-        None => status_response(RpcCode::Unimplemented, "the gRPC binding is not served by this server yet"),
-    })
+    /// Without the gRPC binding, every call is UNIMPLEMENTED.
+    #[cfg(not(feature = "grpc"))]
+    pub(crate) fn new(_handler: &crate::RequestHandler) -> Self {
+        Self { grpc: BoxCloneSyncService::new(tower::service_fn(unimplemented::answer)) }
+    }
 }
 
 impl<S> Layer<S> for GrpcSteerLayer {
@@ -85,24 +83,37 @@ fn is_grpc(request: &Request) -> bool {
         .is_some_and(|v| v.get(..16).is_some_and(|t| t.eq_ignore_ascii_case("application/grpc")))
 }
 
-/// Characters a `grpc-message` must percent-encode: controls, `%`, and anything beyond ASCII.
-const GRPC_MESSAGE: &AsciiSet = &CONTROLS.add(b'%');
+#[cfg(not(feature = "grpc"))]
+mod unimplemented {
+    use std::convert::Infallible;
 
-/// An error as a gRPC status.
-pub(crate) fn error_response(error: &A2AError) -> Response {
-    status_response(super::errors::status(error.kind()).1, error.message())
-}
+    use axum::extract::Request;
+    use axum::response::{IntoResponse, Response};
+    use http::{header, HeaderValue};
+    use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
-/// A gRPC "trailers-only" response: the status in the headers, no message.
-pub(crate) fn status_response(code: RpcCode, message: &str) -> Response {
-    let message = utf8_percent_encode(message, GRPC_MESSAGE).to_string();
-    let headers = [
-        (header::CONTENT_TYPE, HeaderValue::from_static("application/grpc")),
-        (header::HeaderName::from_static("grpc-status"), HeaderValue::from(code as u16)),
-        (
-            header::HeaderName::from_static("grpc-message"),
-            HeaderValue::from_str(&message).unwrap_or(HeaderValue::from_static("")),
-        ),
-    ];
-    headers.into_response()
+    use crate::http::errors::{status, RpcCode};
+    use crate::http::layers::Caller;
+
+    /// Characters a `grpc-message` must percent-encode: controls, `%`, and anything beyond ASCII.
+    const GRPC_MESSAGE: &AsciiSet = &CONTROLS.add(b'%');
+
+    /// A "trailers-only" gRPC answer: the caller's refusal, or UNIMPLEMENTED.
+    pub(super) async fn answer(request: Request) -> Result<Response, Infallible> {
+        let refusal = request.extensions().get::<Caller>().and_then(|Caller(caller)| caller.as_ref().err());
+        let (code, message) = match refusal {
+            Some(error) => (status(error.kind()).1, error.message()),
+            None => (RpcCode::Unimplemented, "this server was built without the gRPC binding"),
+        };
+        let message = utf8_percent_encode(message, GRPC_MESSAGE).to_string();
+        let headers = [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/grpc")),
+            (header::HeaderName::from_static("grpc-status"), HeaderValue::from(code as u16)),
+            (
+                header::HeaderName::from_static("grpc-message"),
+                HeaderValue::from_str(&message).unwrap_or(HeaderValue::from_static("")),
+            ),
+        ];
+        Ok(headers.into_response())
+    }
 }

@@ -7,11 +7,11 @@
 //! layers recorded, and reports a refusal in its own error format.
 
 mod card;
-mod errors;
+pub(crate) mod errors;
 mod grpc;
 mod jsonrpc;
 mod layers;
-mod request;
+pub(crate) mod request;
 mod rest;
 mod sse;
 
@@ -91,6 +91,7 @@ pub fn router(handler: RequestHandler) -> Router {
 
 /// [`router`], configured by `options`.
 pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
+    let grpc = grpc::GrpcSteerLayer::new(&handler);
     let card = Arc::new(card::Cards::new(handler.agent_card(), options.strict_card));
     let auth = handler.core.auth.clone();
     let body_limit = handler.limits().max_body_bytes;
@@ -120,7 +121,7 @@ pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
         .layer(layers::body_limit(body_limit))
         .layer(layers::AuthLayer::new(auth))
         .layer(layers::negotiate())
-        .layer(grpc::GrpcSteerLayer::unimplemented());
+        .layer(grpc);
     app.layer(layers)
 }
 

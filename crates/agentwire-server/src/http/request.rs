@@ -4,7 +4,7 @@
 use agentwire_types::{A2AError, Dialect, Result};
 use axum::body::{Body, Bytes};
 use http::request::Parts;
-use http::{header, HeaderMap};
+use http::{header, Extensions, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError};
 
 use super::layers::{Caller, Negotiated};
@@ -17,16 +17,24 @@ use crate::{Limits, RequestContext};
 /// The method or route names the dialect: a supported version header that names another one is
 /// accepted, and the request is served in the dialect its shapes are written in.
 pub(crate) fn context(parts: &Parts, tenant: &str, dialect: Dialect) -> Result<RequestContext> {
+    let mut context = context_from(&parts.extensions, tenant, dialect)?;
+    context.last_event_id = last_event_id(&parts.headers);
+    Ok(context)
+}
+
+/// [`context`] from the extensions the layers left on a request, for bindings that do not keep
+/// its `Parts` (gRPC).
+pub(crate) fn context_from(extensions: &Extensions, tenant: &str, dialect: Dialect) -> Result<RequestContext> {
     let missing = || A2AError::internal("the request was not prepared by the server's layers");
-    let Caller(caller) = parts.extensions.get::<Caller>().ok_or_else(missing)?;
+    let Caller(caller) = extensions.get::<Caller>().ok_or_else(missing)?;
     let principal = caller.clone()?;
-    let negotiated = parts.extensions.get::<Negotiated>().ok_or_else(missing)?;
+    let negotiated = extensions.get::<Negotiated>().ok_or_else(missing)?;
     Ok(RequestContext {
         tenant: tenant.to_owned(),
         principal,
         dialect: negotiated.version.clone().map(|_| dialect)?,
         extensions: negotiated.extensions.clone(),
-        last_event_id: last_event_id(&parts.headers),
+        last_event_id: None,
     })
 }
 

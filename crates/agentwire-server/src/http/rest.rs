@@ -332,18 +332,21 @@ async fn delete_push_config(State(state): State<AppState>, call: Call) -> Respon
     call.run(Ok(request), delete).await
 }
 
-/// `GET /extendedAgentCard`; v0.3's `GET /v1/card` is the authenticated card, which is the
-/// public one where the agent has no other (both in the combined form).
+/// `GET /extendedAgentCard`, and v0.3's `GET /v1/card` (in the combined form).
 async fn get_extended_agent_card(State(state): State<AppState>, call: Call) -> Response {
-    let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
-    let card = match (state.handler.get_extended_agent_card(&call.ctx, request).await, call.dialect) {
-        (Ok(card), dialect) => crate::core::card_json(&card, dialect),
-        (Err(error), Dialect::V03) if error.kind() == ErrorKind::UnsupportedOperation => {
-            crate::core::card_json(state.handler.agent_card(), Dialect::V03)
+    let card = match call.dialect {
+        Dialect::V03 => state.handler.v03_agent_card(&call.ctx).await,
+        _ => {
+            let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
+            state.handler.get_extended_agent_card(&call.ctx, request).await
         }
-        (Err(error), _) => return call.error(&error),
     };
-    json_response(StatusCode::OK, call.media_type.clone(), &card)
+    match card {
+        Ok(card) => {
+            json_response(StatusCode::OK, call.media_type.clone(), &crate::core::card_json(&card, call.dialect))
+        }
+        Err(error) => call.error(&error),
+    }
 }
 
 /// Any path no route serves.
