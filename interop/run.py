@@ -56,7 +56,13 @@ TOKEN = "interop-token"
 # The v1.0 clients (python, js) and, with each SDK's last v0.3 release, the v0.3 clients.
 CLIENTS = ["python", "js", "python-0.3", "js-0.3"]
 GENERATION = {"python": "1.0", "js": "1.0", "python-0.3": "0.3", "js-0.3": "0.3"}
-BINDINGS = ["jsonrpc", "rest"]
+# The bindings each client is run over: gRPC with the clients whose SDK has a gRPC transport.
+BINDINGS = {
+    "python": ["jsonrpc", "rest", "grpc"],
+    "js": ["jsonrpc", "rest"],
+    "python-0.3": ["jsonrpc", "rest", "grpc"],
+    "js-0.3": ["jsonrpc", "rest"],
+}
 # Every case, in the order the clients print them, with what it checks. v1.0 names first; a v0.3
 # client makes the same checks with the v0.3 call in brackets.
 CASES = {
@@ -75,18 +81,22 @@ CASES = {
     "multi_turn": "INPUT_REQUIRED, then a follow-up on the same task and context completes it",
     "push_config_crud": "create, get, list, delete a push config; gone from list and get afterwards "
     "[tasks/pushNotificationConfig/set, get, list, delete; the client names the config; python-0.3's "
-    "Client has no list or delete, so it makes those two with the SDK's own request and response models]",
+    "Client has no list or delete, so it makes those two with the SDK's own request and response models "
+    "(over gRPC, its generated stub)]",
     "push_delivery": "webhook deliveries with the token and Authorization headers, the last one COMPLETED "
     "[each body a v0.3 Task]",
-    "extended_card": "GetExtendedAgentCard with credentials has the extra skill; without, refused (401) "
+    "extended_card": "GetExtendedAgentCard with credentials has the extra skill; without, refused (HTTP 401, "
+    "gRPC UNAUTHENTICATED) "
     "[agent/getAuthenticatedExtendedCard, GET /v1/card]",
     "error_unknown_task": "GetTask of an unknown id raises the SDK's TaskNotFound error "
-    "[0.3: JSON-RPC code -32001; REST: python-0.3 keeps only HTTP 404, js-0.3 maps the body's code]",
+    "[0.3: JSON-RPC code -32001; REST: python-0.3 keeps only HTTP 404, js-0.3 maps the body's code; "
+    "gRPC: python-0.3 raises grpc's NOT_FOUND]",
     "error_cancel_finished": "CancelTask of a COMPLETED task raises the SDK's TaskNotCancelable error "
-    "[0.3: JSON-RPC code -32002; REST: python-0.3 keeps only HTTP 409, js-0.3 maps the body's code]",
+    "[0.3: JSON-RPC code -32002; REST: python-0.3 keeps only HTTP 409, js-0.3 maps the body's code; "
+    "gRPC: python-0.3 raises grpc's FAILED_PRECONDITION]",
     "concurrent_generations": "while a v0.3 SDK stream of a running task is open, v1.0 SendMessage (the "
-    "same binding, v1.0 names and shapes on the wire) completes and v1.0 GetTask sees that v0.3 task "
-    "running; then the v0.3 stream ends COMPLETED",
+    "same binding, v1.0 names and shapes on the wire; over gRPC, lf.a2a.v1 with the message types from "
+    "reflection) completes and v1.0 GetTask sees that v0.3 task running; then the v0.3 stream ends COMPLETED",
 }
 # The cases each generation runs; RUNS_NOT says why a case is left out.
 RUNS_NOT = {
@@ -316,7 +326,7 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
     known = {
         f"{client} / {binding} / {case}"
         for client in CLIENTS
-        for binding in BINDINGS
+        for binding in BINDINGS[client]
         for case in RUNS[GENERATION[client]]
     }
     return sorted(set(baseline) - known)
@@ -375,7 +385,7 @@ def main() -> int:
         raise SystemExit("node is not on PATH")
     server = Server(args.server or build_server())
     try:
-        columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS]
+        columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS[client.name]]
         if any(not verdict(c, case)[0] for c in columns for case in c.cases):
             log("server log (last lines):\n" + server.log_tail())
     finally:

@@ -1,6 +1,6 @@
 """Interoperability client: drives an agentwire server with the official A2A Python SDK.
 
-Usage: client.py --url http://127.0.0.1:PORT --binding jsonrpc|rest --token TOKEN
+Usage: client.py --url http://127.0.0.1:PORT --binding jsonrpc|rest|grpc --token TOKEN
 
 Prints one meta line, then one JSON line per case: {"case", "ok", "detail"}.
 Logs go to stderr. Exit status is 0 whenever every case ran, even if some failed.
@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import grpc
 import httpx
 from a2a.client import (
     A2ACardResolver,
@@ -59,9 +60,10 @@ from a2a.utils.errors import A2A_ERROR_REASONS, JSON_RPC_ERROR_CODE_MAP, A2AErro
 from google.protobuf import json_format
 
 CASE_TIMEOUT_S = 20
-BINDINGS = {"jsonrpc": TransportProtocol.JSONRPC, "rest": TransportProtocol.HTTP_JSON}
-# The path the first request of a blocking send must hit, proving the forced binding is used.
-SEND_PATH = {"jsonrpc": "/", "rest": "/message:send"}
+BINDINGS = {"jsonrpc": TransportProtocol.JSONRPC, "rest": TransportProtocol.HTTP_JSON, "grpc": TransportProtocol.GRPC}
+# The HTTP requests a blocking send must start with, proving the forced binding is used: none at
+# all over gRPC, whose calls do not go through the SDK's HTTP client.
+SEND_REQUESTS = {"jsonrpc": ["POST /"], "rest": ["POST /message:send"], "grpc": []}
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
     TaskState.TASK_STATE_FAILED,
@@ -148,7 +150,8 @@ class Harness:
 
 
 def error_identity(error: A2AError, binding: str) -> str:
-    """How the SDK recognised an error: by JSON-RPC error code, or by the REST ErrorInfo reason."""
+    """How the SDK recognised an error: by JSON-RPC error code, or by the ErrorInfo reason (REST's
+    body, gRPC's status details)."""
     if binding == "jsonrpc":
         return f"{type(error).__name__} (JSON-RPC code {JSON_RPC_ERROR_CODE_MAP[type(error)]})"
     return f"{type(error).__name__} (ErrorInfo reason {A2A_ERROR_REASONS[type(error)]})"
@@ -201,14 +204,15 @@ async def case_send_blocking(h: Harness) -> str:
     h.request_paths.clear()
     task = await h.send(user_message("hello", id_prefix="tck-complete-task-"))
     check(
-        h.request_paths[:1] == [f"POST {SEND_PATH[h.binding]}"],
+        h.request_paths[:1] == SEND_REQUESTS[h.binding],
         f"send went to {h.request_paths}, not the {h.binding} binding",
     )
     check(task.status.state == COMPLETED, f"state {state_name(task.status.state)}, expected COMPLETED")
     status_message = task.status.message
     check(status_message.role == Role.ROLE_AGENT, f"status message role is {Role.Name(status_message.role)}")
     check(text_of(status_message) == "Hello from TCK", f"status message text {text_of(status_message)!r}")
-    return f"COMPLETED with agent message 'Hello from TCK' via {h.request_paths[0]}"
+    via = h.request_paths[0] if h.request_paths else "gRPC"
+    return f"COMPLETED with agent message 'Hello from TCK' via {via}"
 
 
 async def case_send_non_blocking(h: Harness) -> str:
@@ -445,8 +449,12 @@ async def case_extended_card(h: Harness) -> str:
     try:
         await h.anonymous.get_extended_agent_card(GetExtendedAgentCardRequest())
     except A2AClientError as error:
-        # The SDK wraps an HTTP failure in A2AClientError; the httpx error underneath holds the status.
+        # The SDK wraps a transport failure in A2AClientError; the error underneath holds the status.
         cause = error.__cause__
+        if isinstance(cause, grpc.aio.AioRpcError):
+            code = cause.code()
+            check(code == grpc.StatusCode.UNAUTHENTICATED, f"refused, but with {code} rather than UNAUTHENTICATED")
+            return "skill 'extended' with credentials; UNAUTHENTICATED without"
         status = cause.response.status_code if isinstance(cause, httpx.HTTPStatusError) else None
         check(status == 401, f"refused, but with {status or error!r} rather than HTTP 401")
         return "skill 'extended' with credentials; HTTP 401 without"
@@ -541,7 +549,10 @@ async def main() -> int:
         def make_client(streaming: bool, token: str | None) -> Client:
             # Offering only the requested binding forces the factory to pick that interface of the card.
             config = ClientConfig(
-                streaming=streaming, httpx_client=http, supported_protocol_bindings=[BINDINGS[args.binding]]
+                streaming=streaming,
+                httpx_client=http,
+                grpc_channel_factory=grpc.aio.insecure_channel,
+                supported_protocol_bindings=[BINDINGS[args.binding]],
             )
             interceptors = [AuthInterceptor(StaticToken(token))] if token else []
             return ClientFactory(config).create(card, interceptors)

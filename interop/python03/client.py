@@ -1,15 +1,17 @@
 """Interoperability client: drives an agentwire server with the official A2A Python SDK's last
 v0.3 release (a2a-sdk 0.3.x), protocol v0.3.
 
-Usage: client.py --url http://127.0.0.1:PORT --binding jsonrpc|rest --token TOKEN
+Usage: client.py --url http://127.0.0.1:PORT --binding jsonrpc|rest|grpc --token TOKEN
 
 Prints one meta line, then one JSON line per case: {"case", "ok", "detail"}.
 Logs go to stderr. Exit status is 0 whenever every case ran, even if some failed.
 
 The v0.3 SDK's Client has no tasks/list (so no list_paging case) and no push-config list or
 delete: push_config_crud makes those two calls with the SDK's own request and response models
-over the same HTTP client. concurrent_generations holds a v0.3 SDK stream open while it makes
-v1.0 calls on the wire (no v1.0 SDK can share this environment: both releases are `a2a-sdk`).
+(over gRPC, its own generated stub) on the same connection. concurrent_generations holds a v0.3
+SDK stream open while it makes v1.0 calls on the wire (no v1.0 SDK can share this environment:
+both releases are `a2a-sdk`); over gRPC it takes the v1.0 message types from the server's
+reflection service, as grpcurl does.
 """
 
 import argparse
@@ -22,14 +24,16 @@ import sys
 import threading
 import time
 import uuid
+from urllib.parse import urlsplit
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import grpc
 import httpx
 from a2a.client import A2ACardResolver, A2AClientHTTPError, Client, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError, A2AClientJSONRPCError
-from a2a.grpc import a2a_pb2
+from a2a.grpc import a2a_pb2, a2a_pb2_grpc
 from a2a.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
@@ -58,12 +62,14 @@ from a2a.types import (
     TransportProtocol,
 )
 from a2a.utils import proto_utils
-from google.protobuf import json_format
+from google.protobuf import descriptor_pool, json_format, message_factory
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
 CASE_TIMEOUT_S = 20
-BINDINGS = {"jsonrpc": TransportProtocol.jsonrpc, "rest": TransportProtocol.http_json}
-# The path the first request of a blocking send must hit, proving the forced binding is used.
-SEND_PATH = {"jsonrpc": "/", "rest": "/v1/message:send"}
+BINDINGS = {"jsonrpc": TransportProtocol.jsonrpc, "rest": TransportProtocol.http_json, "grpc": TransportProtocol.grpc}
+# The HTTP requests a blocking send must start with, proving the forced binding is used: none at
+# all over gRPC, whose calls do not go through the HTTP client.
+SEND_REQUESTS = {"jsonrpc": ["POST /"], "rest": ["POST /v1/message:send"], "grpc": []}
 TERMINAL = {TaskState.completed, TaskState.failed, TaskState.canceled, TaskState.rejected}
 COMPLETED = TaskState.completed
 # What the SDK's JSON-RPC error models say the codes are (its A2AClientJSONRPCError keeps only the
@@ -72,6 +78,8 @@ TASK_NOT_FOUND_CODE = TaskNotFoundError().code  # -32001
 TASK_NOT_CANCELABLE_CODE = TaskNotCancelableError().code  # -32002
 # The status code a v0.3 REST server maps each error to (the v0.3 SDK's REST client keeps only it).
 TASK_NOT_FOUND_HTTP, TASK_NOT_CANCELABLE_HTTP = 404, 409
+# The gRPC status of each error (the v0.3 SDK's gRPC client raises grpc's own error, unwrapped).
+TASK_NOT_FOUND_GRPC, TASK_NOT_CANCELABLE_GRPC = grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION
 
 log = logging.getLogger("interop")
 
@@ -121,6 +129,7 @@ class Harness:
     unary: Client  # non-streaming calls: message/send, tasks/get, ...
     streaming: Client  # message/stream and tasks/resubscribe
     make_client: Callable[..., Client]  # a fresh unary client: (authenticated=True, push=None)
+    channel: grpc.aio.Channel | None  # the authenticated gRPC channel, over gRPC
     request_paths: list[str]  # "METHOD /path" of every HTTP request, to see which binding was used
     refusals: list[str]  # every HTTP error response with its body, which the SDK's errors drop
 
@@ -158,20 +167,35 @@ def http_status(error: Exception) -> int | None:
     return error.status_code if isinstance(error, A2AClientHTTPError) else None
 
 
+def grpc_status(error: Exception) -> grpc.StatusCode | None:
+    return error.code() if isinstance(error, grpc.aio.AioRpcError) else None
+
+
 def describe_error(error: Exception) -> str:
     if isinstance(error, A2AClientJSONRPCError):
         return f"A2AClientJSONRPCError code {error.error.code}: {error.error.message}"
     if isinstance(error, A2AClientHTTPError):
         return f"A2AClientHTTPError HTTP {error.status_code}"
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"AioRpcError {error.code().name}: {error.details()}"
     return f"{type(error).__name__}: {error}"
 
 
-def expect_error(binding: str, error: Exception, code: int, status: int, name: str) -> str:
-    """JSON-RPC: the SDK's error carries the JSON-RPC code; REST: it carries the HTTP status."""
+# What a failed call raises: the SDK's errors over the JSON bindings, grpc's own over gRPC.
+CallError = (A2AClientError, grpc.aio.AioRpcError)
+
+
+def expect_error(binding: str, error: Exception, codes: tuple[int, int, grpc.StatusCode], name: str) -> str:
+    """The error a binding reports: the JSON-RPC code, the HTTP status (all the v0.3 SDK's REST
+    client keeps) or the gRPC status code; `codes` gives them in that order."""
+    rpc_code, http_code, grpc_code = codes
     if binding == "jsonrpc":
-        check(rpc_error_code(error) == code, f"expected {name} (JSON-RPC code {code}), got {describe_error(error)}")
+        got, wanted = rpc_error_code(error), rpc_code
+    elif binding == "rest":
+        got, wanted = http_status(error), http_code
     else:
-        check(http_status(error) == status, f"expected {name} (HTTP {status}), got {describe_error(error)}")
+        got, wanted = grpc_status(error), grpc_code
+    check(got == wanted, f"expected {name} ({binding} {wanted}), got {describe_error(error)}")
     return f"{name}: {describe_error(error)}"
 
 
@@ -231,7 +255,7 @@ async def case_send_blocking(h: Harness) -> str:
     h.request_paths.clear()
     task = await h.send(user_message("hello", id_prefix="tck-complete-task-"))
     check(
-        h.request_paths[:1] == [f"POST {SEND_PATH[h.binding]}"],
+        h.request_paths[:1] == SEND_REQUESTS[h.binding],
         f"send went to {h.request_paths}, not the {h.binding} binding",
     )
     check(task.status.state == COMPLETED, f"state {state_name(task.status.state)}, expected completed")
@@ -239,7 +263,8 @@ async def case_send_blocking(h: Harness) -> str:
     check(status_message is not None, "the completed task has no status message")
     check(status_message.role == Role.agent, f"status message role is {status_message.role.value}")
     check(text_of(status_message.parts) == "Hello from TCK", f"status message text {text_of(status_message.parts)!r}")
-    return f"completed with agent message 'Hello from TCK' via {h.request_paths[0]}"
+    via = h.request_paths[0] if h.request_paths else "gRPC"
+    return f"completed with agent message 'Hello from TCK' via {via}"
 
 
 async def case_send_non_blocking(h: Harness) -> str:
@@ -327,6 +352,12 @@ async def case_multi_turn(h: Harness) -> str:
 
 async def list_push_configs(h: Harness, task_id: str) -> list[TaskPushNotificationConfig]:
     """tasks/pushNotificationConfig/list, which the v0.3 SDK's Client lacks, with its own models."""
+    if h.binding == "grpc":
+        stub = a2a_pb2_grpc.A2AServiceStub(h.channel)
+        listed = await stub.ListTaskPushNotificationConfig(
+            a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task_id}")
+        )
+        return [proto_utils.FromProto.task_push_notification_config(c) for c in listed.configs]
     endpoint = binding_url(h.card, h.binding).rstrip("/")
     if h.binding == "jsonrpc":
         request = ListTaskPushNotificationConfigRequest(
@@ -346,6 +377,11 @@ async def list_push_configs(h: Harness, task_id: str) -> list[TaskPushNotificati
 
 async def delete_push_config(h: Harness, task_id: str, config_id: str) -> None:
     """tasks/pushNotificationConfig/delete, which the v0.3 SDK's Client lacks, with its own models."""
+    if h.binding == "grpc":
+        stub = a2a_pb2_grpc.A2AServiceStub(h.channel)
+        name = f"tasks/{task_id}/pushNotificationConfigs/{config_id}"
+        await stub.DeleteTaskPushNotificationConfig(a2a_pb2.DeleteTaskPushNotificationConfigRequest(name=name))
+        return
     endpoint = binding_url(h.card, h.binding).rstrip("/")
     if h.binding == "jsonrpc":
         request = DeleteTaskPushNotificationConfigRequest(
@@ -393,7 +429,7 @@ async def case_push_config_crud(h: Harness) -> str:
         await h.unary.get_task_callback(
             GetTaskPushNotificationConfigParams(id=task.id, push_notification_config_id=config.id)
         )
-    except A2AClientError as error:
+    except CallError as error:
         return f"set/get (SDK client), list/delete (SDK models) ok; get after delete raised {describe_error(error)}"
     raise CaseFailure("get of the deleted config succeeded")
 
@@ -492,6 +528,10 @@ async def case_extended_card(h: Harness) -> str:
     except A2AClientHTTPError as error:
         check(error.status_code == 401, f"refused, but with HTTP {error.status_code} rather than 401")
         return "skill 'extended' with credentials; HTTP 401 without"
+    except grpc.aio.AioRpcError as error:
+        code = error.code()
+        check(code == grpc.StatusCode.UNAUTHENTICATED, f"refused, but with {code.name} rather than UNAUTHENTICATED")
+        return "skill 'extended' with credentials; UNAUTHENTICATED without"
     except A2AClientError as error:
         raise CaseFailure(f"refused without credentials, but not with HTTP 401: {describe_error(error)}") from error
     raise CaseFailure("the extended card was served without credentials")
@@ -500,8 +540,9 @@ async def case_extended_card(h: Harness) -> str:
 async def case_error_unknown_task(h: Harness) -> str:
     try:
         await h.get(str(uuid.uuid4()))
-    except A2AClientError as error:
-        return expect_error(h.binding, error, TASK_NOT_FOUND_CODE, TASK_NOT_FOUND_HTTP, "TaskNotFoundError")
+    except CallError as error:
+        codes = (TASK_NOT_FOUND_CODE, TASK_NOT_FOUND_HTTP, TASK_NOT_FOUND_GRPC)
+        return expect_error(h.binding, error, codes, "TaskNotFoundError")
     raise CaseFailure("tasks/get of a random id succeeded")
 
 
@@ -510,10 +551,9 @@ async def case_error_cancel_finished(h: Harness) -> str:
     check(task.status.state == COMPLETED, f"setup task ended {state_name(task.status.state)}")
     try:
         await h.unary.cancel_task(TaskIdParams(id=task.id))
-    except A2AClientError as error:
-        return expect_error(
-            h.binding, error, TASK_NOT_CANCELABLE_CODE, TASK_NOT_CANCELABLE_HTTP, "TaskNotCancelableError"
-        )
+    except CallError as error:
+        codes = (TASK_NOT_CANCELABLE_CODE, TASK_NOT_CANCELABLE_HTTP, TASK_NOT_CANCELABLE_GRPC)
+        return expect_error(h.binding, error, codes, "TaskNotCancelableError")
     raise CaseFailure("cancel of a completed task succeeded")
 
 
@@ -521,8 +561,44 @@ async def case_error_cancel_finished(h: Harness) -> str:
 V1_HEADERS = {"A2A-Version": "1.0"}
 
 
+class V1Grpc:
+    """lf.a2a.v1 calls without generated code: the message types come from the server's reflection
+    service, the way grpcurl finds them."""
+
+    SERVICE = "lf.a2a.v1.A2AService"
+
+    def __init__(self, target: str):
+        self._reflection = grpc.insecure_channel(target)
+        self._pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(self._reflection))
+
+    def _types(self, method: str) -> tuple[type, type]:
+        rpc = self._pool.FindServiceByName(self.SERVICE).methods_by_name[method]
+        return message_factory.GetMessageClass(rpc.input_type), message_factory.GetMessageClass(rpc.output_type)
+
+    async def call(self, channel: grpc.aio.Channel, method: str, params: dict) -> dict:
+        # The reflection client blocks: keep it off the event loop, which holds an open stream.
+        request_type, response_type = await asyncio.to_thread(self._types, method)
+        call = channel.unary_unary(
+            f"/{self.SERVICE}/{method}",
+            request_serializer=request_type.SerializeToString,
+            response_deserializer=response_type.FromString,
+        )
+        response = await call(json_format.ParseDict(params, request_type()), metadata=(("a2a-version", "1.0"),))
+        return json_format.MessageToDict(response)
+
+    def close(self) -> None:
+        self._reflection.close()
+
+
 async def v1_call(h: Harness, method: str, params: dict, rest: tuple[str, str]) -> dict:
-    """One v1.0 call: JSON-RPC `method` at the interface URL, or REST `rest` (verb, path)."""
+    """One v1.0 call: JSON-RPC `method` at the interface URL, REST `rest` (verb, path), or the gRPC
+    `method` of lf.a2a.v1.A2AService."""
+    if h.binding == "grpc":
+        v1 = V1Grpc(grpc_target(binding_url(h.card, "grpc")))
+        try:
+            return await v1.call(h.channel, method, params)
+        finally:
+            v1.close()
     if h.binding == "jsonrpc":
         body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
         response = await h.http.post(h.url, json=body, headers=V1_HEADERS)
@@ -590,6 +666,22 @@ CASES: list[tuple[str, Callable[[Harness], Awaitable[str]]]] = [
 # --- harness -----------------------------------------------------------------------------
 
 
+def grpc_target(url: str) -> str:
+    """The host:port grpc dials, from a card's gRPC URL, which v0.3 writes with a scheme."""
+    return urlsplit(url).netloc or url
+
+
+def grpc_channel(url: str, token: str | None) -> grpc.aio.Channel:
+    """A channel to the card's gRPC URL. The token rides as call credentials, since the v0.3 SDK's
+    gRPC transport runs no interceptors; local credentials let them travel over plaintext loopback."""
+    if token is None:
+        return grpc.aio.insecure_channel(grpc_target(url))
+    credentials = grpc.composite_channel_credentials(
+        grpc.local_channel_credentials(), grpc.access_token_call_credentials(token)
+    )
+    return grpc.aio.secure_channel(grpc_target(url), credentials)
+
+
 def emit(line: dict) -> None:
     print(json.dumps(line), flush=True)
 
@@ -638,8 +730,15 @@ async def main() -> int:
                 f"{request.method} {request.url.path} {body} -> HTTP {response.status_code} {response.text[:400]}"
             )
 
-    # The token rides on the HTTP client: the v0.3 SDK's REST transport does not run interceptors
-    # (AuthInterceptor would cover JSON-RPC only). The SDK leaves these clients to us to close.
+    # The token rides on the HTTP client (the v0.3 SDK's REST transport does not run interceptors;
+    # AuthInterceptor would cover JSON-RPC only) and on the gRPC channel's call credentials. The SDK
+    # leaves these clients and channels to us to close.
+    channels: list[grpc.aio.Channel] = []
+
+    def open_channel(url: str, authenticated: bool) -> grpc.aio.Channel:
+        channels.append(grpc_channel(url, args.token if authenticated else None))
+        return channels[-1]
+
     timeout = httpx.Timeout(CASE_TIMEOUT_S)
     async with (
         httpx.AsyncClient(
@@ -663,6 +762,7 @@ async def main() -> int:
                 streaming=streaming,
                 httpx_client=http if authenticated else anonymous_http,
                 supported_transports=[BINDINGS[args.binding]],
+                grpc_channel_factory=lambda url: open_channel(url, authenticated),
                 push_notification_configs=[push] if push else [],
             )
             return ClientFactory(config).create(card)
@@ -680,11 +780,16 @@ async def main() -> int:
             unary=unary,
             streaming=streaming,
             make_client=make_client,
+            channel=open_channel(binding_url(card, "grpc"), True) if args.binding == "grpc" else None,
             request_paths=request_paths,
             refusals=refusals,
         )
-        for name, case in CASES:
-            await run_case(name, case, harness)
+        try:
+            for name, case in CASES:
+                await run_case(name, case, harness)
+        finally:
+            for channel in channels:
+                await channel.close()
     return 0
 
 
