@@ -3,6 +3,7 @@
 MESSAGE='{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hello"}]}'
 SEND_BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'$MESSAGE'}}'
 STREAM_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":'$MESSAGE'}}'
+# Also the gRPC SendMessageRequest, in ProtoJSON (loadgen sends it as protobuf).
 REST_BODY='{"message":'$MESSAGE'}'
 # The conformance agent keeps a task whose first message is `tck-cancel` WORKING until canceled.
 IDLE_BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"idle-{{seq}}","parts":[{"text":"tck-cancel"}]}}}'

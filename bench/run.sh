@@ -7,8 +7,8 @@
 #                                every comparison, the second in reverse order
 #   bench/run.sh --smoke         every scenario for about a second: proves the harness works (CI);
 #                                fails on wrong answers or a server that will not start, never on timings
-#   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, v03-c16, idle-sse,
-#                                tasks-rss, side-by-side) or group (jsonrpc); repeatable
+#   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, v03-c16, grpc-c16,
+#                                idle-sse, tasks-rss, side-by-side) or group (jsonrpc); repeatable
 #   bench/run.sh --codecs        the codec micro-benchmarks (criterion) instead
 #
 # Servers are pinned to core 0 and the load generator to core 1. See bench/README.md.
@@ -59,10 +59,12 @@ PYTHON=$BENCH/.venv/bin/python
 # Each line gets a fresh process (per round); the table orders servers as listed here.
 COMPARED=(
   "floor                 | jsonrpc rest-c16 stream-c16 | $FLOOR --addr 127.0.0.1:PORT"
-  "agentwire             | jsonrpc rest-c16 stream-c16 v03-c16 | $AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT"
+  "agentwire             | jsonrpc rest-c16 stream-c16 v03-c16 grpc-c16 | $AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT"
   "agentwire-sqlite      | jsonrpc-c16 | $AGENTWIRE serve --agent echo --store sqlite:STORE/tasks.db --http 127.0.0.1:PORT"
   "official-rust         | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT"
   "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
+  # The SDK serves gRPC from a tonic server of its own, on a port without its HTTP routes.
+  "official-rust         | grpc-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --grpc"
   "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
 )
 # Scenarios that measure one server on its own, once.
@@ -264,6 +266,9 @@ run_scenario() { # scenario server
     rest-c*)
       measure "$scenario" "$server" "$timed" rps --envelope rest --url "$url/message:send" --body "$REST_BODY" \
         -c "${scenario#rest-c}" "${closed[@]}" ;;
+    grpc-c*)
+      measure "$scenario" "$server" "$timed" rps --envelope grpc --url "$url/lf.a2a.v1.A2AService/SendMessage" \
+        --body "$REST_BODY" -c "${scenario#grpc-c}" "${closed[@]}" ;;
     v03-c*)
       measure "$scenario" "$server" "$timed" rps --envelope jsonrpc-v03 --url "$url/" --body "$V03_SEND_BODY" \
         -c "${scenario#v03-c}" "${closed[@]}" ;;

@@ -3,15 +3,15 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use anyhow::ensure;
+use anyhow::{bail, ensure};
 use http_body_util::BodyExt;
 use hyper::StatusCode;
 use tokio::task::{JoinSet, LocalSet};
 use tokio::time::{sleep, sleep_until, Duration, Instant};
 
-use crate::check::{abbreviate_bytes, ResponseCheck, StreamCheck, TaskCheck};
+use crate::check::{abbreviate_bytes, grpc_status, GrpcTaskCheck, ResponseCheck, StreamCheck, TaskCheck};
 use crate::conn::{self, Sender};
-use crate::opt::LoadOpt;
+use crate::opt::{Envelope, LoadOpt};
 use crate::procfs::Process;
 use crate::recorder::Recorder;
 use crate::schedule::Schedule;
@@ -66,9 +66,11 @@ pub(crate) async fn run(mode: Mode, opt: &LoadOpt) -> anyhow::Result<RunSummary>
         Some(n) => Schedule::counted(start, warmup, n, Duration::from_secs_f64(opt.timeout)),
         None => Schedule::timed(start, warmup, Duration::from_secs_f64(opt.duration)),
     };
-    let check: Box<dyn ResponseCheck> = match mode {
-        Mode::Unary => Box::new(TaskCheck::new(opt.target.envelope)),
-        Mode::Stream => Box::new(StreamCheck::new(opt.target.envelope)),
+    let check: Box<dyn ResponseCheck> = match (mode, opt.target.envelope) {
+        (Mode::Unary, Envelope::Grpc) => Box::new(GrpcTaskCheck),
+        (Mode::Stream, Envelope::Grpc) => bail!("gRPC streams are not measured: use `rps`"),
+        (Mode::Unary, envelope) => Box::new(TaskCheck::new(envelope)),
+        (Mode::Stream, envelope) => Box::new(StreamCheck::new(envelope)),
     };
     let shared = Rc::new(Shared {
         target: Target::from_opt(&opt.target)?,
@@ -118,7 +120,7 @@ pub(crate) async fn run(mode: Mode, opt: &LoadOpt) -> anyhow::Result<RunSummary>
 async fn user(shared: Rc<Shared>) {
     let mut sent = 0;
     while !shared.schedule.is_over(Instant::now()) {
-        let (sender, driver) = match conn::open(shared.target.addr).await {
+        let (sender, driver) = match conn::open(shared.target.addr, shared.target.http2()).await {
             Ok(connection) => connection,
             Err(e) => {
                 shared.recorder.borrow_mut().errors.push(format!("connect: {e}"));
@@ -151,14 +153,18 @@ async fn exchanges(shared: &Shared, mut sender: Sender, sent: &mut u64) -> Resul
         let request = shared.target.request();
         let started = Instant::now();
         let response = sender.send_request(request).await.map_err(|e| format!("request: {e}"))?;
-        let status = response.status();
-        let body = response.into_body().collect().await.map_err(|e| format!("response body: {e}"))?.to_bytes();
+        let (head, body) = response.into_parts();
+        let body = body.collect().await.map_err(|e| format!("response body: {e}"))?;
+        let grpc_failed = grpc_status(&head.headers, body.trailers()).is_some_and(|code| code != b"0");
+        let body = body.to_bytes();
         let finished = Instant::now();
 
         *sent += 1;
         let full = shared.schedule.in_full_check_period(finished) || sent.is_multiple_of(shared.full_check_every);
-        let verdict = if status != StatusCode::OK {
-            Err(format!("HTTP {status}: {}", abbreviate_bytes(&body)))
+        let verdict = if head.status != StatusCode::OK {
+            Err(format!("HTTP {}: {}", head.status, abbreviate_bytes(&body)))
+        } else if grpc_failed {
+            Err(format!("gRPC status {:?}: {:?}", head.headers.get("grpc-status"), head.headers.get("grpc-message")))
         } else if full {
             shared.check.full(&body)
         } else {

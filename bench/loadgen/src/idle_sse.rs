@@ -104,7 +104,7 @@ pub(crate) async fn run(opt: &IdleOpt) -> anyhow::Result<RunSummary> {
 /// Opens one stream, reports whether its first event came, then keeps it open until released.
 async fn hold_one(shared: Rc<Shared>, opened: mpsc::Sender<Result<(), String>>) {
     let permit = shared.opening.acquire().await;
-    let connection = match conn::open(shared.target.addr).await {
+    let connection = match conn::open(shared.target.addr, false).await {
         Ok(connection) => connection,
         Err(e) => {
             let _ = opened.send(Err(format!("connect: {e}"))).await;

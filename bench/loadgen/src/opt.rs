@@ -35,6 +35,9 @@ pub(crate) enum Envelope {
     /// JSON-RPC 2.0 in A2A v0.3 (`message/send`): the `result` is the task itself, with
     /// `"kind":"task"` and a lowercase state.
     JsonrpcV03,
+    /// gRPC over HTTP/2: the body (ProtoJSON of `lf.a2a.v1.SendMessageRequest`) is sent as that
+    /// message in protobuf, and the answer must be a SendMessageResponse holding a completed task.
+    Grpc,
     /// Only the HTTP status is checked.
     None,
 }

@@ -6,10 +6,12 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use anyhow::{anyhow, bail, Context};
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST};
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST, TE};
 use hyper::{HeaderMap, Method, Request, Uri};
 
-use crate::opt::TargetOpt;
+use prost::Message as _;
+
+use crate::opt::{Envelope, TargetOpt};
 
 /// Replaced by a per-request counter in a body template.
 const SEQ_PLACEHOLDER: &str = "{{seq}}";
@@ -18,6 +20,7 @@ const SEQ_PLACEHOLDER: &str = "{{seq}}";
 #[derive(Debug)]
 pub(crate) struct Target {
     pub(crate) addr: SocketAddr,
+    grpc: bool,
     method: Method,
     path: Uri,
     headers: HeaderMap,
@@ -55,18 +58,32 @@ impl Target {
             (None, None) => String::new(),
         };
 
-        // HTTP/1.1 requires Host (some servers reject requests without it).
+        let grpc = opt.envelope == Envelope::Grpc;
         let mut headers = HeaderMap::new();
-        headers.insert(HOST, HeaderValue::from_str(authority.as_str())?);
-        if !body.is_empty() {
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        }
+        let (path, body) = if grpc {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            headers.insert(TE, HeaderValue::from_static("trailers"));
+            // HTTP/2 takes the scheme and authority from the URI.
+            (uri.clone(), BodyTemplate::Fixed(grpc_message(&body)?))
+        } else {
+            // HTTP/1.1 requires Host (some servers reject requests without it).
+            headers.insert(HOST, HeaderValue::from_str(authority.as_str())?);
+            if !body.is_empty() {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            }
+            (path, BodyTemplate::new(body))
+        };
         for line in &opt.headers {
             let (name, value) = line.split_once(':').ok_or_else(|| anyhow!("header {line:?} is not `Name: value`"))?;
             headers.insert(HeaderName::from_bytes(name.trim().as_bytes())?, HeaderValue::from_str(value.trim())?);
         }
 
-        Ok(Self { addr, method: opt.method.parse()?, path, headers, body: BodyTemplate::new(body) })
+        Ok(Self { addr, grpc, method: opt.method.parse()?, path, headers, body })
+    }
+
+    /// Whether requests go over HTTP/2 (gRPC) rather than HTTP/1.1.
+    pub(crate) fn http2(&self) -> bool {
+        self.grpc
     }
 
     /// The next request to send.
@@ -77,6 +94,19 @@ impl Target {
         *request.headers_mut() = self.headers.clone();
         request
     }
+}
+
+/// A SendMessageRequest written in ProtoJSON, as the one message of a gRPC request: a 5-byte
+/// prefix (not compressed, then the length), then the message in protobuf.
+fn grpc_message(json: &str) -> anyhow::Result<Bytes> {
+    let request: agentwire_types::SendMessageRequest =
+        serde_json::from_str(json).context("a gRPC body must be a SendMessageRequest in ProtoJSON")?;
+    let message = agentwire_proto::lf_a2a_v1::SendMessageRequest::from(request).encode_to_vec();
+    let mut framed = Vec::with_capacity(5 + message.len());
+    framed.push(0);
+    framed.extend_from_slice(&u32::try_from(message.len())?.to_be_bytes());
+    framed.extend_from_slice(&message);
+    Ok(Bytes::from(framed))
 }
 
 impl BodyTemplate {

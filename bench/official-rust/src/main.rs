@@ -8,7 +8,10 @@
 //! Each message completes a task with one text artifact `echo` holding the message's text, the
 //! same result agentwire's echo agent gives.
 //!
-//! Usage: `official-rust-echo [--addr 127.0.0.1:PORT] [--nodelay]`
+//! With `--grpc` it serves the SDK's gRPC binding (`a2a-grpc`'s `GrpcHandler` in a tonic server)
+//! on the address instead, with the same handler and agent.
+//!
+//! Usage: `official-rust-echo [--addr 127.0.0.1:PORT] [--nodelay] [--grpc]`
 
 use std::sync::Arc;
 
@@ -127,16 +130,18 @@ fn agent_card(addr: &str) -> AgentCard {
 struct Options {
     addr: String,
     nodelay: bool,
+    grpc: bool,
 }
 
 fn parse_options() -> Options {
-    let mut options = Options { addr: "127.0.0.1:3000".into(), nodelay: false };
+    let mut options = Options { addr: "127.0.0.1:3000".into(), nodelay: false, grpc: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--addr" => options.addr = args.next().expect("--addr needs HOST:PORT"),
             "--nodelay" => options.nodelay = true,
-            other => panic!("unknown argument {other}; usage: [--addr HOST:PORT] [--nodelay]"),
+            "--grpc" => options.grpc = true,
+            other => panic!("unknown argument {other}; usage: [--addr HOST:PORT] [--nodelay] [--grpc]"),
         }
     }
     options
@@ -148,6 +153,17 @@ async fn main() -> std::io::Result<()> {
     let options = parse_options();
 
     let handler = Arc::new(DefaultRequestHandler::new(EchoExecutor, InMemoryTaskStore::new()));
+    if options.grpc {
+        let listener = tokio::net::TcpListener::bind(&options.addr).await?;
+        eprintln!("official-rust-echo serving gRPC on {}", listener.local_addr()?);
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let service = a2a_pb::proto::a2a_service_server::A2aServiceServer::new(a2a_grpc::GrpcHandler::new(handler));
+        return tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming)
+            .await
+            .map_err(std::io::Error::other);
+    }
     let card = Arc::new(StaticAgentCard::new(agent_card(&options.addr)));
     let app = a2a_server::jsonrpc::jsonrpc_router(handler.clone())
         .merge(a2a_server::rest::rest_router(handler))

@@ -1,11 +1,13 @@
 //! Is a response a real success? A full check parses and inspects the body; a quick check is a
 //! few byte searches, cheap enough for every response at 100k+ requests per second.
 
+mod grpc;
 mod sse;
 mod task;
 
 use serde_json::Value;
 
+pub(crate) use grpc::{grpc_status, GrpcTaskCheck};
 pub(crate) use sse::{first_event, StreamCheck};
 pub(crate) use task::TaskCheck;
 
@@ -37,6 +39,7 @@ fn payload(envelope: Envelope, value: &Value) -> Result<&Value, String> {
             value.get("result").ok_or_else(|| "JSON-RPC response without result".to_owned())
         }
         Envelope::Rest | Envelope::None => Ok(value),
+        Envelope::Grpc => Err("a gRPC answer is not JSON".to_owned()),
     }
 }
 
