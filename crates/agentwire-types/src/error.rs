@@ -70,6 +70,40 @@ impl ErrorKind {
         }
     }
 
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 18] = [
+        Self::Parse,
+        Self::InvalidRequest,
+        Self::MethodNotFound,
+        Self::InvalidParams,
+        Self::Internal,
+        Self::TaskNotFound,
+        Self::TaskNotCancelable,
+        Self::PushNotificationNotSupported,
+        Self::UnsupportedOperation,
+        Self::ContentTypeNotSupported,
+        Self::InvalidAgentResponse,
+        Self::ExtendedAgentCardNotConfigured,
+        Self::ExtensionSupportRequired,
+        Self::VersionNotSupported,
+        Self::Unauthenticated,
+        Self::PermissionDenied,
+        Self::PayloadTooLarge,
+        Self::ResourceExhausted,
+    ];
+
+    /// The kind an `ErrorInfo` reason names, the inverse of [`ErrorKind::reason`].
+    ///
+    /// ```
+    /// use agentwire_types::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::from_reason("TASK_NOT_FOUND"), Some(ErrorKind::TaskNotFound));
+    /// assert_eq!(ErrorKind::from_reason("NO_SUCH_REASON"), None);
+    /// ```
+    pub fn from_reason(reason: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.reason() == reason)
+    }
+
     /// Whether this is one of the A2A-specific errors (which carry an `ErrorInfo`).
     pub fn is_a2a_specific(self) -> bool {
         !matches!(

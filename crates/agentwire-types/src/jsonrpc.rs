@@ -72,11 +72,12 @@ pub struct Response<'a, T> {
     /// The request's id (`null` when it could not be read).
     #[serde(borrow)]
     pub id: &'a RawValue,
-    /// The result of a call that succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The result of a call that succeeded (a missing member reads as `None`: serde's rule for
+    /// `Option`, which, unlike `default`, asks nothing of `T`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<T>,
     /// The error of a call that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
 }
 
@@ -119,6 +120,29 @@ impl ErrorObject {
     /// The error kind `dialect` means by this code, if it defines it.
     pub fn kind(&self, dialect: Dialect) -> Option<ErrorKind> {
         error_kind(dialect, self.code)
+    }
+
+    /// The error this object reports, as a client reads it: the kind from the `ErrorInfo` reason
+    /// where there is one (it names the error in every generation), else from the code; a code
+    /// that `dialect` does not define reads as Internal, with the code in the message.
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::ErrorObject;
+    /// use agentwire_types::{A2AError, Dialect, ErrorKind};
+    ///
+    /// let sent = ErrorObject::new(Dialect::V1, &A2AError::task_not_found("t-1"));
+    /// let read = sent.into_error(Dialect::V1);
+    /// assert_eq!((read.kind(), read.metadata()["taskId"].as_str()), (ErrorKind::TaskNotFound, "t-1"));
+    /// ```
+    pub fn into_error(self, dialect: Dialect) -> A2AError {
+        let info = self.data.into_iter().next();
+        let by_reason = info.as_ref().and_then(|info| ErrorKind::from_reason(&info.reason));
+        let (kind, message) = match by_reason.or_else(|| error_kind(dialect, self.code)) {
+            Some(kind) => (kind, self.message),
+            None => (ErrorKind::Internal, format!("error {}: {}", self.code, self.message)),
+        };
+        let metadata = info.map(|info| info.metadata).unwrap_or_default();
+        metadata.into_iter().fold(A2AError::new(kind, message), |error, (key, value)| error.with_metadata(key, value))
     }
 }
 

@@ -1,9 +1,9 @@
 //! The agent card every client generation can read (DESIGN §4.7): the v1.0 card with v0.3's
-//! members beside it.
+//! members beside it; and, for a client, any generation's card read as the canonical one.
 
 use serde_json::{json, Map, Value};
 
-use crate::{AgentCard, SecurityScheme};
+use crate::{AgentCard, AgentInterface, SecurityScheme};
 
 /// `card` as v0.3 and v1.0 clients alike read it: its v1.0 members, plus v0.3's `url`,
 /// `preferredTransport`, `additionalInterfaces`, `protocolVersion`,
@@ -86,5 +86,179 @@ fn flat_scheme(scheme: &SecurityScheme) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),
+    }
+}
+
+/// The names of a scheme's v1.0 member, one per kind.
+const SCHEME_KEYS: [&str; 5] = [
+    "apiKeySecurityScheme",
+    "httpAuthSecurityScheme",
+    "oauth2SecurityScheme",
+    "openIdConnectSecurityScheme",
+    "mtlsSecurityScheme",
+];
+
+/// A card of any generation as the canonical card, for a client: a v1.0 card as it is; a v0.3
+/// card's interfaces (`url` with `preferredTransport`, then `additionalInterfaces`, at its
+/// `protocolVersion`) after any v1.0 ones (a combined card lists them in both forms, so those are
+/// kept once), its flat security schemes and `security` as v1.0's, and its
+/// `supportsAuthenticatedExtendedCard` as the extended-card capability. A scheme of a kind neither
+/// generation defines is left out rather than failing the card.
+///
+/// ```
+/// use agentwire_types::dialect::card::read;
+/// use agentwire_types::SecurityScheme;
+/// use serde_json::json;
+///
+/// let card = read(json!({
+///     "name": "Old", "protocolVersion": "0.3.0", "url": "http://a/rpc",
+///     "additionalInterfaces": [{"url": "http://a/rest", "transport": "HTTP+JSON"}],
+///     "securitySchemes": {"bearer": {"type": "http", "scheme": "Bearer"}},
+/// })).unwrap();
+/// let interfaces: Vec<_> = card.supported_interfaces.iter().map(|i| i.protocol_binding.as_str()).collect();
+/// assert_eq!(interfaces, ["JSONRPC", "HTTP+JSON"]);
+/// assert!(matches!(&card.security_schemes["bearer"], SecurityScheme::HttpAuth(s) if s.scheme == "Bearer"));
+/// ```
+pub fn read(mut card: Value) -> serde_json::Result<AgentCard> {
+    let v03_interfaces = v03_interfaces(&card);
+    let supports_extended = card.get("supportsAuthenticatedExtendedCard").and_then(Value::as_bool);
+    let security = card.get("security").cloned();
+    if let Some(Value::Object(schemes)) = card.get_mut("securitySchemes") {
+        schemes.retain(|_, scheme| match v1_scheme(scheme) {
+            Some(v1) => {
+                *scheme = v1;
+                true
+            }
+            None => false,
+        });
+    }
+    let mut parsed: AgentCard = serde_json::from_value(card)?;
+    for interface in v03_interfaces {
+        let listed = parsed.supported_interfaces.iter().any(|i| {
+            i.url == interface.url
+                && i.protocol_binding == interface.protocol_binding
+                && major_minor(&i.protocol_version) == major_minor(&interface.protocol_version)
+        });
+        if !listed {
+            parsed.supported_interfaces.push(interface);
+        }
+    }
+    if parsed.capabilities.extended_agent_card.is_none() {
+        parsed.capabilities.extended_agent_card = supports_extended;
+    }
+    if parsed.security_requirements.is_empty() {
+        if let Some(Value::Array(security)) = security {
+            let requirements = security.into_iter().filter_map(|requirement| {
+                let schemes: Map<String, Value> = requirement
+                    .as_object()?
+                    .iter()
+                    .map(|(name, scopes)| (name.clone(), json!({"list": scopes})))
+                    .collect();
+                serde_json::from_value(json!({"schemes": schemes})).ok()
+            });
+            parsed.security_requirements = requirements.collect();
+        }
+    }
+    Ok(parsed)
+}
+
+/// `0.3` of `0.3.0`.
+fn major_minor(version: &str) -> Vec<&str> {
+    version.split('.').take(2).collect()
+}
+
+/// A v0.3 card's interfaces, in its order of preference.
+fn v03_interfaces(card: &Value) -> Vec<AgentInterface> {
+    let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let (url, version) = (text(card, "url"), text(card, "protocolVersion"));
+    if url.is_empty() || version.is_empty() {
+        return Vec::new();
+    }
+    let interface = |url: String, binding: String| AgentInterface {
+        url,
+        protocol_binding: binding,
+        tenant: String::new(),
+        protocol_version: version.clone(),
+    };
+    let preferred = Some(text(card, "preferredTransport")).filter(|t| !t.is_empty());
+    let mut found = vec![interface(url, preferred.unwrap_or_else(|| "JSONRPC".to_owned()))];
+    for additional in card.get("additionalInterfaces").and_then(Value::as_array).into_iter().flatten() {
+        let candidate = interface(text(additional, "url"), text(additional, "transport"));
+        let listed = found.iter().any(|f| f.url == candidate.url && f.protocol_binding == candidate.protocol_binding);
+        if !candidate.url.is_empty() && !listed {
+            found.push(candidate);
+        }
+    }
+    found
+}
+
+/// A security scheme in v1.0's form: its v1.0 member alone, or its v0.3 flat members converted.
+fn v1_scheme(scheme: &Value) -> Option<Value> {
+    let object = scheme.as_object()?;
+    if let Some((key, value)) = object.iter().find(|(key, _)| SCHEME_KEYS.contains(&key.as_str())) {
+        return Some(json!({ key.clone(): value }));
+    }
+    let member = |key: &str| object.get(key).cloned().unwrap_or(Value::Null);
+    let described = |mut value: Value| {
+        if let Some(description) = object.get("description") {
+            value["description"] = description.clone();
+        }
+        value
+    };
+    let (key, value) = match object.get("type")?.as_str()? {
+        "apiKey" => ("apiKeySecurityScheme", json!({"location": member("in"), "name": member("name")})),
+        "http" => {
+            ("httpAuthSecurityScheme", json!({"scheme": member("scheme"), "bearerFormat": member("bearerFormat")}))
+        }
+        "oauth2" => (
+            "oauth2SecurityScheme",
+            json!({"flows": member("flows"), "oauth2MetadataUrl": member("oauth2MetadataUrl")}),
+        ),
+        "openIdConnect" => ("openIdConnectSecurityScheme", json!({"openIdConnectUrl": member("openIdConnectUrl")})),
+        "mutualTLS" => ("mtlsSecurityScheme", json!({})),
+        _ => return None,
+    };
+    Some(json!({ key: described(value) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_combined_card_reads_back_as_the_card_it_was_made_from() {
+        let card: AgentCard = serde_json::from_value(json!({
+            "name": "Both",
+            "supportedInterfaces": [
+                {"url": "http://a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": "http://a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            ],
+            "capabilities": {"extendedAgentCard": true},
+            "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+            "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
+        }))
+        .unwrap();
+        assert_eq!(read(combined(&card)).unwrap(), card);
+    }
+
+    #[test]
+    fn a_v03_card_gets_v1_schemes_requirements_and_capabilities() {
+        let card = read(json!({
+            "name": "Old", "protocolVersion": "0.3.0", "url": "http://a",
+            "supportsAuthenticatedExtendedCard": true,
+            "securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-Key", "description": "a key"},
+                "strange": {"type": "carrierPigeon"},
+            },
+            "security": [{"key": []}],
+        }))
+        .unwrap();
+        assert!(
+            matches!(&card.security_schemes["key"], SecurityScheme::ApiKey(s) if s.name == "X-Key" && s.location == "header")
+        );
+        assert!(!card.security_schemes.contains_key("strange"));
+        assert!(card.security_requirements[0].schemes.contains_key("key"));
+        assert_eq!(card.capabilities.extended_agent_card, Some(true));
+        assert_eq!(card.supported_interfaces[0].protocol_version, "0.3.0");
     }
 }

@@ -1,0 +1,165 @@
+//! Event streams: SSE events read as typed items, and a stream that resumes after its connection
+//! drops.
+//!
+//! Every event of a task carries its sequence number as the SSE `id`. When the connection breaks
+//! (or the server ends the stream) before the task reached a state that ends a stream, the stream
+//! reconnects with SubscribeToTask and `Last-Event-ID` set to the last id it saw: the server sends
+//! the events after it, so none is lost and none repeated.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use agentwire_types::StreamResponse;
+use eventsource_stream::Eventsource;
+use futures_util::stream::{BoxStream, Stream, StreamExt};
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::transport::{read_event, Binding};
+
+/// How a dropped stream is resumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reconnect {
+    /// Reconnections tried in a row before the stream gives up; 0 turns resuming off.
+    pub attempts: u32,
+    /// The wait before the first one; it doubles with each failed one.
+    pub initial_backoff: Duration,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect { attempts: 5, initial_backoff: Duration::from_millis(100) }
+    }
+}
+
+/// The events of a task as they happen: a [`Stream`] of [`StreamResponse`]s that ends after the
+/// event that ends the task's stream (a terminal or interrupted state, or a message reply).
+///
+/// ```no_run
+/// # async fn run(client: agentwire_client::Client) -> agentwire_client::Result<()> {
+/// use agentwire_types::{Message, SendMessageRequest};
+/// use futures_util::StreamExt;
+///
+/// let mut events = client.send_streaming_message(SendMessageRequest::new(Message::user("m-1", "hi"))).await?;
+/// while let Some(event) = events.next().await {
+///     println!("{:?}", event?.task_state());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct EventStream {
+    inner: BoxStream<'static, Result<StreamResponse>>,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream").finish_non_exhaustive()
+    }
+}
+
+impl Stream for EventStream {
+    type Item = Result<StreamResponse>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.poll_next_unpin(cx)
+    }
+}
+
+/// One connection's events, each with its SSE id.
+pub(crate) type Events = BoxStream<'static, Result<(Option<u64>, StreamResponse)>>;
+
+/// The events of an open SSE response.
+pub(crate) fn events(binding: Binding, response: reqwest::Response) -> Events {
+    let url = response.url().to_string();
+    response
+        .bytes_stream()
+        .eventsource()
+        .filter_map(move |event| {
+            let item = match event {
+                Ok(event) if event.data.is_empty() => None,
+                Ok(event) => Some(read_event(binding, &url, &event.data).map(|e| (event.id.parse().ok(), e))),
+                Err(eventsource_stream::EventStreamError::Transport(source)) => {
+                    Some(Err(Error::Connection { url: url.clone(), source }))
+                }
+                Err(error) => Some(Err(Error::Decode { url: url.clone(), detail: error.to_string() })),
+            };
+            std::future::ready(item)
+        })
+        .boxed()
+}
+
+/// Where a stream stands.
+struct Resumable {
+    client: Client,
+    events: Events,
+    task_id: String,
+    last_id: Option<u64>,
+    ended: bool,
+    failures: u32,
+}
+
+impl Resumable {
+    /// The next event, reconnecting as often as the policy allows when the connection drops.
+    async fn next(&mut self) -> Option<Result<StreamResponse>> {
+        loop {
+            if self.ended {
+                return None;
+            }
+            let dropped = match self.events.next().await {
+                Some(Ok((id, event))) => {
+                    self.last_id = id.or(self.last_id);
+                    if self.task_id.is_empty() {
+                        self.task_id = event.task_id().to_owned();
+                    }
+                    self.ended = ends_stream(&event);
+                    self.failures = 0;
+                    return Some(Ok(event));
+                }
+                Some(Err(error @ Error::Protocol(_))) => {
+                    self.ended = true;
+                    return Some(Err(error));
+                }
+                Some(Err(error)) => Some(error),
+                None => None,
+            };
+            let policy = self.client.reconnect();
+            let resumable = !self.task_id.is_empty() && self.last_id.is_some() && self.failures < policy.attempts;
+            if !resumable {
+                self.ended = true;
+                return dropped.map(Err);
+            }
+            let backoff = policy.initial_backoff.saturating_mul(1 << self.failures.min(16));
+            self.failures += 1;
+            tracing::debug!(task_id = %self.task_id, last_event_id = ?self.last_id, ?backoff, "resuming a dropped stream");
+            tokio::time::sleep(backoff).await;
+            match self.client.open_subscription(&self.task_id, self.last_id).await {
+                Ok(events) => self.events = events,
+                Err(error @ Error::Protocol(_)) => {
+                    self.ended = true;
+                    return Some(Err(error));
+                }
+                Err(error) => self.events = futures_util::stream::once(async { Err(error) }).boxed(),
+            }
+        }
+    }
+}
+
+/// Whether the server ends the stream after `event`.
+fn ends_stream(event: &StreamResponse) -> bool {
+    match event {
+        StreamResponse::Message(_) => true,
+        _ => event.task_state().is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+    }
+}
+
+/// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
+/// and learnt from the first event of a send.
+pub(crate) fn resumable(client: Client, events: Events, task_id: String) -> EventStream {
+    let state = Resumable { client, events, task_id, last_id: None, ended: false, failures: 0 };
+    let inner = futures_util::stream::unfold(state, |mut state| async move {
+        let item = state.next().await?;
+        Some((item, state))
+    });
+    EventStream { inner: inner.boxed() }
+}
