@@ -1,5 +1,6 @@
 //! The `agentwire` command.
 
+mod call;
 mod opt;
 mod serve;
 
@@ -17,7 +18,7 @@ use opt::{Command, Opt};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<std::process::ExitCode> {
     // Under load, more tasks are ready than a worker's local queue holds (256), and the overflow
     // waits in the shared queue, which tokio visits only every few dozen polls: at 256
     // connections 1 % of requests waited 50 ms. Looking there every other poll keeps the overflow
@@ -26,14 +27,23 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(run())
 }
 
-async fn run() -> anyhow::Result<()> {
+async fn run() -> anyhow::Result<std::process::ExitCode> {
     let opt = Opt::parse();
-    let Command::Serve(serve_opt) = opt.command;
+    let serve_opt = match opt.command {
+        Command::Serve(serve_opt) => serve_opt,
+        // The client commands log only what RUST_LOG asks for: their output is the answer.
+        Command::Call(command) => {
+            let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off"));
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+            return Ok(command.run().await);
+        }
+    };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     if serve_opt.log_json {
         tracing_subscriber::fmt().json().with_env_filter(filter).init();
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }
-    serve::run(serve_opt).await
+    serve::run(serve_opt).await?;
+    Ok(std::process::ExitCode::SUCCESS)
 }

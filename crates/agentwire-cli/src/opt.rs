@@ -15,8 +15,11 @@ pub(crate) struct Opt {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Serve an agent over JSON-RPC and HTTP+JSON.
+    /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
     Serve(ServeOpt),
+    /// The client commands: card, send, get, list, cancel, subscribe, push.
+    #[command(flatten)]
+    Call(crate::call::CallCommand),
 }
 
 /// Which built-in agent to serve.

@@ -1,0 +1,206 @@
+//! The client subcommands: each calls one operation of an agent and shows the answer, as text for
+//! a person (colored on a terminal) or, with `--json`, as the protocol's v1.0 ProtoJSON objects
+//! for a script, one per line.
+
+pub(crate) mod cancel;
+pub(crate) mod card;
+pub(crate) mod get;
+pub(crate) mod list;
+mod output;
+pub(crate) mod push;
+pub(crate) mod send;
+pub(crate) mod subscribe;
+
+use std::process::ExitCode;
+
+use agentwire_client::{Binding, Client, Error, EventStream};
+use agentwire_types::{StreamResponse, Task, TaskState};
+use clap::ValueEnum;
+use futures_util::StreamExt;
+
+pub(crate) use output::Output;
+
+/// The client commands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum CallCommand {
+    /// Show an agent's card: who it is, where it listens, what it can do.
+    Card(card::CardOpt),
+    /// Send a message to an agent and show the reply.
+    Send(send::SendOpt),
+    /// Show a task.
+    Get(get::GetOpt),
+    /// List tasks.
+    List(list::ListOpt),
+    /// Cancel a task.
+    Cancel(cancel::CancelOpt),
+    /// Follow a task's events until it ends or needs input.
+    Subscribe(subscribe::SubscribeOpt),
+    /// Manage a task's push notification configs (webhooks).
+    #[command(subcommand)]
+    Push(push::PushCommand),
+}
+
+impl CallCommand {
+    /// Runs the command; the exit status says how it went.
+    pub(crate) async fn run(self) -> ExitCode {
+        let outcome = match self {
+            CallCommand::Card(opt) => card::run(opt).await,
+            CallCommand::Send(opt) => send::run(opt).await,
+            CallCommand::Get(opt) => get::run(opt).await,
+            CallCommand::List(opt) => list::run(opt).await,
+            CallCommand::Cancel(opt) => cancel::run(opt).await,
+            CallCommand::Subscribe(opt) => subscribe::run(opt).await,
+            CallCommand::Push(command) => push::run(command).await,
+        };
+        match outcome {
+            Ok(code) => ExitCode::from(code),
+            Err(failure) => {
+                output::error(&failure.message);
+                ExitCode::from(failure.code)
+            }
+        }
+    }
+}
+
+/// What the exit status says. Usage errors exit with 2 (clap's convention).
+pub(crate) mod exit {
+    /// The task completed, or the operation succeeded.
+    pub(crate) const OK: u8 = 0;
+    /// The task failed.
+    pub(crate) const FAILED: u8 = 3;
+    /// The task was canceled.
+    pub(crate) const CANCELED: u8 = 4;
+    /// The agent rejected the task.
+    pub(crate) const REJECTED: u8 = 5;
+    /// The task waits for more input.
+    pub(crate) const INPUT_REQUIRED: u8 = 6;
+    /// The task waits for authentication.
+    pub(crate) const AUTH_REQUIRED: u8 = 7;
+    /// The agent answered with a protocol error (unknown task, bad request, refused credentials…).
+    pub(crate) const PROTOCOL_ERROR: u8 = 8;
+    /// The agent could not be reached, or answered with something that is not A2A.
+    pub(crate) const CONNECTION_ERROR: u8 = 9;
+}
+
+/// The exit codes, for `--help`.
+pub(crate) const EXIT_CODES: &str = "Exit status: 0 completed (or done), 3 failed, 4 canceled, 5 rejected, \
+6 input required, 7 auth required, 8 the agent answered with an error, 9 the agent could not be reached \
+or did not speak A2A, 2 usage error. A task still running (--no-wait) exits 0.";
+
+/// How the client commands reach an agent.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub(crate) struct ClientArgs {
+    /// Print the protocol objects as JSON (v1.0 ProtoJSON), one per line.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Use this binding only (default: the first the agent's card lists that this client speaks).
+    #[arg(long, value_enum, global = true)]
+    pub(crate) transport: Option<TransportArg>,
+
+    /// Send `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_TOKEN", global = true, hide_env_values = true)]
+    pub(crate) token: Option<String>,
+
+    /// Send this header with every request: `NAME: VALUE` (repeatable; an API key, for example).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", global = true)]
+    pub(crate) headers: Vec<String>,
+}
+
+/// A binding, as `--transport` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TransportArg {
+    /// JSON-RPC 2.0.
+    Jsonrpc,
+    /// HTTP+JSON (REST).
+    #[value(name = "http+json", alias = "rest")]
+    HttpJson,
+    /// gRPC (not spoken by this client yet).
+    Grpc,
+}
+
+impl ClientArgs {
+    /// A client of the agent at `url`, as the options say.
+    pub(crate) async fn connect(&self, url: &str) -> Result<Client, Failure> {
+        let mut builder = Client::builder(url);
+        if let Some(token) = &self.token {
+            builder = builder.bearer_token(token);
+        }
+        for header in &self.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                return Err(Failure::usage(format!("--header {header:?} is not NAME: VALUE")));
+            };
+            builder = builder.header(name.trim(), value.trim());
+        }
+        builder = match self.transport {
+            None => builder,
+            Some(TransportArg::Jsonrpc) => builder.only(Binding::JsonRpc),
+            Some(TransportArg::HttpJson) => builder.only(Binding::HttpJson),
+            Some(TransportArg::Grpc) => {
+                return Err(Failure::usage("this client does not speak gRPC yet; use jsonrpc or http+json"))
+            }
+        };
+        Ok(builder.connect().await?)
+    }
+
+    pub(crate) fn output(&self) -> Output {
+        Output::new(self.json)
+    }
+}
+
+/// Why a command did not do what was asked, and the status to exit with.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) code: u8,
+}
+
+impl Failure {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Failure { message: message.into(), code: 2 }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        let code = match error {
+            Error::Protocol(_) => exit::PROTOCOL_ERROR,
+            _ => exit::CONNECTION_ERROR,
+        };
+        Failure { message: error.to_string(), code }
+    }
+}
+
+/// The status for a task that is in `state`.
+pub(crate) fn exit_for(state: TaskState) -> u8 {
+    match state {
+        TaskState::Failed => exit::FAILED,
+        TaskState::Canceled => exit::CANCELED,
+        TaskState::Rejected => exit::REJECTED,
+        TaskState::InputRequired => exit::INPUT_REQUIRED,
+        TaskState::AuthRequired => exit::AUTH_REQUIRED,
+        _ => exit::OK,
+    }
+}
+
+/// Shows a stream's events as they come; returns the status for the state it ended in.
+pub(crate) async fn follow(mut events: EventStream, out: &mut Output) -> Result<u8, Failure> {
+    let mut state = None;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        state = event.task_state().or(state);
+        out.event(&event);
+        if let StreamResponse::Message(_) = event {
+            state = state.or(Some(TaskState::Completed));
+        }
+    }
+    out.finish_stream();
+    Ok(state.map(exit_for).unwrap_or(exit::OK))
+}
+
+/// Shows a task; returns the status for its state.
+pub(crate) fn show_task(task: &Task, out: &mut Output) -> u8 {
+    out.task(task);
+    exit_for(task.status.state)
+}

@@ -1,0 +1,219 @@
+//! How the client commands print: compact text for a person, colored on a terminal with a spinner
+//! while a stream waits, or one JSON object per line for a script.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use agentwire_types::{AgentCard, Message, Part, PartContent, StreamResponse, Task, TaskState};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// Where a command's results go.
+pub(crate) struct Output {
+    json: bool,
+    color: bool,
+    spinner: Option<ProgressBar>,
+    /// The artifact whose text the current line is showing, while chunks append to it.
+    open_artifact: Option<String>,
+}
+
+impl Output {
+    pub(crate) fn new(json: bool) -> Self {
+        let terminal = std::io::stdout().is_terminal();
+        let color = !json && terminal && std::env::var_os("NO_COLOR").is_none();
+        Output { json, color, spinner: None, open_artifact: None }
+    }
+
+    /// One protocol object, in JSON mode.
+    pub(crate) fn json(&self, value: &impl Serialize) -> bool {
+        if self.json {
+            println!("{}", serde_json::to_string(value).unwrap_or_default());
+        }
+        self.json
+    }
+
+    /// A line of text for a person, printed above the spinner.
+    pub(crate) fn line(&mut self, text: &str) {
+        self.close_artifact();
+        match &self.spinner {
+            Some(spinner) => spinner.suspend(|| println!("{text}")),
+            None => println!("{text}"),
+        }
+    }
+
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{style}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
+    fn state(&self, state: TaskState) -> String {
+        let style = match state {
+            TaskState::Completed => "32;1",
+            TaskState::Failed | TaskState::Rejected => "31;1",
+            TaskState::Canceled => "33;1",
+            TaskState::InputRequired | TaskState::AuthRequired => "35;1",
+            _ => "36",
+        };
+        self.paint(style, state.as_kebab_name())
+    }
+
+    pub(crate) fn task(&mut self, task: &Task) {
+        if self.json(task) {
+            return;
+        }
+        let header = format!("task {} {}", task.id, self.state(task.status.state));
+        self.line(&header);
+        let context = self.dim(&format!("  context {}", task.context_id));
+        self.line(&context);
+        if let Some(message) = &task.status.message {
+            self.message(message);
+        }
+        for artifact in &task.artifacts {
+            let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
+            let line = format!("  {} {}", self.paint("1", &format!("{name}:")), parts_text(&artifact.parts));
+            self.line(&line);
+        }
+    }
+
+    fn message(&mut self, message: &Message) {
+        let who = format!("{}:", message.role.as_proto_name().trim_start_matches("ROLE_").to_lowercase());
+        let line = format!("  {} {}", self.paint("1", &who), parts_text(&message.parts));
+        self.line(&line);
+    }
+
+    /// One event of a stream.
+    pub(crate) fn event(&mut self, event: &StreamResponse) {
+        if self.json(event) {
+            return;
+        }
+        self.start_spinner();
+        match event {
+            StreamResponse::Task(task) => {
+                let line = format!("task {} {}", task.id, self.state(task.status.state));
+                self.line(&line);
+                let context = self.dim(&format!("  context {}", task.context_id));
+                self.line(&context);
+            }
+            StreamResponse::StatusUpdate(update) => {
+                let line = format!("● {}", self.state(update.status.state));
+                self.line(&line);
+                if let Some(message) = &update.status.message {
+                    self.message(message);
+                }
+                if let Some(spinner) = &self.spinner {
+                    spinner.set_message(update.status.state.as_kebab_name());
+                }
+            }
+            StreamResponse::ArtifactUpdate(update) => {
+                let artifact = &update.artifact;
+                let text = parts_text(&artifact.parts);
+                let continues = update.append && self.open_artifact.as_deref() == Some(&artifact.artifact_id);
+                if !continues {
+                    self.close_artifact();
+                    let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
+                    let label = self.paint("1", &format!("{name}:"));
+                    self.print_inline(&format!("  {label} "));
+                }
+                self.print_inline(&text);
+                self.open_artifact = Some(artifact.artifact_id.clone());
+                if update.last_chunk {
+                    self.close_artifact();
+                }
+            }
+            StreamResponse::Message(message) => self.message(message),
+        }
+    }
+
+    fn print_inline(&self, text: &str) {
+        let print = || {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        };
+        match &self.spinner {
+            Some(spinner) => spinner.suspend(print),
+            None => print(),
+        }
+    }
+
+    fn close_artifact(&mut self) {
+        if self.open_artifact.take().is_some() {
+            self.print_inline("\n");
+        }
+    }
+
+    /// A spinner below the output while a stream waits, on a terminal only.
+    fn start_spinner(&mut self) {
+        if self.spinner.is_some() || !self.color {
+            return;
+        }
+        let spinner = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            spinner.set_style(style);
+        }
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        self.spinner = Some(spinner);
+    }
+
+    pub(crate) fn finish_stream(&mut self) {
+        self.close_artifact();
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    pub(crate) fn card(&mut self, card: &AgentCard) {
+        if self.json(card) {
+            return;
+        }
+        let title = format!("{} {}", self.paint("1", &card.name), self.dim(&card.version));
+        self.line(&title);
+        if !card.description.is_empty() {
+            self.line(&format!("  {}", card.description));
+        }
+        for interface in &card.supported_interfaces {
+            let line = format!("  {} {} {}", interface.protocol_binding, interface.protocol_version, interface.url);
+            self.line(&line);
+        }
+        let capabilities = &card.capabilities;
+        let yes_no = |flag: Option<bool>| if flag.unwrap_or(false) { "yes" } else { "no" };
+        let line = format!(
+            "  streaming {}, push notifications {}, extended card {}",
+            yes_no(capabilities.streaming),
+            yes_no(capabilities.push_notifications),
+            yes_no(capabilities.extended_agent_card)
+        );
+        self.line(&line);
+        for skill in &card.skills {
+            let line = format!("  - {} {}", self.paint("1", &skill.name), self.dim(&skill.description));
+            self.line(&line);
+        }
+    }
+}
+
+/// The parts of a message or artifact as one line of text: text as it is, data as JSON, files by
+/// name and media type.
+fn parts_text(parts: &[Part]) -> String {
+    let each = parts.iter().map(|part| match &part.content {
+        PartContent::Text(text) => text.clone(),
+        PartContent::Data(value) => value.to_string(),
+        PartContent::Raw(_) | PartContent::Url(_) => {
+            let name = part.filename.as_deref().unwrap_or("file");
+            format!("[{name} {}]", part.media_type.as_deref().unwrap_or_default())
+        }
+    });
+    each.collect::<Vec<_>>().join(" ")
+}
+
+/// An error, on stderr.
+pub(crate) fn error(message: &str) {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
+    eprintln!("{label} {message}");
+}

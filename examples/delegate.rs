@@ -1,0 +1,68 @@
+//! An agent that calls another agent: it hands each message on to a downstream agent with
+//! `agentwire-client`, streams the downstream agent's artifact text into its own task as it
+//! arrives, and ends the way the downstream task ended.
+//!
+//! ```sh
+//! cargo run --bin agentwire -- serve --store memory                  # the downstream agent, on :8080
+//! cargo run -p agentwire-examples --example delegate                  # this agent, on :8086
+//! cargo run --bin agentwire -- send http://127.0.0.1:8086 "hello" --stream
+//! ```
+
+use agentwire_client::Client;
+use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+use agentwire_server::{router, serve, RequestHandler, ServeOptions};
+use agentwire_types::{Artifact, Message, SendMessageRequest, StreamResponse, TaskState};
+use futures_util::StreamExt;
+use tokio::net::TcpListener;
+
+const ADDR: &str = "127.0.0.1:8086";
+const DOWNSTREAM: &str = "http://127.0.0.1:8080";
+
+struct Delegate {
+    downstream: Client,
+}
+
+impl AgentExecutor for Delegate {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let downstream = self.downstream.clone();
+        ctx.run(|ctx, updater| async move {
+            updater.working().await?;
+            let message = Message::user(format!("{}-downstream", ctx.message.message_id), ctx.message.text());
+            let mut events = match downstream.send_streaming_message(SendMessageRequest::new(message)).await {
+                Ok(events) => events,
+                Err(error) => return updater.fail(format!("the downstream agent: {error}")).await,
+            };
+            let mut chunk = 0;
+            let mut ended = TaskState::Completed;
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(StreamResponse::ArtifactUpdate(update)) => {
+                        let artifact = Artifact::new("relayed", "relayed", update.artifact.parts);
+                        updater.artifact_chunk(artifact, chunk > 0, false).await?;
+                        chunk += 1;
+                    }
+                    Ok(other) => ended = other.task_state().unwrap_or(ended),
+                    Err(error) => return updater.fail(format!("the downstream stream: {error}")).await,
+                }
+            }
+            match ended {
+                TaskState::Completed => updater.complete().await,
+                other => updater.fail(format!("the downstream task ended {}", other.as_kebab_name())).await,
+            }
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let downstream = Client::connect(DOWNSTREAM).await?;
+    println!("delegating to {} at {DOWNSTREAM}", downstream.card().name);
+    let handler = RequestHandler::builder(Delegate { downstream }).card_url(&format!("http://{ADDR}")).build();
+    let listener = TcpListener::bind(ADDR).await?;
+    println!("listening on http://{ADDR}");
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    serve(listener, router(handler), shutdown, ServeOptions::default()).await?;
+    Ok(())
+}
