@@ -7,6 +7,7 @@
 use agentwire_types::jsonrpc::{self, ErrorInfo, ErrorObject};
 use agentwire_types::{A2AError, AgentInterface, Dialect, ErrorKind};
 use http::Method;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -58,8 +59,9 @@ pub struct Endpoint {
 impl Endpoint {
     /// The endpoint of a card's interface, if this client speaks its binding and version.
     pub(crate) fn of(interface: &AgentInterface) -> Option<Self> {
-        let major = interface.protocol_version.split('.').next().unwrap_or_default();
-        (major == "1").then_some(())?;
+        if interface.protocol_version.split('.').next() != Some("1") {
+            return None;
+        }
         Some(Endpoint {
             binding: Binding::from_name(&interface.protocol_binding)?,
             url: interface.url.trim_end_matches('/').to_owned(),
@@ -137,9 +139,12 @@ impl Operation {
     }
 }
 
+/// What a path segment keeps as it is: RFC 3986's unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
 /// A path segment, percent-encoded.
 pub(crate) fn encode(segment: &str) -> String {
-    serde_urlencoded::to_string([("", segment)]).map(|s| s[1..].replace('+', "%20")).unwrap_or_default()
+    utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
 /// The scalar members of a request as query parameters (their ProtoJSON text).
