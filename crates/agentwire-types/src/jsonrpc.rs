@@ -193,6 +193,94 @@ pub enum Dialect {
     Legacy,
 }
 
+/// The A2A operations, whatever a generation calls them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// SendMessage.
+    SendMessage,
+    /// SendStreamingMessage.
+    SendStreamingMessage,
+    /// GetTask.
+    GetTask,
+    /// ListTasks.
+    ListTasks,
+    /// CancelTask.
+    CancelTask,
+    /// SubscribeToTask.
+    SubscribeToTask,
+    /// CreateTaskPushNotificationConfig.
+    CreatePushConfig,
+    /// GetTaskPushNotificationConfig.
+    GetPushConfig,
+    /// ListTaskPushNotificationConfigs.
+    ListPushConfigs,
+    /// DeleteTaskPushNotificationConfig.
+    DeletePushConfig,
+    /// GetExtendedAgentCard.
+    GetExtendedAgentCard,
+}
+
+/// Every JSON-RPC method of every generation: its name, generation and operation. `tasks/get`,
+/// `tasks/cancel` and `tasks/list`, which v0.3 shares with the legacy family, are listed as v0.3
+/// (DESIGN §4.1). A server finds a request's method here with [`method`]; a client names its
+/// call with [`method_name`].
+pub const METHODS: &[(&str, Dialect, Operation)] = &[
+    ("SendMessage", Dialect::V1, Operation::SendMessage),
+    ("SendStreamingMessage", Dialect::V1, Operation::SendStreamingMessage),
+    ("GetTask", Dialect::V1, Operation::GetTask),
+    ("ListTasks", Dialect::V1, Operation::ListTasks),
+    ("CancelTask", Dialect::V1, Operation::CancelTask),
+    ("SubscribeToTask", Dialect::V1, Operation::SubscribeToTask),
+    ("CreateTaskPushNotificationConfig", Dialect::V1, Operation::CreatePushConfig),
+    ("GetTaskPushNotificationConfig", Dialect::V1, Operation::GetPushConfig),
+    ("ListTaskPushNotificationConfigs", Dialect::V1, Operation::ListPushConfigs),
+    ("DeleteTaskPushNotificationConfig", Dialect::V1, Operation::DeletePushConfig),
+    ("GetExtendedAgentCard", Dialect::V1, Operation::GetExtendedAgentCard),
+    ("message/send", Dialect::V03, Operation::SendMessage),
+    ("message/stream", Dialect::V03, Operation::SendStreamingMessage),
+    ("tasks/get", Dialect::V03, Operation::GetTask),
+    ("tasks/list", Dialect::V03, Operation::ListTasks),
+    ("tasks/cancel", Dialect::V03, Operation::CancelTask),
+    ("tasks/resubscribe", Dialect::V03, Operation::SubscribeToTask),
+    ("tasks/pushNotificationConfig/set", Dialect::V03, Operation::CreatePushConfig),
+    ("tasks/pushNotificationConfig/get", Dialect::V03, Operation::GetPushConfig),
+    ("tasks/pushNotificationConfig/list", Dialect::V03, Operation::ListPushConfigs),
+    ("tasks/pushNotificationConfig/delete", Dialect::V03, Operation::DeletePushConfig),
+    ("agent/getAuthenticatedExtendedCard", Dialect::V03, Operation::GetExtendedAgentCard),
+    ("tasks/send", Dialect::Legacy, Operation::SendMessage),
+    ("tasks/sendSubscribe", Dialect::Legacy, Operation::SendStreamingMessage),
+    ("tasks/pushNotification/set", Dialect::Legacy, Operation::CreatePushConfig),
+    ("tasks/pushNotification/get", Dialect::Legacy, Operation::GetPushConfig),
+    ("tasks/pushNotification/list", Dialect::Legacy, Operation::ListPushConfigs),
+    ("tasks/pushNotification/delete", Dialect::Legacy, Operation::DeletePushConfig),
+];
+
+/// The generation and operation of the method `name`.
+///
+/// ```
+/// use agentwire_types::jsonrpc::{method, Operation};
+/// use agentwire_types::Dialect;
+///
+/// assert_eq!(method("tasks/resubscribe"), Some((Dialect::V03, Operation::SubscribeToTask)));
+/// assert_eq!(method("tasks/unknown"), None);
+/// ```
+pub fn method(name: &str) -> Option<(Dialect, Operation)> {
+    METHODS.iter().find(|(n, ..)| *n == name).map(|(_, dialect, operation)| (*dialect, *operation))
+}
+
+/// The name of `operation` in `dialect`'s methods, if the generation has it.
+///
+/// ```
+/// use agentwire_types::jsonrpc::{method_name, Operation};
+/// use agentwire_types::Dialect;
+///
+/// assert_eq!(method_name(Dialect::V03, Operation::SendStreamingMessage), Some("message/stream"));
+/// assert_eq!(method_name(Dialect::Legacy, Operation::GetExtendedAgentCard), None);
+/// ```
+pub fn method_name(dialect: Dialect, operation: Operation) -> Option<&'static str> {
+    METHODS.iter().find(|(_, d, o)| (*d, *o) == (dialect, operation)).map(|(name, ..)| *name)
+}
+
 /// The codes every generation shares: JSON-RPC's own, and the A2A codes that never moved.
 const SHARED: &[(i64, ErrorKind)] = &[
     (-32700, ErrorKind::Parse),

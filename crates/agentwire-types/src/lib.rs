@@ -24,6 +24,7 @@ mod message;
 mod part;
 mod push;
 mod requests;
+mod rpc_code;
 mod size;
 mod state;
 mod task;
@@ -45,6 +46,7 @@ pub use requests::{
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, SendMessageConfiguration,
     SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfigRef,
 };
+pub use rpc_code::RpcCode;
 pub use size::MemorySize;
 pub use state::{Role, TaskState, UnknownRole, UnknownTaskState};
 pub use task::{Artifact, Task, TaskStatus};

@@ -24,7 +24,6 @@ use tonic::service::Routes;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::http::errors::status as error_status;
 use crate::{RequestContext, RequestHandler, TaskEventStream};
 
 /// Seed 000 names the v1.0 service `OPVSService`; its RPCs are `A2AService`'s.
@@ -104,7 +103,7 @@ fn context(extensions: &tonic::Extensions, tenant: &str, dialect: Dialect) -> Re
 /// An error as a gRPC status (seed 000 §5.4), with a `google.rpc.ErrorInfo` in its details for
 /// A2A's own errors.
 pub(crate) fn status(error: A2AError) -> Status {
-    let code = Code::from_i32(error_status(error.kind()).1 as i32);
+    let code = Code::from_i32(error.kind().rpc_code() as i32);
     match ErrorInfo::of(&error) {
         Some(info) => {
             let metadata: HashMap<String, String> = info.metadata.into_iter().collect();

@@ -1,61 +1,27 @@
-//! How an [`A2AError`] is written on each binding (seed 000 §5.4): the `google.rpc.Code` (gRPC
-//! status, and the REST body's `status`), the HTTP status, and the AIP-193 REST body. The JSON-RPC
+//! How an [`A2AError`] is written on each binding (seed 000 §5.4): the HTTP status, and the
+//! AIP-193 REST body with the error's `google.rpc.Code` (`ErrorKind::rpc_code`). The JSON-RPC
 //! error object and its codes per generation are `agentwire_types::jsonrpc`'s.
 
 use agentwire_types::jsonrpc::ErrorInfo;
-use agentwire_types::{A2AError, ErrorKind};
+use agentwire_types::{A2AError, ErrorKind, RpcCode};
 use http::StatusCode;
 use serde::Serialize;
 
-/// A `google.rpc.Code`: a gRPC status, named in REST error bodies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RpcCode {
-    InvalidArgument = 3,
-    NotFound = 5,
-    PermissionDenied = 7,
-    ResourceExhausted = 8,
-    FailedPrecondition = 9,
-    Unimplemented = 12,
-    Internal = 13,
-    Unauthenticated = 16,
-}
-
-impl RpcCode {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::InvalidArgument => "INVALID_ARGUMENT",
-            Self::NotFound => "NOT_FOUND",
-            Self::PermissionDenied => "PERMISSION_DENIED",
-            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
-            Self::FailedPrecondition => "FAILED_PRECONDITION",
-            Self::Unimplemented => "UNIMPLEMENTED",
-            Self::Internal => "INTERNAL",
-            Self::Unauthenticated => "UNAUTHENTICATED",
-        }
-    }
-}
-
-/// The HTTP status and `google.rpc.Code` of an error.
-pub(crate) fn status(kind: ErrorKind) -> (StatusCode, RpcCode) {
-    match kind {
-        ErrorKind::Parse | ErrorKind::InvalidRequest | ErrorKind::InvalidParams => {
-            (StatusCode::BAD_REQUEST, RpcCode::InvalidArgument)
-        }
-        ErrorKind::MethodNotFound | ErrorKind::TaskNotFound => (StatusCode::NOT_FOUND, RpcCode::NotFound),
-        ErrorKind::TaskNotCancelable => (StatusCode::CONFLICT, RpcCode::FailedPrecondition),
-        ErrorKind::PushNotificationNotSupported | ErrorKind::UnsupportedOperation | ErrorKind::VersionNotSupported => {
-            (StatusCode::BAD_REQUEST, RpcCode::Unimplemented)
-        }
-        ErrorKind::ContentTypeNotSupported => (StatusCode::UNSUPPORTED_MEDIA_TYPE, RpcCode::InvalidArgument),
-        ErrorKind::InvalidAgentResponse => (StatusCode::BAD_GATEWAY, RpcCode::Internal),
-        ErrorKind::ExtendedAgentCardNotConfigured | ErrorKind::ExtensionSupportRequired => {
-            (StatusCode::BAD_REQUEST, RpcCode::FailedPrecondition)
-        }
-        ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, RpcCode::Unauthenticated),
-        ErrorKind::PermissionDenied => (StatusCode::FORBIDDEN, RpcCode::PermissionDenied),
-        ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, RpcCode::ResourceExhausted),
-        ErrorKind::ResourceExhausted => (StatusCode::TOO_MANY_REQUESTS, RpcCode::ResourceExhausted),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, RpcCode::Internal),
+/// The HTTP status of an error: its `google.rpc.Code`'s, told apart further where HTTP has a
+/// status of its own for the kind.
+pub(crate) fn http_status(kind: ErrorKind) -> StatusCode {
+    match kind.rpc_code() {
+        RpcCode::InvalidArgument if kind == ErrorKind::ContentTypeNotSupported => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        RpcCode::InvalidArgument | RpcCode::Unimplemented => StatusCode::BAD_REQUEST,
+        RpcCode::NotFound => StatusCode::NOT_FOUND,
+        RpcCode::FailedPrecondition if kind == ErrorKind::TaskNotCancelable => StatusCode::CONFLICT,
+        RpcCode::FailedPrecondition => StatusCode::BAD_REQUEST,
+        RpcCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+        RpcCode::PermissionDenied => StatusCode::FORBIDDEN,
+        RpcCode::ResourceExhausted if kind == ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        RpcCode::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+        RpcCode::Internal if kind == ErrorKind::InvalidAgentResponse => StatusCode::BAD_GATEWAY,
+        RpcCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -63,7 +29,7 @@ pub(crate) fn status(kind: ErrorKind) -> (StatusCode, RpcCode) {
 /// speak (authentication, authorization, body size).
 pub(crate) fn jsonrpc_http_status(kind: ErrorKind) -> StatusCode {
     match kind {
-        ErrorKind::Unauthenticated | ErrorKind::PermissionDenied | ErrorKind::PayloadTooLarge => status(kind).0,
+        ErrorKind::Unauthenticated | ErrorKind::PermissionDenied | ErrorKind::PayloadTooLarge => http_status(kind),
         _ => StatusCode::OK,
     }
 }
@@ -84,7 +50,7 @@ struct RestErrorBody<'a> {
 
 impl<'a> From<&'a A2AError> for RestError<'a> {
     fn from(error: &'a A2AError) -> Self {
-        let (http, rpc) = status(error.kind());
+        let (http, rpc) = (http_status(error.kind()), error.kind().rpc_code());
         let error = RestErrorBody {
             code: http.as_u16(),
             status: rpc.name(),

@@ -92,8 +92,8 @@ mod unimplemented {
     use http::{header, HeaderValue};
     use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
-    use crate::http::errors::{status, RpcCode};
     use crate::http::layers::Caller;
+    use agentwire_types::RpcCode;
 
     /// Characters a `grpc-message` must percent-encode: controls, `%`, and anything beyond ASCII.
     const GRPC_MESSAGE: &AsciiSet = &CONTROLS.add(b'%');
@@ -102,7 +102,7 @@ mod unimplemented {
     pub(super) async fn answer(request: Request) -> Result<Response, Infallible> {
         let refusal = request.extensions().get::<Caller>().and_then(|Caller(caller)| caller.as_ref().err());
         let (code, message) = match refusal {
-            Some(error) => (status(error.kind()).1, error.message()),
+            Some(error) => (error.kind().rpc_code(), error.message()),
             None => (RpcCode::Unimplemented, "this server was built without the gRPC binding"),
         };
         let message = utf8_percent_encode(message, GRPC_MESSAGE).to_string();

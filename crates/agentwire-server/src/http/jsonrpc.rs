@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use agentwire_types::dialect::{legacy, v03, Encoded};
-use agentwire_types::jsonrpc::{self, ErrorObject};
+use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
 use agentwire_types::{
     A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
@@ -279,60 +279,6 @@ where
     Op: Future<Output = Result<Res>>,
 {
     operation(request?).await
-}
-
-/// The A2A operations, whatever a generation calls them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Operation {
-    SendMessage,
-    SendStreamingMessage,
-    GetTask,
-    ListTasks,
-    CancelTask,
-    SubscribeToTask,
-    CreatePushConfig,
-    GetPushConfig,
-    ListPushConfigs,
-    DeletePushConfig,
-    GetExtendedAgentCard,
-}
-
-/// Every JSON-RPC method this server answers: its name, generation and operation. `tasks/get`,
-/// `tasks/cancel` and `tasks/list`, which v0.3 shares with the legacy family, answer in v0.3's
-/// shapes (DESIGN §4.1).
-pub(crate) const METHODS: &[(&str, Dialect, Operation)] = &[
-    ("SendMessage", Dialect::V1, Operation::SendMessage),
-    ("SendStreamingMessage", Dialect::V1, Operation::SendStreamingMessage),
-    ("GetTask", Dialect::V1, Operation::GetTask),
-    ("ListTasks", Dialect::V1, Operation::ListTasks),
-    ("CancelTask", Dialect::V1, Operation::CancelTask),
-    ("SubscribeToTask", Dialect::V1, Operation::SubscribeToTask),
-    ("CreateTaskPushNotificationConfig", Dialect::V1, Operation::CreatePushConfig),
-    ("GetTaskPushNotificationConfig", Dialect::V1, Operation::GetPushConfig),
-    ("ListTaskPushNotificationConfigs", Dialect::V1, Operation::ListPushConfigs),
-    ("DeleteTaskPushNotificationConfig", Dialect::V1, Operation::DeletePushConfig),
-    ("GetExtendedAgentCard", Dialect::V1, Operation::GetExtendedAgentCard),
-    ("message/send", Dialect::V03, Operation::SendMessage),
-    ("message/stream", Dialect::V03, Operation::SendStreamingMessage),
-    ("tasks/get", Dialect::V03, Operation::GetTask),
-    ("tasks/list", Dialect::V03, Operation::ListTasks),
-    ("tasks/cancel", Dialect::V03, Operation::CancelTask),
-    ("tasks/resubscribe", Dialect::V03, Operation::SubscribeToTask),
-    ("tasks/pushNotificationConfig/set", Dialect::V03, Operation::CreatePushConfig),
-    ("tasks/pushNotificationConfig/get", Dialect::V03, Operation::GetPushConfig),
-    ("tasks/pushNotificationConfig/list", Dialect::V03, Operation::ListPushConfigs),
-    ("tasks/pushNotificationConfig/delete", Dialect::V03, Operation::DeletePushConfig),
-    ("agent/getAuthenticatedExtendedCard", Dialect::V03, Operation::GetExtendedAgentCard),
-    ("tasks/send", Dialect::Legacy, Operation::SendMessage),
-    ("tasks/sendSubscribe", Dialect::Legacy, Operation::SendStreamingMessage),
-    ("tasks/pushNotification/set", Dialect::Legacy, Operation::CreatePushConfig),
-    ("tasks/pushNotification/get", Dialect::Legacy, Operation::GetPushConfig),
-    ("tasks/pushNotification/list", Dialect::Legacy, Operation::ListPushConfigs),
-    ("tasks/pushNotification/delete", Dialect::Legacy, Operation::DeletePushConfig),
-];
-
-fn method(name: &str) -> Option<(Dialect, Operation)> {
-    METHODS.iter().find(|(n, ..)| *n == name).map(|(_, dialect, operation)| (*dialect, *operation))
 }
 
 fn is_valid_id(id: &RawValue) -> bool {

@@ -142,8 +142,8 @@ pub(crate) fn json_response(status: StatusCode, media_type: HeaderValue, body: &
 mod tests {
     use agentwire_types::Dialect;
 
-    use super::jsonrpc::METHODS;
     use super::rest;
+    use agentwire_types::jsonrpc::METHODS;
 
     /// docs/COMPATIBILITY.md's table, row by row: the operation, then one cell per column.
     fn table() -> Vec<Vec<String>> {

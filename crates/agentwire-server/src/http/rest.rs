@@ -378,7 +378,7 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
 
 /// The error response: AIP-193 for v1.0, the JSON-RPC error object for v0.3.
 fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
-    let status = super::errors::status(error.kind()).0;
+    let status = super::errors::http_status(error.kind());
     let json = HeaderValue::from_static("application/json");
     match dialect {
         Dialect::V03 => json_response(status, json, &ErrorObject::new(dialect, error)),
