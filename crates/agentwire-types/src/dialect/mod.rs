@@ -9,7 +9,11 @@
 pub mod card;
 mod json;
 pub mod legacy;
+pub mod push;
+mod read;
 pub mod v03;
+
+pub use read::{FromWire, WireForm};
 
 use serde::{Serialize, Serializer};
 

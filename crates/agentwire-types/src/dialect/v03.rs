@@ -37,6 +37,7 @@ use crate::{
 };
 
 pub mod proto;
+mod requests;
 
 /// A canonical value, serialized in its v0.3 shape.
 #[derive(Debug, Clone, Copy)]

@@ -23,12 +23,17 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::super::json::{closes, metadata, non_empty, PushNotificationConfig, Wrapped};
+use super::super::read::unnest_message;
 use super::MessageSendParams;
 use crate::{
     Artifact, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent, Role,
     SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig,
     TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
+
+mod requests;
+
+pub use requests::CreatePushConfig;
 
 /// A canonical value, serialized as v0.3 ProtoJSON.
 #[derive(Debug, Clone, Copy)]
@@ -47,18 +52,9 @@ pub struct Proto<'a, T: ?Sized>(pub &'a T);
 /// ```
 pub fn send_message_request(json: &str) -> serde_json::Result<SendMessageRequest> {
     let mut params: MessageSendParams = serde_json::from_str(json)?;
-    unnest_data(&mut params.message);
+    // A `DataPart` is `{"data": {…}}` in this binding: the part's value is the inner object.
+    unnest_message(&mut params.message);
     Ok(params.into())
-}
-
-/// A `DataPart` is `{"data": {…}}` in this binding: the part's value is the inner object.
-fn unnest_data(message: &mut Message) {
-    for part in &mut message.parts {
-        if let PartContent::Data(Value::Object(data_part)) = &mut part.content {
-            let inner = data_part.remove("data").unwrap_or_else(|| Value::Object(Default::default()));
-            part.content = PartContent::Data(inner);
-        }
-    }
 }
 
 /// The body of `POST /v1/tasks/{id}/pushNotificationConfigs`: a `TaskPushNotificationConfig`
