@@ -2,6 +2,7 @@
 """Runs the interoperability matrix: official A2A SDK clients against `agentwire serve`.
 
     python3 interop/run.py [--server PATH] [--only python|js|python-0.3|js-0.3] [--record]
+    python3 interop/run.py --install-server
 
 1. Installs the pinned SDKs, skipping an install whose lock file has not changed since the last
    run: the v1.0 clients' (interop/.venv, interop/js/node_modules) and the v0.3 clients', each
@@ -47,6 +48,7 @@ ROOT = INTEROP.parent
 VENV = INTEROP / ".venv"
 JS = INTEROP / "js"
 VENV03 = INTEROP / ".venv03"
+VENV_SERVER = INTEROP / ".venv-server"  # the Python SDK server that agentwire's client tests call
 JS03 = INTEROP / "js03"
 BASELINE = INTEROP / "baseline.json"
 RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
@@ -122,7 +124,8 @@ def log(message: str) -> None:
 
 def run(command: list[str], **kwargs) -> None:
     log("$ " + " ".join(str(c) for c in command))
-    subprocess.run(command, check=True, **kwargs)
+    # stdout stays free for what the runner itself prints (--install-server's path).
+    subprocess.run(command, check=True, stdout=sys.stderr, **kwargs)
 
 
 def digest(path: Path) -> str:
@@ -372,6 +375,12 @@ def main() -> int:
     parser.add_argument("--server", type=Path, help="an agentwire binary to test instead of building one")
     parser.add_argument("--only", choices=CLIENTS, help="run one client only (cannot be recorded)")
     parser.add_argument(
+        "--install-server",
+        action="store_true",
+        help="only install the Python SDK server of interop/python-server (in interop/.venv-server) and "
+        "print its interpreter's path, for the client tests' AGENTWIRE_SDK_PYTHON",
+    )
+    parser.add_argument(
         "--record",
         action="store_true",
         help="also write docs/INTEROP.md and add first-time passes to interop/baseline.json",
@@ -379,6 +388,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.record and args.only:
         parser.error("--record needs every client: a partial run must not record (drop --only)")
+
+    if args.install_server:
+        server = install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
+        print(server.command[0])
+        return 0
 
     clients = [INSTALLERS[name]() for name in CLIENTS if args.only in (None, name)]
     if shutil.which("node") is None and any(c.command[0] == "node" for c in clients):

@@ -2,6 +2,12 @@
 
 use std::time::Duration;
 
+mod proxy;
+mod sdk;
+
+pub use proxy::CuttingProxy;
+pub use sdk::{free_port, SdkOptions, SdkServer, PYTHON_VARIABLE};
+
 use agentwire_server::agent::ConformanceAgent;
 use agentwire_server::{
     router_with, serve, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions,
