@@ -5,24 +5,28 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_types::{
-    AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, SendMessageRequest,
-    SendMessageResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    AgentCard, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
+    ListTasksResponse, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
-use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION};
-use http::{HeaderMap, Method};
-use serde::de::DeserializeOwned;
 
-use crate::discovery::fetch_card;
+use crate::call::{Call, Reply};
+use crate::card::{self, CardCache};
+use crate::credentials::Credentials;
+use crate::endpoint::{Binding, Endpoint, Version};
 use crate::error::{Error, Result};
-use crate::stream::{events, resumable, EventStream, Reconnect};
-use crate::transport::{encode, read_answer, read_refusal, Binding, Endpoint, Operation, Rest};
+use crate::http::{self, Expect};
+use crate::stream::{resumable, EventStream, Events, Reconnect};
 
 /// A client of one agent.
 ///
-/// [`Client::connect`] reads the agent's card and calls the first interface in the card's order
-/// whose binding (JSON-RPC or HTTP+JSON) and version (1.0) it speaks; when that interface cannot
-/// be reached, the next one. Cloning is cheap: clones share the connection pool.
+/// [`ClientBuilder::connect`] reads the agent's card and orders the card's interfaces whose
+/// binding (JSON-RPC, HTTP+JSON, and gRPC with the `grpc` feature) and protocol version (1.0 or
+/// 0.3) it speaks: the card's order, with the builder's preferences first. Calls go to the first;
+/// when an interface cannot be connected to, to the next; when a v1.0 interface answers
+/// VersionNotSupported, to a v0.3 one. The client stays with the interface that answered.
+/// Cloning is cheap: clones share the connections.
 ///
 /// ```no_run
 /// # async fn run() -> agentwire_client::Result<()> {
@@ -45,9 +49,12 @@ pub struct Client {
 #[derive(Debug)]
 struct Inner {
     http: reqwest::Client,
+    #[cfg(feature = "grpc")]
+    grpc: crate::grpc::Channels,
     card: AgentCard,
+    extended: bool,
     endpoints: Vec<Endpoint>,
-    /// The endpoint in use: the first that could be reached.
+    /// The endpoint in use: the last that answered.
     current: AtomicUsize,
     next_request_id: AtomicU64,
     /// The limit on a unary call; streams have none.
@@ -55,15 +62,17 @@ struct Inner {
     reconnect: Reconnect,
 }
 
-/// How to build a [`Client`]: credentials, the preferred binding, timeouts, and reconnection.
+/// How to build a [`Client`]: credentials, the preferred bindings and versions, timeouts,
+/// reconnection, and the card cache.
 ///
 /// ```no_run
 /// # async fn run() -> agentwire_client::Result<()> {
-/// use agentwire_client::{Binding, Client};
+/// use agentwire_client::{Binding, Client, Version};
 ///
 /// let client = Client::builder("https://agent.example.com")
 ///     .bearer_token("secret")
 ///     .prefer(Binding::HttpJson)
+///     .prefer_version(Version::V03)
 ///     .connect()
 ///     .await?;
 /// # Ok(())
@@ -72,34 +81,47 @@ struct Inner {
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     url: String,
-    headers: HeaderMap,
+    credentials: Credentials,
+    interface_credentials: Vec<(String, Credentials)>,
     prefer: Vec<Binding>,
     only: Option<Binding>,
+    prefer_version: Vec<Version>,
+    only_version: Option<Version>,
     timeout: Option<Duration>,
     reconnect: Reconnect,
-    invalid_header: Option<String>,
+    card_cache: CardCache,
+    extended_card: bool,
 }
 
 impl ClientBuilder {
-    /// Sends `Authorization: Bearer TOKEN` with every request.
-    pub fn bearer_token(self, token: &str) -> Self {
-        self.header(AUTHORIZATION.as_str(), &format!("Bearer {token}"))
+    /// Sends `Authorization: Bearer TOKEN` with every call.
+    pub fn bearer_token(mut self, token: &str) -> Self {
+        self.credentials = self.credentials.bearer_token(token);
+        self
     }
 
-    /// Sends the API key `key` in the header `name` with every request.
-    pub fn api_key(self, name: &str, key: &str) -> Self {
-        self.header(name, key)
+    /// Sends the API key `key` in the header `name` with every call.
+    pub fn api_key(mut self, name: &str, key: &str) -> Self {
+        self.credentials = self.credentials.api_key(name, key);
+        self
     }
 
-    /// Sends the header `name: value` with every request.
+    /// Sends the header `name: value` with every call (and the card request).
     pub fn header(mut self, name: &str, value: &str) -> Self {
-        match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
-            (Ok(name), Ok(mut value)) => {
-                value.set_sensitive(name == AUTHORIZATION);
-                self.headers.insert(name, value);
-            }
-            _ => self.invalid_header = Some(name.to_owned()),
-        }
+        self.credentials = self.credentials.header(name, value);
+        self
+    }
+
+    /// Sends `credentials` with every call (added to those set already).
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = self.credentials.merged(&credentials);
+        self
+    }
+
+    /// Sends `credentials` with the calls to the interface at `url` as well, replacing the
+    /// general ones of the same names there.
+    pub fn interface_credentials(mut self, url: &str, credentials: Credentials) -> Self {
+        self.interface_credentials.push((url.trim_end_matches('/').to_owned(), credentials));
         self
     }
 
@@ -112,6 +134,18 @@ impl ClientBuilder {
     /// Uses interfaces of `binding` only.
     pub fn only(mut self, binding: Binding) -> Self {
         self.only = Some(binding);
+        self
+    }
+
+    /// Tries interfaces of protocol `version` before the others (after the binding preferences).
+    pub fn prefer_version(mut self, version: Version) -> Self {
+        self.prefer_version.push(version);
+        self
+    }
+
+    /// Uses interfaces of protocol `version` only.
+    pub fn only_version(mut self, version: Version) -> Self {
+        self.only_version = Some(version);
         self
     }
 
@@ -128,37 +162,76 @@ impl ClientBuilder {
         self
     }
 
-    /// Reads the card and chooses the interface.
+    /// Keeps the agent's card in `cache`, shared with the other clients given it.
+    pub fn card_cache(mut self, cache: &CardCache) -> Self {
+        self.card_cache = cache.clone();
+        self
+    }
+
+    /// Whether to fetch the extended card when the card offers one and credentials are set (on
+    /// by default). [`Client::card`] is then the extended card.
+    pub fn extended_card(mut self, fetch: bool) -> Self {
+        self.extended_card = fetch;
+        self
+    }
+
+    /// Reads the card, orders the interfaces, and, where it is offered and credentials are set,
+    /// fetches the extended card.
     pub async fn connect(self) -> Result<Client> {
-        if let Some(name) = self.invalid_header {
-            return Err(Error::Decode { url: self.url, detail: format!("the header {name:?} is not a valid header") });
-        }
-        let http = reqwest::Client::builder()
-            .default_headers(self.headers)
-            .build()
-            .map_err(|source| Error::Connection { url: self.url.clone(), source })?;
-        let card = fetch_card(&http, &self.url).await?;
-        let interfaces = &card.supported_interfaces;
-        let mut endpoints: Vec<Endpoint> = interfaces.iter().filter_map(Endpoint::of).collect();
-        endpoints.retain(|e| self.only.is_none_or(|only| e.binding == only));
-        // A stable sort keeps the card's order among equally preferred bindings.
-        endpoints.sort_by_key(|e| self.prefer.iter().position(|p| *p == e.binding).unwrap_or(self.prefer.len()));
-        if endpoints.is_empty() {
-            let offered: Vec<String> =
-                interfaces.iter().map(|i| format!("{} {} {}", i.protocol_binding, i.protocol_version, i.url)).collect();
-            let offered = if offered.is_empty() { "none".to_owned() } else { offered.join(", ") };
-            return Err(Error::NoInterface { offered });
-        }
+        let http = reqwest::Client::builder().build().map_err(|e| Error::Setting(e.to_string()))?;
+        let headers = self.credentials.headers()?;
+        let card = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
+        let endpoints = self.endpoints(&card)?;
+        let has_credentials = !self.credentials.is_empty() || !self.interface_credentials.is_empty();
+        let offers_extended = card.capabilities.extended_agent_card == Some(true);
         let inner = Inner {
             http,
+            #[cfg(feature = "grpc")]
+            grpc: crate::grpc::Channels::default(),
             card,
+            extended: false,
             endpoints,
             current: AtomicUsize::new(0),
             next_request_id: AtomicU64::new(1),
             timeout: self.timeout,
             reconnect: self.reconnect,
         };
-        Ok(Client { inner: Arc::new(inner) })
+        let mut client = Client { inner: Arc::new(inner) };
+        if self.extended_card && offers_extended && has_credentials {
+            match client.extended_card().await {
+                Ok(card) => {
+                    let inner = Arc::get_mut(&mut client.inner).expect("the client is not shared yet");
+                    (inner.card, inner.extended) = (card, true);
+                }
+                Err(error) => tracing::debug!(%error, "the extended card could not be fetched; using the public card"),
+            }
+        }
+        Ok(client)
+    }
+
+    /// The card's interfaces this client can call, in the order to try them, each with its
+    /// credentials.
+    fn endpoints(&self, card: &AgentCard) -> Result<Vec<Endpoint>> {
+        let interfaces = &card.supported_interfaces;
+        let mut endpoints: Vec<Endpoint> = interfaces.iter().filter_map(Endpoint::of).collect();
+        endpoints.retain(|e| self.only.is_none_or(|only| e.binding == only));
+        endpoints.retain(|e| self.only_version.is_none_or(|only| e.version == only));
+        // A stable sort keeps the card's order among equally preferred interfaces.
+        endpoints.sort_by_key(|e| (rank(&self.prefer, e.binding), rank(&self.prefer_version, e.version)));
+        endpoints
+            .dedup_by(|a, b| (a.binding, a.version, &a.url, &a.tenant) == (b.binding, b.version, &b.url, &b.tenant));
+        if endpoints.is_empty() {
+            let offered: Vec<String> =
+                interfaces.iter().map(|i| format!("{} {} {}", i.protocol_binding, i.protocol_version, i.url)).collect();
+            let offered = if offered.is_empty() { "none".to_owned() } else { offered.join(", ") };
+            return Err(Error::NoInterface { offered });
+        }
+        for endpoint in &mut endpoints {
+            let specific = self.interface_credentials.iter().filter(|(url, _)| *url == endpoint.url);
+            let credentials = specific.fold(self.credentials.clone(), |all, (_, more)| all.merged(more));
+            endpoint.headers = credentials.headers()?.clone();
+        }
+        Ok(endpoints)
     }
 }
 
@@ -172,23 +245,37 @@ impl Client {
     pub fn builder(url: &str) -> ClientBuilder {
         ClientBuilder {
             url: url.to_owned(),
-            headers: HeaderMap::new(),
+            credentials: Credentials::default(),
+            interface_credentials: Vec::new(),
             prefer: Vec::new(),
             only: None,
+            prefer_version: Vec::new(),
+            only_version: None,
             timeout: None,
             reconnect: Reconnect::default(),
-            invalid_header: None,
+            card_cache: CardCache::default(),
+            extended_card: true,
         }
     }
 
-    /// The agent's public card.
+    /// The agent's card: the extended one when it was fetched, else the public one.
     pub fn card(&self) -> &AgentCard {
         &self.inner.card
+    }
+
+    /// Whether [`Client::card`] is the extended card.
+    pub fn has_extended_card(&self) -> bool {
+        self.inner.extended
     }
 
     /// The interface calls go to.
     pub fn endpoint(&self) -> &Endpoint {
         &self.inner.endpoints[self.inner.current.load(Ordering::Relaxed)]
+    }
+
+    /// The interfaces this client may call, in the order it tries them.
+    pub fn endpoints(&self) -> &[Endpoint] {
+        &self.inner.endpoints
     }
 
     pub(crate) fn reconnect(&self) -> Reconnect {
@@ -197,63 +284,51 @@ impl Client {
 
     /// SendMessage: the task the message started or continued, or the agent's message reply.
     pub async fn send_message(&self, request: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.call(Operation::new("SendMessage", Method::POST, "/message:send".into(), Rest::Body, request)).await
+        self.unary(Call::SendMessage(request)).await?.try_into()
     }
 
     /// SendStreamingMessage: the task's events as they happen, resumed if the connection drops.
     pub async fn send_streaming_message(&self, request: SendMessageRequest) -> Result<EventStream> {
-        let operation =
-            Operation::new("SendStreamingMessage", Method::POST, "/message:stream".into(), Rest::Body, request);
-        let events = self.open(&operation, None).await?;
+        let events = self.open(Call::SendStreamingMessage(request), None).await?;
         Ok(resumable(self.clone(), events, String::new()))
     }
 
     /// GetTask.
     pub async fn get_task(&self, request: GetTaskRequest) -> Result<Task> {
-        let path = format!("/tasks/{}", encode(&request.id));
-        self.call(Operation::new("GetTask", Method::GET, path, Rest::Query, request).in_path(&["id"])).await
+        self.unary(Call::GetTask(request)).await?.try_into()
     }
 
     /// ListTasks: one page.
     pub async fn list_tasks(&self, request: ListTasksRequest) -> Result<ListTasksResponse> {
-        self.call(Operation::new("ListTasks", Method::GET, "/tasks".into(), Rest::Query, request)).await
+        self.unary(Call::ListTasks(request)).await?.try_into()
     }
 
     /// CancelTask: the task as the cancellation left it.
     pub async fn cancel_task(&self, request: CancelTaskRequest) -> Result<Task> {
-        let path = format!("/tasks/{}:cancel", encode(&request.id));
-        self.call(Operation::new("CancelTask", Method::POST, path, Rest::Body, request).in_path(&["id"])).await
+        self.unary(Call::CancelTask(request)).await?.try_into()
     }
 
-    /// SubscribeToTask: the task, then its events as they happen, resumed if the connection drops.
+    /// SubscribeToTask: the task's events as they happen, resumed if the connection drops.
     pub async fn subscribe(&self, request: SubscribeToTaskRequest) -> Result<EventStream> {
         let task_id = request.id.clone();
-        let events = self.open(&subscription(request), None).await?;
+        let events = self.open(Call::SubscribeToTask(request), None).await?;
         Ok(resumable(self.clone(), events, task_id))
     }
 
-    /// SubscribeToTask after the event `last_event_id`.
-    pub(crate) async fn open_subscription(
-        &self,
-        task_id: &str,
-        last_event_id: Option<u64>,
-    ) -> Result<crate::stream::Events> {
+    /// SubscribeToTask after the event `last_event_id` (from the start where there is none).
+    pub(crate) async fn open_subscription(&self, task_id: &str, last_event_id: Option<u64>) -> Result<Events> {
         let request = SubscribeToTaskRequest { id: task_id.to_owned(), ..SubscribeToTaskRequest::default() };
-        self.open(&subscription(request), last_event_id).await
+        self.open(Call::SubscribeToTask(request), last_event_id).await
     }
 
     /// CreateTaskPushNotificationConfig.
     pub async fn create_push_config(&self, config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig> {
-        let path = format!("/tasks/{}/pushNotificationConfigs", encode(&config.task_id));
-        let operation = Operation::new("CreateTaskPushNotificationConfig", Method::POST, path, Rest::Body, config);
-        self.call(operation.in_path(&["taskId"])).await
+        self.unary(Call::CreatePushConfig(config)).await?.try_into()
     }
 
     /// GetTaskPushNotificationConfig.
     pub async fn get_push_config(&self, request: TaskPushNotificationConfigRef) -> Result<TaskPushNotificationConfig> {
-        let path = format!("/tasks/{}/pushNotificationConfigs/{}", encode(&request.task_id), encode(&request.id));
-        let operation = Operation::new("GetTaskPushNotificationConfig", Method::GET, path, Rest::Query, request);
-        self.call(operation.in_path(&["taskId", "id"])).await
+        self.unary(Call::GetPushConfig(request)).await?.try_into()
     }
 
     /// ListTaskPushNotificationConfigs: one page.
@@ -261,100 +336,115 @@ impl Client {
         &self,
         request: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse> {
-        let path = format!("/tasks/{}/pushNotificationConfigs", encode(&request.task_id));
-        let operation = Operation::new("ListTaskPushNotificationConfigs", Method::GET, path, Rest::Query, request);
-        self.call(operation.in_path(&["taskId"])).await
+        self.unary(Call::ListPushConfigs(request)).await?.try_into()
     }
 
     /// DeleteTaskPushNotificationConfig.
     pub async fn delete_push_config(&self, request: TaskPushNotificationConfigRef) -> Result<()> {
-        let path = format!("/tasks/{}/pushNotificationConfigs/{}", encode(&request.task_id), encode(&request.id));
-        let operation = Operation::new("DeleteTaskPushNotificationConfig", Method::DELETE, path, Rest::Query, request);
-        self.call::<serde_json::Value>(operation.in_path(&["taskId", "id"])).await.map(drop)
+        self.unary(Call::DeletePushConfig(request)).await?.try_into()
     }
 
     /// GetExtendedAgentCard: the card an authenticated caller sees.
     pub async fn extended_card(&self) -> Result<AgentCard> {
-        let request = GetExtendedAgentCardRequest::default();
-        self.call(Operation::new(
-            "GetExtendedAgentCard",
-            Method::GET,
-            "/extendedAgentCard".into(),
-            Rest::Query,
-            request,
-        ))
-        .await
+        self.unary(Call::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())).await?.try_into()
     }
 
-    /// Sends `operation` to the endpoint in use, moving on to the next endpoint while one cannot
-    /// be reached.
-    async fn send(&self, operation: &Operation, answer: Answer) -> Result<(Binding, reqwest::Response)> {
-        let first = self.inner.current.load(Ordering::Relaxed);
-        let mut last_error = None;
-        for index in first..self.inner.endpoints.len() {
-            let endpoint = &self.inner.endpoints[index];
-            let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
-            let mut request = operation.request(&self.inner.http, endpoint, id);
-            match answer {
-                Answer::Unary => {
-                    if let Some(timeout) = self.inner.timeout {
-                        request = request.timeout(timeout);
-                    }
-                }
-                Answer::Events(last_event_id) => {
-                    request = request.header(ACCEPT, "text/event-stream");
-                    if let Some(seen) = last_event_id {
-                        request = request.header("Last-Event-ID", seen.to_string());
-                    }
-                }
-            }
-            match request.send().await {
-                Ok(response) => {
-                    self.inner.current.store(index, Ordering::Relaxed);
-                    return Ok((endpoint.binding, response));
-                }
-                Err(source) => {
-                    let error = Error::Connection { url: endpoint.url.clone(), source };
-                    if !error.is_unreachable() {
-                        return Err(error);
-                    }
-                    tracing::debug!(url = %endpoint.url, "interface unreachable; trying the next one");
-                    last_error = Some(error);
-                }
+    /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
+    /// not speak the version.
+    async fn unary(&self, call: Call) -> Result<Reply> {
+        let mut route = Route::new(self);
+        loop {
+            let endpoint = &self.inner.endpoints[route.index];
+            let outcome = self.unary_at(endpoint, &call.clone().with_tenant(&endpoint.tenant)).await;
+            if !route.moves_on(self, outcome.as_ref().err()) {
+                return outcome;
             }
         }
-        Err(last_error.expect("a client has at least one endpoint"))
     }
 
-    async fn call<T: DeserializeOwned>(&self, operation: Operation) -> Result<T> {
-        let (binding, response) = self.send(&operation, Answer::Unary).await?;
-        read_answer(binding, response).await
-    }
-
-    async fn open(&self, operation: &Operation, last_event_id: Option<u64>) -> Result<crate::stream::Events> {
-        let (binding, response) = self.send(operation, Answer::Events(last_event_id)).await?;
-        let is_sse = response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !is_sse {
-            return Err(read_refusal(binding, response).await);
+    async fn unary_at(&self, endpoint: &Endpoint, call: &Call) -> Result<Reply> {
+        match endpoint.binding {
+            #[cfg(feature = "grpc")]
+            Binding::Grpc => self.inner.grpc.unary(endpoint, call, self.inner.timeout).await,
+            _ => {
+                let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
+                let expect = Expect::Reply(self.inner.timeout);
+                let request = http::request(&self.inner.http, endpoint, call, id, expect)?;
+                let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
+                http::read_reply(endpoint, call, response).await
+            }
         }
-        Ok(events(binding, response))
+    }
+
+    /// Opens the event stream of `call`, moving on between endpoints as [`Client::unary`] does.
+    async fn open(&self, call: Call, last_event_id: Option<u64>) -> Result<Events> {
+        let mut route = Route::new(self);
+        loop {
+            let endpoint = &self.inner.endpoints[route.index];
+            let outcome = self.open_at(endpoint, &call.clone().with_tenant(&endpoint.tenant), last_event_id).await;
+            if !route.moves_on(self, outcome.as_ref().err()) {
+                return outcome;
+            }
+        }
+    }
+
+    async fn open_at(&self, endpoint: &Endpoint, call: &Call, last_event_id: Option<u64>) -> Result<Events> {
+        match endpoint.binding {
+            #[cfg(feature = "grpc")]
+            Binding::Grpc => self.inner.grpc.open(endpoint, call).await,
+            _ => {
+                let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
+                let request = http::request(&self.inner.http, endpoint, call, id, Expect::Events(last_event_id))?;
+                let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
+                http::events(endpoint, call, response).await
+            }
+        }
     }
 }
 
-fn subscription(request: SubscribeToTaskRequest) -> Operation {
-    let path = format!("/tasks/{}:subscribe", encode(&request.id));
-    Operation::new("SubscribeToTask", Method::POST, path, Rest::Body, request).in_path(&["id"])
+/// Which endpoint a call tries next, and which it has tried.
+struct Route {
+    index: usize,
+    tried: Vec<bool>,
 }
 
-/// What a call expects back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    /// One answer, within the client's timeout.
-    Unary,
-    /// An event stream, after the event with this id if given.
-    Events(Option<u64>),
+impl Route {
+    fn new(client: &Client) -> Self {
+        let tried = vec![false; client.inner.endpoints.len()];
+        Route { index: client.inner.current.load(Ordering::Relaxed), tried }
+    }
+
+    /// Whether the call moves on to another endpoint after the outcome `error` (`None`: success)
+    /// at the current one: when the endpoint cannot be reached, or a v1.0 one does not speak the
+    /// version, to an endpoint not tried yet. A call that succeeds makes the client stay at its
+    /// endpoint; any other error ends the call, since another endpoint would answer it alike.
+    fn moves_on(&mut self, client: &Client, error: Option<&Error>) -> bool {
+        self.tried[self.index] = true;
+        let endpoints = &client.inner.endpoints;
+        let here = &endpoints[self.index];
+        let untried: Vec<usize> =
+            (self.index + 1..endpoints.len()).chain(0..self.index).filter(|i| !self.tried[*i]).collect();
+        let next = match error {
+            None => {
+                client.inner.current.store(self.index, Ordering::Relaxed);
+                None
+            }
+            Some(Error::Unreachable { .. }) => untried.first().copied(),
+            Some(error) if error.kind() == Some(ErrorKind::VersionNotSupported) && here.version == Version::V1 => {
+                let v03 = |i: &&usize| endpoints[**i].version == Version::V03;
+                let same_binding = untried.iter().filter(v03).find(|i| endpoints[**i].binding == here.binding);
+                same_binding.or_else(|| untried.iter().find(v03)).copied()
+            }
+            Some(_) => None,
+        };
+        let Some(next) = next else { return false };
+        tracing::debug!(from = %here, to = %endpoints[next], "trying the next interface");
+        self.index = next;
+        true
+    }
+}
+
+/// Where `value` stands among `preferences`: its position, or after all of them.
+fn rank<T: PartialEq>(preferences: &[T], value: T) -> usize {
+    preferences.iter().position(|p| *p == value).unwrap_or(preferences.len())
 }

@@ -1,6 +1,10 @@
 //! What a call can end with other than its result.
 
+use agentwire_types::jsonrpc::Operation;
 use agentwire_types::A2AError;
+
+/// The cause of a transport failure, as the HTTP or gRPC client reported it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A failed call.
 ///
@@ -15,6 +19,7 @@ use agentwire_types::A2AError;
 /// assert_eq!(error.kind(), Some(ErrorKind::TaskNotFound));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The agent answered with an A2A error.
     #[error("{0}")]
@@ -29,14 +34,24 @@ pub enum Error {
         /// The start of the body, for the reader.
         body: String,
     },
-    /// The agent could not be reached, or the connection broke.
-    #[error("could not reach {url}: {source}")]
+    /// No connection to the agent could be made: nothing was sent, so another interface may be
+    /// tried.
+    #[error("could not connect to {url}: {source}")]
+    Unreachable {
+        /// The URL called.
+        url: String,
+        /// What the transport reported.
+        #[source]
+        source: BoxError,
+    },
+    /// The connection broke, or the call timed out, after the request was sent.
+    #[error("the connection to {url} failed: {source}")]
     Connection {
         /// The URL called.
         url: String,
-        /// What the HTTP client reported.
+        /// What the transport reported.
         #[source]
-        source: reqwest::Error,
+        source: BoxError,
     },
     /// The agent answered with something that is not what the protocol says it answers.
     #[error("unexpected answer from {url}: {detail}")]
@@ -45,6 +60,17 @@ pub enum Error {
         url: String,
         /// What did not fit.
         detail: String,
+    },
+    /// The request could not be written in the interface's form.
+    #[error("the request cannot be written: {0}")]
+    Encode(String),
+    /// The interface's protocol version has no such operation.
+    #[error("{operation:?} is not an operation of {endpoint}")]
+    Unsupported {
+        /// The operation.
+        operation: Operation,
+        /// The interface, as `BINDING VERSION URL`.
+        endpoint: String,
     },
     /// The card offers no interface this client can use.
     #[error("the agent card offers no interface this client speaks ({offered})")]
@@ -58,6 +84,9 @@ pub enum Error {
         /// The URLs tried.
         tried: String,
     },
+    /// A setting of the client builder is not valid.
+    #[error("invalid client setting: {0}")]
+    Setting(String),
 }
 
 impl Error {
@@ -69,9 +98,23 @@ impl Error {
         }
     }
 
-    /// Whether the call never reached the agent, so another interface may be tried.
-    pub(crate) fn is_unreachable(&self) -> bool {
-        matches!(self, Error::Connection { source, .. } if source.is_connect())
+    /// A failure of the HTTP client, told apart by whether anything reached the agent.
+    pub(crate) fn transport(url: &str, source: reqwest::Error) -> Self {
+        let url = url.to_owned();
+        if source.is_connect() {
+            Error::Unreachable { url, source: Box::new(source) }
+        } else {
+            Error::Connection { url, source: Box::new(source) }
+        }
+    }
+
+    pub(crate) fn decode(url: &str, error: impl std::fmt::Display) -> Self {
+        Error::Decode { url: url.to_owned(), detail: error.to_string() }
+    }
+
+    pub(crate) fn http(url: &str, status: http::StatusCode, body: &[u8]) -> Self {
+        let body = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+        Error::Http { url: url.to_owned(), status, body }
     }
 }
 

@@ -1,9 +1,10 @@
 //! An A2A client: finds an agent by its card, picks an interface it can use, and calls every
-//! operation of protocol v1.0 over JSON-RPC or HTTP+JSON, with streams that resume after a
-//! dropped connection.
+//! operation, in protocol v1.0 or v0.3, over JSON-RPC, HTTP+JSON or (with the `grpc` feature)
+//! gRPC, with streams that resume after a dropped connection.
 //!
-//! Requests and answers are the canonical types of [`agentwire_types`] (v1.0 ProtoJSON on the
-//! wire), and errors keep the A2A error the agent sent ([`Error::Protocol`]).
+//! Requests and answers are the canonical types of [`agentwire_types`], whatever the interface
+//! speaks: the shared codecs write them in the interface's form and read its answers back. Errors
+//! keep the A2A error the agent sent ([`Error::Protocol`]).
 //!
 //! ```no_run
 //! # async fn run() -> agentwire_client::Result<()> {
@@ -11,7 +12,7 @@
 //! use agentwire_types::{GetTaskRequest, Message, SendMessageRequest, SendMessageResponse};
 //!
 //! let client = Client::builder("http://127.0.0.1:8080").bearer_token("secret").connect().await?;
-//! println!("talking to {}", client.card().name);
+//! println!("talking to {} at {}", client.card().name, client.endpoint());
 //! let reply = client.send_message(SendMessageRequest::new(Message::user("m-1", "hello"))).await?;
 //! if let SendMessageResponse::Task(task) = reply {
 //!     let task = client.get_task(GetTaskRequest { id: task.id, ..Default::default() }).await?;
@@ -20,14 +21,32 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `grpc` | yes | the gRPC binding (`lf.a2a.v1` and `a2a.v1`), on tonic |
+//! | `webhook` | yes | [`WebhookReceiver`]: an axum `Router` that receives push notifications |
 
+mod call;
+mod card;
 mod client;
-mod discovery;
+mod credentials;
+mod endpoint;
 mod error;
+#[cfg(feature = "grpc")]
+mod grpc;
+mod http;
+mod jsonrpc;
+mod rest;
 mod stream;
-mod transport;
+#[cfg(feature = "webhook")]
+mod webhook;
 
+pub use card::CardCache;
 pub use client::{Client, ClientBuilder};
-pub use error::{Error, Result};
+pub use credentials::Credentials;
+pub use endpoint::{Binding, Endpoint, Version};
+pub use error::{BoxError, Error, Result};
 pub use stream::{EventStream, Reconnect};
-pub use transport::{Binding, Endpoint};
+#[cfg(feature = "webhook")]
+pub use webhook::{Notification, Notifications, WebhookReceiver};

@@ -1,22 +1,22 @@
 //! Event streams: SSE events read as typed items, and a stream that resumes after its connection
 //! drops.
 //!
-//! Every event of a task carries its sequence number as the SSE `id`. When the connection breaks
-//! (or the server ends the stream) before the task reached a state that ends a stream, the stream
-//! reconnects with SubscribeToTask and `Last-Event-ID` set to the last id it saw: the server sends
-//! the events after it, so none is lost and none repeated.
+//! When the connection breaks (or the server ends the stream) before the task reached a state that
+//! ends a stream, the stream subscribes to the task again. Where the agent numbers its events (an
+//! SSE `id` on each, as agentwire does), the subscription asks for the events after the last one
+//! seen (`Last-Event-ID`): none is lost and none repeated. Where it does not (gRPC, and agents
+//! without ids), the new subscription starts with the task as it is then, which sums up what
+//! happened while the stream was away.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agentwire_types::StreamResponse;
-use eventsource_stream::Eventsource;
 use futures_util::stream::{BoxStream, Stream, StreamExt};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::transport::{read_event, Binding};
 
 /// How a dropped stream is resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,28 +66,8 @@ impl Stream for EventStream {
     }
 }
 
-/// One connection's events, each with its SSE id.
+/// One connection's events, each with its SSE id where it has one.
 pub(crate) type Events = BoxStream<'static, Result<(Option<u64>, StreamResponse)>>;
-
-/// The events of an open SSE response.
-pub(crate) fn events(binding: Binding, response: reqwest::Response) -> Events {
-    let url = response.url().to_string();
-    response
-        .bytes_stream()
-        .eventsource()
-        .filter_map(move |event| {
-            let item = match event {
-                Ok(event) if event.data.is_empty() => None,
-                Ok(event) => Some(read_event(binding, &url, &event.data).map(|e| (event.id.parse().ok(), e))),
-                Err(eventsource_stream::EventStreamError::Transport(source)) => {
-                    Some(Err(Error::Connection { url: url.clone(), source }))
-                }
-                Err(error) => Some(Err(Error::Decode { url: url.clone(), detail: error.to_string() })),
-            };
-            std::future::ready(item)
-        })
-        .boxed()
-}
 
 /// Where a stream stands.
 struct Resumable {
@@ -124,7 +104,7 @@ impl Resumable {
                 None => None,
             };
             let policy = self.client.reconnect();
-            let resumable = !self.task_id.is_empty() && self.last_id.is_some() && self.failures < policy.attempts;
+            let resumable = !self.task_id.is_empty() && self.failures < policy.attempts;
             if !resumable {
                 self.ended = true;
                 return dropped.map(Err);

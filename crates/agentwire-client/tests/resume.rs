@@ -1,19 +1,20 @@
-//! A stream whose connection is cut mid-way resumes where it stopped: no event lost, none repeated.
+//! A stream whose connection is cut mid-way resumes where it stopped. Over SSE, where agentwire
+//! numbers its events, no event is lost and none repeated; over gRPC, which numbers none, the
+//! resumed subscription starts with the task as it stands, and the reader loses nothing.
 
-use std::sync::{Arc, Mutex};
+mod common;
+
 use std::time::Duration;
 
-use agentwire_client::{Binding, Client, EventStream};
+use agentwire_client::{Binding, Client, Error, Reconnect, Version};
 use agentwire_server::agent::{AgentExecutor, EventStream as AgentEvents, ExecutionContext};
 use agentwire_server::{router_with, serve, HttpOptions, RequestHandler, ServeOptions};
-use agentwire_test::TIMEOUT;
-use agentwire_types::{
-    Artifact, Message, Part, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, TaskState,
-};
+use agentwire_test::{CuttingProxy, TIMEOUT};
+use agentwire_types::{Artifact, Part, SendMessageRequest, SubscribeToTaskRequest, TaskState};
+use common::{message, non_blocking, numbers, read_with_a_cut, send};
 use futures_util::StreamExt;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 
 const CHUNKS: usize = 10;
 
@@ -35,100 +36,89 @@ impl AgentExecutor for Ticker {
     }
 }
 
-/// A TCP proxy in front of the server whose open connections a test can cut.
-struct Proxy {
-    base: String,
-    connections: Arc<Mutex<Vec<AbortHandle>>>,
-    _accept: JoinHandle<()>,
-    _server: JoinHandle<std::io::Result<()>>,
+/// The Ticker agent behind a proxy; the card names the proxy, so every call goes through it.
+async fn ticker_behind_a_proxy() -> (CuttingProxy, JoinHandle<std::io::Result<()>>, String) {
+    let front = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let back = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", front.local_addr().unwrap());
+    let proxy = CuttingProxy::start(front, back.local_addr().unwrap());
+    let handler = RequestHandler::builder(Ticker).card_url(&base).build();
+    let options = ServeOptions { drain: Duration::ZERO, ..ServeOptions::default() };
+    let server =
+        tokio::spawn(serve(back, router_with(handler, HttpOptions::default()), std::future::pending(), options));
+    (proxy, server, base)
 }
 
-impl Proxy {
-    /// The Ticker agent behind a proxy; the card names the proxy, so every call goes through it.
-    async fn start() -> Self {
-        let front = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let back = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", front.local_addr().unwrap());
-        let server_addr = back.local_addr().unwrap();
-        let handler = RequestHandler::builder(Ticker).card_url(&base).build();
-        let options = ServeOptions { drain: Duration::ZERO, ..ServeOptions::default() };
-        let server =
-            tokio::spawn(serve(back, router_with(handler, HttpOptions::default()), std::future::pending(), options));
-        let connections = Arc::new(Mutex::new(Vec::new()));
-        let open = connections.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((mut client, _)) = front.accept().await {
-                let task = tokio::spawn(async move {
-                    let mut upstream = TcpStream::connect(server_addr).await.unwrap();
-                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-                });
-                open.lock().unwrap().push(task.abort_handle());
-            }
-        });
-        Proxy { base, connections, _accept: accept, _server: server }
-    }
-
-    /// Drops every connection open now, as a broken network would.
-    fn cut(&self) {
-        for connection in self.connections.lock().unwrap().drain(..) {
-            connection.abort();
-        }
-    }
+async fn client(base: &str, binding: Binding, version: Version, reconnect: Reconnect) -> Client {
+    let builder = Client::builder(base).only(binding).only_version(version).timeout(TIMEOUT).reconnect(reconnect);
+    builder.connect().await.expect("connects")
 }
 
-async fn client(proxy: &Proxy, binding: Binding) -> Client {
-    Client::builder(&proxy.base).only(binding).timeout(TIMEOUT).connect().await.expect("connects")
-}
-
-/// Reads `events` to the end, cutting the connection once after the third chunk; returns the chunk
-/// texts in order and the last state.
-async fn read_with_a_cut(proxy: &Proxy, mut events: EventStream) -> (Vec<String>, Option<TaskState>) {
-    let (mut chunks, mut last_state) = (Vec::new(), None);
-    while let Some(event) = tokio::time::timeout(TIMEOUT, events.next()).await.expect("an event in time") {
-        match event.expect("no error reaches the reader") {
-            StreamResponse::ArtifactUpdate(update) => {
-                chunks.extend(update.artifact.parts.iter().filter_map(|p| p.as_text().map(str::to_owned)));
-                if chunks.len() == 3 {
-                    proxy.cut();
-                }
-            }
-            other => last_state = other.task_state().or(last_state),
-        }
-    }
-    (chunks, last_state)
-}
-
-fn every_chunk_once() -> Vec<String> {
-    (0..CHUNKS).map(|i| i.to_string()).collect()
-}
+const SSE: [(Binding, Version); 4] = [
+    (Binding::JsonRpc, Version::V1),
+    (Binding::HttpJson, Version::V1),
+    (Binding::JsonRpc, Version::V03),
+    (Binding::HttpJson, Version::V03),
+];
 
 #[tokio::test]
 async fn a_cut_subscription_resumes_without_loss_or_repetition() {
-    let proxy = Proxy::start().await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
-        let client = client(&proxy, binding).await;
-        let configuration = SendMessageConfiguration { return_immediately: true, ..Default::default() };
-        let request = SendMessageRequest {
-            configuration: Some(configuration),
-            ..SendMessageRequest::new(Message::user(format!("m-{binding:?}"), "tick"))
-        };
-        let SendMessageResponse::Task(task) = client.send_message(request).await.unwrap() else { panic!("a task") };
+    let (proxy, _server, base) = ticker_behind_a_proxy().await;
+    for (binding, version) in SSE {
+        let client = client(&base, binding, version, Reconnect::default()).await;
+        let task = send(&client, non_blocking(message("tick"))).await;
         let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
-        let (chunks, last_state) = read_with_a_cut(&proxy, events).await;
-        assert_eq!(chunks, every_chunk_once(), "{binding:?}");
-        assert_eq!(last_state, Some(TaskState::Completed), "{binding:?}");
+        let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
+        assert_eq!(seen.delivered, numbers(CHUNKS), "{binding:?} {version:?}");
+        assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
     }
 }
 
 #[tokio::test]
 async fn a_cut_streaming_send_resumes_by_subscribing() {
-    let proxy = Proxy::start().await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
-        let client = client(&proxy, binding).await;
-        let request = SendMessageRequest::new(Message::user(format!("s-{binding:?}"), "tick"));
-        let events = client.send_streaming_message(request).await.unwrap();
-        let (chunks, last_state) = read_with_a_cut(&proxy, events).await;
-        assert_eq!(chunks, every_chunk_once(), "{binding:?}");
-        assert_eq!(last_state, Some(TaskState::Completed), "{binding:?}");
+    let (proxy, _server, base) = ticker_behind_a_proxy().await;
+    for (binding, version) in SSE {
+        let client = client(&base, binding, version, Reconnect::default()).await;
+        let events = client.send_streaming_message(SendMessageRequest::new(message("tick"))).await.unwrap();
+        let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
+        assert_eq!(seen.delivered, numbers(CHUNKS), "{binding:?} {version:?}");
+        assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
     }
+}
+
+#[tokio::test]
+async fn a_cut_grpc_stream_resumes_from_the_task_as_it_stands() {
+    let (proxy, _server, base) = ticker_behind_a_proxy().await;
+    for version in [Version::V1, Version::V03] {
+        let client = client(&base, Binding::Grpc, version, Reconnect::default()).await;
+        let task = send(&client, non_blocking(message("tick"))).await;
+        let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
+        let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
+        assert_eq!(seen.rebuilt, numbers(CHUNKS), "{version:?}: {seen:?}");
+        assert_eq!(seen.snapshots, 2, "{version:?}: the subscription's first task, and the resumed one's");
+        assert_eq!(seen.last_state, Some(TaskState::Completed), "{version:?}");
+    }
+}
+
+#[tokio::test]
+async fn without_reconnects_a_cut_stream_ends_with_the_connection_error() {
+    let (proxy, _server, base) = ticker_behind_a_proxy().await;
+    let client = client(&base, Binding::JsonRpc, Version::V1, Reconnect { attempts: 0, ..Reconnect::default() }).await;
+    let mut events = client.send_streaming_message(SendMessageRequest::new(message("tick"))).await.unwrap();
+    let mut chunks = 0;
+    let error = loop {
+        match tokio::time::timeout(TIMEOUT, events.next()).await.expect("an event in time") {
+            Some(Ok(agentwire_types::StreamResponse::ArtifactUpdate(_))) => {
+                chunks += 1;
+                if chunks == 3 {
+                    proxy.cut();
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(error)) => break error,
+            None => panic!("the stream ended without the error"),
+        }
+    };
+    assert!(matches!(error, Error::Connection { .. }), "{error:?}");
+    assert!(tokio::time::timeout(TIMEOUT, events.next()).await.unwrap().is_none(), "the stream ends after it");
 }

@@ -1,0 +1,113 @@
+//! What the two HTTP bindings share: writing a call as a request with the endpoint's headers,
+//! and reading the answer or the stream of events, each binding in its own form.
+
+use std::time::Duration;
+
+use agentwire_types::StreamResponse;
+use eventsource_stream::Eventsource;
+use futures_util::stream::StreamExt;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::StatusCode;
+
+use crate::call::{Call, Reply};
+use crate::endpoint::{Binding, Endpoint};
+use crate::error::{Error, Result};
+use crate::stream::Events;
+use crate::{jsonrpc, rest};
+
+/// What a request expects back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// One answer, within this time if set.
+    Reply(Option<Duration>),
+    /// An event stream, after the event with this id if given.
+    Events(Option<u64>),
+}
+
+/// The HTTP request for `call` at `endpoint`; `id` is the JSON-RPC request id.
+pub(crate) fn request(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    call: &Call,
+    id: u64,
+    expect: Expect,
+) -> Result<reqwest::RequestBuilder> {
+    let request = match endpoint.binding {
+        Binding::JsonRpc => http.post(&endpoint.url).json(&jsonrpc::envelope(endpoint, call, id)?),
+        Binding::HttpJson => {
+            let route = rest::route(call, endpoint.version)?;
+            let request = http.request(route.verb, format!("{}{}", endpoint.url, route.path)).query(&route.query);
+            match &route.body {
+                Some(body) => request.json(body),
+                None => request,
+            }
+        }
+        Binding::Grpc => unreachable!("gRPC calls do not go over this HTTP client"),
+    };
+    let request = request.headers(endpoint.headers.clone()).header("A2A-Version", endpoint.version.header());
+    Ok(match expect {
+        Expect::Reply(Some(timeout)) => request.timeout(timeout),
+        Expect::Reply(None) => request,
+        Expect::Events(last_event_id) => {
+            let request = request.header(ACCEPT, "text/event-stream");
+            match last_event_id {
+                Some(seen) => request.header("Last-Event-ID", seen.to_string()),
+                None => request,
+            }
+        }
+    })
+}
+
+/// Reads a unary answer.
+pub(crate) async fn read_reply(endpoint: &Endpoint, call: &Call, response: reqwest::Response) -> Result<Reply> {
+    let url = response.url().to_string();
+    let status = response.status();
+    let body = response.bytes().await.map_err(|source| Error::transport(&url, source))?;
+    match endpoint.binding {
+        // HTTP itself speaks for credentials, whatever error object the body holds.
+        Binding::JsonRpc if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {
+            Err(jsonrpc::refused_credentials(endpoint, &url, status, &body))
+        }
+        Binding::JsonRpc if !status.is_success() && !jsonrpc::is_envelope(&body) => {
+            Err(Error::http(&url, status, &body))
+        }
+        Binding::JsonRpc => jsonrpc::read_reply(endpoint, call, &url, &body),
+        _ => rest::read_reply(endpoint, call, &url, status, &body),
+    }
+}
+
+/// The events of an answer that should be an event stream; any other answer is read as the
+/// refusal it is.
+pub(crate) async fn events(endpoint: &Endpoint, call: &Call, response: reqwest::Response) -> Result<Events> {
+    let is_sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_sse {
+        let url = response.url().to_string();
+        return Err(match read_reply(endpoint, call, response).await {
+            Err(error) => error,
+            Ok(_) => Error::Decode { url, detail: "expected an event stream".into() },
+        });
+    }
+    let url = response.url().to_string();
+    let endpoint = endpoint.clone();
+    let events = response.bytes_stream().eventsource().filter_map(move |event| {
+        let item = match event {
+            Ok(event) if event.data.is_empty() => None,
+            Ok(event) => Some(read_event(&endpoint, &url, &event.data).map(|e| (event.id.parse().ok(), e))),
+            Err(eventsource_stream::EventStreamError::Transport(source)) => Some(Err(Error::transport(&url, source))),
+            Err(error) => Some(Err(Error::Decode { url: url.clone(), detail: error.to_string() })),
+        };
+        std::future::ready(item)
+    });
+    Ok(events.boxed())
+}
+
+fn read_event(endpoint: &Endpoint, url: &str, data: &str) -> Result<StreamResponse> {
+    match endpoint.binding {
+        Binding::JsonRpc => jsonrpc::read_event(endpoint, url, data),
+        _ => rest::read_event(endpoint, url, data),
+    }
+}

@@ -1,0 +1,225 @@
+//! The HTTP+JSON binding: a call is a verb and a path (v0.3's under `/v1`, v1.0's after the
+//! tenant), with the rest of the request in the body or the query; an error is an AIP-193 body
+//! (v1.0) or a JSON-RPC-style error object (v0.3 agents that write one).
+
+use agentwire_types::dialect::v03::proto::{CreatePushConfig, Proto};
+use agentwire_types::dialect::FromWire;
+use agentwire_types::jsonrpc::{ErrorInfo, ErrorObject};
+use agentwire_types::{A2AError, RpcCode, StreamResponse};
+use http::Method;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::call::{Call, Reply};
+use crate::endpoint::{Endpoint, Version};
+use crate::error::{Error, Result};
+
+/// An HTTP request: the verb, the path under the interface's URL, and what it carries.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(crate) verb: Method,
+    pub(crate) path: String,
+    pub(crate) body: Option<Value>,
+    pub(crate) query: Vec<(String, String)>,
+}
+
+/// How `call` is written at an endpoint of `version`.
+pub(crate) fn route(call: &Call, version: Version) -> Result<Route> {
+    let v03 = version == Version::V03;
+    let to_value = |value: serde_json::Result<Value>| value.map_err(|e| Error::Encode(e.to_string()));
+    // v1.0 puts the tenant first in the path; v0.3 has none and puts its routes under `/v1`.
+    let (prefix, tenant) = match version {
+        Version::V03 => ("/v1".to_owned(), ""),
+        Version::V1 => (String::new(), tenant(call)),
+    };
+    let prefix = if tenant.is_empty() { prefix } else { format!("/{}", segment(tenant)) };
+    let tasks = |id: &str| format!("{prefix}/tasks/{}", segment(id));
+    let configs = |task: &str| format!("{}/pushNotificationConfigs", tasks(task));
+    let route = match call {
+        Call::SendMessage(r) | Call::SendStreamingMessage(r) => {
+            let body = if v03 { to_value(serde_json::to_value(Proto(r)))? } else { Value::Object(members(r, &[])?) };
+            let action = if matches!(call, Call::SendMessage(_)) { "send" } else { "stream" };
+            Route::post(format!("{prefix}/message:{action}"), body)
+        }
+        Call::GetTask(r) => Route::get(tasks(&r.id), query(r, &["id"])?),
+        Call::ListTasks(r) => Route::get(format!("{prefix}/tasks"), query(r, &[])?),
+        Call::CancelTask(r) => Route::post(format!("{}:cancel", tasks(&r.id)), Value::Object(members(r, &["id"])?)),
+        Call::SubscribeToTask(r) => {
+            Route::post(format!("{}:subscribe", tasks(&r.id)), Value::Object(members(r, &["id"])?))
+        }
+        Call::CreatePushConfig(c) => {
+            let body = if v03 {
+                to_value(serde_json::to_value(CreatePushConfig(c)))?
+            } else {
+                Value::Object(members(c, &["taskId"])?)
+            };
+            Route::post(configs(&c.task_id), body)
+        }
+        Call::GetPushConfig(r) => Route::get(format!("{}/{}", configs(&r.task_id), segment(&r.id)), Vec::new()),
+        Call::ListPushConfigs(r) => Route::get(configs(&r.task_id), query(r, &["taskId"])?),
+        Call::DeletePushConfig(r) => Route {
+            verb: Method::DELETE,
+            path: format!("{}/{}", configs(&r.task_id), segment(&r.id)),
+            body: None,
+            query: Vec::new(),
+        },
+        Call::GetExtendedAgentCard(_) if v03 => Route::get("/v1/card".to_owned(), Vec::new()),
+        Call::GetExtendedAgentCard(_) => Route::get(format!("{prefix}/extendedAgentCard"), Vec::new()),
+    };
+    Ok(route)
+}
+
+impl Route {
+    fn get(path: String, query: Vec<(String, String)>) -> Self {
+        Route { verb: Method::GET, path, body: None, query }
+    }
+
+    fn post(path: String, body: Value) -> Self {
+        Route { verb: Method::POST, path, body: Some(body), query: Vec::new() }
+    }
+}
+
+fn tenant(call: &Call) -> &str {
+    match call {
+        Call::SendMessage(r) | Call::SendStreamingMessage(r) => &r.tenant,
+        Call::GetTask(r) => &r.tenant,
+        Call::ListTasks(r) => &r.tenant,
+        Call::CancelTask(r) => &r.tenant,
+        Call::SubscribeToTask(r) => &r.tenant,
+        Call::CreatePushConfig(r) => &r.tenant,
+        Call::GetPushConfig(r) | Call::DeletePushConfig(r) => &r.tenant,
+        Call::ListPushConfigs(r) => &r.tenant,
+        Call::GetExtendedAgentCard(r) => &r.tenant,
+    }
+}
+
+/// The request's v1.0 ProtoJSON members, but for the tenant and those the path carries.
+fn members(request: &impl serde::Serialize, in_path: &[&str]) -> Result<Map<String, Value>> {
+    let mut members = match serde_json::to_value(request) {
+        Ok(Value::Object(members)) => members,
+        Ok(_) => Map::new(),
+        Err(e) => return Err(Error::Encode(e.to_string())),
+    };
+    members.retain(|key, _| key != "tenant" && !in_path.contains(&key.as_str()));
+    Ok(members)
+}
+
+/// The request's scalar members as query parameters (their ProtoJSON text).
+fn query(request: &impl serde::Serialize, in_path: &[&str]) -> Result<Vec<(String, String)>> {
+    let text = |value: Value| match value {
+        Value::String(s) => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    Ok(members(request, in_path)?.into_iter().filter_map(|(key, value)| Some((key, text(value)?))).collect())
+}
+
+/// What a path segment keeps as it is: RFC 3986's unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// A path segment, percent-encoded.
+fn segment(text: &str) -> String {
+    utf8_percent_encode(text, SEGMENT).to_string()
+}
+
+/// The answer: the body, read in the endpoint's form; an error body as the A2A error it carries.
+pub(crate) fn read_reply(
+    endpoint: &Endpoint,
+    call: &Call,
+    url: &str,
+    status: http::StatusCode,
+    body: &[u8],
+) -> Result<Reply> {
+    if !status.is_success() {
+        return Err(refusal(url, status, body));
+    }
+    let value =
+        if body.is_empty() { Value::Null } else { serde_json::from_slice(body).map_err(|e| Error::decode(url, e))? };
+    Reply::read(call.operation(), endpoint.form(), value).map_err(|e| Error::decode(url, e))
+}
+
+/// One event of a stream: a stream item, or an error body ending it.
+pub(crate) fn read_event(endpoint: &Endpoint, url: &str, data: &str) -> Result<StreamResponse> {
+    if let Some(error) = a2a_error(data.as_bytes()) {
+        return Err(error.into());
+    }
+    let value = serde_json::from_str(data).map_err(|e| Error::decode(url, e))?;
+    StreamResponse::from_wire(endpoint.form(), value).map_err(|e| Error::decode(url, e))
+}
+
+/// The error an unsuccessful answer reports: its A2A error, or the HTTP status.
+pub(crate) fn refusal(url: &str, status: http::StatusCode, body: &[u8]) -> Error {
+    match a2a_error(body) {
+        Some(error) => error.into(),
+        None => Error::http(url, status, body),
+    }
+}
+
+/// An AIP-193 body: `{"error": {"code", "status", "message", "details"}}`.
+#[derive(Deserialize)]
+struct Aip193 {
+    error: Aip193Error,
+}
+
+#[derive(Deserialize)]
+struct Aip193Error {
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    details: Vec<Value>,
+}
+
+/// The A2A error in an error body: AIP-193's, its kind from its `ErrorInfo` or else its status
+/// name; or a JSON-RPC-style `{code, message, data}` (v0.3's HTTP+JSON).
+fn a2a_error(body: &[u8]) -> Option<A2AError> {
+    if let Ok(Aip193 { error }) = serde_json::from_slice(body) {
+        let info = error.details.into_iter().find_map(|d| serde_json::from_value::<ErrorInfo>(d).ok());
+        let by_reason = info.as_ref().and_then(|i| agentwire_types::ErrorKind::from_reason(&i.reason));
+        let kind = by_reason.or_else(|| RpcCode::from_name(&error.status).map(RpcCode::error_kind))?;
+        let metadata = info.map(|i| i.metadata).unwrap_or_default();
+        return Some(metadata.into_iter().fold(A2AError::new(kind, error.message), |e, (k, v)| e.with_metadata(k, v)));
+    }
+    let object: ErrorObject = serde_json::from_slice(body).ok()?;
+    Some(object.into_error(agentwire_types::Dialect::V03))
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_types::{ErrorKind, GetTaskRequest, TaskPushNotificationConfigRef};
+
+    use super::*;
+
+    #[test]
+    fn an_aip193_body_reads_as_its_a2a_error() {
+        let body = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"task not found: t1","details":[
+            {"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND",
+             "domain":"a2a-protocol.org","metadata":{"taskId":"t1"}}]}}"#;
+        let error = a2a_error(body).expect("an A2A error");
+        assert_eq!(error.kind(), ErrorKind::TaskNotFound);
+        assert_eq!(error.metadata()["taskId"], "t1");
+        let bare = br#"{"error":{"code":409,"status":"FAILED_PRECONDITION","message":"done"}}"#;
+        assert_eq!(a2a_error(bare).map(|e| e.kind()), Some(ErrorKind::TaskNotCancelable));
+        let v03 = br#"{"code":-32001,"message":"Task not found"}"#;
+        assert_eq!(a2a_error(v03).map(|e| e.kind()), Some(ErrorKind::TaskNotFound));
+        assert!(a2a_error(b"<html>bad gateway</html>").is_none());
+    }
+
+    #[test]
+    fn ids_in_paths_are_percent_encoded_and_v03_routes_sit_under_v1() {
+        let get = Call::GetTask(GetTaskRequest { id: "a b/c".into(), history_length: Some(2), ..Default::default() });
+        let v1 = route(&get, Version::V1).unwrap();
+        assert_eq!(
+            (v1.path.as_str(), v1.query.as_slice()),
+            ("/tasks/a%20b%2Fc", &[("historyLength".into(), "2".into())][..])
+        );
+        assert_eq!(route(&get.clone().with_tenant("t 1"), Version::V1).unwrap().path, "/t%201/tasks/a%20b%2Fc");
+        assert_eq!(route(&get, Version::V03).unwrap().path, "/v1/tasks/a%20b%2Fc");
+        let reference = TaskPushNotificationConfigRef { task_id: "t".into(), id: "c".into(), ..Default::default() };
+        let delete = route(&Call::DeletePushConfig(reference), Version::V03).unwrap();
+        assert_eq!((delete.verb, delete.path.as_str()), (Method::DELETE, "/v1/tasks/t/pushNotificationConfigs/c"));
+    }
+}
