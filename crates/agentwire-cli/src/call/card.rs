@@ -14,13 +14,8 @@ pub(crate) struct CardOpt {
 }
 
 pub(crate) async fn run(opt: CardOpt) -> Result<u8, Failure> {
+    // The client fetches the extended card itself when the card offers one and credentials are set.
     let client = opt.client.connect(&opt.url).await?;
-    let credentials = opt.client.token.is_some() || !opt.client.headers.is_empty();
-    let card = if credentials && client.card().capabilities.extended_agent_card == Some(true) {
-        client.extended_card().await?
-    } else {
-        client.card().clone()
-    };
-    opt.client.output().card(&card);
+    opt.client.output().card(client.card());
     Ok(exit::OK)
 }

@@ -13,7 +13,7 @@ pub(crate) mod subscribe;
 
 use std::process::ExitCode;
 
-use agentwire_client::{Binding, Client, Error, EventStream};
+use agentwire_client::{Binding, Client, Error, EventStream, Version};
 use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
@@ -99,6 +99,11 @@ pub(crate) struct ClientArgs {
     #[arg(long, value_enum, global = true)]
     pub(crate) transport: Option<TransportArg>,
 
+    /// Use interfaces of this protocol version only (default: the card's order; a v1.0 interface
+    /// that answers VersionNotSupported makes the client move to a v0.3 one).
+    #[arg(long, value_enum, global = true)]
+    pub(crate) protocol: Option<ProtocolArg>,
+
     /// Send `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_TOKEN", global = true, hide_env_values = true)]
     pub(crate) token: Option<String>,
@@ -116,8 +121,19 @@ pub(crate) enum TransportArg {
     /// HTTP+JSON (REST).
     #[value(name = "http+json", alias = "rest")]
     HttpJson,
-    /// gRPC (not spoken by this client yet).
+    /// gRPC.
     Grpc,
+}
+
+/// A protocol version, as `--protocol` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProtocolArg {
+    /// A2A 1.0.
+    #[value(name = "1.0")]
+    V1,
+    /// A2A 0.3.
+    #[value(name = "0.3")]
+    V03,
 }
 
 impl ClientArgs {
@@ -137,9 +153,12 @@ impl ClientArgs {
             None => builder,
             Some(TransportArg::Jsonrpc) => builder.only(Binding::JsonRpc),
             Some(TransportArg::HttpJson) => builder.only(Binding::HttpJson),
-            Some(TransportArg::Grpc) => {
-                return Err(Failure::usage("this client does not speak gRPC yet; use jsonrpc or http+json"))
-            }
+            Some(TransportArg::Grpc) => builder.only(Binding::Grpc),
+        };
+        builder = match self.protocol {
+            None => builder,
+            Some(ProtocolArg::V1) => builder.only_version(Version::V1),
+            Some(ProtocolArg::V03) => builder.only_version(Version::V03),
         };
         Ok(builder.connect().await?)
     }
@@ -165,7 +184,8 @@ impl Failure {
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {
         let code = match error {
-            Error::Protocol(_) => exit::PROTOCOL_ERROR,
+            Error::Protocol(_) | Error::Unsupported { .. } => exit::PROTOCOL_ERROR,
+            Error::Setting(_) => 2,
             _ => exit::CONNECTION_ERROR,
         };
         Failure { message: error.to_string(), code }
