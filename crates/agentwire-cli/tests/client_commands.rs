@@ -1,18 +1,39 @@
-//! The client commands (`card`, `send`, `get`, `list`, `cancel`, `subscribe`, `push`) against
-//! `agentwire serve --agent conformance`, over both JSON bindings: what they print and the exit
-//! status they end with.
+//! The client commands (`card`, `send`, `get`, `list`, `cancel`, `subscribe`, `push`) at every
+//! interface (JSON-RPC, HTTP+JSON and gRPC, in protocol v1.0 and v0.3) of two agents:
+//! `agentwire serve --agent conformance`, and the agent of `interop/python-server` on the official
+//! Python SDK (skipped without its interpreter, except under CI). What the commands print, and the
+//! exit status they end with.
 
 mod common;
 
 use std::process::Command;
 
+use agentwire_test::{SdkOptions, SdkServer};
 use common::{Server, TempDir};
 use serde_json::Value;
 
 const TOKEN: &str = "cli-token";
-const TRANSPORTS: [&str; 2] = ["jsonrpc", "http+json"];
+const INTERFACES: [(&str, &str); 6] = [
+    ("jsonrpc", "1.0"),
+    ("http+json", "1.0"),
+    ("grpc", "1.0"),
+    ("jsonrpc", "0.3"),
+    ("http+json", "0.3"),
+    ("grpc", "0.3"),
+];
 
-/// Runs `agentwire ARGS… --token TOKEN`; returns the exit status and stdout.
+/// An agent under test, and what it does differently.
+struct Agent {
+    url: String,
+    /// Whether it lists tasks in v0.3 over JSON-RPC and HTTP+JSON (v0.3 defines no ListTasks).
+    lists_tasks_in_v03: bool,
+    /// Whether its v0.3 HTTP+JSON interface deletes push configs.
+    deletes_configs_over_v03_rest: bool,
+    /// The text of the artifact `tck-stream-basic go` streams.
+    streamed_text: &'static str,
+}
+
+/// Runs `agentwire ARGS… --token TOKEN`; returns the exit status and what it printed.
 fn agentwire(args: &[&str]) -> (i32, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
         .args(args)
@@ -25,116 +46,171 @@ fn agentwire(args: &[&str]) -> (i32, String) {
     (output.status.code().expect("an exit status"), format!("{stdout}{stderr}"))
 }
 
-/// [`agentwire`] with `--transport TRANSPORT`.
-fn over(transport: &str, args: &[&str]) -> (i32, String) {
-    agentwire(&[args, &["--transport", transport]].concat())
-}
-
 /// The JSON objects a `--json` command printed, one per line.
 fn objects(stdout: &str) -> Vec<Value> {
     stdout.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).expect("JSON")).collect()
 }
 
-async fn server(dir: &TempDir) -> Server {
+async fn agentwire_server(dir: &TempDir) -> (Server, Agent) {
     let auth = format!("bearer:{TOKEN}");
-    Server::start(&dir.0, &["--store", "memory", "--agent", "conformance", "--allow-private-webhooks", "--auth", &auth])
-        .await
+    let args = ["--store", "memory", "--agent", "conformance", "--allow-private-webhooks", "--auth", &auth];
+    let server = Server::start(&dir.0, &args).await;
+    let agent = Agent {
+        url: server.base.clone(),
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+        streamed_text: "Stream hello from TCK",
+    };
+    (server, agent)
 }
 
-#[tokio::test]
-async fn send_get_list_cancel_and_their_exit_statuses() {
-    let dir = TempDir::new("cli-client");
-    let server = server(&dir).await;
-    let url = server.base.as_str();
-    for transport in TRANSPORTS {
-        let (code, out) = over(transport, &["send", url, "hello", "--json"]);
-        assert_eq!(code, 0, "{transport}: {out}");
-        let task = &objects(&out)[0]["task"];
-        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{out}");
-        let id = task["id"].as_str().unwrap();
+async fn python_sdk_server() -> Option<(SdkServer, Agent)> {
+    let server = SdkServer::start(SdkOptions { token: Some(TOKEN.into()), ..SdkOptions::default() }).await?;
+    let agent = Agent {
+        url: server.base.clone(),
+        lists_tasks_in_v03: false,
+        deletes_configs_over_v03_rest: false,
+        streamed_text: "tck-stream-basic go",
+    };
+    Some((server, agent))
+}
 
-        let (code, out) = over(transport, &["get", url, id]);
-        assert_eq!(code, 0, "{out}");
-        assert!(out.contains(&format!("task {id} completed")), "{transport}: {out}");
+/// Runs `agentwire ARGS…` at one interface of an agent.
+struct At<'a> {
+    agent: &'a Agent,
+    transport: &'a str,
+    protocol: &'a str,
+}
 
-        let (code, out) = over(transport, &["send", url, "tck-multi-turn start", "--json"]);
-        assert_eq!(code, 6, "input-required: {out}");
-        let asking = objects(&out)[0]["task"].clone();
-        let (task_id, context_id) = (asking["id"].as_str().unwrap(), asking["contextId"].as_str().unwrap());
-        let (code, out) = over(transport, &["send", url, "done", "--task", task_id, "--context", context_id]);
-        assert_eq!(code, 0, "the follow-up completes the task: {out}");
-
-        let (code, out) = over(transport, &["list", url, "--context", context_id, "--json"]);
-        assert_eq!(code, 0, "{out}");
-        assert_eq!(objects(&out)[0]["tasks"][0]["id"], task_id, "{out}");
-
-        let (code, out) = over(transport, &["send", url, "tck-cancel me", "--no-wait", "--json"]);
-        assert_eq!(code, 0, "a running task: {out}");
-        let running = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
-        let (code, out) = over(transport, &["cancel", url, &running]);
-        assert_eq!(code, 4, "canceled: {out}");
-
-        assert_eq!(over(transport, &["send", url, "tck-task-failure"]).0, 3, "failed");
-        assert_eq!(over(transport, &["send", url, "tck-auth-required"]).0, 7, "auth-required");
-
-        let (code, out) = over(transport, &["get", url, "no-such-task"]);
-        assert_eq!(code, 8, "the agent's error: {out}");
-        assert!(out.contains("task not found"), "{out}");
+impl At<'_> {
+    fn run(&self, args: &[&str]) -> (i32, String) {
+        agentwire(&[args, &["--transport", self.transport, "--protocol", self.protocol]].concat())
     }
-    let (code, out) = agentwire(&["get", "http://127.0.0.1:9", "x"]);
-    assert_eq!(code, 9, "unreachable: {out}");
-}
 
-#[tokio::test]
-async fn streams_show_the_events_as_they_come() {
-    let dir = TempDir::new("cli-stream");
-    let server = server(&dir).await;
-    let url = server.base.as_str();
-    for transport in TRANSPORTS {
-        let (code, out) = over(transport, &["send", url, "tck-stream-basic go", "--stream"]);
-        assert_eq!(code, 0, "{transport}: {out}");
-        assert!(out.contains("● working") && out.contains("● completed"), "{transport}: {out}");
-        assert!(out.contains("Stream hello from TCK"), "the artifact's text: {out}");
-
-        let (_, out) = over(transport, &["send", url, "tck-long-running subscribe", "--no-wait", "--json"]);
-        let id = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
-        let (code, out) = over(transport, &["subscribe", url, &id, "--json"]);
-        assert_eq!(code, 0, "{out}");
-        let events = objects(&out);
-        assert_eq!(events[0]["task"]["id"], id.as_str(), "{out}");
-        let last = events.last().unwrap();
-        assert_eq!(last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{out}");
+    fn label(&self) -> String {
+        format!("{} {} {}", self.agent.url, self.transport, self.protocol)
     }
 }
 
-#[tokio::test]
-async fn card_and_push_configs() {
-    let dir = TempDir::new("cli-push");
-    let server = server(&dir).await;
-    let url = server.base.as_str();
+fn send_get_list_cancel(at: &At<'_>) {
+    let (url, label) = (at.agent.url.as_str(), at.label());
+    let (code, out) = at.run(&["send", url, "tck-complete-task", "--json"]);
+    assert_eq!(code, 0, "{label}: {out}");
+    let task = &objects(&out)[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{label}: {out}");
+    let id = task["id"].as_str().unwrap();
 
+    let (code, out) = at.run(&["get", url, id]);
+    assert_eq!(code, 0, "{label}: {out}");
+    assert!(out.contains(&format!("task {id} completed")), "{label}: {out}");
+
+    let (code, out) = at.run(&["send", url, "tck-message-response hi"]);
+    assert_eq!(code, 0, "{label}: a message reply: {out}");
+
+    let (code, out) = at.run(&["send", url, "tck-multi-turn start", "--json"]);
+    assert_eq!(code, 6, "{label}: input-required: {out}");
+    let asking = objects(&out)[0]["task"].clone();
+    let (task_id, context_id) = (asking["id"].as_str().unwrap(), asking["contextId"].as_str().unwrap());
+    let (code, out) = at.run(&["send", url, "done", "--task", task_id, "--context", context_id]);
+    assert_eq!(code, 0, "{label}: the follow-up completes the task: {out}");
+
+    let lists = at.protocol == "1.0" || (at.agent.lists_tasks_in_v03 && at.transport != "grpc");
+    if lists {
+        let (code, out) = at.run(&["list", url, "--context", context_id, "--json"]);
+        assert_eq!(code, 0, "{label}: {out}");
+        assert_eq!(objects(&out)[0]["tasks"][0]["id"], task_id, "{label}: {out}");
+    }
+
+    let (code, out) = at.run(&["send", url, "tck-cancel me", "--no-wait", "--json"]);
+    assert_eq!(code, 0, "{label}: a running task: {out}");
+    let running = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
+    let (code, out) = at.run(&["cancel", url, &running]);
+    assert_eq!(code, 4, "{label}: canceled: {out}");
+
+    assert_eq!(at.run(&["send", url, "tck-task-failure"]).0, 3, "{label}: failed");
+    assert_eq!(at.run(&["send", url, "tck-auth-required"]).0, 7, "{label}: auth-required");
+
+    let (code, out) = at.run(&["get", url, "no-such-task"]);
+    assert_eq!(code, 8, "{label}: the agent's error: {out}");
+    assert!(out.to_lowercase().contains("not found"), "{label}: {out}");
+}
+
+fn streams(at: &At<'_>) {
+    let (url, label) = (at.agent.url.as_str(), at.label());
+    let (code, out) = at.run(&["send", url, "tck-stream-basic go", "--stream"]);
+    assert_eq!(code, 0, "{label}: {out}");
+    assert!(out.contains("● working") && out.contains("● completed"), "{label}: {out}");
+    assert!(out.contains(at.agent.streamed_text), "{label}: the artifact's text: {out}");
+
+    let (_, out) = at.run(&["send", url, "tck-long-running subscribe", "--no-wait", "--json"]);
+    let id = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
+    let (code, out) = at.run(&["subscribe", url, &id, "--json"]);
+    assert_eq!(code, 0, "{label}: {out}");
+    let events = objects(&out);
+    assert_eq!(events[0]["task"]["id"], id.as_str(), "{label}: {out}");
+    let last = events.last().unwrap();
+    assert_eq!(last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{label}: {out}");
+}
+
+fn push_configs(at: &At<'_>) {
+    let (url, label) = (at.agent.url.as_str(), at.label());
+    let (_, out) = at.run(&["send", url, "tck-multi-turn push", "--json"]);
+    let task = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
+    let hook = "http://127.0.0.1:9/hook";
+    let (code, out) = at.run(&["push", "set", url, &task, hook, "--notification-token", "n", "--id", "c1", "--json"]);
+    assert_eq!(code, 0, "{label}: {out}");
+    assert_eq!(objects(&out)[0]["id"], "c1", "{label}: {out}");
+    let (_, out) = at.run(&["push", "get", url, &task, "c1", "--json"]);
+    assert_eq!((objects(&out)[0]["url"].as_str(), objects(&out)[0]["token"].as_str()), (Some(hook), Some("n")));
+    let (_, out) = at.run(&["push", "list", url, &task]);
+    assert!(out.contains("c1"), "{label}: {out}");
+    if at.protocol == "0.3" && at.transport == "http+json" && !at.agent.deletes_configs_over_v03_rest {
+        return;
+    }
+    let (code, out) = at.run(&["push", "delete", url, &task, "c1"]);
+    assert_eq!(code, 0, "{label}: {out}");
+    let (_, out) = at.run(&["push", "list", url, &task]);
+    assert!(out.contains("no push configs"), "{label}: {out}");
+}
+
+fn card(agent: &Agent) {
+    let url = agent.url.as_str();
     let (code, out) = agentwire(&["card", url]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("JSONRPC 1.0") && out.contains("streaming yes"), "{out}");
+    assert!(out.contains("JSONRPC 1.0") && out.contains("GRPC 0.3") && out.contains("streaming yes"), "{out}");
     let (_, out) = agentwire(&["card", url, "--json"]);
     let skills = objects(&out)[0]["skills"].as_array().unwrap().len();
-    let public = reqwest::get(format!("{url}/.well-known/agent-card.json")).await.unwrap().json::<Value>().await;
-    assert!(skills > public.unwrap()["skills"].as_array().unwrap().len(), "with a token, the extended card");
+    let public = Command::new(env!("CARGO_BIN_EXE_agentwire")).args(["card", url, "--json"]).output().unwrap();
+    let public = objects(&String::from_utf8(public.stdout).unwrap())[0]["skills"].as_array().unwrap().len();
+    assert!(skills > public, "{url}: with a token, the extended card");
+}
 
-    for transport in TRANSPORTS {
-        let (_, out) = over(transport, &["send", url, "tck-multi-turn push", "--json"]);
-        let task = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
-        let hook = "http://127.0.0.1:9/hook";
-        let (code, out) = over(transport, &["push", "set", url, &task, hook, "--notification-token", "n", "--json"]);
-        assert_eq!(code, 0, "{transport}: {out}");
-        let id = objects(&out)[0]["id"].as_str().unwrap().to_owned();
-        let (_, out) = over(transport, &["push", "get", url, &task, &id, "--json"]);
-        assert_eq!((objects(&out)[0]["url"].as_str(), objects(&out)[0]["token"].as_str()), (Some(hook), Some("n")));
-        let (_, out) = over(transport, &["push", "list", url, &task]);
-        assert!(out.contains(&id), "{out}");
-        let (code, _) = over(transport, &["push", "delete", url, &task, &id]);
-        assert_eq!(code, 0);
-        let (_, out) = over(transport, &["push", "list", url, &task]);
-        assert!(out.contains("no push configs"), "{transport}: {out}");
+/// Every command at every interface of `agent`.
+fn every_command(agent: &Agent) {
+    card(agent);
+    for (transport, protocol) in INTERFACES {
+        let at = At { agent, transport, protocol };
+        send_get_list_cancel(&at);
+        streams(&at);
+        push_configs(&at);
     }
+}
+
+#[tokio::test]
+async fn every_command_at_every_interface_of_agentwire() {
+    let dir = TempDir::new("cli-client");
+    let (_server, agent) = agentwire_server(&dir).await;
+    tokio::task::spawn_blocking(move || every_command(&agent)).await.unwrap();
+}
+
+#[tokio::test]
+async fn every_command_at_every_interface_of_the_python_sdk() {
+    let Some((_server, agent)) = python_sdk_server().await else { return };
+    tokio::task::spawn_blocking(move || every_command(&agent)).await.unwrap();
+}
+
+#[test]
+fn an_unreachable_agent_exits_9() {
+    let (code, out) = agentwire(&["get", "http://127.0.0.1:9", "x"]);
+    assert_eq!(code, 9, "unreachable: {out}");
 }

@@ -34,6 +34,8 @@ pub struct SdkServer {
     /// The gRPC port served.
     pub grpc_port: u16,
     child: Child,
+    /// Where its log goes: shown when a test fails, removed when it passes.
+    log: PathBuf,
 }
 
 impl SdkServer {
@@ -58,9 +60,11 @@ impl SdkServer {
         if let Some(port) = options.card_grpc_port {
             command.args(["--card-grpc-port", &port.to_string()]);
         }
+        let log = std::env::temp_dir().join(format!("agentwire-sdk-server-{http_port}.log"));
+        let log_file = std::fs::File::create(&log).expect("a log file for the Python SDK server");
         let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log_file)
             .kill_on_drop(true)
             .spawn()
             .expect("the Python SDK server starts");
@@ -73,14 +77,23 @@ impl SdkServer {
             }
             false
         });
+        let server = Self { base: format!("http://127.0.0.1:{http_port}"), http_port, grpc_port, child, log };
         assert!(ready.await.unwrap_or(false), "the Python SDK server did not print READY");
-        Some(Self { base: format!("http://127.0.0.1:{http_port}"), http_port, grpc_port, child })
+        Some(server)
     }
 }
 
 impl Drop for SdkServer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            eprintln!("the Python SDK server's log ({}), last lines:", self.log.display());
+            tail.iter().rev().for_each(|line| eprintln!("  {line}"));
+        } else {
+            let _ = std::fs::remove_file(&self.log);
+        }
     }
 }
 

@@ -13,7 +13,7 @@ pub(crate) enum PushCommand {
     /// Ask the agent to call a webhook with the task's updates.
     #[command(
         after_help = "Example:\n  agentwire push set http://127.0.0.1:8080 0190c1d2-… https://hooks.example.com/a2a \
---token s3cret --bearer \"$HOOK_TOKEN\""
+--notification-token s3cret --bearer \"$HOOK_TOKEN\""
     )]
     Set {
         /// The agent's base URL.
