@@ -86,3 +86,44 @@ async fn a_cut_subscription_resumes_from_the_task_as_it_stands() {
         assert_eq!(seen.snapshots, 2, "{binding:?} {version:?}: the subscription's first task, and the resumed one's");
     }
 }
+
+/// The SDK's push sender delivers each event of a task to a webhook the client registered; the
+/// receiver takes them, with the token, until the task completes.
+#[tokio::test]
+async fn the_webhook_receiver_takes_the_sdks_push_notifications() {
+    use agentwire_client::{Binding, Version, WebhookReceiver};
+    use agentwire_test::TIMEOUT;
+    use agentwire_types::{SendMessageRequest, TaskPushNotificationConfig, TaskState};
+    use common::{message, send};
+
+    let Some((_server, agent)) = server().await else { return };
+    let (router, mut notifications) = WebhookReceiver::new().token("hook-token").into_router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/a2a", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    for (binding, version) in [(Binding::JsonRpc, Version::V1), (Binding::Grpc, Version::V03)] {
+        let client = common::client(&agent, binding, version).await;
+        let task = send(&client, SendMessageRequest::new(message("tck-multi-turn hooked"))).await;
+        let config = TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            id: "hook".into(),
+            url: hook.clone(),
+            token: "hook-token".into(),
+            ..Default::default()
+        };
+        client.create_push_config(config).await.expect("CreateTaskPushNotificationConfig");
+        let mut follow_up = message("done");
+        (follow_up.task_id, follow_up.context_id) = (task.id.clone(), task.context_id.clone());
+        send(&client, SendMessageRequest::new(follow_up)).await;
+        loop {
+            let notification = tokio::time::timeout(TIMEOUT, notifications.recv()).await.expect("in time").unwrap();
+            assert_eq!(
+                (notification.event.task_id(), notification.token.as_deref()),
+                (task.id.as_str(), Some("hook-token"))
+            );
+            if notification.event.task_state() == Some(TaskState::Completed) {
+                break;
+            }
+        }
+    }
+}
