@@ -46,10 +46,30 @@ impl Call {
 
     /// The request's tenant, set to `tenant` where the caller left it empty.
     pub(crate) fn with_tenant(mut self, tenant: &str) -> Self {
-        if tenant.is_empty() {
-            return self;
+        let slot = self.tenant_mut();
+        if slot.is_empty() {
+            tenant.clone_into(slot);
         }
-        let slot = match &mut self {
+        self
+    }
+
+    /// The request's tenant; empty for none.
+    pub(crate) fn tenant(&self) -> &str {
+        match self {
+            Call::SendMessage(r) | Call::SendStreamingMessage(r) => &r.tenant,
+            Call::GetTask(r) => &r.tenant,
+            Call::ListTasks(r) => &r.tenant,
+            Call::CancelTask(r) => &r.tenant,
+            Call::SubscribeToTask(r) => &r.tenant,
+            Call::CreatePushConfig(r) => &r.tenant,
+            Call::GetPushConfig(r) | Call::DeletePushConfig(r) => &r.tenant,
+            Call::ListPushConfigs(r) => &r.tenant,
+            Call::GetExtendedAgentCard(r) => &r.tenant,
+        }
+    }
+
+    fn tenant_mut(&mut self) -> &mut String {
+        match self {
             Call::SendMessage(r) | Call::SendStreamingMessage(r) => &mut r.tenant,
             Call::GetTask(r) => &mut r.tenant,
             Call::ListTasks(r) => &mut r.tenant,
@@ -59,11 +79,7 @@ impl Call {
             Call::GetPushConfig(r) | Call::DeletePushConfig(r) => &mut r.tenant,
             Call::ListPushConfigs(r) => &mut r.tenant,
             Call::GetExtendedAgentCard(r) => &mut r.tenant,
-        };
-        if slot.is_empty() {
-            tenant.clone_into(slot);
         }
-        self
     }
 }
 

@@ -1,5 +1,6 @@
 //! The client: one agent, found by its card, called over the first interface it can use.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,9 +200,11 @@ impl ClientBuilder {
         let mut client = Client { inner: Arc::new(inner) };
         if self.extended_card && offers_extended && has_credentials {
             match client.extended_card().await {
+                // The client is not shared yet: nothing else holds its `Arc`.
                 Ok(card) => {
-                    let inner = Arc::get_mut(&mut client.inner).expect("the client is not shared yet");
-                    (inner.card, inner.extended) = (card, true);
+                    if let Some(inner) = Arc::get_mut(&mut client.inner) {
+                        (inner.card, inner.extended) = (card, true);
+                    }
                 }
                 Err(error) => tracing::debug!(%error, "the extended card could not be fetched; using the public card"),
             }
@@ -352,10 +355,19 @@ impl Client {
     /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
     /// not speak the version.
     async fn unary(&self, call: Call) -> Result<Reply> {
+        self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await }).await
+    }
+
+    /// Runs `attempt` at the endpoint in use, then, while [`Route::moves_on`] says so, at others.
+    async fn routed<'a, T, F, Attempt>(&'a self, call: Call, attempt: F) -> Result<T>
+    where
+        F: Fn(&'a Endpoint, Call) -> Attempt,
+        Attempt: Future<Output = Result<T>>,
+    {
         let mut route = Route::new(self);
         loop {
             let endpoint = &self.inner.endpoints[route.index];
-            let outcome = self.unary_at(endpoint, &call.clone().with_tenant(&endpoint.tenant)).await;
+            let outcome = attempt(endpoint, call.clone().with_tenant(&endpoint.tenant)).await;
             if !route.moves_on(self, outcome.as_ref().err()) {
                 return outcome;
             }
@@ -378,14 +390,7 @@ impl Client {
 
     /// Opens the event stream of `call`, moving on between endpoints as [`Client::unary`] does.
     async fn open(&self, call: Call, last_event_id: Option<u64>) -> Result<Events> {
-        let mut route = Route::new(self);
-        loop {
-            let endpoint = &self.inner.endpoints[route.index];
-            let outcome = self.open_at(endpoint, &call.clone().with_tenant(&endpoint.tenant), last_event_id).await;
-            if !route.moves_on(self, outcome.as_ref().err()) {
-                return outcome;
-            }
-        }
+        self.routed(call, |endpoint, call| async move { self.open_at(endpoint, &call, last_event_id).await }).await
     }
 
     async fn open_at(&self, endpoint: &Endpoint, call: &Call, last_event_id: Option<u64>) -> Result<Events> {

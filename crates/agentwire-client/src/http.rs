@@ -42,7 +42,9 @@ pub(crate) fn request(
                 None => request,
             }
         }
-        Binding::Grpc => unreachable!("gRPC calls do not go over this HTTP client"),
+        Binding::Grpc => {
+            return Err(Error::Unsupported { operation: call.operation(), endpoint: endpoint.to_string() })
+        }
     };
     let request = request.headers(endpoint.headers.clone()).header("A2A-Version", endpoint.version.header());
     Ok(match expect {

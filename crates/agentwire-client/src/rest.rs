@@ -31,7 +31,7 @@ pub(crate) fn route(call: &Call, version: Version) -> Result<Route> {
     // v1.0 puts the tenant first in the path; v0.3 has none and puts its routes under `/v1`.
     let (prefix, tenant) = match version {
         Version::V03 => ("/v1".to_owned(), ""),
-        Version::V1 => (String::new(), tenant(call)),
+        Version::V1 => (String::new(), call.tenant()),
     };
     let prefix = if tenant.is_empty() { prefix } else { format!("/{}", segment(tenant)) };
     let tasks = |id: &str| format!("{prefix}/tasks/{}", segment(id));
@@ -77,20 +77,6 @@ impl Route {
 
     fn post(path: String, body: Value) -> Self {
         Route { verb: Method::POST, path, body: Some(body), query: Vec::new() }
-    }
-}
-
-fn tenant(call: &Call) -> &str {
-    match call {
-        Call::SendMessage(r) | Call::SendStreamingMessage(r) => &r.tenant,
-        Call::GetTask(r) => &r.tenant,
-        Call::ListTasks(r) => &r.tenant,
-        Call::CancelTask(r) => &r.tenant,
-        Call::SubscribeToTask(r) => &r.tenant,
-        Call::CreatePushConfig(r) => &r.tenant,
-        Call::GetPushConfig(r) | Call::DeletePushConfig(r) => &r.tenant,
-        Call::ListPushConfigs(r) => &r.tenant,
-        Call::GetExtendedAgentCard(r) => &r.tenant,
     }
 }
 

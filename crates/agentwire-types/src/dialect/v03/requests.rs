@@ -32,22 +32,32 @@ use crate::{
 /// whether to wait.
 impl Serialize for V03<'_, SendMessageRequest> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let request = self.0;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("message", &V03(&request.message))?;
-        let default = SendMessageConfiguration::default();
-        let configuration = request.configuration.as_ref().unwrap_or(&default);
-        map.serialize_entry("configuration", &Configuration { configuration, push_member: "pushNotificationConfig" })?;
-        metadata(&mut map, request.metadata.as_ref())?;
-        map.end()
+        send_params(serializer, self.0, V03(&self.0.message), "pushNotificationConfig")
     }
+}
+
+/// A send's parameters as v0.3 writes them on either binding: `message` (in the binding's shape),
+/// `configuration` (its webhook under `push_member`) and `metadata`.
+pub(crate) fn send_params<S: Serializer>(
+    serializer: S,
+    request: &SendMessageRequest,
+    message: impl Serialize,
+    push_member: &'static str,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    map.serialize_entry("message", &message)?;
+    let default = SendMessageConfiguration::default();
+    let configuration = request.configuration.as_ref().unwrap_or(&default);
+    map.serialize_entry("configuration", &Configuration { configuration, push_member })?;
+    metadata(&mut map, request.metadata.as_ref())?;
+    map.end()
 }
 
 /// `MessageSendConfiguration` (JSON-RPC) or `SendMessageConfiguration` (ProtoJSON of `a2a.v1`):
 /// alike but for the name of the webhook's member.
-pub(crate) struct Configuration<'a> {
-    pub(crate) configuration: &'a SendMessageConfiguration,
-    pub(crate) push_member: &'static str,
+struct Configuration<'a> {
+    configuration: &'a SendMessageConfiguration,
+    push_member: &'static str,
 }
 
 impl Serialize for Configuration<'_> {

@@ -19,23 +19,16 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use super::super::super::json::{metadata, non_empty};
-use super::super::requests::Configuration;
+use super::super::super::json::non_empty;
+use super::super::requests::send_params;
 use super::Proto;
-use crate::{SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig};
+use crate::{SendMessageRequest, TaskPushNotificationConfig};
 
 /// `SendMessageRequest` of `a2a.v1`: `{message, configuration, metadata}`, the configuration's
 /// webhook named `pushNotification`.
 impl Serialize for Proto<'_, SendMessageRequest> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let request = self.0;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("message", &Proto(&request.message))?;
-        let default = SendMessageConfiguration::default();
-        let configuration = request.configuration.as_ref().unwrap_or(&default);
-        map.serialize_entry("configuration", &Configuration { configuration, push_member: "pushNotification" })?;
-        metadata(&mut map, request.metadata.as_ref())?;
-        map.end()
+        send_params(serializer, self.0, Proto(&self.0.message), "pushNotification")
     }
 }
 
