@@ -1,18 +1,18 @@
-//! Event streams: SSE events read as typed items, and a stream that resumes after its connection
-//! drops.
+//! A task's events as a stream that resumes after its connection drops.
 //!
 //! When the connection breaks (or the server ends the stream) before the task reached a state that
 //! ends a stream, the stream subscribes to the task again. Where the agent numbers its events (an
 //! SSE `id` on each, as agentwire does), the subscription asks for the events after the last one
 //! seen (`Last-Event-ID`): none is lost and none repeated. Where it does not (gRPC, and agents
 //! without ids), the new subscription starts with the task as it is then, which sums up what
-//! happened while the stream was away.
+//! happened while the stream was away. A task that ended while the stream was away can no longer
+//! be subscribed to: the stream ends with the task as GetTask reads it.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentwire_types::StreamResponse;
+use agentwire_types::{GetTaskRequest, StreamResponse};
 use futures_util::stream::{BoxStream, Stream, StreamExt};
 
 use crate::client::Client;
@@ -77,6 +77,8 @@ struct Resumable {
     last_id: Option<u64>,
     ended: bool,
     failures: u32,
+    /// A resumed subscription that has not delivered an event yet.
+    resuming: bool,
 }
 
 impl Resumable {
@@ -93,9 +95,10 @@ impl Resumable {
                         self.task_id = event.task_id().to_owned();
                     }
                     self.ended = ends_stream(&event);
-                    self.failures = 0;
+                    (self.failures, self.resuming) = (0, false);
                     return Some(Ok(event));
                 }
+                Some(Err(error @ Error::Protocol(_))) if self.resuming => return self.refused(error).await,
                 Some(Err(error @ Error::Protocol(_))) => {
                     self.ended = true;
                     return Some(Err(error));
@@ -114,13 +117,21 @@ impl Resumable {
             tracing::debug!(task_id = %self.task_id, last_event_id = ?self.last_id, ?backoff, "resuming a dropped stream");
             tokio::time::sleep(backoff).await;
             match self.client.open_subscription(&self.task_id, self.last_id).await {
-                Ok(events) => self.events = events,
-                Err(error @ Error::Protocol(_)) => {
-                    self.ended = true;
-                    return Some(Err(error));
-                }
+                Ok(events) => (self.events, self.resuming) = (events, true),
+                Err(error @ Error::Protocol(_)) => return self.refused(error).await,
                 Err(error) => self.events = futures_util::stream::once(async { Err(error) }).boxed(),
             }
+        }
+    }
+
+    /// Ends the stream after the agent refused to resume it: with the task, when it ended while
+    /// the stream was away (v1.0 refuses subscriptions to ended tasks), else with the refusal.
+    async fn refused(&mut self, refusal: Error) -> Option<Result<StreamResponse>> {
+        self.ended = true;
+        let request = GetTaskRequest { id: self.task_id.clone(), ..GetTaskRequest::default() };
+        match self.client.get_task(request).await.map(StreamResponse::Task) {
+            Ok(task) if ends_stream(&task) => Some(Ok(task)),
+            _ => Some(Err(refusal)),
         }
     }
 }
@@ -136,7 +147,7 @@ fn ends_stream(event: &StreamResponse) -> bool {
 /// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
 /// and learnt from the first event of a send.
 pub(crate) fn resumable(client: Client, events: Events, task_id: String) -> EventStream {
-    let state = Resumable { client, events, task_id, last_id: None, ended: false, failures: 0 };
+    let state = Resumable { client, events, task_id, last_id: None, ended: false, failures: 0, resuming: false };
     let inner = futures_util::stream::unfold(state, |mut state| async move {
         let item = state.next().await?;
         Some((item, state))

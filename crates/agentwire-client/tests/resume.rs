@@ -122,3 +122,19 @@ async fn without_reconnects_a_cut_stream_ends_with_the_connection_error() {
     assert!(matches!(error, Error::Connection { .. }), "{error:?}");
     assert!(tokio::time::timeout(TIMEOUT, events.next()).await.unwrap().is_none(), "the stream ends after it");
 }
+
+#[tokio::test]
+async fn a_stream_away_until_its_task_ended_ends_with_the_task() {
+    let (proxy, _server, base) = ticker_behind_a_proxy().await;
+    // The Ticker's task ends well within the wait before the stream reconnects.
+    let slow = Reconnect { attempts: 2, initial_backoff: Duration::from_millis(1500) };
+    let interfaces = SSE.into_iter().chain([(Binding::Grpc, Version::V1), (Binding::Grpc, Version::V03)]);
+    for (binding, version) in interfaces {
+        let client = client(&base, binding, version, slow).await;
+        let task = send(&client, non_blocking(message("tick"))).await;
+        let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
+        let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
+        assert_eq!(seen.rebuilt, numbers(CHUNKS), "{binding:?} {version:?}: {seen:?}");
+        assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
+    }
+}
