@@ -9,6 +9,7 @@ use agentwire_types::{
     A2AError, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 };
 use http::HeaderMap;
+use subtle::ConstantTimeEq;
 
 use crate::Principal;
 
@@ -130,9 +131,10 @@ fn is_principal_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
 }
 
-/// Compares without stopping at the first differing byte.
+/// Compares in constant time (a length mismatch answers at once: the length is no secret worth
+/// hiding).
 fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
 impl Authenticator for StaticAuth {
