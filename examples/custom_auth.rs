@@ -24,10 +24,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::auth::Authenticator;
-use agentwire_server::{router, serve, CardConfig, Principal, RequestHandler, ServeOptions};
+use agentwire_server::auth::{async_trait, Authenticator};
+use agentwire_server::{router, serve, CardConfig, Principal, RequestContext, RequestHandler, ServeOptions};
+use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{A2AError, AgentCard, AgentSkill, ApiKeySecurityScheme, SecurityScheme};
-use http::HeaderMap;
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -49,9 +49,10 @@ impl ApiKeys {
     }
 }
 
+#[async_trait]
 impl Authenticator for ApiKeys {
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2AError> {
-        let key = headers.get(HEADER).and_then(|v| v.to_str().ok());
+    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+        let key = ctx.metadata.get(HEADER).and_then(|v| v.to_str().ok());
         let key = key.ok_or_else(|| A2AError::unauthenticated("send your API key in X-Api-Key"))?;
         match self.0.get(key) {
             None => Err(A2AError::unauthenticated("unknown API key")),

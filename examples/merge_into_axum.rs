@@ -7,8 +7,8 @@
 //! URL). The card's public URL must include `/a2a` too, or clients would send their calls to the
 //! application's root.
 //!
-//! The A2A layers (request tracing, CORS, body limit, authentication, version negotiation) wrap
-//! only the A2A routes: `/health` and `/api/stats` keep whatever the application gives them, and
+//! The A2A layers (request tracing, CORS, body limit, version negotiation) wrap only the A2A
+//! routes: `/health` and `/api/stats` keep whatever the application gives them, and
 //! layers the application adds after `nest` wrap both.
 //!
 //! ```sh

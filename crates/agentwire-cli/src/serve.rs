@@ -32,8 +32,13 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
             tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
         }
     }
-    let http =
-        HttpOptions { cors: cors_origins(&opt.cors_origins)?, strict_card: opt.strict_card, ..HttpOptions::default() };
+    let http = HttpOptions {
+        cors: cors_origins(&opt.cors_origins)?,
+        strict_card: opt.strict_card,
+        max_body_bytes: opt.limits.max_body_size,
+        body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
+        ..HttpOptions::default()
+    };
     let tls = match (&opt.tls_cert, &opt.tls_key) {
         (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
         _ => None,
@@ -172,8 +177,6 @@ async fn with_store(builder: RequestHandlerBuilder, opt: &ServeOpt) -> anyhow::R
 
 fn request_limits(opt: &LimitOpt) -> Limits {
     Limits {
-        max_body_bytes: opt.max_body_size,
-        body_read_timeout: Duration::from_secs(opt.body_read_timeout),
         max_message_bytes: opt.max_message_size,
         max_history_length: opt.max_history,
         max_unfinished_tasks: opt.max_tasks_in_progress,

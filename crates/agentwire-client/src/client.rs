@@ -12,13 +12,14 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use crate::call::{Call, Reply};
 use crate::card::{self, CardCache};
 use crate::credentials::Credentials;
-use crate::endpoint::{Binding, Endpoint, Version};
+use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
 use crate::http::{self, Expect};
 use crate::stream::{resumable, EventStream, Events, Reconnect};
+use agentwire_types::Binding;
+use agentwire_types::{A2aRequest, A2aResponse};
 
 /// A client of one agent.
 ///
@@ -287,51 +288,51 @@ impl Client {
 
     /// SendMessage: the task the message started or continued, or the agent's message reply.
     pub async fn send_message(&self, request: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.unary(Call::SendMessage(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::SendMessage(request)).await?.try_into()?)
     }
 
     /// SendStreamingMessage: the task's events as they happen, resumed if the connection drops.
     pub async fn send_streaming_message(&self, request: SendMessageRequest) -> Result<EventStream> {
-        let events = self.open(Call::SendStreamingMessage(request), None).await?;
+        let events = self.open(A2aRequest::SendStreamingMessage(request), None).await?;
         Ok(resumable(self.clone(), events, String::new()))
     }
 
     /// GetTask.
     pub async fn get_task(&self, request: GetTaskRequest) -> Result<Task> {
-        self.unary(Call::GetTask(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::GetTask(request)).await?.try_into()?)
     }
 
     /// ListTasks: one page.
     pub async fn list_tasks(&self, request: ListTasksRequest) -> Result<ListTasksResponse> {
-        self.unary(Call::ListTasks(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::ListTasks(request)).await?.try_into()?)
     }
 
     /// CancelTask: the task as the cancellation left it.
     pub async fn cancel_task(&self, request: CancelTaskRequest) -> Result<Task> {
-        self.unary(Call::CancelTask(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::CancelTask(request)).await?.try_into()?)
     }
 
     /// SubscribeToTask: the task's events as they happen, resumed if the connection drops.
     pub async fn subscribe(&self, request: SubscribeToTaskRequest) -> Result<EventStream> {
         let task_id = request.id.clone();
-        let events = self.open(Call::SubscribeToTask(request), None).await?;
+        let events = self.open(A2aRequest::SubscribeToTask(request), None).await?;
         Ok(resumable(self.clone(), events, task_id))
     }
 
     /// SubscribeToTask after the event `last_event_id` (from the start where there is none).
     pub(crate) async fn open_subscription(&self, task_id: &str, last_event_id: Option<u64>) -> Result<Events> {
         let request = SubscribeToTaskRequest { id: task_id.to_owned(), ..SubscribeToTaskRequest::default() };
-        self.open(Call::SubscribeToTask(request), last_event_id).await
+        self.open(A2aRequest::SubscribeToTask(request), last_event_id).await
     }
 
     /// CreateTaskPushNotificationConfig.
     pub async fn create_push_config(&self, config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig> {
-        self.unary(Call::CreatePushConfig(config)).await?.try_into()
+        Ok(self.unary(A2aRequest::CreatePushConfig(config)).await?.try_into()?)
     }
 
     /// GetTaskPushNotificationConfig.
     pub async fn get_push_config(&self, request: TaskPushNotificationConfigRef) -> Result<TaskPushNotificationConfig> {
-        self.unary(Call::GetPushConfig(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::GetPushConfig(request)).await?.try_into()?)
     }
 
     /// ListTaskPushNotificationConfigs: one page.
@@ -339,29 +340,29 @@ impl Client {
         &self,
         request: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse> {
-        self.unary(Call::ListPushConfigs(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::ListPushConfigs(request)).await?.try_into()?)
     }
 
     /// DeleteTaskPushNotificationConfig.
     pub async fn delete_push_config(&self, request: TaskPushNotificationConfigRef) -> Result<()> {
-        self.unary(Call::DeletePushConfig(request)).await?.try_into()
+        Ok(self.unary(A2aRequest::DeletePushConfig(request)).await?.try_into()?)
     }
 
     /// GetExtendedAgentCard: the card an authenticated caller sees.
     pub async fn extended_card(&self) -> Result<AgentCard> {
-        self.unary(Call::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())).await?.try_into()
+        Ok(self.unary(A2aRequest::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())).await?.try_into()?)
     }
 
     /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
     /// not speak the version.
-    async fn unary(&self, call: Call) -> Result<Reply> {
+    async fn unary(&self, call: A2aRequest) -> Result<A2aResponse> {
         self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await }).await
     }
 
     /// Runs `attempt` at the endpoint in use, then, while [`Route::moves_on`] says so, at others.
-    async fn routed<'a, T, F, Attempt>(&'a self, call: Call, attempt: F) -> Result<T>
+    async fn routed<'a, T, F, Attempt>(&'a self, call: A2aRequest, attempt: F) -> Result<T>
     where
-        F: Fn(&'a Endpoint, Call) -> Attempt,
+        F: Fn(&'a Endpoint, A2aRequest) -> Attempt,
         Attempt: Future<Output = Result<T>>,
     {
         let mut route = Route::new(self);
@@ -374,7 +375,7 @@ impl Client {
         }
     }
 
-    async fn unary_at(&self, endpoint: &Endpoint, call: &Call) -> Result<Reply> {
+    async fn unary_at(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<A2aResponse> {
         match endpoint.binding {
             #[cfg(feature = "grpc")]
             Binding::Grpc => self.inner.grpc.unary(endpoint, call, self.inner.timeout).await,
@@ -389,11 +390,11 @@ impl Client {
     }
 
     /// Opens the event stream of `call`, moving on between endpoints as [`Client::unary`] does.
-    async fn open(&self, call: Call, last_event_id: Option<u64>) -> Result<Events> {
+    async fn open(&self, call: A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
         self.routed(call, |endpoint, call| async move { self.open_at(endpoint, &call, last_event_id).await }).await
     }
 
-    async fn open_at(&self, endpoint: &Endpoint, call: &Call, last_event_id: Option<u64>) -> Result<Events> {
+    async fn open_at(&self, endpoint: &Endpoint, call: &A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
         match endpoint.binding {
             #[cfg(feature = "grpc")]
             Binding::Grpc => self.inner.grpc.open(endpoint, call).await,

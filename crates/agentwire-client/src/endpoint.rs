@@ -2,44 +2,12 @@
 //! client speaks, in the order it tries them.
 
 use agentwire_types::dialect::WireForm;
-use agentwire_types::{AgentInterface, Dialect};
+use agentwire_types::{AgentInterface, Binding, Dialect};
 use http::HeaderMap;
 
-/// A binding this client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Binding {
-    /// JSON-RPC 2.0 over HTTP.
-    JsonRpc,
-    /// HTTP+JSON (REST).
-    HttpJson,
-    /// gRPC (with the `grpc` feature).
-    Grpc,
-}
-
-impl Binding {
-    /// The name a card gives the binding (`JSONRPC`, `HTTP+JSON`, `GRPC`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Binding::JsonRpc => "JSONRPC",
-            Binding::HttpJson => "HTTP+JSON",
-            Binding::Grpc => "GRPC",
-        }
-    }
-
-    /// The binding a card's name denotes, if this client knows it.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.to_ascii_uppercase().as_str() {
-            "JSONRPC" => Some(Binding::JsonRpc),
-            "HTTP+JSON" => Some(Binding::HttpJson),
-            "GRPC" => Some(Binding::Grpc),
-            _ => None,
-        }
-    }
-
-    /// Whether this build of the client can call the binding.
-    pub fn is_spoken(self) -> bool {
-        self != Binding::Grpc || cfg!(feature = "grpc")
-    }
+/// Whether this build of the client can call `binding`.
+fn is_spoken(binding: Binding) -> bool {
+    binding != Binding::Grpc || cfg!(feature = "grpc")
 }
 
 /// A protocol version this client speaks.
@@ -98,7 +66,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// The endpoint of a card's interface, if this client speaks its binding and version.
     pub(crate) fn of(interface: &AgentInterface) -> Option<Self> {
-        let binding = Binding::from_name(&interface.protocol_binding).filter(|b| b.is_spoken())?;
+        let binding = Binding::from_name(&interface.protocol_binding).filter(|b| is_spoken(*b))?;
         Some(Endpoint {
             binding,
             version: Version::from_card(&interface.protocol_version)?,

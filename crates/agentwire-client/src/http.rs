@@ -9,11 +9,12 @@ use futures_util::stream::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::StatusCode;
 
-use crate::call::{Call, Reply};
-use crate::endpoint::{Binding, Endpoint};
+use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::stream::Events;
 use crate::{jsonrpc, rest};
+use agentwire_types::Binding;
+use agentwire_types::{A2aRequest, A2aResponse};
 
 /// What a request expects back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +29,7 @@ pub(crate) enum Expect {
 pub(crate) fn request(
     http: &reqwest::Client,
     endpoint: &Endpoint,
-    call: &Call,
+    call: &A2aRequest,
     id: u64,
     expect: Expect,
 ) -> Result<reqwest::RequestBuilder> {
@@ -61,7 +62,11 @@ pub(crate) fn request(
 }
 
 /// Reads a unary answer.
-pub(crate) async fn read_reply(endpoint: &Endpoint, call: &Call, response: reqwest::Response) -> Result<Reply> {
+pub(crate) async fn read_reply(
+    endpoint: &Endpoint,
+    call: &A2aRequest,
+    response: reqwest::Response,
+) -> Result<A2aResponse> {
     let url = response.url().to_string();
     let status = response.status();
     let body = response.bytes().await.map_err(|source| Error::transport(&url, source))?;
@@ -80,7 +85,7 @@ pub(crate) async fn read_reply(endpoint: &Endpoint, call: &Call, response: reqwe
 
 /// The events of an answer that should be an event stream; any other answer is read as the
 /// refusal it is.
-pub(crate) async fn events(endpoint: &Endpoint, call: &Call, response: reqwest::Response) -> Result<Events> {
+pub(crate) async fn events(endpoint: &Endpoint, call: &A2aRequest, response: reqwest::Response) -> Result<Events> {
     let is_sse = response
         .headers()
         .get(CONTENT_TYPE)

@@ -8,12 +8,12 @@ use agentwire_types::{A2AError, ErrorKind, StreamResponse};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::call::{Call, Reply};
 use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
+use agentwire_types::{A2aRequest, A2aResponse};
 
 /// The request envelope of `call` at `endpoint`, with request id `id`.
-pub(crate) fn envelope(endpoint: &Endpoint, call: &Call, id: u64) -> Result<Value> {
+pub(crate) fn envelope(endpoint: &Endpoint, call: &A2aRequest, id: u64) -> Result<Value> {
     let dialect = endpoint.version.dialect();
     let method = method_name(dialect, call.operation())
         .ok_or_else(|| Error::Unsupported { operation: call.operation(), endpoint: endpoint.to_string() })?;
@@ -22,7 +22,7 @@ pub(crate) fn envelope(endpoint: &Endpoint, call: &Call, id: u64) -> Result<Valu
 }
 
 /// The call's parameters in the version's shapes.
-fn params(call: &Call, version: Version) -> serde_json::Result<Value> {
+fn params(call: &A2aRequest, version: Version) -> serde_json::Result<Value> {
     fn encode<T>(request: &T, version: Version) -> serde_json::Result<Value>
     where
         T: Serialize,
@@ -34,22 +34,23 @@ fn params(call: &Call, version: Version) -> serde_json::Result<Value> {
         }
     }
     match call {
-        Call::SendMessage(r) | Call::SendStreamingMessage(r) => encode(r, version),
-        Call::GetTask(r) => encode(r, version),
-        Call::ListTasks(r) => encode(r, version),
-        Call::CancelTask(r) => encode(r, version),
-        Call::SubscribeToTask(r) => encode(r, version),
-        Call::CreatePushConfig(r) => encode(r, version),
-        Call::GetPushConfig(r) | Call::DeletePushConfig(r) => encode(r, version),
-        Call::ListPushConfigs(r) => encode(r, version),
-        Call::GetExtendedAgentCard(r) => encode(r, version),
+        A2aRequest::SendMessage(r) | A2aRequest::SendStreamingMessage(r) => encode(r, version),
+        A2aRequest::GetTask(r) => encode(r, version),
+        A2aRequest::ListTasks(r) => encode(r, version),
+        A2aRequest::CancelTask(r) => encode(r, version),
+        A2aRequest::SubscribeToTask(r) => encode(r, version),
+        A2aRequest::CreatePushConfig(r) => encode(r, version),
+        A2aRequest::GetPushConfig(r) | A2aRequest::DeletePushConfig(r) => encode(r, version),
+        A2aRequest::ListPushConfigs(r) => encode(r, version),
+        A2aRequest::GetExtendedAgentCard(r) => encode(r, version),
+        A2aRequest::GetAgentCard => Ok(Value::Object(serde_json::Map::new())),
     }
 }
 
 /// The answer in a response envelope: the result, or the A2A error it reports.
-pub(crate) fn read_reply(endpoint: &Endpoint, call: &Call, url: &str, body: &[u8]) -> Result<Reply> {
+pub(crate) fn read_reply(endpoint: &Endpoint, call: &A2aRequest, url: &str, body: &[u8]) -> Result<A2aResponse> {
     let result = read_result(endpoint, url, body)?;
-    Reply::read(call.operation(), endpoint.form(), result).map_err(|e| Error::decode(url, e))
+    crate::call::read_response(call.operation(), endpoint.form(), result).map_err(|e| Error::decode(url, e))
 }
 
 /// One event of a stream: a response envelope holding a stream item, or the error ending it.

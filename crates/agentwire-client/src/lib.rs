@@ -42,10 +42,11 @@ mod stream;
 #[cfg(feature = "webhook")]
 mod webhook;
 
+pub use agentwire_types::Binding;
 pub use card::CardCache;
 pub use client::{Client, ClientBuilder};
 pub use credentials::Credentials;
-pub use endpoint::{Binding, Endpoint, Version};
+pub use endpoint::{Endpoint, Version};
 pub use error::{BoxError, Error, Result};
 pub use stream::{EventStream, Reconnect};
 #[cfg(feature = "webhook")]

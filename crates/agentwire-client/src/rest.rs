@@ -11,9 +11,9 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::call::{Call, Reply};
 use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
+use agentwire_types::{A2aRequest, A2aResponse};
 
 /// An HTTP request: the verb, the path under the interface's URL, and what it carries.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ pub(crate) struct Route {
 }
 
 /// How `call` is written at an endpoint of `version`.
-pub(crate) fn route(call: &Call, version: Version) -> Result<Route> {
+pub(crate) fn route(call: &A2aRequest, version: Version) -> Result<Route> {
     let v03 = version == Version::V03;
     let to_value = |value: serde_json::Result<Value>| value.map_err(|e| Error::Encode(e.to_string()));
     // v1.0 puts the tenant first in the path; v0.3 has none and puts its routes under `/v1`.
@@ -37,18 +37,20 @@ pub(crate) fn route(call: &Call, version: Version) -> Result<Route> {
     let tasks = |id: &str| format!("{prefix}/tasks/{}", segment(id));
     let configs = |task: &str| format!("{}/pushNotificationConfigs", tasks(task));
     let route = match call {
-        Call::SendMessage(r) | Call::SendStreamingMessage(r) => {
+        A2aRequest::SendMessage(r) | A2aRequest::SendStreamingMessage(r) => {
             let body = if v03 { to_value(serde_json::to_value(Proto(r)))? } else { Value::Object(members(r, &[])?) };
-            let action = if matches!(call, Call::SendMessage(_)) { "send" } else { "stream" };
+            let action = if matches!(call, A2aRequest::SendMessage(_)) { "send" } else { "stream" };
             Route::post(format!("{prefix}/message:{action}"), body)
         }
-        Call::GetTask(r) => Route::get(tasks(&r.id), query(r, &["id"])?),
-        Call::ListTasks(r) => Route::get(format!("{prefix}/tasks"), query(r, &[])?),
-        Call::CancelTask(r) => Route::post(format!("{}:cancel", tasks(&r.id)), Value::Object(members(r, &["id"])?)),
-        Call::SubscribeToTask(r) => {
+        A2aRequest::GetTask(r) => Route::get(tasks(&r.id), query(r, &["id"])?),
+        A2aRequest::ListTasks(r) => Route::get(format!("{prefix}/tasks"), query(r, &[])?),
+        A2aRequest::CancelTask(r) => {
+            Route::post(format!("{}:cancel", tasks(&r.id)), Value::Object(members(r, &["id"])?))
+        }
+        A2aRequest::SubscribeToTask(r) => {
             Route::post(format!("{}:subscribe", tasks(&r.id)), Value::Object(members(r, &["id"])?))
         }
-        Call::CreatePushConfig(c) => {
+        A2aRequest::CreatePushConfig(c) => {
             let body = if v03 {
                 to_value(serde_json::to_value(CreatePushConfig(c)))?
             } else {
@@ -56,16 +58,17 @@ pub(crate) fn route(call: &Call, version: Version) -> Result<Route> {
             };
             Route::post(configs(&c.task_id), body)
         }
-        Call::GetPushConfig(r) => Route::get(format!("{}/{}", configs(&r.task_id), segment(&r.id)), Vec::new()),
-        Call::ListPushConfigs(r) => Route::get(configs(&r.task_id), query(r, &["taskId"])?),
-        Call::DeletePushConfig(r) => Route {
+        A2aRequest::GetPushConfig(r) => Route::get(format!("{}/{}", configs(&r.task_id), segment(&r.id)), Vec::new()),
+        A2aRequest::ListPushConfigs(r) => Route::get(configs(&r.task_id), query(r, &["taskId"])?),
+        A2aRequest::DeletePushConfig(r) => Route {
             verb: Method::DELETE,
             path: format!("{}/{}", configs(&r.task_id), segment(&r.id)),
             body: None,
             query: Vec::new(),
         },
-        Call::GetExtendedAgentCard(_) if v03 => Route::get("/v1/card".to_owned(), Vec::new()),
-        Call::GetExtendedAgentCard(_) => Route::get(format!("{prefix}/extendedAgentCard"), Vec::new()),
+        A2aRequest::GetExtendedAgentCard(_) if v03 => Route::get("/v1/card".to_owned(), Vec::new()),
+        A2aRequest::GetExtendedAgentCard(_) => Route::get(format!("{prefix}/extendedAgentCard"), Vec::new()),
+        A2aRequest::GetAgentCard => Route::get("/.well-known/agent-card.json".to_owned(), Vec::new()),
     };
     Ok(route)
 }
@@ -113,17 +116,17 @@ fn segment(text: &str) -> String {
 /// The answer: the body, read in the endpoint's form; an error body as the A2A error it carries.
 pub(crate) fn read_reply(
     endpoint: &Endpoint,
-    call: &Call,
+    call: &A2aRequest,
     url: &str,
     status: http::StatusCode,
     body: &[u8],
-) -> Result<Reply> {
+) -> Result<A2aResponse> {
     if !status.is_success() {
         return Err(refusal(url, status, body));
     }
     let value =
         if body.is_empty() { Value::Null } else { serde_json::from_slice(body).map_err(|e| Error::decode(url, e))? };
-    Reply::read(call.operation(), endpoint.form(), value).map_err(|e| Error::decode(url, e))
+    crate::call::read_response(call.operation(), endpoint.form(), value).map_err(|e| Error::decode(url, e))
 }
 
 /// One event of a stream: a stream item, or an error body ending it.
@@ -196,7 +199,8 @@ mod tests {
 
     #[test]
     fn ids_in_paths_are_percent_encoded_and_v03_routes_sit_under_v1() {
-        let get = Call::GetTask(GetTaskRequest { id: "a b/c".into(), history_length: Some(2), ..Default::default() });
+        let get =
+            A2aRequest::GetTask(GetTaskRequest { id: "a b/c".into(), history_length: Some(2), ..Default::default() });
         let v1 = route(&get, Version::V1).unwrap();
         assert_eq!(
             (v1.path.as_str(), v1.query.as_slice()),
@@ -205,7 +209,7 @@ mod tests {
         assert_eq!(route(&get.clone().with_tenant("t 1"), Version::V1).unwrap().path, "/t%201/tasks/a%20b%2Fc");
         assert_eq!(route(&get, Version::V03).unwrap().path, "/v1/tasks/a%20b%2Fc");
         let reference = TaskPushNotificationConfigRef { task_id: "t".into(), id: "c".into(), ..Default::default() };
-        let delete = route(&Call::DeletePushConfig(reference), Version::V03).unwrap();
+        let delete = route(&A2aRequest::DeletePushConfig(reference), Version::V03).unwrap();
         assert_eq!((delete.verb, delete.path.as_str()), (Method::DELETE, "/v1/tasks/t/pushNotificationConfigs/c"));
     }
 }

@@ -1,23 +1,38 @@
-//! Authentication: a pluggable [`Authenticator`], with static bearer tokens and API keys built in.
+//! Authentication: a pluggable [`Authenticator`], with static bearer tokens and API keys built in,
+//! run on the operation service (it sees each operation) by the [`RequestHandler`] that was
+//! given one, or by an [`AuthLayer`] around any operation service.
 //!
 //! Every operation except the public agent card requires a principal when an authenticator is
 //! configured; each task belongs to the principal that created it.
+//!
+//! [`RequestHandler`]: crate::RequestHandler
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{
-    A2AError, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
+    A2AError, A2aRequest, A2aResponse, ApiKeySecurityScheme, ErrorKind, HttpAuthSecurityScheme, RequestContext,
+    SecurityRequirement, SecurityScheme, StringList,
 };
-use http::HeaderMap;
+pub use async_trait::async_trait;
+use futures_util::future::BoxFuture;
 use subtle::ConstantTimeEq;
+use tower::{Layer, Service};
 
 use crate::Principal;
 
-/// Identifies callers from request headers.
+/// Identifies the caller of an operation from its request: the metadata (HTTP headers or gRPC
+/// metadata), the peer and its TLS certificate, the tenant and the operation itself.
+///
+/// Implement it with [`async_trait`]; it may call out (to an identity provider, a token
+/// introspection endpoint, a database).
+#[async_trait]
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller, or `Unauthenticated` (401: no or unknown credentials) or `PermissionDenied`
-    /// (403: a known caller without rights).
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2AError>;
+    /// (403: a known caller without the right to `operation`).
+    async fn authenticate(&self, ctx: &RequestContext, operation: Operation) -> Result<Principal, A2AError>;
 
     /// The schemes the agent card declares, by name.
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme>;
@@ -37,15 +52,20 @@ pub trait Authenticator: Send + Sync + 'static {
 ///
 /// ```
 /// use agentwire_server::auth::{Authenticator, StaticAuth};
+/// use agentwire_server::RequestContext;
+/// use agentwire_types::jsonrpc::Operation;
 ///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let auth = StaticAuth::default().with_spec("bearer:alice=secret1,secret2").unwrap();
-/// let mut headers = http::HeaderMap::new();
-/// headers.insert("authorization", "Bearer secret1".parse().unwrap());
-/// assert_eq!(auth.authenticate(&headers).unwrap().name, "alice");
-/// headers.insert("authorization", "Bearer secret2".parse().unwrap());
-/// assert!(auth.authenticate(&headers).unwrap().name.starts_with("bearer-"));
-/// headers.insert("authorization", "Bearer nope".parse().unwrap());
-/// assert!(auth.authenticate(&headers).is_err());
+/// let mut ctx = RequestContext::default();
+/// let who = async |ctx: &RequestContext| auth.authenticate(ctx, Operation::GetTask).await;
+/// ctx.metadata.insert("authorization", "Bearer secret1".parse().unwrap());
+/// assert_eq!(who(&ctx).await.unwrap().name, "alice");
+/// ctx.metadata.insert("authorization", "Bearer secret2".parse().unwrap());
+/// assert!(who(&ctx).await.unwrap().name.starts_with("bearer-"));
+/// ctx.metadata.insert("authorization", "Bearer nope".parse().unwrap());
+/// assert!(who(&ctx).await.is_err());
+/// # });
 /// ```
 #[derive(Clone, Default)]
 pub struct StaticAuth {
@@ -137,8 +157,10 @@ fn same_secret(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
+#[async_trait]
 impl Authenticator for StaticAuth {
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+        let headers = &ctx.metadata;
         if let Some(token) = headers
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -179,4 +201,113 @@ pub(crate) fn requirements(schemes: &BTreeMap<String, SecurityScheme>) -> Vec<Se
         .keys()
         .map(|name| SecurityRequirement { schemes: BTreeMap::from([(name.clone(), StringList::default())]) })
         .collect()
+}
+
+/// `ctx` with the principal `auth` finds for `operation`, or the refusal, with the
+/// authenticator's challenge where it refuses for want of credentials. The public card is served
+/// to anyone.
+pub(crate) async fn authenticate(
+    auth: &dyn Authenticator,
+    mut ctx: RequestContext,
+    operation: Operation,
+) -> Result<RequestContext, A2AError> {
+    if operation == Operation::GetAgentCard {
+        return Ok(ctx);
+    }
+    match auth.authenticate(&ctx, operation).await {
+        Ok(principal) => {
+            ctx.principal = Some(principal);
+            Ok(ctx)
+        }
+        Err(error) if error.kind() == ErrorKind::Unauthenticated && error.challenge().is_none() => {
+            Err(error.with_challenge(auth.challenge()))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Authenticates every operation but the public card before the service it wraps runs it, and
+/// puts the principal into the operation's [`RequestContext`].
+///
+/// A [`RequestHandler`](crate::RequestHandler) given an authenticator does this itself; the layer
+/// is for other operation services (a remote agent, a test double).
+///
+/// ```
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::auth::{AuthLayer, StaticAuth};
+/// use agentwire_server::{RequestContext, RequestHandler};
+/// use agentwire_types::{A2aRequest, ErrorKind, ListTasksRequest};
+/// use tower::{Layer, ServiceExt};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let auth = StaticAuth::default().with_spec("bearer:alice=secret").unwrap();
+/// let service = AuthLayer::new(auth).layer(RequestHandler::builder(EchoAgent).build());
+/// let list = A2aRequest::ListTasks(ListTasksRequest::default());
+/// let refused = service.oneshot((RequestContext::default(), list)).await.unwrap_err();
+/// assert_eq!(refused.kind(), ErrorKind::Unauthenticated);
+/// assert!(refused.challenge().unwrap().starts_with("Bearer"));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct AuthLayer {
+    auth: Arc<dyn Authenticator>,
+}
+
+impl AuthLayer {
+    /// Authenticates with `auth`.
+    pub fn new(auth: impl Authenticator) -> Self {
+        Self { auth: Arc::new(auth) }
+    }
+}
+
+impl std::fmt::Debug for AuthLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthLayer").finish_non_exhaustive()
+    }
+}
+
+impl<S> Layer<S> for AuthLayer {
+    type Service = Authenticate<S>;
+
+    fn layer(&self, inner: S) -> Authenticate<S> {
+        Authenticate { inner, auth: Arc::clone(&self.auth) }
+    }
+}
+
+/// The service [`AuthLayer`] makes.
+#[derive(Clone)]
+pub struct Authenticate<S> {
+    inner: S,
+    auth: Arc<dyn Authenticator>,
+}
+
+impl<S> std::fmt::Debug for Authenticate<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticate").finish_non_exhaustive()
+    }
+}
+
+impl<S> Service<(RequestContext, A2aRequest)> for Authenticate<S>
+where
+    S: Service<(RequestContext, A2aRequest), Response = A2aResponse, Error = A2AError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = A2aResponse;
+    type Error = A2AError;
+    type Future = BoxFuture<'static, Result<A2aResponse, A2AError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2AError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
+        // The service that was made ready runs the call; its clone waits for the next one.
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
+        let auth = Arc::clone(&self.auth);
+        Box::pin(async move {
+            let ctx = authenticate(auth.as_ref(), ctx, request.operation()).await?;
+            inner.call((ctx, request)).await
+        })
+    }
 }

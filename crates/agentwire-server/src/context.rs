@@ -1,8 +1,7 @@
-//! What the core knows about a request besides its parameters: who, for which tenant, in which
-//! protocol version, with which extensions.
+//! The protocol versions a request may ask for, and the storage scope of a request.
 
 use agentwire_store::Scope;
-use agentwire_types::Dialect;
+pub use agentwire_types::{Principal, RequestContext};
 
 /// The protocol versions this server speaks.
 pub const SUPPORTED_VERSIONS: [&str; 2] = ["1.0", "0.3"];
@@ -50,67 +49,8 @@ impl ProtocolVersion {
     }
 }
 
-/// An authenticated caller.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal {
-    /// A stable name; tasks are owned by it.
-    pub name: String,
-}
-
-impl Principal {
-    /// A principal with this name.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into() }
-    }
-}
-
-/// The per-request facts every operation receives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestContext {
-    /// Routing tenant ("" when none).
-    pub tenant: String,
-    /// The authenticated caller, if any.
-    pub principal: Option<Principal>,
-    /// The protocol generation the request was made in, as its method name or route tells it.
-    /// The core applies the rules that differ between generations by it (whether a send waits,
-    /// what subscribing to an ended task gives, whether a client may name a new task).
-    pub dialect: Dialect,
-    /// Extension URIs the client declared.
-    pub extensions: Vec<String>,
-    /// For a subscription that resumes a dropped stream: the sequence number of the last event
-    /// the client received (SSE's `Last-Event-ID`). The stream then carries every event after it.
-    pub last_event_id: Option<u64>,
-}
-
-impl Default for RequestContext {
-    fn default() -> Self {
-        Self {
-            tenant: String::new(),
-            principal: None,
-            dialect: Dialect::V1,
-            extensions: Vec::new(),
-            last_event_id: None,
-        }
-    }
-}
-
-impl RequestContext {
-    /// The storage scope: records are visible only to the tenant and principal that created them.
-    pub fn scope(&self) -> Scope {
-        Scope::new(self.tenant.clone(), self.principal.as_ref().map(|p| p.name.clone()).unwrap_or_default())
-    }
-
-    /// The same request, made in `dialect`.
-    pub fn in_dialect(mut self, dialect: Dialect) -> Self {
-        self.dialect = dialect;
-        self
-    }
-
-    /// Uses `tenant` unless the request body named one already.
-    pub(crate) fn with_tenant(mut self, tenant: &str) -> Self {
-        if !tenant.is_empty() {
-            self.tenant = tenant.to_owned();
-        }
-        self
-    }
+/// The storage scope of an operation for `tenant` (the one its parameters name, else the
+/// request's): records are visible only to the tenant and principal that created them.
+pub(crate) fn scope(ctx: &RequestContext, tenant: &str) -> Scope {
+    Scope::new(ctx.tenant_for(tenant).to_owned(), ctx.owner().to_owned())
 }

@@ -1,5 +1,6 @@
-//! An A2A server: a transport-agnostic core, the agent API, and the HTTP surface (JSON-RPC,
-//! HTTP+JSON and the agent card, with a slot for gRPC) as one axum `Router`.
+//! An A2A server: a transport-agnostic core behind one operation service, the agent API, and
+//! the wire (JSON-RPC, HTTP+JSON, gRPC and the agent card, in every protocol generation) as one
+//! axum `Router` over any [`OperationService`].
 //!
 //! ```no_run
 //! use agentwire_server::agent::EchoAgent;
@@ -11,6 +12,13 @@
 //! serve(listener, router(handler), std::future::pending(), ServeOptions::default()).await
 //! # }
 //! ```
+//!
+//! Cross-cutting work on operations (authentication, metrics, quotas) is a tower layer around
+//! the handler: `router(ServiceBuilder::new().layer(my_layer).service(handler))`.
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `grpc` | yes | the gRPC binding (`lf.a2a.v1` and `a2a.v1`), with health and reflection |
 
 pub mod agent;
 pub mod auth;
@@ -21,11 +29,11 @@ mod core;
 mod grpc;
 mod http;
 mod serve;
+mod service;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
+pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
-pub use core::{
-    CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, Retention, StreamItem, TaskEventStream,
-    WebhookGuard,
-};
+pub use core::{CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, Retention, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};
+pub use service::OperationService;

@@ -4,10 +4,13 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentwire_types::Peer;
+use axum::middleware::AddExtension;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -19,6 +22,7 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tower::Layer;
 
 use self::idle::{Idle, Tracked};
 
@@ -113,7 +117,7 @@ pub async fn serve(
     options: ServeOptions,
 ) -> io::Result<()> {
     // Routes are finished once here, not on every request.
-    let service = TowerToHyperService::new(app.with_state(()));
+    let service = app.with_state(());
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let connections = Arc::new(Connections {
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
@@ -155,7 +159,13 @@ pub async fn serve(
     Ok(())
 }
 
-type Service = TowerToHyperService<Router>;
+/// What a connection's requests are served by: the app, with the connection's [`Peer`] in every
+/// request's extensions (as axum's `ConnectInfo` does), for authentication and limits by client.
+type Service = TowerToHyperService<AddExtension<Router, Peer>>;
+
+fn for_peer(app: Router, peer: Peer) -> Service {
+    TowerToHyperService::new(axum::Extension(peer).layer(app))
+}
 
 /// What every connection is served with.
 struct Connections {
@@ -171,14 +181,18 @@ enum Protocol {
 }
 
 impl Connections {
-    async fn serve(&self, tcp: TcpStream, service: Service, closing: CancellationToken) {
+    async fn serve(&self, tcp: TcpStream, app: Router, closing: CancellationToken) {
+        let Ok(addr) = tcp.peer_addr() else { return };
         let result = match &self.tls {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
-                Ok(Ok(Some(protocol))) => self.serve_http(TokioIo::new(tcp), protocol, service, closing).await,
+                Ok(Ok(Some(protocol))) => {
+                    let service = for_peer(app, Peer { addr, certificate: None });
+                    self.serve_http(TokioIo::new(tcp), protocol, service, closing).await
+                }
                 Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
             },
             // Boxed: a cleartext connection's task then reserves no room for TLS state.
-            Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, service, closing)).await,
+            Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, addr, app, closing)).await,
         };
         if let Err(error) = result {
             tracing::trace!(%error, "connection ended with an error");
@@ -189,12 +203,17 @@ impl Connections {
         &self,
         acceptor: &TlsAcceptor,
         tcp: TcpStream,
-        service: Service,
+        addr: SocketAddr,
+        app: Router,
         closing: CancellationToken,
     ) -> hyper::Result<()> {
         match tokio::time::timeout(self.header_read_timeout, acceptor.accept(tcp)).await {
             Ok(Ok(tls)) => {
-                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                let session = tls.get_ref().1;
+                let certificate = session.peer_certificates().and_then(|chain| chain.first());
+                let certificate = certificate.map(|der| Arc::from(der.as_ref()));
+                let service = for_peer(app, Peer { addr, certificate });
+                let h2 = session.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
                 self.serve_http(TokioIo::new(tls), protocol, service, closing).await
             }

@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use agentwire_server::auth::{Authenticator, StaticAuth};
-use agentwire_server::Principal;
+use agentwire_server::auth::{async_trait, Authenticator, StaticAuth};
+use agentwire_server::{Principal, RequestContext};
 use agentwire_test::{conformance, user_message, TestServer};
+use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{A2AError, SecurityScheme};
 use serde_json::{json, Value};
 
@@ -63,7 +64,8 @@ async fn missing_or_wrong_credentials_get_401_with_a_challenge() {
         assert_eq!(body["error"]["code"], -32010);
         assert_eq!(body["id"], 1, "the refusal answers the request it refuses: {body}");
     }
-    let jsonrpc = server.http.post(format!("{}/", server.base)).json(&json!({})).send().await.unwrap();
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+    let jsonrpc = server.http.post(format!("{}/", server.base)).json(&get).send().await.unwrap();
     assert!(jsonrpc.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
     let rest = server.http.get(format!("{}/tasks", server.base)).send().await.unwrap();
     assert_eq!(rest.status(), 401);
@@ -89,9 +91,10 @@ async fn api_keys_authenticate() {
 /// Knows "reader", but lets it do nothing.
 struct NoRights;
 
+#[async_trait]
 impl Authenticator for NoRights {
-    fn authenticate(&self, headers: &http::HeaderMap) -> Result<Principal, A2AError> {
-        match headers.get("authorization").and_then(|v| v.to_str().ok()) {
+    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+        match ctx.metadata.get("authorization").and_then(|v| v.to_str().ok()) {
             Some("Bearer reader") => Err(A2AError::permission_denied("reader may not use this agent")),
             _ => Err(A2AError::unauthenticated("who are you?")),
         }

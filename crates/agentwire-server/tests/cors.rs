@@ -69,7 +69,7 @@ async fn preflights_are_answered_before_authentication() {
         .http
         .post(format!("{}/message:send", server.base))
         .header("Origin", APP)
-        .json(&json!({}))
+        .json(&json!({"message": agentwire_test::user_message("m1", "hi")}))
         .send()
         .await
         .unwrap();

@@ -1,7 +1,7 @@
 //! Every error a client can provoke, in each binding's format.
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::{CardConfig, Limits, RequestHandler};
+use agentwire_server::{CardConfig, HttpOptions, RequestHandler, ServeOptions};
 use agentwire_test::{conformance, user_message, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -145,8 +145,8 @@ async fn rest_error_statuses() {
 
 #[tokio::test]
 async fn oversized_bodies_are_refused() {
-    let limits = Limits { max_body_bytes: 1024, ..Limits::default() };
-    let server = TestServer::start(conformance().limits(limits)).await;
+    let http = HttpOptions { max_body_bytes: 1024, ..HttpOptions::default() };
+    let server = TestServer::start_with(conformance(), http, ServeOptions::default()).await;
     let big = json!({"message": user_message("m", &"x".repeat(4096))});
     let (status, body) = server.rest(Method::POST, "/message:send", Some(big.clone())).await;
     assert_eq!((status, body["error"]["status"].as_str()), (413, Some("RESOURCE_EXHAUSTED")));

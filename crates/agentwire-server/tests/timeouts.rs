@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use agentwire_server::{HttpOptions, Limits, ServeOptions};
+use agentwire_server::{HttpOptions, ServeOptions};
 use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -12,9 +12,9 @@ use tokio::net::TcpStream;
 const SHORT: Duration = Duration::from_millis(300);
 
 async fn server_with_short_timeouts() -> TestServer {
-    let limits = Limits { body_read_timeout: SHORT, ..Limits::default() };
+    let http = HttpOptions { body_read_timeout: SHORT, ..HttpOptions::default() };
     let options = ServeOptions { header_read_timeout: SHORT, ..ServeOptions::default() };
-    TestServer::start_with(conformance().limits(limits), HttpOptions::default(), options).await
+    TestServer::start_with(conformance(), http, options).await
 }
 
 async fn connect(server: &TestServer) -> TcpStream {

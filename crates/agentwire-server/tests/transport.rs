@@ -107,9 +107,10 @@ async fn grpc_requests_get_grpc_statuses_never_json() {
 async fn one_auth_layer_refuses_each_binding_in_its_own_format() {
     let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
     let server = TestServer::start(conformance().authenticator(auth)).await;
-    assert_eq!(grpc_status(&server, None).await, (200, "16".to_owned()), "UNAUTHENTICATED");
-    assert_eq!(grpc_status(&server, Some("wrong")).await, (200, "16".to_owned()));
-    assert_eq!(grpc_status(&server, Some("secret")).await, (200, "3".to_owned()), "let in: INVALID_ARGUMENT");
+    let get_task = |token| grpc_status_of(&server, "/lf.a2a.v1.A2AService/GetTask", token);
+    assert_eq!(get_task(None).await, (200, "16".to_owned()), "UNAUTHENTICATED");
+    assert_eq!(get_task(Some("wrong")).await, (200, "16".to_owned()));
+    assert_eq!(get_task(Some("secret")).await, (200, "5".to_owned()), "let in: NOT_FOUND");
 
     let jsonrpc = server.http.post(format!("{}/", server.base)).json(&send_message()).send().await.unwrap();
     assert_eq!(jsonrpc.status(), 401);

@@ -127,6 +127,8 @@ pub struct A2AError {
     kind: ErrorKind,
     message: String,
     metadata: BTreeMap<String, String>,
+    /// For a refused caller: the HTTP `WWW-Authenticate` challenge that says how to authenticate.
+    challenge: Option<String>,
 }
 
 /// A conversion that cannot fail converts where a fallible one is expected.
@@ -142,13 +144,31 @@ pub type Result<T, E = A2AError> = std::result::Result<T, E>;
 impl A2AError {
     /// An error of `kind` with a human-readable message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), metadata: BTreeMap::new() }
+        Self { kind, message: message.into(), metadata: BTreeMap::new(), challenge: None }
     }
 
     /// Adds an `ErrorInfo` metadata entry.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
+    }
+
+    /// Adds the `WWW-Authenticate` challenge a refusal is answered with on HTTP (RFC 9110 §11.6.1).
+    ///
+    /// ```
+    /// use agentwire_types::A2AError;
+    ///
+    /// let refused = A2AError::unauthenticated("a bearer token is required").with_challenge("Bearer realm=\"a2a\"");
+    /// assert_eq!(refused.challenge(), Some("Bearer realm=\"a2a\""));
+    /// ```
+    pub fn with_challenge(mut self, challenge: impl Into<String>) -> Self {
+        self.challenge = Some(challenge.into());
+        self
+    }
+
+    /// The `WWW-Authenticate` challenge of a refusal, if it has one.
+    pub fn challenge(&self) -> Option<&str> {
+        self.challenge.as_deref()
     }
 
     /// The kind.

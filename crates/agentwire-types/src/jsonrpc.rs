@@ -218,6 +218,9 @@ pub enum Operation {
     DeletePushConfig,
     /// GetExtendedAgentCard.
     GetExtendedAgentCard,
+    /// The public agent card, which every generation serves at a well-known URL rather than as
+    /// a JSON-RPC method.
+    GetAgentCard,
 }
 
 /// Every JSON-RPC method of every generation: its name, generation and operation. `tasks/get`,

@@ -15,12 +15,14 @@
 //! ```
 
 mod card;
+mod context;
 mod de;
 pub mod dialect;
 mod error;
 mod events;
 pub mod jsonrpc;
 mod message;
+mod operation;
 mod part;
 mod push;
 mod requests;
@@ -35,10 +37,12 @@ pub use card::{
     ApiKeySecurityScheme, HttpAuthSecurityScheme, MutualTlsSecurityScheme, OAuth2SecurityScheme,
     OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 };
+pub use context::{Binding, Peer, Principal, RequestContext};
 pub use error::{A2AError, ErrorKind, Result};
 pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 pub use jsonrpc::Dialect;
 pub use message::Message;
+pub use operation::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use part::{Part, PartContent};
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
 pub use requests::{

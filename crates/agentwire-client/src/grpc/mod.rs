@@ -15,10 +15,10 @@ use tonic::metadata::{MetadataKey, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig};
 use tonic_types::StatusExt;
 
-use crate::call::{Call, Reply};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::stream::Events;
+use agentwire_types::{A2aRequest, A2aResponse};
 
 /// One connection per gRPC interface, made on first use and shared by every call after.
 #[derive(Debug, Default)]
@@ -49,7 +49,12 @@ impl Channels {
     }
 
     /// A unary call.
-    pub(crate) async fn unary(&self, endpoint: &Endpoint, call: &Call, timeout: Option<Duration>) -> Result<Reply> {
+    pub(crate) async fn unary(
+        &self,
+        endpoint: &Endpoint,
+        call: &A2aRequest,
+        timeout: Option<Duration>,
+    ) -> Result<A2aResponse> {
         let channel = self.channel(endpoint).await?;
         let rpc = Rpc { endpoint, timeout };
         match endpoint.version {
@@ -59,7 +64,7 @@ impl Channels {
     }
 
     /// A streaming call's events; gRPC numbers none of them.
-    pub(crate) async fn open(&self, endpoint: &Endpoint, call: &Call) -> Result<Events> {
+    pub(crate) async fn open(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<Events> {
         let channel = self.channel(endpoint).await?;
         let rpc = Rpc { endpoint, timeout: None };
         match endpoint.version {
@@ -150,6 +155,6 @@ fn read_status(url: &str, status: tonic::Status) -> Error {
 }
 
 /// The refusal of an operation the endpoint's package has no RPC for.
-fn unsupported(rpc: Rpc<'_>, call: &Call) -> Error {
+fn unsupported(rpc: Rpc<'_>, call: &A2aRequest) -> Error {
     Error::Unsupported { operation: call.operation(), endpoint: rpc.endpoint.to_string() }
 }

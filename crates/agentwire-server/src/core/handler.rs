@@ -1,149 +1,47 @@
-//! `RequestHandler`: the public face of the core, one method per A2A operation.
+//! `RequestHandler`: the core as an operation service, and one method per A2A operation for
+//! calls made in process.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
 
 use agentwire_store::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, TaskStore};
 use agentwire_types::{
-    AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Result, SendMessageRequest,
-    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef,
+    A2AError, A2aRequest, A2aResponse, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
+    ListTasksResponse, Result, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task, TaskEventStream,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
-use futures_util::Stream;
+use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::card::{CardConfig, Cards};
+use super::limits::{Limits, Retention};
 use super::push::{PushDispatcher, PushSettings};
 use super::Core;
 use crate::agent::AgentExecutor;
 use crate::auth::Authenticator;
 use crate::RequestContext;
 
-/// Configurable bounds on what a client can make the server hold or do. Each refusal is the
-/// binding's error: PayloadTooLarge, ResourceExhausted or InvalidParams.
-///
-/// ```
-/// use std::time::Duration;
-///
-/// use agentwire_server::agent::EchoAgent;
-/// use agentwire_server::{Limits, RequestHandler};
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let limits = Limits { max_history_length: 200, body_read_timeout: Duration::from_secs(10), ..Limits::default() };
-/// let handler = RequestHandler::builder(EchoAgent).limits(limits).build();
-/// assert_eq!(handler.limits().max_history_length, 200);
-/// # });
-/// ```
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Largest accepted request body, in bytes.
-    pub max_body_bytes: usize,
-    /// How long a client may take to send a request's body once its headers are in.
-    pub body_read_timeout: Duration,
-    /// Largest client message, as [`MemorySize`](agentwire_types::MemorySize) estimates the
-    /// memory it takes (a message of many tiny parts takes far more than its JSON text).
-    pub max_message_bytes: usize,
-    /// Most messages a task's history keeps: the first (the request that started the task) and
-    /// the most recent ones; the oldest after the first are dropped.
-    pub max_history_length: usize,
-    /// Most tasks one principal may have in progress (not in a terminal state) at once; a send
-    /// that would start one more is refused with ResourceExhausted.
-    pub max_unfinished_tasks: usize,
-    /// Most task memory one ListTasks page carries; a page that would hold more ends early, with
-    /// a `nextPageToken` for the rest.
-    pub max_list_bytes: usize,
-    /// Most push configs one task may have.
-    pub max_push_configs_per_task: usize,
-    /// Events buffered per task for live readers before a slow reader falls back to the event log.
-    /// Small by default: every task with a reader allocates the whole ring, and a reader that
-    /// falls behind loses nothing, it reads the log instead.
-    pub subscriber_buffer: usize,
-    /// ListTasks page size when the client gives none.
-    pub default_page_size: usize,
-    /// Largest ListTasks page size.
-    pub max_page_size: usize,
-    /// How long a canceled execution may take to end its task itself before the server cancels
-    /// the task without it.
-    pub cancel_grace: Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: 4 * 1024 * 1024,
-            body_read_timeout: Duration::from_secs(30),
-            max_message_bytes: 8 * 1024 * 1024,
-            max_history_length: 1_000,
-            max_unfinished_tasks: 10_000,
-            max_list_bytes: 16 * 1024 * 1024,
-            max_push_configs_per_task: 32,
-            subscriber_buffer: 16,
-            default_page_size: 50,
-            max_page_size: 100,
-            cancel_grace: Duration::from_secs(2),
-        }
-    }
-}
-
-/// How long ended tasks are kept, on any store: the ones that ended before `ended_ttl`, and the
-/// ended ones beyond the `keep_ended` that ended last, are removed with their events and push
-/// configs, every `every`. Tasks in progress are never removed.
-///
-/// ```
-/// use std::time::Duration;
-///
-/// use agentwire_server::Retention;
-///
-/// let week = Retention { ended_ttl: Some(Duration::from_secs(7 * 24 * 3600)), ..Retention::default() };
-/// assert_eq!(week.keep_ended, Some(10_000));
-/// ```
-#[derive(Debug, Clone)]
-pub struct Retention {
-    /// Keep at most this many ended tasks (default 10,000).
-    pub keep_ended: Option<usize>,
-    /// Remove tasks this long after they ended (default: never for that reason).
-    pub ended_ttl: Option<Duration>,
-    /// How often to look (default: a minute).
-    pub every: Duration,
-}
-
-impl Default for Retention {
-    fn default() -> Self {
-        Self { keep_ended: Some(10_000), ended_ttl: None, every: Duration::from_secs(60) }
-    }
-}
-
-/// One item of a task's event stream, with its sequence number in the task's event log
-/// (0 for a direct message reply, which belongs to no task).
-#[derive(Debug, Clone)]
-pub struct StreamItem {
-    /// Position in the task's event log; usable as an SSE event id.
-    pub seq: u64,
-    /// The event.
-    pub response: Arc<StreamResponse>,
-}
-
-/// The events of SendStreamingMessage or SubscribeToTask: the task first, then its updates, ending
-/// after a terminal or input-required state.
-pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>>;
-
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
+///
+/// It is the operation service every binding calls (`Service<(RequestContext, A2aRequest)>`):
+/// [`router`](crate::router) serves it, and tower layers can wrap it. When the builder was given
+/// an [`Authenticator`], the service authenticates each operation but the public card before
+/// running it. The methods named after the operations run them in process as `ctx` says, without
+/// authentication.
 ///
 /// ```
 /// use agentwire_server::agent::EchoAgent;
 /// use agentwire_server::{RequestContext, RequestHandler};
-/// use agentwire_types::{Message, SendMessageRequest, SendMessageResponse};
+/// use agentwire_types::{A2aRequest, Message, SendMessageRequest, SendMessageResponse};
+/// use tower::ServiceExt;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let handler = RequestHandler::builder(EchoAgent).build();
-/// let reply = handler
-///     .send_message(&RequestContext::default(), SendMessageRequest::new(Message::user("m1", "hi")))
-///     .await
-///     .unwrap();
-/// let SendMessageResponse::Task(task) = reply else { panic!("expected a task") };
+/// let request = A2aRequest::SendMessage(SendMessageRequest::new(Message::user("m1", "hi")));
+/// let reply = handler.oneshot((RequestContext::default(), request)).await.unwrap();
+/// let SendMessageResponse::Task(task) = reply.try_into().unwrap() else { panic!("expected a task") };
 /// assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"));
 /// # });
 /// ```
@@ -155,6 +53,50 @@ pub struct RequestHandler {
 impl std::fmt::Debug for RequestHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RequestHandler").field("agent", &self.core.card.public().name).finish_non_exhaustive()
+    }
+}
+
+impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
+    type Response = A2aResponse;
+    type Error = A2AError;
+    type Future = BoxFuture<'static, Result<A2aResponse>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
+        let core = Arc::clone(&self.core);
+        Box::pin(async move {
+            let ctx = match &core.auth {
+                Some(auth) => crate::auth::authenticate(auth.as_ref(), ctx, request.operation()).await?,
+                None => ctx,
+            };
+            core.run(ctx, request).await
+        })
+    }
+}
+
+impl Core {
+    /// Runs one operation.
+    async fn run(self: &Arc<Self>, ctx: RequestContext, request: A2aRequest) -> Result<A2aResponse> {
+        Ok(match request {
+            A2aRequest::SendMessage(r) => A2aResponse::Send(self.send_message(ctx, r).await?),
+            A2aRequest::SendStreamingMessage(r) => A2aResponse::Stream(self.send_streaming_message(ctx, r).await?),
+            A2aRequest::GetTask(r) => A2aResponse::Task(self.get_task(&ctx, r).await?),
+            A2aRequest::ListTasks(r) => A2aResponse::Tasks(self.list_tasks(&ctx, r).await?),
+            A2aRequest::CancelTask(r) => A2aResponse::Task(self.cancel_task(&ctx, r).await?),
+            A2aRequest::SubscribeToTask(r) => A2aResponse::Stream(self.subscribe_to_task(&ctx, r).await?),
+            A2aRequest::CreatePushConfig(r) => A2aResponse::PushConfig(self.create_push_config(&ctx, r).await?),
+            A2aRequest::GetPushConfig(r) => A2aResponse::PushConfig(self.get_push_config(&ctx, r).await?),
+            A2aRequest::ListPushConfigs(r) => A2aResponse::PushConfigs(self.list_push_configs(&ctx, r).await?),
+            A2aRequest::DeletePushConfig(r) => {
+                self.delete_push_config(&ctx, r).await?;
+                A2aResponse::Deleted
+            }
+            A2aRequest::GetExtendedAgentCard(_) => A2aResponse::Card(Box::new(self.card.extended(&ctx)?)),
+            A2aRequest::GetAgentCard => A2aResponse::Card(Box::new(self.card.public().clone())),
+        })
     }
 }
 
@@ -188,7 +130,7 @@ impl RequestHandler {
     /// SendMessage: starts or continues a task and, unless `returnImmediately`, waits until it
     /// ends or needs input.
     pub async fn send_message(&self, ctx: &RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
-        self.core.send_message(ctx, req).await
+        self.core.send_message(ctx.clone(), req).await
     }
 
     /// SendStreamingMessage: like SendMessage, but returns the task's events as they happen.
@@ -197,7 +139,7 @@ impl RequestHandler {
         ctx: &RequestContext,
         req: SendMessageRequest,
     ) -> Result<TaskEventStream> {
-        self.core.send_streaming_message(ctx, req).await
+        self.core.send_streaming_message(ctx.clone(), req).await
     }
 
     /// GetTask: the task as it is now, with at most `historyLength` recent messages.
@@ -280,17 +222,6 @@ impl RequestHandler {
         _req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard> {
         self.core.card.extended(ctx)
-    }
-
-    /// v0.3's card call (`GET /v1/card`, gRPC `GetAgentCard`): the authenticated extended card,
-    /// which is the public one where the agent has no other.
-    pub(crate) async fn v03_agent_card(&self, ctx: &RequestContext) -> Result<AgentCard> {
-        match self.core.card.extended(ctx) {
-            Err(error) if error.kind() == agentwire_types::ErrorKind::UnsupportedOperation => {
-                Ok(self.core.card.public().clone())
-            }
-            card => card,
-        }
     }
 
     /// Ends the tasks that a previous run of the server left SUBMITTED or WORKING: their

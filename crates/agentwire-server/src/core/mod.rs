@@ -4,6 +4,7 @@ mod apply;
 mod broker;
 mod card;
 mod handler;
+mod limits;
 mod push;
 mod runner;
 mod send;
@@ -23,7 +24,8 @@ use crate::agent::AgentExecutor;
 
 pub(crate) use card::card_json;
 pub use card::CardConfig;
-pub use handler::{Limits, RequestHandler, RequestHandlerBuilder, Retention, StreamItem, TaskEventStream};
+pub use handler::{RequestHandler, RequestHandlerBuilder};
+pub use limits::{Limits, Retention};
 pub use push::{PushSettings, WebhookGuard};
 
 /// A fresh server-made id: a UUID v7, so ids sort by creation time.

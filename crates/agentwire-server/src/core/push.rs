@@ -25,6 +25,7 @@ use agentwire_types::{
 };
 
 use super::{new_id, store_error, Core};
+use crate::context::scope;
 use crate::RequestContext;
 
 pub(crate) use deliver::PushDispatcher;
@@ -78,7 +79,7 @@ impl Core {
         if !self.push_enabled() {
             return Err(A2AError::push_notification_not_supported());
         }
-        let scope = ctx.clone().with_tenant(tenant).scope();
+        let scope = scope(ctx, tenant);
         self.load(&scope, task_id).await?;
         Ok(scope)
     }
@@ -135,7 +136,7 @@ impl Core {
         if config.url.is_empty() {
             return Err(A2AError::invalid_params("url is required"));
         }
-        let scope = ctx.clone().with_tenant(&config.tenant).scope();
+        let scope = scope(ctx, &config.tenant);
         self.store_push_config(&scope, config, ctx.dialect).await
     }
 

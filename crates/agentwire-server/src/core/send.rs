@@ -12,11 +12,12 @@ use tokio::sync::oneshot;
 
 use super::apply::add_user_message;
 use super::broker::{EventFeed, FeedItem};
-use super::handler::{StreamItem, TaskEventStream};
 use super::runner::{Run, Settled, Waiter};
 use super::tasks::view;
 use super::{new_id, validate, Core};
+use crate::context::scope;
 use crate::RequestContext;
+use agentwire_types::{StreamItem, TaskEventStream};
 
 /// How the request that starts an execution follows it.
 #[derive(Clone, Copy)]
@@ -61,7 +62,7 @@ struct Checked {
 
 impl Core {
     /// Starts the execution a send asks for: a new task, or the next turn of an existing one.
-    async fn start(self: &Arc<Self>, ctx: &RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
+    async fn start(self: &Arc<Self>, ctx: RequestContext, req: SendMessageRequest, follow: Follow) -> Result<Started> {
         let mut send = self.check(ctx, req, follow)?;
         let task_id = std::mem::take(&mut send.message.task_id);
         if !task_id.is_empty() {
@@ -81,8 +82,10 @@ impl Core {
         self.start_new_task(send, task_id).await
     }
 
-    fn check(&self, ctx: &RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
-        let ctx = ctx.clone().with_tenant(&req.tenant);
+    fn check(&self, mut ctx: RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
+        if !req.tenant.is_empty() {
+            ctx.tenant = std::mem::take(&mut req.tenant);
+        }
         if ctx.dialect == Dialect::Legacy && req.message.message_id.is_empty() {
             // v0.1 messages have no id of their own.
             req.message.message_id = new_id();
@@ -95,7 +98,7 @@ impl Core {
         if config.task_push_notification_config.is_some() && !self.push_enabled() {
             return Err(A2AError::push_notification_not_supported());
         }
-        let scope = ctx.scope();
+        let scope = scope(&ctx, "");
         let push = config.task_push_notification_config;
         if let Some(push) = &push {
             self.push.settings.guard.check_url(&push.url)?;
@@ -213,7 +216,7 @@ impl Core {
 
     pub(crate) async fn send_message(
         self: &Arc<Self>,
-        ctx: &RequestContext,
+        ctx: RequestContext,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
@@ -235,7 +238,7 @@ impl Core {
 
     pub(crate) async fn send_streaming_message(
         self: &Arc<Self>,
-        ctx: &RequestContext,
+        ctx: RequestContext,
         req: SendMessageRequest,
     ) -> Result<TaskEventStream> {
         if !self.streaming_enabled() {

@@ -10,16 +10,17 @@ use agentwire_types::{
 };
 
 use super::broker::{EventFeed, FeedItem};
-use super::handler::{StreamItem, TaskEventStream};
 use super::runner::cancel_events;
 use super::send::{task_event_stream, Opening};
 use super::{store_error, validate, Core};
+use crate::context::scope;
 use crate::RequestContext;
+use agentwire_types::{StreamItem, TaskEventStream};
 
 impl Core {
     pub(crate) async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
         let history_length = validate::history_length(req.history_length)?;
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
+        let scope = scope(ctx, &req.tenant);
         Ok(view(self.load(&scope, &req.id).await?.task, history_length, true))
     }
 
@@ -47,7 +48,7 @@ impl Core {
             page_size,
             after,
         };
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
+        let scope = scope(ctx, &req.tenant);
         let page = self.tasks.list(&scope, &query).await.map_err(store_error)?;
         let include_artifacts = req.include_artifacts.unwrap_or(false);
         // A page ends early rather than grow past the response budget; it always has one task, so
@@ -75,7 +76,7 @@ impl Core {
     }
 
     pub(crate) async fn cancel_task(&self, ctx: &RequestContext, req: CancelTaskRequest) -> Result<Task> {
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
+        let scope = scope(ctx, &req.tenant);
         // Subscribed before the snapshot, like every reader: an execution that ends in between
         // then announces its end to this feed.
         let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
@@ -112,7 +113,7 @@ impl Core {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
-        let scope = ctx.clone().with_tenant(&req.tenant).scope();
+        let scope = scope(ctx, &req.tenant);
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
         let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
         let record = self.load(&scope, &req.id).await?;

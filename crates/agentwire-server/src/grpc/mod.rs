@@ -1,11 +1,12 @@
 //! The gRPC binding: `lf.a2a.v1.A2AService` (v1.0) and `a2a.v1.A2AService` (v0.3) over the
-//! [`RequestHandler`], with the gRPC health service and server reflection beside them, so that load balancers and `grpcurl` work
+//! operation service, with the gRPC health service and server reflection beside them, so that load balancers and `grpcurl` work
 //! without a `.proto` at hand.
 //!
 //! The services sit behind the same tower layers as the JSON bindings (the HTTP router's steer
-//! sends them every `application/grpc` request): authentication, version negotiation from the
-//! `a2a-version` metadata and extensions from `a2a-extensions` are already done when an RPC runs,
-//! and a refusal is reported as a gRPC status.
+//! sends them every `application/grpc` request): version negotiation from the `a2a-version`
+//! metadata and extensions from `a2a-extensions` are already done when an RPC runs. Each RPC
+//! calls the operation service with the request's metadata in its context, and reports an error
+//! (a refusal among them) as a gRPC status.
 
 mod v03;
 mod v1;
@@ -17,14 +18,15 @@ use std::sync::Arc;
 use agentwire_proto::a2a_v1::a2a_service_server::A2aServiceServer as V03Server;
 use agentwire_proto::lf_a2a_v1::a2a_service_server::A2aServiceServer as V1Server;
 use agentwire_types::jsonrpc::ErrorInfo;
-use agentwire_types::{A2AError, Dialect, StreamResponse};
+use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, StreamResponse};
 use futures_util::{FutureExt, Stream, StreamExt};
 use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::{RequestContext, RequestHandler, TaskEventStream};
+use crate::service::{call, Operations};
+use crate::{RequestContext, TaskEventStream};
 
 /// Seed 000 names the v1.0 service `OPVSService`; its RPCs are `A2AService`'s.
 const OPVS_SERVICE: &str = "/lf.a2a.v1.OPVSService/";
@@ -35,10 +37,9 @@ const V1_SERVICE: &str = <V1Server<v1::V1> as NamedService>::NAME;
 pub(crate) type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// Every gRPC service of the server, routed by path, for the HTTP router's steer.
-pub(crate) fn routes(handler: &RequestHandler) -> Routes {
-    let limit = handler.limits().max_body_bytes;
-    let v1 = V1Server::new(v1::V1 { handler: handler.clone() }).max_decoding_message_size(limit);
-    let v03 = V03Server::new(v03::V03 { handler: handler.clone() }).max_decoding_message_size(limit);
+pub(crate) fn routes(operations: &Operations, max_message_bytes: usize) -> Routes {
+    let v1 = V1Server::new(v1::V1 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
+    let v03 = V03Server::new(v03::V03 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
     let (health, health_service) = tonic_health::server::health_reporter();
     for name in [V1_SERVICE, <V03Server<v03::V03> as NamedService>::NAME] {
         // The reporter was just made, so nothing else holds its lock and the update is ready at once.
@@ -85,33 +86,59 @@ where
     C: TryFrom<P>,
     A2AError: From<C::Error>,
 {
-    let ctx = context(request.extensions(), tenant(request.get_ref()), dialect)?;
-    let canonical = C::try_from(request.into_inner()).map_err(|error| status(error.into()))?;
+    let (metadata, mut extensions, message) = request.into_parts();
+    let ctx = context(&mut extensions, metadata, tenant(&message), dialect)?;
+    let canonical = C::try_from(message).map_err(|error| status(error.into()))?;
     Ok((ctx, canonical))
 }
 
-/// The answer of an RPC, in the wire form `P`.
-fn reply<C, P: From<C>>(result: agentwire_types::Result<C>) -> Reply<P> {
-    result.map(|value| tonic::Response::new(P::from(value))).map_err(status)
+/// The context of an RPC, from its metadata and what the HTTP layers recorded.
+fn context(
+    extensions: &mut tonic::Extensions,
+    metadata: tonic::metadata::MetadataMap,
+    tenant: &str,
+    dialect: Dialect,
+) -> Result<RequestContext, Status> {
+    crate::http::request::context_from(extensions, metadata.into_headers(), tenant, dialect, Binding::Grpc)
+        .map_err(status)
 }
 
-/// The context of an RPC, from what the HTTP layers recorded; a refusal becomes its status.
-fn context(extensions: &tonic::Extensions, tenant: &str, dialect: Dialect) -> Result<RequestContext, Status> {
-    crate::http::request::context_from(extensions, tenant, dialect).map_err(status)
+/// Runs `request` and answers with its result in the wire form `P`.
+async fn unary<T, P>(operations: &Operations, ctx: RequestContext, request: A2aRequest) -> Reply<P>
+where
+    T: TryFrom<A2aResponse, Error = A2AError>,
+    P: From<T>,
+{
+    call::<T>(operations, ctx, request).await.map(|value| tonic::Response::new(P::from(value))).map_err(status)
+}
+
+/// Runs a streaming `request` and answers with its events, each in the wire form `T`.
+async fn streaming<T: Send + 'static>(
+    operations: &Operations,
+    ctx: RequestContext,
+    request: A2aRequest,
+    encode: fn(StreamResponse) -> T,
+) -> Reply<EventStream<T>> {
+    let stream: TaskEventStream = call(operations, ctx, request).await.map_err(status)?;
+    Ok(tonic::Response::new(events(stream, encode)))
 }
 
 /// An error as a gRPC status (seed 000 §5.4), with a `google.rpc.ErrorInfo` in its details for
-/// A2A's own errors.
+/// A2A's own errors, and a refusal's challenge as `www-authenticate` metadata.
 pub(crate) fn status(error: A2AError) -> Status {
     let code = Code::from_i32(error.kind().rpc_code() as i32);
-    match ErrorInfo::of(&error) {
+    let mut status = match ErrorInfo::of(&error) {
         Some(info) => {
             let metadata: HashMap<String, String> = info.metadata.into_iter().collect();
             let details = ErrorDetails::with_error_info(info.reason, info.domain, metadata);
             Status::with_error_details(code, error.message(), details)
         }
         None => Status::new(code, error.message()),
+    };
+    if let Some(challenge) = error.challenge().and_then(|c| c.parse().ok()) {
+        status.metadata_mut().insert("www-authenticate", challenge);
     }
+    status
 }
 
 /// A task's events in a binding's form; an error ends the stream with its status.

@@ -4,15 +4,15 @@
 
 use agentwire_proto::a2a_v1 as pb;
 use agentwire_proto::a2a_v1::a2a_service_server::A2aService;
-use agentwire_types::{self as t, Dialect};
-use tonic::{Request, Response};
+use agentwire_types::{self as t, A2aRequest, Dialect};
+use tonic::Request;
 
-use super::{accept, events, reply, status, EventStream, Reply};
-use crate::RequestHandler;
+use super::{accept, streaming, unary, EventStream, Reply};
+use crate::service::Operations;
 
-/// The v0.3 service over a handler.
+/// The v0.3 service over the operation service.
 pub(crate) struct V03 {
-    pub(crate) handler: RequestHandler,
+    pub(crate) operations: Operations,
 }
 
 /// v0.3's requests carry no tenant.
@@ -24,7 +24,7 @@ fn no_tenant<P>(_: &P) -> &str {
 impl A2aService for V03 {
     async fn send_message(&self, request: Request<pb::SendMessageRequest>) -> Reply<pb::SendMessageResponse> {
         let (ctx, req) = accept::<_, t::SendMessageRequest>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.send_message(&ctx, req).await)
+        unary::<t::SendMessageResponse, _>(&self.operations, ctx, A2aRequest::SendMessage(req)).await
     }
 
     type SendStreamingMessageStream = EventStream<pb::StreamResponse>;
@@ -34,18 +34,17 @@ impl A2aService for V03 {
         request: Request<pb::SendMessageRequest>,
     ) -> Reply<Self::SendStreamingMessageStream> {
         let (ctx, req) = accept::<_, t::SendMessageRequest>(request, no_tenant, Dialect::V03)?;
-        let stream = self.handler.send_streaming_message(&ctx, req).await.map_err(status)?;
-        Ok(Response::new(events(stream, pb::StreamResponse::from)))
+        streaming(&self.operations, ctx, A2aRequest::SendStreamingMessage(req), pb::StreamResponse::from).await
     }
 
     async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Reply<pb::Task> {
         let (ctx, req) = accept::<_, t::GetTaskRequest>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.get_task(&ctx, req).await)
+        unary::<t::Task, _>(&self.operations, ctx, A2aRequest::GetTask(req)).await
     }
 
     async fn cancel_task(&self, request: Request<pb::CancelTaskRequest>) -> Reply<pb::Task> {
         let (ctx, req) = accept::<_, t::CancelTaskRequest>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.cancel_task(&ctx, req).await)
+        unary::<t::Task, _>(&self.operations, ctx, A2aRequest::CancelTask(req)).await
     }
 
     type TaskSubscriptionStream = EventStream<pb::StreamResponse>;
@@ -55,8 +54,7 @@ impl A2aService for V03 {
         request: Request<pb::TaskSubscriptionRequest>,
     ) -> Reply<Self::TaskSubscriptionStream> {
         let (ctx, req) = accept::<_, t::SubscribeToTaskRequest>(request, no_tenant, Dialect::V03)?;
-        let stream = self.handler.subscribe_to_task(&ctx, req).await.map_err(status)?;
-        Ok(Response::new(events(stream, pb::StreamResponse::from)))
+        streaming(&self.operations, ctx, A2aRequest::SubscribeToTask(req), pb::StreamResponse::from).await
     }
 
     async fn create_task_push_notification_config(
@@ -64,7 +62,7 @@ impl A2aService for V03 {
         request: Request<pb::CreateTaskPushNotificationConfigRequest>,
     ) -> Reply<pb::TaskPushNotificationConfig> {
         let (ctx, req) = accept::<_, t::TaskPushNotificationConfig>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.create_task_push_notification_config(&ctx, req).await)
+        unary::<t::TaskPushNotificationConfig, _>(&self.operations, ctx, A2aRequest::CreatePushConfig(req)).await
     }
 
     async fn get_task_push_notification_config(
@@ -72,7 +70,7 @@ impl A2aService for V03 {
         request: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Reply<pb::TaskPushNotificationConfig> {
         let (ctx, req) = accept::<_, t::TaskPushNotificationConfigRef>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.get_task_push_notification_config(&ctx, req).await)
+        unary::<t::TaskPushNotificationConfig, _>(&self.operations, ctx, A2aRequest::GetPushConfig(req)).await
     }
 
     async fn list_task_push_notification_config(
@@ -80,12 +78,17 @@ impl A2aService for V03 {
         request: Request<pb::ListTaskPushNotificationConfigRequest>,
     ) -> Reply<pb::ListTaskPushNotificationConfigResponse> {
         let (ctx, req) = accept::<_, t::ListTaskPushNotificationConfigsRequest>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.list_task_push_notification_configs(&ctx, req).await)
+        unary::<t::ListTaskPushNotificationConfigsResponse, _>(&self.operations, ctx, A2aRequest::ListPushConfigs(req))
+            .await
     }
 
     async fn get_agent_card(&self, request: Request<pb::GetAgentCardRequest>) -> Reply<pb::AgentCard> {
-        let ctx = super::context(request.extensions(), "", Dialect::V03)?;
-        reply(self.handler.v03_agent_card(&ctx).await)
+        let (metadata, mut extensions, _) = request.into_parts();
+        let ctx = super::context(&mut extensions, metadata, "", Dialect::V03)?;
+        crate::service::v03_card(&self.operations, ctx)
+            .await
+            .map(|card| tonic::Response::new(card.into()))
+            .map_err(super::status)
     }
 
     async fn delete_task_push_notification_config(
@@ -93,6 +96,6 @@ impl A2aService for V03 {
         request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Reply<()> {
         let (ctx, req) = accept::<_, t::TaskPushNotificationConfigRef>(request, no_tenant, Dialect::V03)?;
-        reply(self.handler.delete_task_push_notification_config(&ctx, req).await)
+        unary::<(), _>(&self.operations, ctx, A2aRequest::DeletePushConfig(req)).await
     }
 }

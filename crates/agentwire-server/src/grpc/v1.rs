@@ -1,23 +1,23 @@
-//! `lf.a2a.v1.A2AService`: the v1.0 gRPC binding, each RPC a call of the [`RequestHandler`].
+//! `lf.a2a.v1.A2AService`: the v1.0 gRPC binding, each RPC one call of the operation service.
 
 use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_server::A2aService;
-use agentwire_types::{self as t, Dialect};
-use tonic::{Request, Response};
+use agentwire_types::{self as t, A2aRequest, Dialect};
+use tonic::Request;
 
-use super::{accept, events, reply, status, EventStream, Reply};
-use crate::RequestHandler;
+use super::{accept, streaming, unary, EventStream, Reply};
+use crate::service::Operations;
 
-/// The v1.0 service over a handler.
+/// The v1.0 service over the operation service.
 pub(crate) struct V1 {
-    pub(crate) handler: RequestHandler,
+    pub(crate) operations: Operations,
 }
 
 #[tonic::async_trait]
 impl A2aService for V1 {
     async fn send_message(&self, request: Request<pb::SendMessageRequest>) -> Reply<pb::SendMessageResponse> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.send_message(&ctx, req).await)
+        unary::<t::SendMessageResponse, _>(&self.operations, ctx, A2aRequest::SendMessage(req)).await
     }
 
     type SendStreamingMessageStream = EventStream<pb::StreamResponse>;
@@ -27,23 +27,22 @@ impl A2aService for V1 {
         request: Request<pb::SendMessageRequest>,
     ) -> Reply<Self::SendStreamingMessageStream> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        let stream = self.handler.send_streaming_message(&ctx, req).await.map_err(status)?;
-        Ok(Response::new(events(stream, pb::StreamResponse::from)))
+        streaming(&self.operations, ctx, A2aRequest::SendStreamingMessage(req), pb::StreamResponse::from).await
     }
 
     async fn get_task(&self, request: Request<pb::GetTaskRequest>) -> Reply<pb::Task> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.get_task(&ctx, req).await)
+        unary::<t::Task, _>(&self.operations, ctx, A2aRequest::GetTask(req)).await
     }
 
     async fn list_tasks(&self, request: Request<pb::ListTasksRequest>) -> Reply<pb::ListTasksResponse> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.list_tasks(&ctx, req).await)
+        unary::<t::ListTasksResponse, _>(&self.operations, ctx, A2aRequest::ListTasks(req)).await
     }
 
     async fn cancel_task(&self, request: Request<pb::CancelTaskRequest>) -> Reply<pb::Task> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.cancel_task(&ctx, req).await)
+        unary::<t::Task, _>(&self.operations, ctx, A2aRequest::CancelTask(req)).await
     }
 
     type SubscribeToTaskStream = EventStream<pb::StreamResponse>;
@@ -53,8 +52,7 @@ impl A2aService for V1 {
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Reply<Self::SubscribeToTaskStream> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        let stream = self.handler.subscribe_to_task(&ctx, req).await.map_err(status)?;
-        Ok(Response::new(events(stream, pb::StreamResponse::from)))
+        streaming(&self.operations, ctx, A2aRequest::SubscribeToTask(req), pb::StreamResponse::from).await
     }
 
     async fn create_task_push_notification_config(
@@ -62,7 +60,7 @@ impl A2aService for V1 {
         request: Request<pb::TaskPushNotificationConfig>,
     ) -> Reply<pb::TaskPushNotificationConfig> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.create_task_push_notification_config(&ctx, req).await)
+        unary::<t::TaskPushNotificationConfig, _>(&self.operations, ctx, A2aRequest::CreatePushConfig(req)).await
     }
 
     async fn get_task_push_notification_config(
@@ -70,7 +68,7 @@ impl A2aService for V1 {
         request: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Reply<pb::TaskPushNotificationConfig> {
         let (ctx, req) = accept::<_, t::TaskPushNotificationConfigRef>(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.get_task_push_notification_config(&ctx, req).await)
+        unary::<t::TaskPushNotificationConfig, _>(&self.operations, ctx, A2aRequest::GetPushConfig(req)).await
     }
 
     async fn list_task_push_notification_configs(
@@ -78,12 +76,13 @@ impl A2aService for V1 {
         request: Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Reply<pb::ListTaskPushNotificationConfigsResponse> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.list_task_push_notification_configs(&ctx, req).await)
+        unary::<t::ListTaskPushNotificationConfigsResponse, _>(&self.operations, ctx, A2aRequest::ListPushConfigs(req))
+            .await
     }
 
     async fn get_extended_agent_card(&self, request: Request<pb::GetExtendedAgentCardRequest>) -> Reply<pb::AgentCard> {
         let (ctx, req) = accept(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.get_extended_agent_card(&ctx, req).await)
+        unary::<t::AgentCard, _>(&self.operations, ctx, A2aRequest::GetExtendedAgentCard(req)).await
     }
 
     async fn delete_task_push_notification_config(
@@ -91,6 +90,6 @@ impl A2aService for V1 {
         request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Reply<()> {
         let (ctx, req) = accept::<_, t::TaskPushNotificationConfigRef>(request, |r| &r.tenant, Dialect::V1)?;
-        reply(self.handler.delete_task_push_notification_config(&ctx, req).await)
+        unary::<(), _>(&self.operations, ctx, A2aRequest::DeletePushConfig(req)).await
     }
 }

@@ -1,74 +1,104 @@
 //! The public agent card over HTTP, with validators for caching: the combined card every client
 //! generation reads, or the v1.0 card alone when the client asks for version 1.0 (or the server
-//! is configured to serve only that).
+//! is configured to serve only that). The card is the operation service's answer to
+//! `GetAgentCard`, so a layer sees card fetches too, and a service may change its card.
+
+use std::sync::Mutex;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderValue, StatusCode};
+use tower::ServiceExt;
 
-use agentwire_types::{AgentCard, Dialect};
+use agentwire_types::{A2aRequest, AgentCard, Binding, Dialect};
 
+use super::errors::{http_status, with_challenge, RestError};
 use super::layers::Negotiated;
-use super::AppState;
-use crate::ProtocolVersion;
+use super::{json_response, AppState};
+use crate::{ProtocolVersion, RequestContext};
 
-/// The two forms of the public card.
+/// How long clients may reuse the card without asking again.
+const CACHE_CONTROL: &str = "public, max-age=300";
+
+/// Which form of the card each client gets, and since when each form has been what it is.
 pub(crate) struct Cards {
-    combined: CardDocument,
-    v1: CardDocument,
     strict: bool,
+    /// Per form (combined, v1.0): the ETag last served and when that content was first served.
+    since: [Mutex<Option<(HeaderValue, HeaderValue)>>; 2],
 }
 
 impl Cards {
-    pub(crate) fn new(card: &AgentCard, strict: bool) -> Self {
-        let document = |dialect| CardDocument::new(&crate::core::card_json(card, dialect));
-        Self { combined: document(Dialect::V03), v1: document(Dialect::V1), strict }
+    pub(crate) fn new(strict: bool) -> Self {
+        Self { strict, since: Default::default() }
     }
 
-    fn choose(&self, negotiated: Option<&Negotiated>) -> &CardDocument {
+    fn dialect(&self, negotiated: Option<&Negotiated>) -> Dialect {
         let asks_v1 = negotiated.is_some_and(|n| matches!(n.version, Ok(Some(ProtocolVersion::V1_0))));
         if self.strict || asks_v1 {
-            &self.v1
+            Dialect::V1
         } else {
-            &self.combined
+            Dialect::V03
         }
+    }
+
+    /// The card in `dialect`'s form, with its validators.
+    fn document(&self, card: &AgentCard, dialect: Dialect) -> CardDocument {
+        let json = serde_json::to_vec(&crate::core::card_json(card, dialect)).unwrap_or_default();
+        // The ETag is a hash of the content, so it changes exactly when the card does.
+        let hash =
+            json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+        let etag = HeaderValue::from_str(&format!("\"{hash:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""));
+        let slot = &self.since[usize::from(dialect == Dialect::V1)];
+        // A short section: compare and maybe replace two header values.
+        let mut since = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let last_modified = match since.as_ref() {
+            Some((seen, at)) if *seen == etag => at.clone(),
+            _ => {
+                let now = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+                let now =
+                    HeaderValue::from_str(&now).unwrap_or(HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
+                *since = Some((etag.clone(), now.clone()));
+                now
+            }
+        };
+        CardDocument { json: Bytes::from(json), etag, last_modified }
     }
 }
 
-/// The card, encoded once, with its cache validators.
-pub(crate) struct CardDocument {
+/// The card, encoded, with its cache validators.
+struct CardDocument {
     json: Bytes,
     etag: HeaderValue,
     last_modified: HeaderValue,
 }
 
-/// How long clients may reuse the card without asking again.
-const CACHE_CONTROL: &str = "public, max-age=300";
-
 impl CardDocument {
-    fn new(card: &serde_json::Value) -> Self {
-        let json = serde_json::to_vec(card).unwrap_or_default();
-        // The ETag is a hash of the content, so it changes exactly when the card does.
-        let hash =
-            json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
-        let etag = HeaderValue::from_str(&format!("\"{hash:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""));
-        let now = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-        let last_modified =
-            HeaderValue::from_str(&now).unwrap_or(HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
-        Self { json: Bytes::from(json), etag, last_modified }
-    }
-
-    fn matches(&self, headers: &HeaderMap) -> bool {
-        let Some(tags) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+    fn matches(&self, if_none_match: Option<&HeaderValue>) -> bool {
+        let Some(tags) = if_none_match.and_then(|v| v.to_str().ok()) else { return false };
         let ours = self.etag.to_str().unwrap_or_default();
         tags.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == ours)
     }
 }
 
-pub(crate) async fn serve(State(state): State<AppState>, request: axum::extract::Request) -> Response {
-    let card = state.card.choose(request.extensions().get::<Negotiated>());
-    let headers = request.headers();
+pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
+    let dialect = state.card.dialect(parts.extensions.get::<Negotiated>());
+    let if_none_match = parts.headers.get(header::IF_NONE_MATCH).cloned();
+    let mut ctx = RequestContext::new(dialect, Binding::HttpJson);
+    ctx.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
+    ctx.metadata = std::mem::take(&mut parts.headers);
+    let card = match state.operations.clone().oneshot((ctx, A2aRequest::GetAgentCard)).await {
+        Ok(response) => AgentCard::try_from(response),
+        Err(error) => Err(error),
+    };
+    let card = match card {
+        Ok(card) => state.card.document(&card, dialect),
+        Err(error) => {
+            let response = json_response(http_status(error.kind()), JSON, &RestError::from(&error));
+            return with_challenge(response, &error);
+        }
+    };
     let validators = [
         (header::ETAG, card.etag.clone()),
         (header::LAST_MODIFIED, card.last_modified.clone()),
@@ -76,9 +106,10 @@ pub(crate) async fn serve(State(state): State<AppState>, request: axum::extract:
         // Browsers get CORS headers and other clients do not: a cache keeps one copy of each.
         (header::VARY, HeaderValue::from_static("origin, a2a-version, opvs-version")),
     ];
-    if card.matches(headers) {
+    if card.matches(if_none_match.as_ref()) {
         return (StatusCode::NOT_MODIFIED, validators).into_response();
     }
-    let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
-    (validators, content_type, card.json.clone()).into_response()
+    (validators, [(header::CONTENT_TYPE, JSON)], card.json).into_response()
 }
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");

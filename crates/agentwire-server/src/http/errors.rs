@@ -4,7 +4,8 @@
 
 use agentwire_types::jsonrpc::ErrorInfo;
 use agentwire_types::{A2AError, ErrorKind, RpcCode};
-use http::StatusCode;
+use axum::response::Response;
+use http::{header, HeaderValue, StatusCode};
 use serde::Serialize;
 
 /// The HTTP status of an error: its `google.rpc.Code`'s, told apart further where HTTP has a
@@ -59,4 +60,12 @@ impl<'a> From<&'a A2AError> for RestError<'a> {
         };
         Self { error }
     }
+}
+
+/// `response` with the `WWW-Authenticate` challenge of a refusal that has one (RFC 9110 §11.6.1).
+pub(crate) fn with_challenge(mut response: Response, error: &A2AError) -> Response {
+    if let Some(challenge) = error.challenge().and_then(|c| HeaderValue::from_str(c).ok()) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }

@@ -1,7 +1,6 @@
 //! The gRPC steer: requests with a `application/grpc*` content type, on any path, go to the gRPC
 //! services instead of the JSON routes. A server built without the `grpc` feature answers every
-//! call with the gRPC status UNIMPLEMENTED (or the caller's refusal, UNAUTHENTICATED or
-//! PERMISSION_DENIED), as a gRPC client expects, never with a JSON page.
+//! call with the gRPC status UNIMPLEMENTED, as a gRPC client expects, never with a JSON page.
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -23,19 +22,19 @@ pub(crate) struct GrpcSteerLayer {
 }
 
 impl GrpcSteerLayer {
-    /// The gRPC services of `handler`.
+    /// The gRPC services over `operations`, taking messages of at most `max_message_bytes`.
     #[cfg(feature = "grpc")]
-    pub(crate) fn new(handler: &crate::RequestHandler) -> Self {
+    pub(crate) fn new(operations: &crate::service::Operations, max_message_bytes: usize) -> Self {
         let service = tower::ServiceBuilder::new()
             .map_request(crate::grpc::alias_opvs_service)
             .map_response(|response: http::Response<tonic::body::Body>| response.map(axum::body::Body::new))
-            .service(crate::grpc::routes(handler));
+            .service(crate::grpc::routes(operations, max_message_bytes));
         Self { grpc: BoxCloneSyncService::new(service) }
     }
 
     /// Without the gRPC binding, every call is UNIMPLEMENTED.
     #[cfg(not(feature = "grpc"))]
-    pub(crate) fn new(_handler: &crate::RequestHandler) -> Self {
+    pub(crate) fn new(_operations: &crate::service::Operations, _max_message_bytes: usize) -> Self {
         Self { grpc: BoxCloneSyncService::new(tower::service_fn(unimplemented::answer)) }
     }
 }
@@ -92,19 +91,15 @@ mod unimplemented {
     use http::{header, HeaderValue};
     use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
-    use crate::http::layers::Caller;
     use agentwire_types::RpcCode;
 
     /// Characters a `grpc-message` must percent-encode: controls, `%`, and anything beyond ASCII.
     const GRPC_MESSAGE: &AsciiSet = &CONTROLS.add(b'%');
 
-    /// A "trailers-only" gRPC answer: the caller's refusal, or UNIMPLEMENTED.
-    pub(super) async fn answer(request: Request) -> Result<Response, Infallible> {
-        let refusal = request.extensions().get::<Caller>().and_then(|Caller(caller)| caller.as_ref().err());
-        let (code, message) = match refusal {
-            Some(error) => (error.kind().rpc_code(), error.message()),
-            None => (RpcCode::Unimplemented, "this server was built without the gRPC binding"),
-        };
+    /// A "trailers-only" gRPC answer: UNIMPLEMENTED.
+    pub(super) async fn answer(_: Request) -> Result<Response, Infallible> {
+        let code = RpcCode::Unimplemented;
+        let message = "this server was built without the gRPC binding";
         let message = utf8_percent_encode(message, GRPC_MESSAGE).to_string();
         let headers = [
             (header::CONTENT_TYPE, HeaderValue::from_static("application/grpc")),

@@ -5,7 +5,6 @@
 //! errors written, in that generation's shapes and codes.
 
 use std::borrow::Cow;
-use std::future::Future;
 
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -13,20 +12,16 @@ use http::{HeaderValue, StatusCode};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use tower::ServiceExt;
 
 use agentwire_types::dialect::{legacy, v03, Encoded};
 use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
-use agentwire_types::{
-    A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
-};
+use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, Result, SendMessageRequest, StreamItem};
 
-use super::errors::jsonrpc_http_status;
+use super::errors::{jsonrpc_http_status, with_challenge};
 use super::request::{context, decode_json, is_json, read_body};
 use super::{json_response, sse, AppState};
-use crate::core::StreamItem;
-use crate::{RequestContext, TaskEventStream};
+use crate::TaskEventStream;
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
@@ -36,7 +31,8 @@ fn error_response(id: &RawValue, error: &A2AError) -> Response {
 }
 
 fn error_response_in(dialect: Dialect, id: &RawValue, error: &A2AError) -> Response {
-    json_response(jsonrpc_http_status(error.kind()), JSON, &reply_error(id, error, dialect))
+    let response = json_response(jsonrpc_http_status(error.kind()), JSON, &reply_error(id, error, dialect));
+    with_challenge(response, error)
 }
 
 fn reply_error<'a>(id: &'a RawValue, error: &A2AError, dialect: Dialect) -> jsonrpc::Response<'a, ()> {
@@ -47,36 +43,41 @@ fn result_response(id: &RawValue, result: impl Serialize) -> Response {
     json_response(StatusCode::OK, JSON, &jsonrpc::Response::result(id, result))
 }
 
-/// Answers one JSON-RPC request. The media type is checked before the body is read; a refused
-/// caller or an unsupported version is reported once the envelope, and so the id, is known.
+/// Answers one JSON-RPC request: checks the media type before reading the body, decodes the
+/// envelope, then the params in the method's generation, runs the operation, and writes its
+/// answer in that generation. An unsupported version is reported once the envelope, and so the
+/// id, is known.
 pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     if !is_json(&parts.headers) {
         let error = A2AError::content_type_not_supported("JSON-RPC requests must have Content-Type application/json");
         return error_response(RawValue::NULL, &error);
     }
-    let bytes = match read_body(&parts, body, state.handler.limits()).await {
+    let bytes = match read_body(&parts, body, &state.body_limits).await {
         Ok(bytes) => bytes,
         Err(error) => return error_response(RawValue::NULL, &error),
     };
-    let call = Call::parse(&bytes);
-    let found = call.as_ref().ok().and_then(|call| method(&call.method));
+    let call = match Call::parse(&bytes) {
+        Ok(call) => call,
+        Err((id, error)) => return error_response(&id, &error),
+    };
+    let found = method(&call.method);
     let dialect = found.map_or(Dialect::V1, |(dialect, _)| dialect);
-    let ctx = context(&parts, "", dialect);
-    match (call, ctx) {
-        (Ok(call), Ok(ctx)) => match found {
-            Some((dialect, operation)) => call.dispatch(&state, &ctx, dialect, operation).await,
-            None => error_response(call.id, &A2AError::method_not_found(&call.method)),
-        },
-        (Ok(call), Err(error)) => error_response_in(dialect, call.id, &error),
-        // A refused caller learns nothing else about its request.
-        (Err((id, _)), Err(refusal)) if is_refusal(&refusal) => error_response(&id, &refusal),
-        (Err((id, error)), _) => error_response(&id, &error),
+    let ctx = match context(&mut parts, "", dialect, Binding::JsonRpc) {
+        Ok(ctx) => ctx,
+        Err(error) => return error_response_in(dialect, call.id, &error),
+    };
+    let Some((dialect, operation)) = found else {
+        return error_response(call.id, &A2AError::method_not_found(&call.method));
+    };
+    let request = match call.request(dialect, operation) {
+        Ok(request) => request,
+        Err(error) => return call.failed(&state, dialect, operation, error),
+    };
+    match state.operations.clone().oneshot((ctx, request)).await {
+        Ok(response) => call.respond(&state, dialect, response),
+        Err(error) => call.failed(&state, dialect, operation, error),
     }
-}
-
-fn is_refusal(error: &A2AError) -> bool {
-    matches!(error.kind(), ErrorKind::Unauthenticated | ErrorKind::PermissionDenied)
 }
 
 /// A well-formed request.
@@ -109,78 +110,25 @@ impl<'a> Call<'a> {
         Ok(Call { id, method: envelope.method, params })
     }
 
-    /// Runs the method: decodes the params into its request type in the method's dialect, calls
-    /// the handler, and writes the result in that dialect.
-    async fn dispatch(
-        &self,
-        state: &AppState,
-        ctx: &RequestContext,
-        dialect: Dialect,
-        operation: Operation,
-    ) -> Response {
-        let h = &state.handler;
+    /// The params, decoded into the operation's canonical request from the method's generation.
+    fn request(&self, dialect: Dialect, operation: Operation) -> Result<A2aRequest> {
         let v1 = dialect == Dialect::V1;
-        match operation {
-            Operation::SendMessage => {
-                let request = self.send_request(dialect);
-                self.unary(dialect, request, |r| h.send_message(ctx, r)).await
-            }
-            Operation::SendStreamingMessage => {
-                let request = self.send_request(dialect);
-                self.streaming(state, dialect, request, |r| h.send_streaming_message(ctx, r)).await
-            }
-            Operation::GetTask => {
-                let request = self.params::<GetTaskRequest>();
-                self.unary(dialect, request, |r| h.get_task(ctx, r)).await
-            }
-            Operation::ListTasks => {
-                let request = self.params::<ListTasksRequest>();
-                self.unary(dialect, request, |r| h.list_tasks(ctx, r)).await
-            }
-            Operation::CancelTask => {
-                let request = self.params::<CancelTaskRequest>();
-                self.unary(dialect, request, |r| h.cancel_task(ctx, r)).await
-            }
-            Operation::SubscribeToTask => {
-                let request = self.params::<SubscribeToTaskRequest>();
-                self.streaming(state, dialect, request, |r| h.subscribe_to_task(ctx, r)).await
-            }
-            Operation::CreatePushConfig => {
-                let request = if v1 {
-                    self.params::<TaskPushNotificationConfig>()
-                } else {
-                    self.params::<v03::PushConfigParams>().map(Into::into)
-                };
-                self.unary(dialect, request, |r| h.create_task_push_notification_config(ctx, r)).await
-            }
-            Operation::GetPushConfig => {
-                let request = self.config_ref(dialect);
-                self.unary(dialect, request, |r| h.get_task_push_notification_config(ctx, r)).await
-            }
-            Operation::ListPushConfigs => {
-                let request = if v1 {
-                    self.params::<ListTaskPushNotificationConfigsRequest>()
-                } else {
-                    self.params::<v03::TaskIdParams>().map(Into::into)
-                };
-                self.unary(dialect, request, |r| h.list_task_push_notification_configs(ctx, r)).await
-            }
-            Operation::DeletePushConfig => {
-                let request = self.config_ref(dialect);
-                // v1.0 answers with an empty object, the older generations with `null`.
-                let deleted =
-                    |r| async move { h.delete_task_push_notification_config(ctx, r).await.map(|()| v1.then(Map::new)) };
-                self.unary_as_is(dialect, request, deleted).await
-            }
-            Operation::GetExtendedAgentCard => {
-                let request = self.params::<GetExtendedAgentCardRequest>();
-                let card = |r| async move {
-                    let card = h.get_extended_agent_card(ctx, r).await?;
-                    Ok(crate::core::card_json(&card, dialect))
-                };
-                self.unary_as_is(dialect, request, card).await
-            }
-        }
+        Ok(match operation {
+            Operation::SendMessage => A2aRequest::SendMessage(self.send_request(dialect)?),
+            Operation::SendStreamingMessage => A2aRequest::SendStreamingMessage(self.send_request(dialect)?),
+            Operation::GetTask => A2aRequest::GetTask(self.params()?),
+            Operation::ListTasks => A2aRequest::ListTasks(self.params()?),
+            Operation::CancelTask => A2aRequest::CancelTask(self.params()?),
+            Operation::SubscribeToTask => A2aRequest::SubscribeToTask(self.params()?),
+            Operation::CreatePushConfig if v1 => A2aRequest::CreatePushConfig(self.params()?),
+            Operation::CreatePushConfig => A2aRequest::CreatePushConfig(self.params::<v03::PushConfigParams>()?.into()),
+            Operation::GetPushConfig => A2aRequest::GetPushConfig(self.config_ref(dialect)?),
+            Operation::ListPushConfigs if v1 => A2aRequest::ListPushConfigs(self.params()?),
+            Operation::ListPushConfigs => A2aRequest::ListPushConfigs(self.params::<v03::TaskIdParams>()?.into()),
+            Operation::DeletePushConfig => A2aRequest::DeletePushConfig(self.config_ref(dialect)?),
+            Operation::GetExtendedAgentCard => A2aRequest::GetExtendedAgentCard(self.params()?),
+            Operation::GetAgentCard => return Err(A2AError::method_not_found(&self.method)),
+        })
     }
 
     fn params<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
@@ -195,72 +143,40 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn config_ref(&self, dialect: Dialect) -> Result<TaskPushNotificationConfigRef> {
+    fn config_ref(&self, dialect: Dialect) -> Result<agentwire_types::TaskPushNotificationConfigRef> {
         match dialect {
             Dialect::V1 => self.params(),
             Dialect::V03 | Dialect::Legacy => self.params::<v03::PushConfigRef>().map(Into::into),
         }
     }
 
-    /// Runs `operation` and writes its result in `dialect`.
-    async fn unary<Req, Res, Op>(
-        &self,
-        dialect: Dialect,
-        request: Result<Req>,
-        operation: impl FnOnce(Req) -> Op,
-    ) -> Response
-    where
-        Res: Serialize,
-        for<'b> v03::V03<'b, Res>: Serialize,
-        for<'b> legacy::Legacy<'b, Res>: Serialize,
-        Op: Future<Output = Result<Res>>,
-    {
-        match run(request, operation).await {
-            Ok(result) => result_response(self.id, Encoded(dialect, &result)),
-            Err(error) => error_response_in(dialect, self.id, &error),
+    /// The operation's answer, written in `dialect`.
+    fn respond(&self, state: &AppState, dialect: Dialect, response: A2aResponse) -> Response {
+        match response {
+            A2aResponse::Send(result) => result_response(self.id, Encoded(dialect, &result)),
+            A2aResponse::Task(task) => result_response(self.id, Encoded(dialect, &task)),
+            A2aResponse::Tasks(page) => result_response(self.id, Encoded(dialect, &page)),
+            A2aResponse::PushConfig(config) => result_response(self.id, Encoded(dialect, &config)),
+            A2aResponse::PushConfigs(configs) => result_response(self.id, Encoded(dialect, &configs)),
+            // v1.0 answers with an empty object, the older generations with `null`.
+            A2aResponse::Deleted => result_response(self.id, (dialect == Dialect::V1).then(Map::new)),
+            A2aResponse::Card(card) => result_response(self.id, crate::core::card_json(&card, dialect)),
+            A2aResponse::Stream(events) => self.stream(state, dialect, events),
         }
     }
 
-    /// Runs `operation`, whose result is already in `dialect`'s shape.
-    async fn unary_as_is<Req, Res, Op>(
-        &self,
-        dialect: Dialect,
-        request: Result<Req>,
-        operation: impl FnOnce(Req) -> Op,
-    ) -> Response
-    where
-        Res: Serialize,
-        Op: Future<Output = Result<Res>>,
-    {
-        match run(request, operation).await {
-            Ok(result) => result_response(self.id, result),
-            Err(error) => error_response_in(dialect, self.id, &error),
+    /// An error of the request or its operation. Errors found before a stream starts are plain
+    /// JSON-RPC responses in v1.0; v0.3 and the legacy family, whose clients read every answer to
+    /// a streaming method as events, get them as the stream's one event.
+    fn failed(&self, state: &AppState, dialect: Dialect, operation: Operation, error: A2AError) -> Response {
+        let streaming = matches!(operation, Operation::SendStreamingMessage | Operation::SubscribeToTask);
+        if streaming && dialect != Dialect::V1 {
+            return self.stream(state, dialect, Box::pin(futures_util::stream::iter([Err(error)])));
         }
+        error_response_in(dialect, self.id, &error)
     }
 
-    async fn streaming<Req, Op>(
-        &self,
-        state: &AppState,
-        dialect: Dialect,
-        request: Result<Req>,
-        operation: impl FnOnce(Req) -> Op,
-    ) -> Response
-    where
-        Op: Future<Output = Result<TaskEventStream>>,
-    {
-        let events = run(request, operation).await;
-        self.stream(state, dialect, events)
-    }
-
-    /// Errors found before the stream starts are plain JSON-RPC responses in v1.0; v0.3 and the
-    /// legacy family, whose clients read every answer to a streaming method as events, get them
-    /// as the stream's one event. Later errors are events in every generation.
-    fn stream(&self, state: &AppState, dialect: Dialect, events: Result<TaskEventStream>) -> Response {
-        let events = match events {
-            Ok(events) => events,
-            Err(error) if dialect == Dialect::V1 => return error_response_in(dialect, self.id, &error),
-            Err(error) => Box::pin(futures_util::stream::iter([Err(error)])),
-        };
+    fn stream(&self, state: &AppState, dialect: Dialect, events: TaskEventStream) -> Response {
         let id = self.id.to_owned();
         sse::respond(
             events,
@@ -271,14 +187,6 @@ impl<'a> Call<'a> {
             },
         )
     }
-}
-
-/// `operation` on `request`, if the request could be read.
-async fn run<Req, Res, Op>(request: Result<Req>, operation: impl FnOnce(Req) -> Op) -> Result<Res>
-where
-    Op: Future<Output = Result<Res>>,
-{
-    operation(request?).await
 }
 
 fn is_valid_id(id: &RawValue) -> bool {
@@ -308,7 +216,7 @@ fn diagnose(bytes: &[u8], error: &serde_json::Error) -> (Box<RawValue>, A2AError
 
 #[cfg(test)]
 mod tests {
-    use agentwire_types::SendMessageRequest;
+    use agentwire_types::{ErrorKind, SendMessageRequest};
 
     use super::*;
 

@@ -1,10 +1,12 @@
 //! The HTTP surface: one axum `Router` for the agent card, JSON-RPC at `/`, the HTTP+JSON routes
-//! and the gRPC slot, with the cross-cutting work done once, as tower layers around every route.
+//! and gRPC, with the cross-cutting work done once, as tower layers around every route.
 //!
 //! Layers, outermost first: tracing (a span per request, with its id), the echo of the client's
-//! request id, CORS for browsers (it answers preflights), the body limit, authentication, version
-//! and extension negotiation, and the steer that sends gRPC requests to the gRPC slot. Each binding builds its [`RequestContext`](crate::RequestContext) from what the
-//! layers recorded, and reports a refusal in its own error format.
+//! request id, CORS for browsers (it answers preflights), the body limit, version and extension
+//! negotiation, and the steer that sends gRPC requests to the gRPC services. Each binding decodes
+//! a request into its [`RequestContext`](crate::RequestContext) and canonical operation, calls
+//! the operation service (which authenticates), and writes the answer or the error in its own
+//! format.
 
 mod card;
 pub(crate) mod errors;
@@ -22,16 +24,17 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use tower::util::BoxCloneSyncService;
 use tower::ServiceBuilder;
 use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::RequestHandler;
+use crate::service::{OperationService, Operations};
 
 pub use layers::CorsOrigins;
 
-/// How [`router_with`] serves the agent over HTTP. Limits on requests and state are the handler's
-/// [`Limits`](crate::Limits).
+/// How [`router_with`] serves the agent over HTTP: what the wire may carry, and how. Limits on
+/// what operations may make the server hold are the handler's [`Limits`](crate::Limits).
 ///
 /// ```
 /// use std::time::Duration;
@@ -39,8 +42,8 @@ pub use layers::CorsOrigins;
 ///
 /// let options = HttpOptions {
 ///     cors: CorsOrigins::List(vec!["https://app.example".parse().unwrap()]),
-///     sse_keep_alive: Duration::from_secs(30),
-///     strict_card: false,
+///     max_body_bytes: 1024 * 1024,
+///     ..HttpOptions::default()
 /// };
 /// # drop(options);
 /// ```
@@ -53,26 +56,44 @@ pub struct HttpOptions {
     /// Serve the v1.0 agent card alone, without v0.3's members, to every client (by default the
     /// card is the combined one, and only a request with `A2A-Version: 1.0` gets the v1.0 card).
     pub strict_card: bool,
+    /// Largest accepted request body (or gRPC message), in bytes.
+    pub max_body_bytes: usize,
+    /// How long a client may take to send a request's body once its headers are in.
+    pub body_read_timeout: Duration,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        Self { cors: CorsOrigins::Any, sse_keep_alive: Duration::from_secs(15), strict_card: false }
+        Self {
+            cors: CorsOrigins::Any,
+            sse_keep_alive: Duration::from_secs(15),
+            strict_card: false,
+            max_body_bytes: 4 * 1024 * 1024,
+            body_read_timeout: Duration::from_secs(30),
+        }
     }
+}
+
+/// How much of a request body is read, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyLimits {
+    pub(crate) max_bytes: usize,
+    pub(crate) read_timeout: Duration,
 }
 
 /// What every route shares.
 #[derive(Clone)]
 pub(crate) struct AppState {
-    pub(crate) handler: RequestHandler,
+    pub(crate) operations: Operations,
     card: Arc<card::Cards>,
     sse_keep_alive: Duration,
+    pub(crate) body_limits: BodyLimits,
 }
 
-/// The whole A2A HTTP surface of `handler`, with the default [`HttpOptions`]: the agent card,
-/// JSON-RPC at `/`, the HTTP+JSON routes (also under `/{tenant}/`), and a gRPC slot, behind
-/// request tracing, CORS, the body limit and, if the handler has an authenticator,
-/// authentication. Serve it with [`serve`](crate::serve), or put it into an application of your
+/// The whole A2A HTTP surface of an operation service (a [`RequestHandler`](crate::RequestHandler),
+/// or any [`OperationService`]), with the default [`HttpOptions`]: the agent card, JSON-RPC at
+/// `/`, the HTTP+JSON routes (also under `/{tenant}/`) and gRPC, behind request tracing, CORS and
+/// the body limit. Serve it with [`serve`](crate::serve), or put it into an application of your
 /// own: `nest` it under a prefix (the prefix is then part of the URL the card must advertise), or
 /// `merge` it into a router that has no fallback (it has its own, for A2A's 404s).
 ///
@@ -85,17 +106,17 @@ pub(crate) struct AppState {
 /// serve(listener, app, std::future::pending(), ServeOptions::default()).await
 /// # }
 /// ```
-pub fn router(handler: RequestHandler) -> Router {
-    router_with(handler, HttpOptions::default())
+pub fn router(service: impl OperationService) -> Router {
+    router_with(service, HttpOptions::default())
 }
 
 /// [`router`], configured by `options`.
-pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
-    let grpc = grpc::GrpcSteerLayer::new(&handler);
-    let card = Arc::new(card::Cards::new(handler.agent_card(), options.strict_card));
-    let auth = handler.core.auth.clone();
-    let body_limit = handler.limits().max_body_bytes;
-    let state = AppState { handler, card, sse_keep_alive: options.sse_keep_alive };
+pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
+    let operations: Operations = BoxCloneSyncService::new(service);
+    let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes);
+    let card = Arc::new(card::Cards::new(options.strict_card));
+    let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
+    let state = AppState { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits };
     let mut app = Router::new()
         .route("/.well-known/agent-card.json", get(card::serve))
         .route("/.well-known/agent.json", get(card::serve))
@@ -118,8 +139,7 @@ pub fn router_with(handler: RequestHandler, options: HttpOptions) -> Router {
         .layer(TraceLayer::new_for_http().make_span_with(layers::request_span))
         .layer(PropagateRequestIdLayer::new(layers::REQUEST_ID))
         .layer(layers::BrowserCorsLayer::new(&options.cors))
-        .layer(layers::body_limit(body_limit))
-        .layer(layers::AuthLayer::new(auth))
+        .layer(layers::body_limit(options.max_body_bytes))
         .layer(layers::negotiate())
         .layer(grpc);
     app.layer(layers)

@@ -1,41 +1,48 @@
-//! What every binding reads from a request: its context (caller, version, extensions, as the
-//! layers recorded them), its body, and its parameters.
+//! What every binding reads from a request: its context (headers, peer, version, extensions, as
+//! the listener and the layers recorded them), its body, and its parameters.
 
-use agentwire_types::{A2AError, Dialect, Result};
+use agentwire_types::{A2AError, Binding, Dialect, Peer, Result};
 use axum::body::{Body, Bytes};
 use http::request::Parts;
 use http::{header, Extensions, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError};
 
-use super::layers::{Caller, Negotiated};
-use crate::{Limits, RequestContext};
+use super::layers::Negotiated;
+use super::BodyLimits;
+use crate::RequestContext;
 
-/// The context of a request made in `dialect` for `tenant`: the caller the auth layer found and
-/// the extensions the negotiation layer read. A refusal or an unsupported version is the error to
-/// report; nothing is served without a context, so nothing is served to a refused caller.
+/// The context of a request made in `dialect` over `binding` for `tenant`: its headers (moved out
+/// of `parts`), the peer the listener recorded, and the extensions the negotiation layer read.
+/// An unsupported version is the error to report.
 ///
 /// The method or route names the dialect: a supported version header that names another one is
 /// accepted, and the request is served in the dialect its shapes are written in.
-pub(crate) fn context(parts: &Parts, tenant: &str, dialect: Dialect) -> Result<RequestContext> {
-    let mut context = context_from(&parts.extensions, tenant, dialect)?;
-    context.last_event_id = last_event_id(&parts.headers);
+pub(crate) fn context(parts: &mut Parts, tenant: &str, dialect: Dialect, binding: Binding) -> Result<RequestContext> {
+    let last_event_id = last_event_id(&parts.headers);
+    let headers = std::mem::take(&mut parts.headers);
+    let mut context = context_from(&mut parts.extensions, headers, tenant, dialect, binding)?;
+    context.last_event_id = last_event_id;
     Ok(context)
 }
 
-/// [`context`] from the extensions the layers left on a request, for bindings that do not keep
-/// its `Parts` (gRPC).
-pub(crate) fn context_from(extensions: &Extensions, tenant: &str, dialect: Dialect) -> Result<RequestContext> {
+/// [`context`] from a request's extensions and headers, for bindings that do not keep its
+/// `Parts` (gRPC).
+pub(crate) fn context_from(
+    extensions: &mut Extensions,
+    metadata: HeaderMap,
+    tenant: &str,
+    dialect: Dialect,
+    binding: Binding,
+) -> Result<RequestContext> {
     let missing = || A2AError::internal("the request was not prepared by the server's layers");
-    let Caller(caller) = extensions.get::<Caller>().ok_or_else(missing)?;
-    let principal = caller.clone()?;
-    let negotiated = extensions.get::<Negotiated>().ok_or_else(missing)?;
-    Ok(RequestContext {
-        tenant: tenant.to_owned(),
-        principal,
-        dialect: negotiated.version.clone().map(|_| dialect)?,
-        extensions: negotiated.extensions.clone(),
-        last_event_id: None,
-    })
+    let negotiated = extensions.remove::<Negotiated>().ok_or_else(missing)?;
+    negotiated.version?;
+    let mut context = RequestContext::new(dialect, binding);
+    tenant.clone_into(&mut context.tenant);
+    context.extensions = negotiated.extensions;
+    context.metadata = metadata;
+    context.peer = extensions.get::<Peer>().cloned();
+    Ok(context)
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends: the sequence number of the last event it
@@ -47,19 +54,19 @@ fn last_event_id(headers: &HeaderMap) -> Option<u64> {
 /// Reads the whole body, within the size limit (the body-limit layer enforces it on the body
 /// itself; a body that declares a larger length is refused here without being read) and the time
 /// limit (a body that stops arriving would otherwise hold its connection forever).
-pub(crate) async fn read_body(parts: &Parts, body: Body, limits: &Limits) -> Result<Bytes> {
-    let limit = limits.max_body_bytes;
+pub(crate) async fn read_body(parts: &Parts, body: Body, limits: &BodyLimits) -> Result<Bytes> {
+    let limit = limits.max_bytes;
     let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(A2AError::payload_too_large(limit));
     }
-    match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
+    match tokio::time::timeout(limits.read_timeout, body.collect()).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(error)) if is_length_limit(&error) => Err(A2AError::payload_too_large(limit)),
         Ok(Err(_)) => Err(A2AError::invalid_request("could not read the request body")),
         Err(_) => Err(A2AError::invalid_request(format!(
             "the request body did not arrive within {} s",
-            limits.body_read_timeout.as_secs_f32()
+            limits.read_timeout.as_secs_f32()
         ))),
     }
 }

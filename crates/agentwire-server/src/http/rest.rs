@@ -17,19 +17,20 @@ use http::{header, HeaderValue, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use tower::ServiceExt;
+
 use agentwire_types::dialect::v03::proto::{self, Proto};
 use agentwire_types::jsonrpc::ErrorObject;
 use agentwire_types::{
-    A2AError, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2AError, A2aRequest, A2aResponse, Binding, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest,
+    GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, StreamItem,
+    SubscribeToTaskRequest, TaskEventStream, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::errors::RestError;
+use super::errors::{with_challenge, RestError};
 use super::request::{context, decode_json, decode_value, is_json, read_body};
 use super::{json_response, sse, AppState};
-use crate::core::StreamItem;
-use crate::{RequestContext, TaskEventStream};
+use crate::RequestContext;
 
 /// The v1.0 routes; each is served as written and under `/{tenant}`.
 pub(crate) fn routes() -> [(&'static str, MethodRouter<AppState>); 7] {
@@ -119,14 +120,15 @@ impl Call {
         let Path(path) = Path::<PathParams>::from_request_parts(parts, state)
             .await
             .map_err(|rejection| A2AError::invalid_params(rejection.body_text()))?;
-        let ctx = context(parts, &path.tenant, dialect)?;
-        let body = read_body(parts, body, state.handler.limits()).await?;
+        let body = read_body(parts, body, &state.body_limits).await?;
         if !body.is_empty() && !is_json(&parts.headers) {
             let message = "request bodies must be application/json or application/a2a+json";
             return Err(A2AError::content_type_not_supported(message));
         }
         let media_type = response_media_type(&parts.headers);
-        Ok(Self { dialect, ctx, path, query: parts.uri.query().map(str::to_owned), body, media_type })
+        let query = parts.uri.query().map(str::to_owned);
+        let ctx = context(parts, &path.tenant, dialect, Binding::HttpJson)?;
+        Ok(Self { dialect, ctx, path, query, body, media_type })
     }
 
     /// The JSON body (an empty one reads as `{}`), decoded into the operation's request.
@@ -205,20 +207,34 @@ impl Call {
         Ok(request)
     }
 
-    /// Runs `operation` on `request`, if it was read, and writes the result in the route's
+    /// Runs the operation `request` names, if it was read, and writes its answer in the route's
     /// generation.
-    async fn run<Req, Res>(&self, request: Result<Req>, operation: impl AsyncFnOnce(Req) -> Result<Res>) -> Response
-    where
-        Res: Serialize,
-        for<'b> Proto<'b, Res>: Serialize,
-    {
-        let result = match request {
-            Ok(request) => operation(request).await,
+    async fn run(mut self, state: &AppState, request: Result<A2aRequest>) -> Response {
+        let ctx = std::mem::take(&mut self.ctx);
+        let answer = match request {
+            Ok(request) => state.operations.clone().oneshot((ctx, request)).await,
             Err(error) => Err(error),
         };
-        match result {
-            Ok(body) => json_response(StatusCode::OK, self.media_type.clone(), &Out(self.dialect, &body)),
+        match answer {
+            Ok(response) => self.respond(state, response),
             Err(error) => self.error(&error),
+        }
+    }
+
+    fn respond(&self, state: &AppState, response: A2aResponse) -> Response {
+        let dialect = self.dialect;
+        let media_type = || self.media_type.clone();
+        match response {
+            A2aResponse::Send(result) => json_response(StatusCode::OK, media_type(), &Out(dialect, &result)),
+            A2aResponse::Task(task) => json_response(StatusCode::OK, media_type(), &Out(dialect, &task)),
+            A2aResponse::Tasks(page) => json_response(StatusCode::OK, media_type(), &Out(dialect, &page)),
+            A2aResponse::PushConfig(config) => json_response(StatusCode::OK, media_type(), &Out(dialect, &config)),
+            A2aResponse::PushConfigs(configs) => json_response(StatusCode::OK, media_type(), &Out(dialect, &configs)),
+            A2aResponse::Deleted => json_response(StatusCode::OK, media_type(), &Map::new()),
+            A2aResponse::Card(card) => {
+                json_response(StatusCode::OK, media_type(), &crate::core::card_json(&card, dialect))
+            }
+            A2aResponse::Stream(events) => self.stream(state, events),
         }
     }
 
@@ -226,21 +242,17 @@ impl Call {
         error_response_in(self.dialect, error)
     }
 
-    /// Errors found before the stream starts are HTTP errors; later ones are events.
-    fn stream(&self, state: &AppState, events: Result<TaskEventStream>) -> Response {
+    /// The events of a stream; errors found before it starts are HTTP errors (see
+    /// [`Call::run`]), later ones are events.
+    fn stream(&self, state: &AppState, events: TaskEventStream) -> Response {
         let dialect = self.dialect;
-        match events {
-            Err(error) => self.error(&error),
-            Ok(events) => {
-                sse::respond(events, state.sse_keep_alive, move |item: std::result::Result<&StreamItem, &A2AError>| {
-                    match (item, dialect) {
-                        (Ok(item), _) => serde_json::to_string(&Out(dialect, &*item.response)),
-                        (Err(error), Dialect::V03) => serde_json::to_string(&ErrorObject::new(dialect, error)),
-                        (Err(error), _) => serde_json::to_string(&RestError::from(error)),
-                    }
-                })
+        sse::respond(events, state.sse_keep_alive, move |item: std::result::Result<&StreamItem, &A2AError>| {
+            match (item, dialect) {
+                (Ok(item), _) => serde_json::to_string(&Out(dialect, &*item.response)),
+                (Err(error), Dialect::V03) => serde_json::to_string(&ErrorObject::new(dialect, error)),
+                (Err(error), _) => serde_json::to_string(&RestError::from(error)),
             }
-        }
+        })
     }
 }
 
@@ -254,51 +266,48 @@ fn split_action(id: &str) -> (&str, Option<&str>) {
 }
 
 async fn send_message(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.send_request();
-    call.run(request, async |r| state.handler.send_message(&call.ctx, r).await).await
+    let request = call.send_request().map(A2aRequest::SendMessage);
+    call.run(&state, request).await
 }
 
 async fn send_streaming_message(State(state): State<AppState>, call: Call) -> Response {
-    match call.send_request() {
-        Ok(request) => call.stream(&state, state.handler.send_streaming_message(&call.ctx, request).await),
-        Err(error) => call.error(&error),
-    }
+    let request = call.send_request().map(A2aRequest::SendStreamingMessage);
+    call.run(&state, request).await
 }
 
 async fn list_tasks(State(state): State<AppState>, call: Call) -> Response {
     let request = call.query::<ListTasksRequest>(&[]).and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
-    call.run(request, async |r| state.handler.list_tasks(&call.ctx, r).await).await
+    call.run(&state, request.map(A2aRequest::ListTasks)).await
 }
 
 /// `GET /tasks/{id}` is GetTask; `GET /tasks/{id}:subscribe` is SubscribeToTask.
 async fn get_task_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
-    match split_action(&call.path.id) {
-        (id, Some("subscribe")) => subscribe(&state, &call, id).await,
-        (_, Some(_)) => call.error(&no_operation_error(&Method::GET, &format!("/tasks/{}", call.path.id))),
+    let request = match split_action(&call.path.id) {
+        (id, Some("subscribe")) => Ok(subscribe(&call, id)),
+        (_, Some(_)) => Err(no_operation_error(&Method::GET, &format!("/tasks/{}", call.path.id))),
         (id, None) => {
             let request = call.query::<GetTaskRequest>(&[("id", id)]);
-            let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
-            call.run(request, async |r| state.handler.get_task(&call.ctx, r).await).await
+            request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| A2aRequest::GetTask(r)))
         }
-    }
+    };
+    call.run(&state, request).await
 }
 
 /// `POST /tasks/{id}:cancel` is CancelTask; `POST /tasks/{id}:subscribe` is SubscribeToTask.
 async fn cancel_or_subscribe(State(state): State<AppState>, call: Call) -> Response {
-    match split_action(&call.path.id) {
-        (id, Some("subscribe")) => subscribe(&state, &call, id).await,
+    let request = match split_action(&call.path.id) {
+        (id, Some("subscribe")) => Ok(subscribe(&call, id)),
         (id, Some(_)) => {
             let request = call.body_with::<CancelTaskRequest>(("id", id));
-            let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
-            call.run(request, async |r| state.handler.cancel_task(&call.ctx, r).await).await
+            request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| A2aRequest::CancelTask(r)))
         }
-        (_, None) => call.error(&no_operation_error(&Method::POST, &format!("/tasks/{}", call.path.id))),
-    }
+        (_, None) => Err(no_operation_error(&Method::POST, &format!("/tasks/{}", call.path.id))),
+    };
+    call.run(&state, request).await
 }
 
-async fn subscribe(state: &AppState, call: &Call, id: &str) -> Response {
-    let request = SubscribeToTaskRequest { tenant: call.path.tenant.clone(), id: id.to_owned() };
-    call.stream(state, state.handler.subscribe_to_task(&call.ctx, request).await)
+fn subscribe(call: &Call, id: &str) -> A2aRequest {
+    A2aRequest::SubscribeToTask(SubscribeToTaskRequest { tenant: call.path.tenant.clone(), id: id.to_owned() })
 }
 
 async fn create_push_config(State(state): State<AppState>, call: Call) -> Response {
@@ -310,43 +319,38 @@ async fn create_push_config(State(state): State<AppState>, call: Call) -> Respon
     };
     let request = body.and_then(|mut r| {
         r.task_id.clone_from(&call.path.id);
-        call.bind_tenant(&mut r.tenant).map(|()| r)
+        call.bind_tenant(&mut r.tenant).map(|()| A2aRequest::CreatePushConfig(r))
     });
-    call.run(request, async |r| state.handler.create_task_push_notification_config(&call.ctx, r).await).await
+    call.run(&state, request).await
 }
 
 async fn list_push_configs(State(state): State<AppState>, call: Call) -> Response {
     let request = call.query::<ListTaskPushNotificationConfigsRequest>(&[("taskId", &call.path.id)]);
-    let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| r));
-    call.run(request, async |r| state.handler.list_task_push_notification_configs(&call.ctx, r).await).await
+    let request = request.and_then(|mut r| call.bind_tenant(&mut r.tenant).map(|()| A2aRequest::ListPushConfigs(r)));
+    call.run(&state, request).await
 }
 
 async fn get_push_config(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.config_ref();
-    call.run(Ok(request), async |r| state.handler.get_task_push_notification_config(&call.ctx, r).await).await
+    let request = A2aRequest::GetPushConfig(call.config_ref());
+    call.run(&state, Ok(request)).await
 }
 
 async fn delete_push_config(State(state): State<AppState>, call: Call) -> Response {
-    let request = call.config_ref();
-    let delete = async |r| state.handler.delete_task_push_notification_config(&call.ctx, r).await.map(|()| Map::new());
-    call.run(Ok(request), delete).await
+    let request = A2aRequest::DeletePushConfig(call.config_ref());
+    call.run(&state, Ok(request)).await
 }
 
 /// `GET /extendedAgentCard`, and v0.3's `GET /v1/card` (in the combined form).
-async fn get_extended_agent_card(State(state): State<AppState>, call: Call) -> Response {
-    let card = match call.dialect {
-        Dialect::V03 => state.handler.v03_agent_card(&call.ctx).await,
-        _ => {
-            let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
-            state.handler.get_extended_agent_card(&call.ctx, request).await
-        }
-    };
-    match card {
-        Ok(card) => {
-            json_response(StatusCode::OK, call.media_type.clone(), &crate::core::card_json(&card, call.dialect))
-        }
-        Err(error) => call.error(&error),
+async fn get_extended_agent_card(State(state): State<AppState>, mut call: Call) -> Response {
+    if call.dialect == Dialect::V03 {
+        let ctx = std::mem::take(&mut call.ctx);
+        return match crate::service::v03_card(&state.operations, ctx).await {
+            Ok(card) => call.respond(&state, A2aResponse::Card(Box::new(card))),
+            Err(error) => call.error(&error),
+        };
     }
+    let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
+    call.run(&state, Ok(A2aRequest::GetExtendedAgentCard(request))).await
 }
 
 /// Any path no route serves.
@@ -380,10 +384,11 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
 fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
     let status = super::errors::http_status(error.kind());
     let json = HeaderValue::from_static("application/json");
-    match dialect {
+    let response = match dialect {
         Dialect::V03 => json_response(status, json, &ErrorObject::new(dialect, error)),
         Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::from(error)),
-    }
+    };
+    with_challenge(response, error)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
-use crate::core::{StreamItem, TaskEventStream};
+use agentwire_types::{StreamItem, TaskEventStream};
 
 /// Streams `events`, each written by `frame` (the binding's envelope around a StreamResponse, or
 /// around an error that happens mid-stream), with a comment every `keep_alive` while idle.

@@ -1,0 +1,93 @@
+//! What the core bounds and keeps: [`Limits`] on what clients can make it hold or do, and the
+//! [`Retention`] of ended tasks.
+
+use std::time::Duration;
+
+/// Configurable bounds on what a client can make the server hold or do. Each refusal is the
+/// binding's error: PayloadTooLarge, ResourceExhausted or InvalidParams. Limits on the wire (body
+/// size and read time) are [`HttpOptions`](crate::HttpOptions)'.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::{Limits, RequestHandler};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let limits = Limits { max_history_length: 200, cancel_grace: Duration::from_secs(10), ..Limits::default() };
+/// let handler = RequestHandler::builder(EchoAgent).limits(limits).build();
+/// assert_eq!(handler.limits().max_history_length, 200);
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest client message, as [`MemorySize`](agentwire_types::MemorySize) estimates the
+    /// memory it takes (a message of many tiny parts takes far more than its JSON text).
+    pub max_message_bytes: usize,
+    /// Most messages a task's history keeps: the first (the request that started the task) and
+    /// the most recent ones; the oldest after the first are dropped.
+    pub max_history_length: usize,
+    /// Most tasks one principal may have in progress (not in a terminal state) at once; a send
+    /// that would start one more is refused with ResourceExhausted.
+    pub max_unfinished_tasks: usize,
+    /// Most task memory one ListTasks page carries; a page that would hold more ends early, with
+    /// a `nextPageToken` for the rest.
+    pub max_list_bytes: usize,
+    /// Most push configs one task may have.
+    pub max_push_configs_per_task: usize,
+    /// Events buffered per task for live readers before a slow reader falls back to the event log.
+    /// Small by default: every task with a reader allocates the whole ring, and a reader that
+    /// falls behind loses nothing, it reads the log instead.
+    pub subscriber_buffer: usize,
+    /// ListTasks page size when the client gives none.
+    pub default_page_size: usize,
+    /// Largest ListTasks page size.
+    pub max_page_size: usize,
+    /// How long a canceled execution may take to end its task itself before the server cancels
+    /// the task without it.
+    pub cancel_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: 8 * 1024 * 1024,
+            max_history_length: 1_000,
+            max_unfinished_tasks: 10_000,
+            max_list_bytes: 16 * 1024 * 1024,
+            max_push_configs_per_task: 32,
+            subscriber_buffer: 16,
+            default_page_size: 50,
+            max_page_size: 100,
+            cancel_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// How long ended tasks are kept, on any store: the ones that ended before `ended_ttl`, and the
+/// ended ones beyond the `keep_ended` that ended last, are removed with their events and push
+/// configs, every `every`. Tasks in progress are never removed.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use agentwire_server::Retention;
+///
+/// let week = Retention { ended_ttl: Some(Duration::from_secs(7 * 24 * 3600)), ..Retention::default() };
+/// assert_eq!(week.keep_ended, Some(10_000));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Retention {
+    /// Keep at most this many ended tasks (default 10,000).
+    pub keep_ended: Option<usize>,
+    /// Remove tasks this long after they ended (default: never for that reason).
+    pub ended_ttl: Option<Duration>,
+    /// How often to look (default: a minute).
+    pub every: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self { keep_ended: Some(10_000), ended_ttl: None, every: Duration::from_secs(60) }
+    }
+}

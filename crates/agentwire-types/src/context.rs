@@ -1,0 +1,162 @@
+//! What an operation knows about its request besides its parameters: who asks, for which tenant,
+//! in which protocol generation and over which binding, with which extensions and metadata.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http::HeaderMap;
+use serde_json::{Map, Value};
+
+use crate::Dialect;
+
+/// An A2A protocol binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP.
+    JsonRpc,
+    /// HTTP+JSON (REST).
+    HttpJson,
+    /// gRPC.
+    Grpc,
+}
+
+impl Binding {
+    /// The name an agent card gives the binding (`JSONRPC`, `HTTP+JSON`, `GRPC`).
+    ///
+    /// ```
+    /// use agentwire_types::Binding;
+    ///
+    /// assert_eq!(Binding::from_name("http+json"), Some(Binding::HttpJson));
+    /// assert_eq!(Binding::HttpJson.name(), "HTTP+JSON");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::JsonRpc => "JSONRPC",
+            Self::HttpJson => "HTTP+JSON",
+            Self::Grpc => "GRPC",
+        }
+    }
+
+    /// The binding a card's name denotes, compared without case.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::JsonRpc, Self::HttpJson, Self::Grpc].into_iter().find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// An authenticated caller.
+///
+/// ```
+/// use agentwire_types::Principal;
+///
+/// let alice = Principal::new("alice").with_claim("scope", "a2a:read");
+/// assert_eq!(alice.claims["scope"], "a2a:read");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// A stable name; tasks are owned by it.
+    pub name: String,
+    /// What the authenticator learned about the caller (a token's claims, a certificate's
+    /// subject), for layers that decide what the caller may do.
+    pub claims: Map<String, Value>,
+}
+
+impl Principal {
+    /// A principal with this name and no claims.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self { name: name.into(), claims: Map::new() }
+    }
+
+    /// The same principal with one more claim.
+    pub fn with_claim(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.claims.insert(name.into(), value.into());
+        self
+    }
+}
+
+/// The connection a request came over, as the listener saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    /// The client's address.
+    pub addr: SocketAddr,
+    /// The client's TLS certificate (DER), when it presented one.
+    pub certificate: Option<Arc<[u8]>>,
+}
+
+/// The per-request facts every operation receives.
+///
+/// ```
+/// use agentwire_types::{Binding, Dialect, RequestContext};
+///
+/// let ctx = RequestContext::new(Dialect::V03, Binding::Grpc);
+/// assert!(ctx.principal.is_none());
+/// assert_eq!(ctx.tenant, "");
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestContext {
+    /// Routing tenant ("" when none).
+    pub tenant: String,
+    /// The authenticated caller, if any.
+    pub principal: Option<Principal>,
+    /// The protocol generation the request was made in, as its method name or route tells it.
+    pub dialect: Dialect,
+    /// The binding the request arrived over.
+    pub binding: Binding,
+    /// Extension URIs the client declared.
+    pub extensions: Vec<String>,
+    /// For a subscription that resumes a dropped stream: the sequence number of the last event
+    /// the client received (SSE's `Last-Event-ID`). The stream then carries every event after it.
+    pub last_event_id: Option<u64>,
+    /// The request's headers, or its gRPC metadata (ASCII entries), as the client sent them.
+    pub metadata: HeaderMap,
+    /// The connection, where the server was given one (see `agentwire_server::serve`).
+    pub peer: Option<Peer>,
+}
+
+impl Default for RequestContext {
+    fn default() -> Self {
+        Self::new(Dialect::V1, Binding::JsonRpc)
+    }
+}
+
+impl RequestContext {
+    /// A request made in `dialect` over `binding`, by nobody in particular.
+    pub fn new(dialect: Dialect, binding: Binding) -> Self {
+        Self {
+            tenant: String::new(),
+            principal: None,
+            dialect,
+            binding,
+            extensions: Vec::new(),
+            last_event_id: None,
+            metadata: HeaderMap::new(),
+            peer: None,
+        }
+    }
+
+    /// The same request, made by `principal`.
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+
+    /// The same request, for `tenant`.
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = tenant.into();
+        self
+    }
+
+    /// The tenant an operation acts for: the one its parameters name, else the request's.
+    pub fn tenant_for<'a>(&'a self, named: &'a str) -> &'a str {
+        if named.is_empty() {
+            &self.tenant
+        } else {
+            named
+        }
+    }
+
+    /// The principal's name; empty for an anonymous caller.
+    pub fn owner(&self) -> &str {
+        self.principal.as_ref().map_or("", |p| p.name.as_str())
+    }
+}

@@ -1,0 +1,235 @@
+//! The canonical operations: one request type with a variant per A2A operation, and one answer
+//! type, whatever the binding or generation they arrived in. Server bindings decode into
+//! [`A2aRequest`] and write [`A2aResponse`]; the client writes an `A2aRequest` on its wire and
+//! reads the `A2aResponse`.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures_core::Stream;
+
+use crate::jsonrpc::Operation;
+use crate::{
+    A2AError, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
+    ListTasksResponse, Result, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+
+/// One A2A operation with its request.
+///
+/// Matches on it are exhaustive on purpose: a new operation is a compile error in every binding
+/// and codec that has yet to handle it.
+///
+/// ```
+/// use agentwire_types::jsonrpc::Operation;
+/// use agentwire_types::{A2aRequest, GetTaskRequest};
+///
+/// let request = A2aRequest::GetTask(GetTaskRequest { id: "t-1".into(), ..GetTaskRequest::default() });
+/// assert_eq!(request.operation(), Operation::GetTask);
+/// assert_eq!(request.with_tenant("acme").tenant(), "acme");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum A2aRequest {
+    /// SendMessage.
+    SendMessage(SendMessageRequest),
+    /// SendStreamingMessage.
+    SendStreamingMessage(SendMessageRequest),
+    /// GetTask.
+    GetTask(GetTaskRequest),
+    /// ListTasks.
+    ListTasks(ListTasksRequest),
+    /// CancelTask.
+    CancelTask(CancelTaskRequest),
+    /// SubscribeToTask.
+    SubscribeToTask(SubscribeToTaskRequest),
+    /// CreateTaskPushNotificationConfig.
+    CreatePushConfig(TaskPushNotificationConfig),
+    /// GetTaskPushNotificationConfig.
+    GetPushConfig(TaskPushNotificationConfigRef),
+    /// ListTaskPushNotificationConfigs.
+    ListPushConfigs(ListTaskPushNotificationConfigsRequest),
+    /// DeleteTaskPushNotificationConfig.
+    DeletePushConfig(TaskPushNotificationConfigRef),
+    /// GetExtendedAgentCard.
+    GetExtendedAgentCard(GetExtendedAgentCardRequest),
+    /// The public agent card, as the well-known URL serves it.
+    GetAgentCard,
+}
+
+impl A2aRequest {
+    /// Which operation this is.
+    pub fn operation(&self) -> Operation {
+        match self {
+            Self::SendMessage(_) => Operation::SendMessage,
+            Self::SendStreamingMessage(_) => Operation::SendStreamingMessage,
+            Self::GetTask(_) => Operation::GetTask,
+            Self::ListTasks(_) => Operation::ListTasks,
+            Self::CancelTask(_) => Operation::CancelTask,
+            Self::SubscribeToTask(_) => Operation::SubscribeToTask,
+            Self::CreatePushConfig(_) => Operation::CreatePushConfig,
+            Self::GetPushConfig(_) => Operation::GetPushConfig,
+            Self::ListPushConfigs(_) => Operation::ListPushConfigs,
+            Self::DeletePushConfig(_) => Operation::DeletePushConfig,
+            Self::GetExtendedAgentCard(_) => Operation::GetExtendedAgentCard,
+            Self::GetAgentCard => Operation::GetAgentCard,
+        }
+    }
+
+    /// The tenant the request names; empty for none.
+    pub fn tenant(&self) -> &str {
+        match self {
+            Self::SendMessage(r) | Self::SendStreamingMessage(r) => &r.tenant,
+            Self::GetTask(r) => &r.tenant,
+            Self::ListTasks(r) => &r.tenant,
+            Self::CancelTask(r) => &r.tenant,
+            Self::SubscribeToTask(r) => &r.tenant,
+            Self::CreatePushConfig(r) => &r.tenant,
+            Self::GetPushConfig(r) | Self::DeletePushConfig(r) => &r.tenant,
+            Self::ListPushConfigs(r) => &r.tenant,
+            Self::GetExtendedAgentCard(r) => &r.tenant,
+            Self::GetAgentCard => "",
+        }
+    }
+
+    /// The same request, naming `tenant` where it named none.
+    pub fn with_tenant(mut self, tenant: &str) -> Self {
+        if let Some(slot) = self.tenant_mut().filter(|slot| slot.is_empty()) {
+            tenant.clone_into(slot);
+        }
+        self
+    }
+
+    fn tenant_mut(&mut self) -> Option<&mut String> {
+        Some(match self {
+            Self::SendMessage(r) | Self::SendStreamingMessage(r) => &mut r.tenant,
+            Self::GetTask(r) => &mut r.tenant,
+            Self::ListTasks(r) => &mut r.tenant,
+            Self::CancelTask(r) => &mut r.tenant,
+            Self::SubscribeToTask(r) => &mut r.tenant,
+            Self::CreatePushConfig(r) => &mut r.tenant,
+            Self::GetPushConfig(r) | Self::DeletePushConfig(r) => &mut r.tenant,
+            Self::ListPushConfigs(r) => &mut r.tenant,
+            Self::GetExtendedAgentCard(r) => &mut r.tenant,
+            Self::GetAgentCard => return None,
+        })
+    }
+}
+
+/// One item of a task's event stream, with its sequence number in the task's event log
+/// (0 for a direct message reply, which belongs to no task).
+#[derive(Debug, Clone)]
+pub struct StreamItem {
+    /// Position in the task's event log; usable as an SSE event id.
+    pub seq: u64,
+    /// The event.
+    pub response: Arc<StreamResponse>,
+}
+
+/// The events of SendStreamingMessage or SubscribeToTask: the task first, then its updates, ending
+/// after a terminal or input-required state.
+pub type TaskEventStream = Pin<Box<dyn Stream<Item = Result<StreamItem>> + Send>>;
+
+/// The answer to an [`A2aRequest`].
+pub enum A2aResponse {
+    /// SendMessage's task or message.
+    Send(SendMessageResponse),
+    /// GetTask's and CancelTask's task.
+    Task(Task),
+    /// ListTasks' page.
+    Tasks(ListTasksResponse),
+    /// A push config, created or read.
+    PushConfig(TaskPushNotificationConfig),
+    /// A task's push configs.
+    PushConfigs(ListTaskPushNotificationConfigsResponse),
+    /// An agent card, public or extended.
+    Card(Box<AgentCard>),
+    /// The push config is gone.
+    Deleted,
+    /// The events of SendStreamingMessage or SubscribeToTask.
+    Stream(TaskEventStream),
+}
+
+impl A2aResponse {
+    /// The variant's name, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Send(_) => "a send result",
+            Self::Task(_) => "a task",
+            Self::Tasks(_) => "a task list",
+            Self::PushConfig(_) => "a push config",
+            Self::PushConfigs(_) => "a push config list",
+            Self::Card(_) => "an agent card",
+            Self::Deleted => "a deletion",
+            Self::Stream(_) => "an event stream",
+        }
+    }
+}
+
+impl fmt::Debug for A2aResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Send(r) => f.debug_tuple("Send").field(r).finish(),
+            Self::Task(r) => f.debug_tuple("Task").field(r).finish(),
+            Self::Tasks(r) => f.debug_tuple("Tasks").field(r).finish(),
+            Self::PushConfig(r) => f.debug_tuple("PushConfig").field(r).finish(),
+            Self::PushConfigs(r) => f.debug_tuple("PushConfigs").field(r).finish(),
+            Self::Card(r) => f.debug_tuple("Card").field(r).finish(),
+            Self::Deleted => f.write_str("Deleted"),
+            Self::Stream(_) => f.write_str("Stream(..)"),
+        }
+    }
+}
+
+/// An answer of the wrong kind: a service answered an operation with another operation's result.
+fn mismatch(expected: &str, got: &A2aResponse) -> A2AError {
+    A2AError::internal(format!("expected {expected} as the answer, got {}", got.name()))
+}
+
+/// Each answer's payload, taken out of the [`A2aResponse`] its operation gives.
+macro_rules! payload {
+    ($($variant:ident($inner:ident) => $ty:ty: $what:literal),* $(,)?) => {$(
+        impl TryFrom<A2aResponse> for $ty {
+            type Error = A2AError;
+
+            fn try_from(response: A2aResponse) -> Result<Self> {
+                match response {
+                    A2aResponse::$variant($inner) => Ok($inner.into()),
+                    other => Err(mismatch($what, &other)),
+                }
+            }
+        }
+    )*};
+}
+
+payload! {
+    Send(r) => SendMessageResponse: "a send result",
+    Task(r) => Task: "a task",
+    Tasks(r) => ListTasksResponse: "a task list",
+    PushConfig(r) => TaskPushNotificationConfig: "a push config",
+    PushConfigs(r) => ListTaskPushNotificationConfigsResponse: "a push config list",
+    Stream(r) => TaskEventStream: "an event stream",
+}
+
+impl TryFrom<A2aResponse> for AgentCard {
+    type Error = A2AError;
+
+    fn try_from(response: A2aResponse) -> Result<Self> {
+        match response {
+            A2aResponse::Card(card) => Ok(*card),
+            other => Err(mismatch("an agent card", &other)),
+        }
+    }
+}
+
+impl TryFrom<A2aResponse> for () {
+    type Error = A2AError;
+
+    fn try_from(response: A2aResponse) -> Result<Self> {
+        match response {
+            A2aResponse::Deleted => Ok(()),
+            other => Err(mismatch("a deletion", &other)),
+        }
+    }
+}
