@@ -82,7 +82,7 @@ pub(crate) struct ServeOpt {
     pub(crate) card: Option<PathBuf>,
 
     /// The URL clients reach this server at, as advertised in the card
-    /// (default: http://<listen address>).
+    /// (default: http://LISTEN-ADDRESS).
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
 

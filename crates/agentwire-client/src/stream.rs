@@ -94,7 +94,7 @@ impl Resumable {
                     if self.task_id.is_empty() {
                         self.task_id = event.task_id().to_owned();
                     }
-                    self.ended = ends_stream(&event);
+                    self.ended = self.closes(&event);
                     (self.failures, self.resuming) = (0, false);
                     return Some(Ok(event));
                 }
@@ -124,23 +124,20 @@ impl Resumable {
         }
     }
 
+    /// Whether the server ends the stream after `event`, by the rule of the generation spoken.
+    fn closes(&self, event: &StreamResponse) -> bool {
+        self.client.endpoint().version.dialect().profile().closes_stream(event)
+    }
+
     /// Ends the stream after the agent refused to resume it: with the task, when it ended while
     /// the stream was away (v1.0 refuses subscriptions to ended tasks), else with the refusal.
     async fn refused(&mut self, refusal: Error) -> Option<Result<StreamResponse>> {
         self.ended = true;
         let request = GetTaskRequest { id: self.task_id.clone(), ..GetTaskRequest::default() };
         match self.client.get_task(request).await.map(StreamResponse::Task) {
-            Ok(task) if ends_stream(&task) => Some(Ok(task)),
+            Ok(task) if self.closes(&task) => Some(Ok(task)),
             _ => Some(Err(refusal)),
         }
-    }
-}
-
-/// Whether the server ends the stream after `event`.
-fn ends_stream(event: &StreamResponse) -> bool {
-    match event {
-        StreamResponse::Message(_) => true,
-        _ => event.task_state().is_some_and(|s| s.is_terminal() || s.is_interrupted()),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::Principal;
 /// Identifies the caller of an operation from its request: the metadata (HTTP headers or gRPC
 /// metadata), the peer and its TLS certificate, the tenant and the operation itself.
 ///
-/// Implement it with [`async_trait`]; it may call out (to an identity provider, a token
+/// Implement it with [`macro@async_trait`]; it may call out (to an identity provider, a token
 /// introspection endpoint, a database).
 #[async_trait]
 pub trait Authenticator: Send + Sync + 'static {

@@ -55,14 +55,20 @@ where
     service.clone().oneshot((ctx, request)).await?.try_into()
 }
 
-/// v0.3's card call (`GET /v1/card`, gRPC `GetAgentCard`): the authenticated extended card, or
-/// the public one where the agent has no other.
-pub(crate) async fn v03_card(service: &Operations, ctx: RequestContext) -> Result<AgentCard, A2AError> {
-    let extended = A2aRequest::GetExtendedAgentCard(GetExtendedAgentCardRequest::default());
-    match call(service, ctx.clone(), extended).await {
-        Err(error) if error.kind() == ErrorKind::UnsupportedOperation => {
+/// A card call (`GetExtendedAgentCard`, v0.3's `GET /v1/card` and gRPC `GetAgentCard`): the
+/// extended card, or, where the request's generation says so, the public card when the agent has
+/// no extended one.
+pub(crate) async fn card_call(
+    service: &Operations,
+    ctx: RequestContext,
+    request: GetExtendedAgentCardRequest,
+) -> Result<AgentCard, A2AError> {
+    let falls_back = ctx.dialect.profile().card_call_falls_back_to_public();
+    let fallback = falls_back.then(|| ctx.clone());
+    match (call(service, ctx, A2aRequest::GetExtendedAgentCard(request)).await, fallback) {
+        (Err(error), Some(ctx)) if error.kind() == ErrorKind::UnsupportedOperation => {
             call(service, ctx, A2aRequest::GetAgentCard).await
         }
-        card => card,
+        (card, _) => card,
     }
 }

@@ -279,3 +279,26 @@ async fn a_subscription_resumes_after_its_opening_snapshot() {
     assert_eq!(seen.ids.first(), Some(&(version + 1)), "the event right after the snapshot comes next");
     assert_eq!(seen.last_state.as_deref(), Some("TASK_STATE_COMPLETED"));
 }
+
+#[tokio::test]
+async fn auth_required_is_not_final_in_a_v03_stream() {
+    let gate = Gate::default();
+    let server = TestServer::start(RequestHandler::builder(NeedsAuth(gate.clone()))).await;
+    let message =
+        json!({"kind": "message", "messageId": "m1", "role": "user", "parts": [{"kind": "text", "text": "hi"}]});
+    let mut stream = server.open_rpc_stream("message/stream", json!({"message": message})).await;
+    let mut updates = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        let result = &event.data["result"];
+        if result["kind"] != "status-update" {
+            continue;
+        }
+        let state = result["status"]["state"].as_str().unwrap_or("").to_owned();
+        if state == "auth-required" {
+            gate.open();
+        }
+        updates.push((state, result["final"].as_bool()));
+    }
+    let expected = [("auth-required".to_owned(), Some(false)), ("completed".to_owned(), Some(true))];
+    assert_eq!(updates, expected, "the stream goes on after AUTH_REQUIRED; only its last event is final");
+}

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
-use crate::{A2AError, ErrorKind};
+use crate::{A2AError, Dialect, ErrorKind};
 
 /// A request, borrowed from its JSON text: `params` stay raw until the method says what they are.
 ///
@@ -179,18 +179,6 @@ impl ErrorInfo {
 fn lenient_details<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ErrorInfo>, D::Error> {
     let value = serde_json::Value::deserialize(deserializer)?;
     Ok(serde_json::from_value(value).unwrap_or_default())
-}
-
-/// A generation of the protocol, as a request's method name or route tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Dialect {
-    /// v1.0: `SendMessage`, ProtoJSON shapes.
-    #[default]
-    V1,
-    /// v0.3: `message/send`, `kind`-tagged shapes.
-    V03,
-    /// The `tasks/send` family (with v0.1 shapes).
-    Legacy,
 }
 
 /// The A2A operations, whatever a generation calls them.

@@ -38,9 +38,9 @@ pub use card::{
     OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 };
 pub use context::{Binding, Peer, Principal, RequestContext};
+pub use dialect::Dialect;
 pub use error::{A2AError, ErrorKind, Result};
 pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
-pub use jsonrpc::Dialect;
 pub use message::Message;
 pub use operation::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use part::{Part, PartContent};

@@ -258,17 +258,13 @@ impl TryFrom<pb::TaskStatus> for t::TaskStatus {
     }
 }
 
-/// v0.3's `final`: the server closes the stream after a terminal or interrupted state.
-fn is_final(state: t::TaskState) -> bool {
-    state.is_terminal() || state.is_interrupted()
-}
-
+/// v0.3's `final`: on the one event after which the stream closes.
 impl From<t::TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
     fn from(e: t::TaskStatusUpdateEvent) -> Self {
         pb::TaskStatusUpdateEvent {
             task_id: e.task_id,
             context_id: e.context_id,
-            r#final: is_final(e.status.state),
+            r#final: t::Dialect::V03.profile().closes_stream_at(e.status.state),
             status: Some(e.status.into()),
             metadata: metadata_to_proto(e.metadata),
         }
@@ -1089,7 +1085,8 @@ mod tests {
             (t::TaskState::Canceled, true),
             (t::TaskState::Rejected, true),
             (t::TaskState::InputRequired, true),
-            (t::TaskState::AuthRequired, true),
+            // Credentials may arrive out of band: the stream goes on.
+            (t::TaskState::AuthRequired, false),
         ] {
             assert_eq!(is_final(state), expected, "{state:?}");
         }

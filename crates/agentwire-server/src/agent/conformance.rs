@@ -86,6 +86,15 @@ const BY_FIRST_WORD: &[(&str, Script)] = &[
     ("tck-artifact-data", Script::ArtifactData),
 ];
 
+/// Whether a request follows the v0.3 suite's contract (DESIGN §5): that suite drives its server
+/// in v0.3 only, and expects its own timings and defaults.
+fn follows_v03_suite(ctx: &ExecutionContext) -> bool {
+    match ctx.request.dialect {
+        Dialect::V03 => true,
+        Dialect::V1 | Dialect::Legacy => false,
+    }
+}
+
 fn script_for(ctx: &ExecutionContext) -> Script {
     let by_id = BY_MESSAGE_ID
         .iter()
@@ -99,7 +108,7 @@ fn script_for(ctx: &ExecutionContext) -> Script {
     match BY_FIRST_WORD.iter().find(|(word, _)| *word == first_word) {
         Some((_, script)) => *script,
         None if first_word.starts_with("tck-") => Script::UnknownScenario,
-        None if ctx.request.dialect == Dialect::V03 => Script::WorkThenAskV03,
+        None if follows_v03_suite(ctx) => Script::WorkThenAskV03,
         None => Script::CompleteWithMessage,
     }
 }
@@ -183,8 +192,7 @@ impl AgentExecutor for ConformanceAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
         let script = script_for(&ctx);
         let timings = self.timings;
-        let resubscribe_run =
-            if ctx.request.dialect == Dialect::V03 { timings.resubscribe_run } else { self.resubscribe_run };
+        let resubscribe_run = if follows_v03_suite(&ctx) { timings.resubscribe_run } else { self.resubscribe_run };
         ctx.run(move |ctx, updater| async move { play(script, &ctx, &updater, resubscribe_run, timings).await })
     }
 }

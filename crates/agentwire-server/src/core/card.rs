@@ -1,5 +1,6 @@
 //! The agent card the server publishes, and the extended card it hands to authenticated clients.
 
+use agentwire_types::dialect::CardForm;
 use agentwire_types::{A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Result};
 
 use crate::RequestContext;
@@ -178,11 +179,10 @@ fn authority(url: &str) -> &str {
     authority.split('/').next().unwrap_or(authority)
 }
 
-/// The card as a client of `dialect` reads it: v1.0 members only for v1.0, the combined card for
-/// the others.
+/// The card as a client of `dialect` reads it: v1.0 members only, or the combined card.
 pub(crate) fn card_json(card: &AgentCard, dialect: agentwire_types::Dialect) -> serde_json::Value {
-    match dialect {
-        agentwire_types::Dialect::V1 => serde_json::to_value(card).unwrap_or_default(),
-        _ => agentwire_types::dialect::card::combined(card),
+    match dialect.profile().card_form() {
+        CardForm::V1 => serde_json::to_value(card).unwrap_or_default(),
+        CardForm::Combined => agentwire_types::dialect::card::combined(card),
     }
 }

@@ -150,9 +150,9 @@ impl Core {
             "" => None,
             id => self.push_configs.get_config(&scope, &req.task_id, id).await.map_err(store_error)?,
         };
-        // v0.3 and the legacy family ask for "the" config of a task, by no id or by a name of
-        // their own ("default"): the task's first.
-        if record.is_none() && (req.id.is_empty() || ctx.dialect != Dialect::V1) {
+        // "The" config of a task: asked for without an id, or by a name the task has none of
+        // where the generation's clients name it so.
+        if record.is_none() && (req.id.is_empty() || ctx.dialect.profile().unknown_config_id_is_first()) {
             record =
                 self.push_configs.list_configs(&scope, &req.task_id).await.map_err(store_error)?.into_iter().next();
         }

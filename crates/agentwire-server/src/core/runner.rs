@@ -192,7 +192,7 @@ impl Core {
         let Run { scope, task_id: id, context_id, message, task, new_task, request, streaming, waiter } = run;
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.cancel.started(&scope, &task_id);
-        let reply_as_task = request.dialect == agentwire_types::Dialect::Legacy;
+        let reply_as_task = request.dialect.profile().reply_as_task();
         let fresh = new_task.then(|| Arc::clone(&task));
         // The agent sees a new task as it did before it existed: no task yet, only the message.
         let task = (!new_task).then_some(task);

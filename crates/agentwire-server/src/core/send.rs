@@ -17,6 +17,7 @@ use super::tasks::view;
 use super::{new_id, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;
+use agentwire_types::dialect::Profile;
 use agentwire_types::{StreamItem, TaskEventStream};
 
 /// How the request that starts an execution follows it.
@@ -44,12 +45,6 @@ struct Started {
     history_length: Option<usize>,
 }
 
-/// Whether a stream ends after this event: a terminal state, or INPUT_REQUIRED (the client must
-/// speak). AUTH_REQUIRED keeps the stream open, since credentials may arrive out of band.
-pub(crate) fn closes_stream(event: &StreamResponse) -> bool {
-    event.task_state().is_some_and(|s| s.is_terminal() || s == agentwire_types::TaskState::InputRequired)
-}
-
 /// A send that passed its checks, ready to start.
 struct Checked {
     ctx: RequestContext,
@@ -71,9 +66,11 @@ impl Core {
                     send.message.task_id = task_id;
                     return self.continue_task(send, record.task).await;
                 }
-                // In the legacy family the client chooses a new task's id (`tasks/send`'s `id`);
-                // elsewhere an unknown id is TaskNotFound.
-                Err(error) if error.kind() == ErrorKind::TaskNotFound && send.ctx.dialect == Dialect::Legacy => {}
+                // Where the client chooses a new task's id (the legacy `tasks/send`'s `id`), an
+                // unknown id names the task to create; elsewhere it is TaskNotFound.
+                Err(error)
+                    if error.kind() == ErrorKind::TaskNotFound
+                        && send.ctx.dialect.profile().client_names_new_tasks() => {}
                 Err(error) => return Err(error),
             }
         }
@@ -86,7 +83,7 @@ impl Core {
         if !req.tenant.is_empty() {
             ctx.tenant = std::mem::take(&mut req.tenant);
         }
-        if ctx.dialect == Dialect::Legacy && req.message.message_id.is_empty() {
+        if ctx.dialect.profile().client_names_new_tasks() && req.message.message_id.is_empty() {
             // v0.1 messages have no id of their own.
             req.message.message_id = new_id();
         }
@@ -244,6 +241,7 @@ impl Core {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
+        let profile = ctx.dialect.profile();
         let started = self.start(ctx, req, Follow::Stream).await?;
         let Following::Feed(feed) = started.following else {
             return Err(A2AError::internal("a streaming send lost its execution's events"));
@@ -253,7 +251,7 @@ impl Core {
         // A new task is announced only once the agent takes it on: an agent that replies with a
         // message makes no task, and its stream is the message alone.
         let opening = if started.new_task { Opening::UntilTakenOn(first) } else { Opening::Now(first) };
-        Ok(task_event_stream(feed, opening, true))
+        Ok(task_event_stream(feed, opening, true, profile))
     }
 }
 
@@ -280,7 +278,12 @@ pub(crate) enum Opening {
 /// The stream a client reads: the opening, then the feed until an event closes it.
 /// `end_with_execution`: a send-stream also ends when its execution stops; a subscription waits
 /// for later executions of the task.
-pub(crate) fn task_event_stream(feed: EventFeed, opening: Opening, end_with_execution: bool) -> TaskEventStream {
+pub(crate) fn task_event_stream(
+    feed: EventFeed,
+    opening: Opening,
+    end_with_execution: bool,
+    profile: &'static Profile,
+) -> TaskEventStream {
     struct State {
         feed: EventFeed,
         /// Items to send before reading the feed again.
@@ -320,7 +323,7 @@ pub(crate) fn task_event_stream(feed: EventFeed, opening: Opening, end_with_exec
             if item.seq != 0 {
                 s.ready.extend(s.held.take());
             }
-            s.done = item.seq == 0 || closes_stream(&item.response);
+            s.done = item.seq == 0 || profile.closes_stream(&item.response);
             s.ready.push_back(item);
         }
     }))

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_store::{PageToken, TaskQuery};
 use agentwire_types::{
-    A2AError, CancelTaskRequest, Dialect, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
+    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 
@@ -15,6 +15,7 @@ use super::send::{task_event_stream, Opening};
 use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;
+use agentwire_types::dialect::EndedSubscription;
 use agentwire_types::{StreamItem, TaskEventStream};
 
 impl Core {
@@ -126,9 +127,9 @@ impl Core {
             }
             feed.start_after(seen);
             feed.read_log().await?;
-            return Ok(task_event_stream(feed, Opening::Nothing, ended));
+            return Ok(task_event_stream(feed, Opening::Nothing, ended, ctx.dialect.profile()));
         }
-        if ended && ctx.dialect == Dialect::V1 {
+        if ended && ctx.dialect.profile().subscribe_to_ended() == EndedSubscription::Refused {
             return Err(A2AError::unsupported_operation(format!(
                 "task {} is {}; there is nothing left to subscribe to",
                 req.id, record.task.status.state
@@ -144,7 +145,7 @@ impl Core {
             // v0.3 and the legacy family answer with the ended task, then close the stream.
             return Ok(Box::pin(futures_util::stream::iter([Ok(first)])));
         }
-        Ok(task_event_stream(feed, Opening::Now(first), false))
+        Ok(task_event_stream(feed, Opening::Now(first), false, ctx.dialect.profile()))
     }
 }
 

@@ -85,7 +85,7 @@ impl A2aService for V03 {
     async fn get_agent_card(&self, request: Request<pb::GetAgentCardRequest>) -> Reply<pb::AgentCard> {
         let (metadata, mut extensions, _) = request.into_parts();
         let ctx = super::context(&mut extensions, metadata, "", Dialect::V03)?;
-        crate::service::v03_card(&self.operations, ctx)
+        crate::service::card_call(&self.operations, ctx, t::GetExtendedAgentCardRequest::default())
             .await
             .map(|card| tonic::Response::new(card.into()))
             .map_err(super::status)

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use http::{header, HeaderValue, StatusCode};
 use tower::ServiceExt;
 
+use agentwire_types::dialect::CardForm;
 use agentwire_types::{A2aRequest, AgentCard, Binding, Dialect};
 
 use super::errors::{http_status, with_challenge, RestError};
@@ -24,7 +25,7 @@ const CACHE_CONTROL: &str = "public, max-age=300";
 /// Which form of the card each client gets, and since when each form has been what it is.
 pub(crate) struct Cards {
     strict: bool,
-    /// Per form (combined, v1.0): the ETag last served and when that content was first served.
+    /// Per form (v1.0, combined): the ETag last served and when that content was first served.
     since: [Mutex<Option<(HeaderValue, HeaderValue)>>; 2],
 }
 
@@ -33,6 +34,8 @@ impl Cards {
         Self { strict, since: Default::default() }
     }
 
+    /// The generation whose card form the client reads: v1.0's for a client that asks for 1.0
+    /// (or for everyone when strict), else the combined card every generation reads.
     fn dialect(&self, negotiated: Option<&Negotiated>) -> Dialect {
         let asks_v1 = negotiated.is_some_and(|n| matches!(n.version, Ok(Some(ProtocolVersion::V1_0))));
         if self.strict || asks_v1 {
@@ -49,7 +52,10 @@ impl Cards {
         let hash =
             json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
         let etag = HeaderValue::from_str(&format!("\"{hash:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""));
-        let slot = &self.since[usize::from(dialect == Dialect::V1)];
+        let slot = &self.since[match dialect.profile().card_form() {
+            CardForm::V1 => 0,
+            CardForm::Combined => 1,
+        }];
         // A short section: compare and maybe replace two header values.
         let mut since = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let last_modified = match since.as_ref() {

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 
-use agentwire_types::dialect::{legacy, v03, Encoded};
+use agentwire_types::dialect::{legacy, v03, Encoded, StreamErrors};
 use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, Result, SendMessageRequest, StreamItem};
 
@@ -112,7 +112,6 @@ impl<'a> Call<'a> {
 
     /// The params, decoded into the operation's canonical request from the method's generation.
     fn request(&self, dialect: Dialect, operation: Operation) -> Result<A2aRequest> {
-        let v1 = dialect == Dialect::V1;
         Ok(match operation {
             Operation::SendMessage => A2aRequest::SendMessage(self.send_request(dialect)?),
             Operation::SendStreamingMessage => A2aRequest::SendStreamingMessage(self.send_request(dialect)?),
@@ -120,11 +119,15 @@ impl<'a> Call<'a> {
             Operation::ListTasks => A2aRequest::ListTasks(self.params()?),
             Operation::CancelTask => A2aRequest::CancelTask(self.params()?),
             Operation::SubscribeToTask => A2aRequest::SubscribeToTask(self.params()?),
-            Operation::CreatePushConfig if v1 => A2aRequest::CreatePushConfig(self.params()?),
-            Operation::CreatePushConfig => A2aRequest::CreatePushConfig(self.params::<v03::PushConfigParams>()?.into()),
+            Operation::CreatePushConfig => A2aRequest::CreatePushConfig(match dialect {
+                Dialect::V1 => self.params()?,
+                Dialect::V03 | Dialect::Legacy => self.params::<v03::PushConfigParams>()?.into(),
+            }),
             Operation::GetPushConfig => A2aRequest::GetPushConfig(self.config_ref(dialect)?),
-            Operation::ListPushConfigs if v1 => A2aRequest::ListPushConfigs(self.params()?),
-            Operation::ListPushConfigs => A2aRequest::ListPushConfigs(self.params::<v03::TaskIdParams>()?.into()),
+            Operation::ListPushConfigs => A2aRequest::ListPushConfigs(match dialect {
+                Dialect::V1 => self.params()?,
+                Dialect::V03 | Dialect::Legacy => self.params::<v03::TaskIdParams>()?.into(),
+            }),
             Operation::DeletePushConfig => A2aRequest::DeletePushConfig(self.config_ref(dialect)?),
             Operation::GetExtendedAgentCard => A2aRequest::GetExtendedAgentCard(self.params()?),
             Operation::GetAgentCard => return Err(A2AError::method_not_found(&self.method)),
@@ -158,19 +161,20 @@ impl<'a> Call<'a> {
             A2aResponse::Tasks(page) => result_response(self.id, Encoded(dialect, &page)),
             A2aResponse::PushConfig(config) => result_response(self.id, Encoded(dialect, &config)),
             A2aResponse::PushConfigs(configs) => result_response(self.id, Encoded(dialect, &configs)),
-            // v1.0 answers with an empty object, the older generations with `null`.
-            A2aResponse::Deleted => result_response(self.id, (dialect == Dialect::V1).then(Map::new)),
+            A2aResponse::Deleted => {
+                result_response(self.id, dialect.profile().deletion_is_empty_object().then(Map::new))
+            }
             A2aResponse::Card(card) => result_response(self.id, crate::core::card_json(&card, dialect)),
             A2aResponse::Stream(events) => self.stream(state, dialect, events),
         }
     }
 
-    /// An error of the request or its operation. Errors found before a stream starts are plain
-    /// JSON-RPC responses in v1.0; v0.3 and the legacy family, whose clients read every answer to
-    /// a streaming method as events, get them as the stream's one event.
+    /// An error of the request or its operation: a JSON-RPC error response, or, for a streaming
+    /// method of a generation whose clients read every answer to it as events, the stream's one
+    /// event.
     fn failed(&self, state: &AppState, dialect: Dialect, operation: Operation, error: A2AError) -> Response {
         let streaming = matches!(operation, Operation::SendStreamingMessage | Operation::SubscribeToTask);
-        if streaming && dialect != Dialect::V1 {
+        if streaming && dialect.profile().stream_errors_before_start() == StreamErrors::AsEvent {
             return self.stream(state, dialect, Box::pin(futures_util::stream::iter([Err(error)])));
         }
         error_response_in(dialect, self.id, &error)

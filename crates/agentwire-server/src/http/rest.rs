@@ -340,17 +340,15 @@ async fn delete_push_config(State(state): State<AppState>, call: Call) -> Respon
     call.run(&state, Ok(request)).await
 }
 
-/// `GET /extendedAgentCard`, and v0.3's `GET /v1/card` (in the combined form).
+/// `GET /extendedAgentCard`, and v0.3's `GET /v1/card` (in the combined form, and the public card
+/// where the agent has no extended one).
 async fn get_extended_agent_card(State(state): State<AppState>, mut call: Call) -> Response {
-    if call.dialect == Dialect::V03 {
-        let ctx = std::mem::take(&mut call.ctx);
-        return match crate::service::v03_card(&state.operations, ctx).await {
-            Ok(card) => call.respond(&state, A2aResponse::Card(Box::new(card))),
-            Err(error) => call.error(&error),
-        };
-    }
+    let ctx = std::mem::take(&mut call.ctx);
     let request = GetExtendedAgentCardRequest { tenant: call.path.tenant.clone() };
-    call.run(&state, Ok(A2aRequest::GetExtendedAgentCard(request))).await
+    match crate::service::card_call(&state.operations, ctx, request).await {
+        Ok(card) => call.respond(&state, A2aResponse::Card(Box::new(card))),
+        Err(error) => call.error(&error),
+    }
 }
 
 /// Any path no route serves.

@@ -45,12 +45,6 @@ pub(crate) struct Event<'a> {
     pub(crate) flavor: Flavor,
 }
 
-/// Whether a stream closes after `response` when nothing else says so: a terminal or interrupted
-/// state.
-pub(crate) fn closes(response: &StreamResponse) -> bool {
-    response.task_state().is_some_and(|s| s.is_terminal() || s.is_interrupted())
-}
-
 impl Serialize for Event<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (flavor, is_final) = (self.flavor, self.is_final);

@@ -24,8 +24,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::json::{closes, Event, Flavor};
+use super::json::{Event, Flavor};
 use super::v03::shaped;
+use super::Dialect;
 use crate::de::{lenient_i32, null_default};
 use crate::{
     Artifact, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, SendMessageConfiguration,
@@ -62,7 +63,7 @@ pub fn stream_event(response: &StreamResponse, is_final: bool) -> impl Serialize
 /// Final when the stream closes after it.
 impl Serialize for Legacy<'_, StreamResponse> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        stream_event(self.0, closes(self.0)).serialize(serializer)
+        stream_event(self.0, Dialect::Legacy.profile().closes_stream(self.0)).serialize(serializer)
     }
 }
 

@@ -9,15 +9,15 @@
 pub mod card;
 mod json;
 pub mod legacy;
+mod profile;
 pub mod push;
 mod read;
 pub mod v03;
 
+pub use profile::{CardForm, Dialect, EndedSubscription, Profile, PushPayload, StreamErrors};
 pub use read::{FromWire, WireForm};
 
 use serde::{Serialize, Serializer};
-
-use crate::Dialect;
 
 /// A canonical value written in a dialect's shape: as itself for v1.0, through [`v03::V03`] or
 /// [`legacy::Legacy`] for the others.

@@ -28,7 +28,8 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::json::{closes, Event, Flavor};
+use super::json::{Event, Flavor};
+use super::Dialect;
 use crate::de::{lenient_i32, null_default};
 use crate::{
     Artifact, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksResponse,
@@ -89,7 +90,7 @@ pub fn stream_event(response: &StreamResponse, is_final: bool) -> impl Serialize
 /// Without a `final` flag of its own: a status update is final when the stream closes after it.
 impl Serialize for V03<'_, StreamResponse> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        stream_event(self.0, closes(self.0)).serialize(serializer)
+        stream_event(self.0, Dialect::V03.profile().closes_stream(self.0)).serialize(serializer)
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_store::{PushConfigRecord, PushConfigStore, Scope, TaskStore};
-use agentwire_types::dialect::Encoded;
+use agentwire_types::dialect::{Encoded, PushPayload};
 use agentwire_types::StreamResponse;
 use agentwire_types::{Dialect, Task};
 use bytes::Bytes;
@@ -182,7 +182,7 @@ impl Dispatcher {
         }
         for job in jobs {
             let Some(records) = configs.get(&(job.scope.clone(), job.task_id.clone())) else { continue };
-            let wants_task = records.iter().any(|r| r.dialect != Dialect::V1);
+            let wants_task = records.iter().any(|r| r.dialect.profile().push_payload() == PushPayload::Task);
             let task = if wants_task { self.task(&job).await } else { None };
             for (record, target, dues) in fan_out(records.clone(), &job, task) {
                 self.send(&job.scope, &record, target, dues);
@@ -261,7 +261,8 @@ fn fan_out(
 ) -> Vec<(PushConfigRecord, Arc<Target>, Vec<Due>)> {
     let task_id = job.task_id.as_str();
     let mut event_bodies: Option<Vec<(u64, Bytes)>> = None;
-    let mut task_bodies: [Option<Option<Bytes>>; 2] = [None, None];
+    // One body per generation that receives the task: each writes it in its own shape.
+    let mut task_bodies: Vec<(Dialect, Option<Bytes>)> = Vec::new();
     let mut deliveries = Vec::with_capacity(records.len());
     for record in records {
         let config = &record.config;
@@ -273,9 +274,9 @@ fn fan_out(
             }
         };
         let target = Arc::new(Target { url, config: config.clone(), dialect: record.dialect });
-        let dues = match record.dialect {
-            Dialect::V1 if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
-            Dialect::V1 => event_bodies
+        let dues = match record.dialect.profile().push_payload() {
+            PushPayload::Event if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
+            PushPayload::Event => event_bodies
                 .get_or_insert_with(|| {
                     let numbered = job.events.iter().zip(job.first_seq..);
                     numbered.filter_map(|(event, seq)| Some((seq, to_body(&**event, task_id)?))).collect()
@@ -283,10 +284,16 @@ fn fan_out(
                 .iter()
                 .map(|(seq, body)| Due::Event { target: Arc::clone(&target), seq: *seq, body: body.clone() })
                 .collect(),
-            Dialect::V03 | Dialect::Legacy => {
+            PushPayload::Task => {
                 let Some((snapshot, version)) = &task else { continue };
-                let slot = &mut task_bodies[usize::from(record.dialect == Dialect::Legacy)];
-                let body = slot.get_or_insert_with(|| to_body(&Encoded(record.dialect, &**snapshot), task_id));
+                let body = match task_bodies.iter().find(|(dialect, _)| *dialect == record.dialect) {
+                    Some((_, body)) => body.clone(),
+                    None => {
+                        let body = to_body(&Encoded(record.dialect, &**snapshot), task_id);
+                        task_bodies.push((record.dialect, body.clone()));
+                        body
+                    }
+                };
                 let due = |body: &Bytes| Due::Task { target: Arc::clone(&target), seq: *version, body: body.clone() };
                 body.iter().map(due).collect()
             }
@@ -426,8 +433,8 @@ impl LaneWorker {
     /// Delivers what the log holds past the cursor, up to event `through`.
     async fn catch_up(&self, through: u64) {
         let (scope, task_id) = (&self.scope, &self.target.config.task_id);
-        if self.target.dialect != Dialect::V1 {
-            // The older generations get the task as it is now, which covers every event so far.
+        if self.target.dialect.profile().push_payload() == PushPayload::Task {
+            // The task as it is now covers every event so far.
             match self.context.tasks.get(scope, task_id).await {
                 Ok(Some(record)) if record.version > self.delivered() => {
                     if let Some(body) = to_body(&Encoded(self.target.dialect, &*record.task), task_id) {

@@ -22,8 +22,9 @@ use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::super::json::{closes, metadata, non_empty, PushNotificationConfig, Wrapped};
+use super::super::json::{metadata, non_empty, PushNotificationConfig, Wrapped};
 use super::super::read::unnest_message;
+use super::super::Dialect;
 use super::MessageSendParams;
 use crate::{
     Artifact, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent, Role,
@@ -264,9 +265,10 @@ impl Serialize for Proto<'_, StreamResponse> {
         match response {
             StreamResponse::Task(task) => map.serialize_entry("task", &Proto(task))?,
             StreamResponse::Message(message) => map.serialize_entry("message", &Proto(message))?,
-            StreamResponse::StatusUpdate(update) => {
-                map.serialize_entry("statusUpdate", &StatusUpdate(update, closes(response)))?
-            }
+            StreamResponse::StatusUpdate(update) => map.serialize_entry(
+                "statusUpdate",
+                &StatusUpdate(update, Dialect::V03.profile().closes_stream(response)),
+            )?,
             StreamResponse::ArtifactUpdate(update) => map.serialize_entry("artifactUpdate", &Proto(update))?,
         }
         map.end()

@@ -1,0 +1,46 @@
+//! A stream goes on after AUTH_REQUIRED (credentials may arrive out of band) until the task ends,
+//! at every interface the client speaks.
+
+mod common;
+
+use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+use agentwire_server::auth::StaticAuth;
+use agentwire_server::RequestHandler;
+use agentwire_test::{Gate, TestServer};
+use agentwire_types::{SendMessageRequest, TaskState};
+use common::{Agent, INTERFACES, TOKEN};
+
+/// Asks for credentials, then completes once the test says they arrived.
+struct NeedsAuth(Gate);
+
+impl AgentExecutor for NeedsAuth {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let credentials_arrived = self.0.clone();
+        ctx.run(|_, updater| async move {
+            updater.auth_required("sign in at https://auth.example").await?;
+            credentials_arrived.wait().await;
+            updater.complete_with("signed in").await
+        })
+    }
+}
+
+#[tokio::test]
+async fn streams_read_past_auth_required_at_every_interface() {
+    // Credentials "arrive" at once: every stream still passes AUTH_REQUIRED on its way.
+    let gate = Gate::default();
+    gate.open();
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(RequestHandler::builder(NeedsAuth(gate.clone())).authenticator(auth)).await;
+    let agent = Agent { base: server.base.clone(), lists_tasks_in_v03: true, deletes_configs_over_v03_rest: true };
+    for (binding, version) in INTERFACES {
+        let client = common::client(&agent, binding, version).await;
+        let events = client.send_streaming_message(SendMessageRequest::new(common::message("hi"))).await.unwrap();
+        let states = common::states(&common::collect(events).await);
+        assert_eq!(
+            states.last(),
+            Some(&TaskState::Completed),
+            "{binding:?} {version:?}: the stream ended at {states:?}"
+        );
+        assert!(states.contains(&TaskState::AuthRequired), "{binding:?} {version:?}: {states:?}");
+    }
+}
