@@ -163,20 +163,41 @@ fn with_events<'q>(sql: &mut QueryBuilder<'q, Postgres>, after: u64, events: &'q
 
 #[async_trait]
 impl TaskStore for PostgresStore {
-    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+    /// One statement: the insert, if the scope has room for the task, and its events. Creates
+    /// that race in one scope each count the tasks committed before them, so together they may
+    /// pass the limit by their number.
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
         let mut sql = QueryBuilder::<Postgres>::new(
             "WITH written AS (INSERT INTO tasks
-                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) VALUES (",
+                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) SELECT ",
         );
         let mut values = sql.separated(", ");
         values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(&task.id).push_bind(&row.context_id);
         values.push_bind(row.state).push_bind(row.status_millis).push_bind(bodies.len() as i64);
         values.push_bind(now_millis()).push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
-        sql.push(") ON CONFLICT DO NOTHING RETURNING key)");
+        let limit = max_unfinished.filter(|_| !row.ended);
+        queries::push_room_under(&mut sql, scope, limit);
+        sql.push(" ON CONFLICT DO NOTHING RETURNING key)");
         with_events(&mut sql, 0, &bodies);
         let key: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
-        key.ok_or_else(|| StoreError::AlreadyExists(task.id.clone()))?;
+        if key.is_none() {
+            let taken: bool = queries::exists::<Postgres>(scope, &task.id)
+                .build_query_scalar()
+                .fetch_one(&self.pool)
+                .await
+                .map_err(backend)?;
+            return Err(match limit {
+                Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
+                _ => StoreError::AlreadyExists(task.id.clone()),
+            });
+        }
         let version = bodies.len() as u64;
         if version > 0 {
             self.announce(scope, &task.id, version).await;
@@ -251,6 +272,15 @@ impl TaskStore for PostgresStore {
             .await
             .map_err(backend)?;
         page_of(snapshots, total, query.page_size)
+    }
+
+    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
+        let count: i64 = queries::count_unfinished::<Postgres>(scope)
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(usize::try_from(count).unwrap_or_default())
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {

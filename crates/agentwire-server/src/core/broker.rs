@@ -122,7 +122,7 @@ mod tests {
         let mut feed = EventFeed::subscribe(&bus, Arc::new(store.clone()), scope.clone(), "t");
         let first = Arc::new(StreamResponse::Task(task(TaskState::Submitted)));
         let submitted = Arc::new(task(TaskState::Submitted));
-        let mut version = store.create(&scope, submitted, std::slice::from_ref(&first)).await.unwrap();
+        let mut version = store.create(&scope, submitted, std::slice::from_ref(&first), None).await.unwrap();
         bus.publish(&scope, "t", Notice::Event { seq: version, event: Some(first) });
         for i in 0..9 {
             let event = Arc::new(StreamResponse::Task(task(TaskState::Working)));

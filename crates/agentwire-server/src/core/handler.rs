@@ -419,7 +419,6 @@ impl RequestHandlerBuilder {
             push_configs,
             bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::new(self.limits.subscriber_buffer))),
             cancel: self.cancel.unwrap_or_else(|| Arc::new(LocalCancel::default())),
-            unfinished: Default::default(),
             tracker: TaskTracker::new(),
             push,
             card: Cards::new(self.card),

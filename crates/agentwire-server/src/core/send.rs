@@ -76,7 +76,6 @@ impl Core {
                 Err(error) => return Err(error),
             }
         }
-        self.check_unfinished(&send.scope)?;
         let task_id = if task_id.is_empty() { new_id() } else { task_id };
         self.start_new_task(send, task_id).await
     }
