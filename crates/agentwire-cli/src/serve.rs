@@ -129,12 +129,34 @@ async fn build_handler(
             ended_ttl: limits.retain_for.map(Duration::from_secs),
             ..Retention::default()
         });
-    builder = with_store(builder, opt).await?;
-    if !opt.auth.is_empty() {
-        let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
-        builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
+    if let Some(auth) = authenticator(opt)? {
+        builder = builder.authenticator(auth);
     }
+    builder = with_store(builder, opt).await?;
     Ok(builder.build())
+}
+
+/// The `--auth` credentials, if any. Refused with a shared store when a credential's principal
+/// would be derived from a key of this process alone: the same token would be another principal
+/// on every other instance.
+fn authenticator(opt: &ServeOpt) -> anyhow::Result<Option<StaticAuth>> {
+    if opt.auth.is_empty() {
+        return Ok(None);
+    }
+    let mut auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
+    if let Some(key) = &opt.principal_key {
+        auth = auth.and_then(|auth| auth.with_principal_key(key));
+    }
+    let auth = auth.map_err(anyhow::Error::msg)?;
+    if is_shared(&opt.store) && auth.has_principals_of_this_process() {
+        anyhow::bail!(
+            "--auth has a credential without NAME=, whose principal is derived from a key: with a shared \
+             store every instance must derive the same one. Set AGENTWIRE_PRINCIPAL_KEY (or --principal-key) \
+             to one secret of 16 characters or more on every instance, e.g. `openssl rand -hex 32`, or name \
+             the principal of each credential: bearer:NAME=TOKEN"
+        );
+    }
+    Ok(Some(auth))
 }
 
 /// Whether the store may be served by several processes at once: then none of them may take the
