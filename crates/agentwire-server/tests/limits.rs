@@ -149,7 +149,7 @@ async fn a_list_page_ends_early_rather_than_pass_the_response_budget() {
 #[tokio::test]
 async fn ended_tasks_beyond_the_retention_budget_are_forgotten_oldest_first() {
     let retention = RetentionPolicy { max_terminal_tasks: None, max_terminal_bytes: Some(1024 * KIB) };
-    let server = TestServer::start(conformance().task_store(MemoryStore::with_retention(retention))).await;
+    let server = TestServer::start(conformance().backend(MemoryStore::with_retention(retention).backend())).await;
     let ids = completed_tasks(&server, 8, 200 * KIB).await;
     assert_eq!(server.rpc_error_code("GetTask", json!({"id": ids[0]})).await, -32001);
     let last = server.rpc_ok("GetTask", json!({"id": ids[7], "historyLength": 0})).await;

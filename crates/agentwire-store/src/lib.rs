@@ -10,11 +10,14 @@
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
 //! the scope that created it.
 //!
+//! A server runs on a [`Backend`]: a store with the [`EventBus`] and [`CancelSignal`] that reach
+//! every process serving it, made by the store itself.
+//!
 //! | backend | feature | use |
 //! |---|---|---|
 //! | [`MemoryStore`] | always | tests, single process, bounded by retention |
 //! | `SqliteStore` | `sqlite` | one process, embedded, durable: the `agentwire` default |
-//! | `PostgresStore` | `postgres` | several processes as one server, with its `Coordinator` |
+//! | `PostgresStore` | `postgres` | several processes as one server, with a bus and cancel signal across them |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -36,6 +39,7 @@
 //! # }
 //! ```
 
+mod backend;
 mod bus;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -53,11 +57,12 @@ use std::sync::Arc;
 use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
 
+pub use backend::Backend;
 pub use bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]
-pub use postgres::{Coordinator, PostgresStore};
+pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

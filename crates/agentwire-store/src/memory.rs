@@ -92,6 +92,11 @@ impl MemoryStore {
         Self { inner: Arc::new(Inner { retention, ..Inner::default() }) }
     }
 
+    /// The store, with the bus and cancel signal of this process, for a server.
+    pub fn backend(self) -> crate::Backend {
+        crate::Backend::local(self)
+    }
+
     fn entry(&self, scope: &Scope, task_id: &str) -> Result<Option<Arc<Mutex<Entry>>>> {
         Ok(self.inner.tasks.read().map_err(poisoned)?.get(scope).and_then(|tasks| tasks.get(task_id)).cloned())
     }

@@ -129,6 +129,12 @@ impl SqliteStore {
         &self.path
     }
 
+    /// The store, with the bus and cancel signal of this process (a file is served by one process
+    /// at a time), for a server.
+    pub fn backend(self) -> crate::Backend {
+        crate::Backend::local(self)
+    }
+
     async fn write(&self, write: Write) -> Result<u64> {
         let (reply, answer) = oneshot::channel();
         let gone = || StoreError::Backend("the SQLite writer has stopped".into());

@@ -9,7 +9,7 @@ use agentwire_types::{
     StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 
-use super::broker::{EventFeed, FeedItem};
+use super::broker::FeedItem;
 use super::handler::{StreamItem, TaskEventStream};
 use super::runner::cancel_events;
 use super::send::{task_event_stream, Opening};
@@ -78,7 +78,7 @@ impl Core {
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
         // Subscribed before the snapshot, like every reader: an execution that ends in between
         // then announces its end to this feed.
-        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        let mut feed = self.feed(&scope, &req.id);
         let record = self.load(&scope, &req.id).await?;
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
@@ -114,7 +114,7 @@ impl Core {
         }
         let scope = ctx.clone().with_tenant(&req.tenant).scope();
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
-        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        let mut feed = self.feed(&scope, &req.id);
         let record = self.load(&scope, &req.id).await?;
         let ended = record.task.status.state.is_terminal();
         if let Some(seen) = ctx.last_event_id.filter(|seen| *seen <= record.version) {
