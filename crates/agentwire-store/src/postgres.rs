@@ -92,7 +92,7 @@ impl PostgresStore {
     /// renewed (it is renewed every third of it): when it runs out, the other processes fail the
     /// tasks this one was running.
     pub async fn backend(&self, lease: Duration) -> Result<crate::Backend> {
-        let coordinator = Coordinator::start(self, lease).await?;
+        let coordinator = Coordinator::start(self, lease, coordinator::REGISTRY_CAPACITY).await?;
         Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator))
     }
 
@@ -440,5 +440,48 @@ mod tests {
             async move { PostgresStore::connect_in_schema(&url, &schema).await.unwrap() }
         })
         .await;
+    }
+
+    /// Executions started and finished faster than a registry of one can take are all recorded
+    /// once the writer has caught up: it rewrites them from the ones running here.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_registry_is_rewritten_from_the_executions_running_here() {
+        use crate::CancelSignal;
+        let Some(url) = database() else {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return;
+        };
+        let schema = format!("registry_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let scope = Scope::new("", "a");
+        let ids: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+        for id in &ids {
+            let task = conformance::task(id, "c", 1, agentwire_types::TaskState::Working);
+            let first = Arc::new(StreamResponse::Task(task.clone()));
+            store.create(&scope, Arc::new(task), &[first], None).await.unwrap();
+        }
+        let coordinator = Coordinator::start(&store, Duration::from_secs(10), 1).await.unwrap();
+        let recorded = || async {
+            let count: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM executions").fetch_one(&store.pool).await.unwrap();
+            count
+        };
+        let eventually = |expected: i64| async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while recorded().await != expected {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{} executions recorded, not {expected}",
+                    recorded().await
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _tokens: Vec<_> = ids.iter().map(|id| coordinator.started(&scope, id)).collect();
+        eventually(40).await;
+        for id in ids.iter().step_by(2) {
+            coordinator.finished(&scope, id);
+        }
+        eventually(20).await;
     }
 }

@@ -1,22 +1,28 @@
 //! The bus and cancel signal of one process serving a [`PostgresStore`] beside others.
 
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agentwire_types::TaskState;
 use async_trait::async_trait;
 use sqlx::postgres::PgListener;
 use sqlx::{Postgres, QueryBuilder, Row};
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{parse_notice, PostgresStore};
+use super::{notice_payload, parse_notice, PostgresStore};
 use crate::bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 use crate::sql::{backend, now_millis};
 use crate::{Result, Scope};
 
+/// Most registrations waiting to be written (see [`CoordinatorInner::queue`]).
+pub(super) const REGISTRY_CAPACITY: usize = 4096;
+
 /// The [`EventBus`] and [`CancelSignal`] of one process serving a [`PostgresStore`] beside others.
-/// Its background work stops when the last clone is dropped.
+/// Its background work (listening, the lease, the registry writer) is owned by it, and stops when
+/// the last clone is dropped.
 #[derive(Clone)]
 pub(super) struct Coordinator {
     inner: Arc<CoordinatorInner>,
@@ -29,9 +35,15 @@ struct CoordinatorInner {
     /// This process's name in the `instances` table.
     instance: String,
     lease: Duration,
-    /// Records in the database which executions run here, in the order they start and finish.
-    registry: mpsc::UnboundedSender<Registration>,
+    /// What the registry writer is to do, in order: record which executions run here as they
+    /// start and finish, and tell the other processes when one ended.
+    registry: mpsc::Sender<Registration>,
+    /// A registration found the registry full and was dropped: the writer rewrites this
+    /// process's executions from the ones running here once it catches up.
+    overflowed: AtomicBool,
     stop: CancellationToken,
+    /// The background work; aborted when the coordinator goes.
+    work: Mutex<JoinSet<()>>,
 }
 
 impl Drop for CoordinatorInner {
@@ -43,12 +55,24 @@ impl Drop for CoordinatorInner {
 enum Registration {
     Started(Scope, String),
     Finished(Scope, String),
+    /// An execution of the task ended: other processes' readers are told.
+    Ended(Scope, String),
+}
+
+impl Registration {
+    fn task(&self) -> (&Scope, &str) {
+        match self {
+            Self::Started(scope, task_id) | Self::Finished(scope, task_id) | Self::Ended(scope, task_id) => {
+                (scope, task_id)
+            }
+        }
+    }
 }
 
 impl Coordinator {
-    /// Starts this process's coordinator.
-    pub(super) async fn start(store: &PostgresStore, lease: Duration) -> Result<Self> {
-        let (registry, registrations) = mpsc::unbounded_channel();
+    /// Starts this process's coordinator, with a registry of `capacity` registrations.
+    pub(super) async fn start(store: &PostgresStore, lease: Duration, capacity: usize) -> Result<Self> {
+        let (registry, registrations) = mpsc::channel(capacity.max(1));
         let inner = Arc::new(CoordinatorInner {
             store: store.clone(),
             bus: LocalBus::default(),
@@ -56,19 +80,92 @@ impl Coordinator {
             instance: uuid::Uuid::now_v7().to_string(),
             lease,
             registry,
+            overflowed: AtomicBool::new(false),
             stop: CancellationToken::new(),
+            work: Mutex::new(JoinSet::new()),
         });
         inner.renew_lease().await?;
         let mut listener = PgListener::connect_with(&store.pool).await.map_err(backend)?;
         listener.listen_all([&*store.events_channel, &*store.cancel_channel]).await.map_err(backend)?;
-        tokio::spawn(listen(Arc::downgrade(&inner), listener));
-        tokio::spawn(hold_lease(Arc::downgrade(&inner)));
-        tokio::spawn(register(Arc::downgrade(&inner), registrations));
+        {
+            let mut work = inner.work.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            work.spawn(listen(Arc::downgrade(&inner), listener));
+            work.spawn(hold_lease(Arc::downgrade(&inner)));
+            work.spawn(register(Arc::downgrade(&inner), registrations));
+        }
         Ok(Self { inner })
     }
 }
 
 impl CoordinatorInner {
+    /// Hands a registration to the writer. The registry is bounded: when it is full (the
+    /// database is slower than executions start and end), the registration is dropped. A start or
+    /// finish dropped is made good by the writer, which rewrites this process's executions from
+    /// the ones running here once it has caught up; an end dropped is not told to the other
+    /// processes, whose readers then learn of it from the task's log (and a cancel waiting for it
+    /// there waits out its grace period).
+    fn queue(&self, registration: Registration) {
+        if let Err(TrySendError::Full(registration)) = self.registry.try_send(registration) {
+            if !self.overflowed.swap(true, Ordering::Relaxed) {
+                let (_, task_id) = registration.task();
+                tracing::warn!(task_id, "the execution registry is full; it is rewritten once it catches up");
+            }
+        }
+    }
+
+    /// Writes a run of registrations of one kind in one statement.
+    async fn write(&self, run: &[Registration]) -> Result<(), sqlx::Error> {
+        let tasks = run.iter().map(Registration::task);
+        match run.first() {
+            Some(Registration::Started(..)) => self.insert_executions(tasks).build().execute(&self.store.pool).await?,
+            Some(Registration::Finished(..)) => {
+                let mut sql = QueryBuilder::<Postgres>::new("DELETE FROM executions WHERE instance = ");
+                sql.push_bind(&self.instance);
+                sql.push(" AND task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN ");
+                sql.push_tuples(tasks, |mut row, (scope, task_id)| {
+                    row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
+                });
+                sql.push(")").build().execute(&self.store.pool).await?
+            }
+            Some(Registration::Ended(..)) => {
+                let notices: Vec<String> = tasks.map(|(scope, task_id)| notice_payload(scope, task_id, 0)).collect();
+                sqlx::query("SELECT pg_notify($1, notice) FROM UNNEST($2::text[]) AS notice")
+                    .bind(&*self.store.events_channel)
+                    .bind(notices)
+                    .execute(&self.store.pool)
+                    .await?
+            }
+            None => return Ok(()),
+        };
+        Ok(())
+    }
+
+    /// Records that executions of `tasks` run here.
+    fn insert_executions<'a>(
+        &'a self,
+        tasks: impl Iterator<Item = (&'a Scope, &'a str)>,
+    ) -> QueryBuilder<'a, Postgres> {
+        let mut sql = QueryBuilder::<Postgres>::new("INSERT INTO executions (task, instance) SELECT key, ");
+        sql.push_bind(&self.instance).push(" FROM tasks WHERE (tenant, owner, id) IN ");
+        sql.push_tuples(tasks, |mut row, (scope, task_id)| {
+            row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
+        });
+        sql.push(" ON CONFLICT DO NOTHING");
+        sql
+    }
+
+    /// Replaces this process's recorded executions with the ones running here now.
+    async fn rewrite_executions(&self) -> Result<(), sqlx::Error> {
+        let running = self.local.running();
+        let mut tx = self.store.pool.begin().await?;
+        sqlx::query("DELETE FROM executions WHERE instance = $1").bind(&self.instance).execute(&mut *tx).await?;
+        for chunk in running.chunks(REGISTRATION_BATCH) {
+            let tasks = chunk.iter().map(|(scope, task_id)| (scope, task_id.as_str()));
+            self.insert_executions(tasks).build().execute(&mut *tx).await?;
+        }
+        tx.commit().await
+    }
+
     async fn renew_lease(&self) -> Result<()> {
         let expires_at = now_millis() + i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX);
         sqlx::query(
@@ -165,39 +262,25 @@ async fn hold_lease(inner: Weak<CoordinatorInner>) {
     }
 }
 
-/// Records where executions run, a statement per run of starts or of ends among the
-/// registrations waiting (in order: a task's execution may end and another start in one batch).
-async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::UnboundedReceiver<Registration>) {
+/// Writes the registrations in order, a statement per run of one kind among those waiting (a
+/// task's execution may end and another start in one batch), then rewrites this process's
+/// executions if registrations were dropped meanwhile.
+async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::Receiver<Registration>) {
     let mut batch = Vec::new();
     while registrations.recv_many(&mut batch, REGISTRATION_BATCH).await > 0 {
         let Some(inner) = inner.upgrade() else { return };
-        for run in
-            batch.chunk_by(|a, b| matches!(a, Registration::Started(..)) == matches!(b, Registration::Started(..)))
-        {
-            let mut sql = QueryBuilder::<Postgres>::new(match run[0] {
-                Registration::Started(..) => "INSERT INTO executions (task, instance) SELECT key, ",
-                Registration::Finished(..) => "DELETE FROM executions WHERE instance = ",
-            });
-            sql.push_bind(&inner.instance);
-            sql.push(match run[0] {
-                Registration::Started(..) => " FROM tasks WHERE (tenant, owner, id) IN ",
-                Registration::Finished(..) => " AND task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN ",
-            });
-            sql.push_tuples(
-                run,
-                |mut row, (Registration::Started(scope, task_id) | Registration::Finished(scope, task_id))| {
-                    row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
-                },
-            );
-            sql.push(match run[0] {
-                Registration::Started(..) => " ON CONFLICT DO NOTHING",
-                Registration::Finished(..) => ")",
-            });
-            if let Err(error) = sql.build().execute(&inner.store.pool).await {
+        for run in batch.chunk_by(|a, b| std::mem::discriminant(a) == std::mem::discriminant(b)) {
+            if let Err(error) = inner.write(run).await {
                 tracing::warn!(%error, executions = run.len(), "could not record where executions run");
             }
         }
         batch.clear();
+        if inner.overflowed.swap(false, Ordering::Relaxed) {
+            if let Err(error) = inner.rewrite_executions().await {
+                tracing::warn!(%error, "could not rewrite where executions run; trying again later");
+                inner.overflowed.store(true, Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -206,14 +289,10 @@ const REGISTRATION_BATCH: usize = 256;
 
 impl EventBus for Coordinator {
     fn publish(&self, scope: &Scope, task_id: &str, notice: Notice) {
-        // Committed events were notified by their commit; the end of an execution is told here.
+        // Committed events were notified by their commit; the end of an execution is told by the
+        // registry writer, after the execution's finish is recorded.
         if let Notice::Ended = notice {
-            let (store, scope, task_id) = (self.inner.store.clone(), scope.clone(), task_id.to_owned());
-            tokio::spawn(async move {
-                if let Err(error) = store.notify(&store.events_channel, &scope, &task_id, 0).await {
-                    tracing::warn!(%error, "could not tell other instances that an execution ended");
-                }
-            });
+            self.inner.queue(Registration::Ended(scope.clone(), task_id.to_owned()));
         }
         self.inner.bus.publish(scope, task_id, notice);
     }
@@ -226,14 +305,16 @@ impl EventBus for Coordinator {
 #[async_trait]
 impl CancelSignal for Coordinator {
     fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken {
-        let _ = self.inner.registry.send(Registration::Started(scope.clone(), task_id.to_owned()));
-        self.inner.local.started(scope, task_id)
+        // Running here before it is queued, so that a rewrite after an overflow includes it.
+        let token = self.inner.local.started(scope, task_id);
+        self.inner.queue(Registration::Started(scope.clone(), task_id.to_owned()));
+        token
     }
 
     fn finished(&self, scope: &Scope, task_id: &str) {
         self.inner.local.finished(scope, task_id);
         if !self.inner.local.is_running(scope, task_id) {
-            let _ = self.inner.registry.send(Registration::Finished(scope.clone(), task_id.to_owned()));
+            self.inner.queue(Registration::Finished(scope.clone(), task_id.to_owned()));
         }
     }
 
