@@ -755,6 +755,44 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A file made by a version before the count of unfinished tasks opens, is brought up to
+    /// date, and counts the tasks it already held.
+    #[tokio::test]
+    async fn a_file_from_before_the_unfinished_count_opens_and_counts() {
+        let dir = std::env::temp_dir().join(format!("agentwire-sqlite-old-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("migrations")).unwrap();
+        let first = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/0001_tasks.sql");
+        std::fs::copy(first, dir.join("migrations/0001_tasks.sql")).unwrap();
+        let path = dir.join("old.db");
+        let options = SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+        let mut old = SqliteConnection::connect_with(&options).await.unwrap();
+        sqlx::migrate::Migrator::new(dir.join("migrations")).await.unwrap().run(&mut old).await.unwrap();
+        for (id, state, ended_at) in [("working", 3, None), ("waiting", 6, None), ("done", 4, Some(1_i64))] {
+            sqlx::query(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
+                 VALUES ('', 'a', ?, 'c', ?, 0, 1, ?, '{}')",
+            )
+            .bind(id)
+            .bind(state)
+            .bind(ended_at)
+            .execute(&mut old)
+            .await
+            .unwrap();
+        }
+        old.close().await.unwrap();
+
+        let store = SqliteStore::open(&path).await.unwrap();
+        let scope = Scope::new("", "a");
+        assert_eq!(store.count_unfinished(&scope).await.unwrap(), 2);
+        let task = conformance::task("new", "c", 1, agentwire_types::TaskState::Submitted);
+        let first = Arc::new(StreamResponse::Task(task.clone()));
+        let refused = store.create(&scope, Arc::new(task), &[first], Some(2)).await;
+        assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 2 })), "{refused:?}");
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Creates committed together by the one writer still count each other: the limit is exact.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn creates_in_one_group_respect_the_limit_exactly() {
