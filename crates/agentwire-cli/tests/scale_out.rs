@@ -1,5 +1,6 @@
 //! Several `agentwire serve` processes on one PostgreSQL database behave as one server: events,
-//! cancels and listings cross instances, the tasks of a killed instance end FAILED, and a
+//! cancels and listings cross instances, the limit of tasks in progress and the principal of an
+//! unnamed credential are the same on each, the tasks of a killed instance end FAILED, and a
 //! PostgreSQL restart is ridden out.
 //!
 //! Each test makes a database of its own in the cluster `AGENTWIRE_TEST_POSTGRES_URL` names
@@ -120,6 +121,24 @@ async fn ok_as(client: &reqwest::Client, server: &Server, token: &str, method: &
         .await
         .unwrap();
     reply.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {reply}"))
+}
+
+/// The limit of tasks in progress holds across instances: they count one store's tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limit_of_tasks_in_progress_counts_every_instance() {
+    let Some(database) = fresh_database("in_progress").await else { return };
+    let dir = TempDir::new("in-progress");
+    let args = ["--agent", "conformance", "--store", &database, "--max-tasks-in-progress", "1"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let send =
+        |id: &str| json!({"message": message(id, "tck-cancel", None), "configuration": {"returnImmediately": true}});
+    let working = ok(&client, &one, "SendMessage", send("m1")).await;
+    let refused = rpc(&client, &two.base, "SendMessage", send("m2")).await.unwrap();
+    assert_eq!(refused["error"]["data"][0]["reason"], "RESOURCE_EXHAUSTED", "{refused}");
+    ok(&client, &two, "CancelTask", json!({"id": working["task"]["id"]})).await;
+    let accepted = ok(&client, &two, "SendMessage", send("m3")).await;
+    assert!(accepted["task"]["id"].is_string(), "{accepted}");
 }
 
 /// A credential that names no principal is one principal on every instance: a task created
