@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
 async fn run() -> anyhow::Result<std::process::ExitCode> {
     let opt = Opt::parse();
     let serve_opt = match opt.command {
-        Command::Serve(serve_opt) => serve_opt,
+        Command::Serve(serve_opt) => *serve_opt,
         // The client commands log only what RUST_LOG asks for: their output is the answer.
         Command::Call(command) => {
             let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off"));

@@ -16,7 +16,7 @@ pub(crate) struct Opt {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
-    Serve(ServeOpt),
+    Serve(Box<ServeOpt>),
     /// The client commands: card, send, get, list, cancel, subscribe, push.
     #[command(flatten)]
     Call(crate::call::CallCommand),
@@ -64,9 +64,16 @@ pub(crate) struct ServeOpt {
     #[arg(long = "require-extension", value_name = "URI")]
     pub(crate) required_extensions: Vec<String>,
 
-    /// Require credentials: `bearer:TOKEN1,TOKEN2` or `apikey:HEADER:KEY` (repeatable).
+    /// Require credentials: `bearer:[NAME=]TOKEN,...` or `apikey:HEADER:[NAME=]KEY` (repeatable).
     #[arg(long, value_name = "SPEC")]
     pub(crate) auth: Vec<String>,
+
+    /// The secret (16 characters or more) that the principals of credentials without a NAME= are
+    /// derived from. Give every instance on one PostgreSQL store the same key (required there
+    /// with such credentials), or one server a key that outlives restarts. Prefer the
+    /// environment variable: a command line is visible to other users.
+    #[arg(long, value_name = "KEY", env = "AGENTWIRE_PRINCIPAL_KEY", hide_env_values = true)]
+    pub(crate) principal_key: Option<String>,
 
     /// Allow webhooks on loopback, private and link-local addresses.
     #[arg(long)]

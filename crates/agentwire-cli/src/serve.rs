@@ -5,10 +5,10 @@ use std::time::Duration;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, RequestHandlerBuilder,
-    Retention, ServeOptions, TlsConfig, WebhookGuard,
+    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, Retention, ServeOptions,
+    TlsConfig, WebhookGuard,
 };
-use agentwire_store::{MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
+use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
@@ -134,12 +134,33 @@ async fn build_handler(
             ended_ttl: limits.retain_for.map(Duration::from_secs),
             ..Retention::default()
         });
-    builder = with_store(builder, opt).await?;
-    if !opt.auth.is_empty() {
-        let auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
-        builder = builder.authenticator(auth.map_err(anyhow::Error::msg)?);
+    if let Some(auth) = authenticator(opt)? {
+        builder = builder.authenticator(auth);
     }
-    Ok(builder.build())
+    Ok(builder.backend(open_backend(opt).await?).build())
+}
+
+/// The `--auth` credentials, if any. Refused with a shared store when a credential's principal
+/// would be derived from a key of this process alone: the same token would be another principal
+/// on every other instance.
+fn authenticator(opt: &ServeOpt) -> anyhow::Result<Option<StaticAuth>> {
+    if opt.auth.is_empty() {
+        return Ok(None);
+    }
+    let mut auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
+    if let Some(key) = &opt.principal_key {
+        auth = auth.and_then(|auth| auth.with_principal_key(key));
+    }
+    let auth = auth.map_err(anyhow::Error::msg)?;
+    if is_shared(&opt.store) && auth.has_principals_of_this_process() {
+        anyhow::bail!(
+            "--auth has a credential without NAME=, whose principal is derived from a key: with a shared \
+             store every instance must derive the same one. Set AGENTWIRE_PRINCIPAL_KEY (or --principal-key) \
+             to one secret of 16 characters or more on every instance, e.g. `openssl rand -hex 32`, or name \
+             the principal of each credential: bearer:NAME=TOKEN"
+        );
+    }
+    Ok(Some(auth))
 }
 
 /// Whether the store may be served by several processes at once: then none of them may take the
@@ -148,15 +169,15 @@ fn is_shared(url: &str) -> bool {
     url.starts_with("postgres:") || url.starts_with("postgresql:")
 }
 
-/// Opens the store `--store` names.
-async fn with_store(builder: RequestHandlerBuilder, opt: &ServeOpt) -> anyhow::Result<RequestHandlerBuilder> {
+/// Opens the store `--store` names, with the bus and cancel signal that serve it.
+async fn open_backend(opt: &ServeOpt) -> anyhow::Result<Backend> {
     let (url, limits) = (opt.store.as_str(), &opt.limits);
     if is_shared(url) {
         let store = PostgresStore::connect(url).await.context("cannot open the PostgreSQL store")?;
         let lease = Duration::try_from_secs_f64(opt.lease).context("--lease must be a positive number of seconds")?;
-        let coordinator = store.coordinator(Limits::default().subscriber_buffer, lease).await?;
+        let backend = store.backend(lease).await.context("cannot join the instances on the PostgreSQL store")?;
         tracing::info!("tasks are kept in PostgreSQL, shared with every instance on the same database");
-        return Ok(builder.store(store).event_bus(coordinator.clone()).cancel_signal(coordinator));
+        return Ok(backend);
     }
     if url == "memory" {
         tracing::info!("tasks are kept in memory and lost when the server stops");
@@ -164,13 +185,13 @@ async fn with_store(builder: RequestHandlerBuilder, opt: &ServeOpt) -> anyhow::R
             max_terminal_tasks: Some(limits.retain_tasks),
             max_terminal_bytes: Some(limits.retain_size),
         };
-        return Ok(builder.store(MemoryStore::with_retention(retention)));
+        return Ok(MemoryStore::with_retention(retention).backend());
     }
     if url.starts_with("sqlite:") {
         let store = SqliteStore::open_url(url).await.with_context(|| format!("cannot open the store {url}"))?;
         let path = std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_owned());
         tracing::info!(path = %path.display(), "tasks are kept in SQLite");
-        return Ok(builder.store(store));
+        return Ok(store.backend());
     }
     anyhow::bail!("unknown --store {url:?}: use sqlite:PATH, postgres://… or memory")
 }

@@ -1,5 +1,6 @@
 //! Several `agentwire serve` processes on one PostgreSQL database behave as one server: events,
-//! cancels and listings cross instances, the tasks of a killed instance end FAILED, and a
+//! cancels and listings cross instances, the limit of tasks in progress and the principal of an
+//! unnamed credential are the same on each, the tasks of a killed instance end FAILED, and a
 //! PostgreSQL restart is ridden out.
 //!
 //! Each test makes a database of its own in the cluster `AGENTWIRE_TEST_POSTGRES_URL` names
@@ -104,6 +105,87 @@ async fn the_tasks_of_a_killed_instance_end_failed() {
     let failed = wait_for_state(&client, &two, &task_id, "TASK_STATE_FAILED", Duration::from_secs(8)).await;
     let why = failed["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
     assert!(why.contains("lease"), "the status message says why: {failed}");
+}
+
+/// A JSON-RPC call with a bearer token; the `result`.
+async fn ok_as(client: &reqwest::Client, server: &Server, token: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let reply: Value = client
+        .post(format!("{}/", server.base))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    reply.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {reply}"))
+}
+
+/// The limit of tasks in progress holds across instances: they count one store's tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limit_of_tasks_in_progress_counts_every_instance() {
+    let Some(database) = fresh_database("in_progress").await else { return };
+    let dir = TempDir::new("in-progress");
+    let args = ["--agent", "conformance", "--store", &database, "--max-tasks-in-progress", "1"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let send =
+        |id: &str| json!({"message": message(id, "tck-cancel", None), "configuration": {"returnImmediately": true}});
+    let working = ok(&client, &one, "SendMessage", send("m1")).await;
+    let refused = rpc(&client, &two.base, "SendMessage", send("m2")).await.unwrap();
+    assert_eq!(refused["error"]["data"][0]["reason"], "RESOURCE_EXHAUSTED", "{refused}");
+    ok(&client, &two, "CancelTask", json!({"id": working["task"]["id"]})).await;
+    let accepted = ok(&client, &two, "SendMessage", send("m3")).await;
+    assert!(accepted["task"]["id"].is_string(), "{accepted}");
+}
+
+/// A credential that names no principal is one principal on every instance: a task created
+/// through one instance is the same caller's through the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unnamed_credential_is_one_principal_on_every_instance() {
+    let Some(database) = fresh_database("unnamed").await else { return };
+    let dir = TempDir::new("unnamed");
+    let key = ["--principal-key", "a-key-every-instance-shares"];
+    let args = [&["--agent", "conformance", "--store", &database, "--auth", "bearer:the-token"][..], &key].concat();
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let send = json!({"message": message("m1", "tck-complete-task", None)});
+    let task = ok_as(&client, &one, "the-token", "SendMessage", send).await;
+    let task_id = task["task"]["id"].as_str().unwrap().to_owned();
+    let seen = ok_as(&client, &two, "the-token", "GetTask", json!({"id": task_id})).await;
+    assert_eq!(seen["status"]["state"], "TASK_STATE_COMPLETED", "{seen}");
+    assert_eq!(ok_as(&client, &two, "the-token", "ListTasks", json!({})).await["totalSize"], 1);
+}
+
+/// Without a principal key, an instance on a shared store refuses to start with a credential
+/// that names no principal, and says what to do.
+#[tokio::test]
+async fn a_shared_store_refuses_unnamed_credentials_without_a_principal_key() {
+    let Some(database) = fresh_database("no_key").await else { return };
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(["serve", "--http", "127.0.0.1:0", "--store", &database, "--auth", "bearer:the-token"])
+        .env_remove("AGENTWIRE_PRINCIPAL_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("agentwire starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = serve.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = serve.kill();
+            panic!("agentwire serve did not refuse to start");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut serve.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(stderr.contains("AGENTWIRE_PRINCIPAL_KEY") && stderr.contains("NAME=TOKEN"), "{stderr}");
 }
 
 /// A PostgreSQL cluster of the test's own, stopped when dropped.

@@ -46,9 +46,12 @@ pub trait Authenticator: Send + Sync + 'static {
 /// Static credentials: bearer tokens and API keys, each mapped to a principal.
 ///
 /// A credential may name its principal (`alice=TOKEN`); several credentials with one name are the
-/// same principal (for rotating a token). An unnamed credential's principal is a hash of it,
-/// keyed per process, so that logs never show anything a token could be recovered or guessed
-/// from; name the principals whose tasks should keep their owner across restarts.
+/// same principal (for rotating a token). An unnamed credential's principal is a keyed hash of
+/// it (HMAC-SHA256), so that logs and stores never show anything a token could be recovered or
+/// guessed from. The key is [`with_principal_key`](StaticAuth::with_principal_key)'s, the same
+/// in every process given it; without one it is made at random for this process, so such a
+/// principal's tasks are another principal's after a restart, or in another process serving the
+/// same store.
 ///
 /// ```
 /// use agentwire_server::auth::{Authenticator, StaticAuth};
@@ -58,13 +61,19 @@ pub trait Authenticator: Send + Sync + 'static {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let auth = StaticAuth::default().with_spec("bearer:alice=secret1,secret2").unwrap();
 /// let mut ctx = RequestContext::default();
-/// let who = async |ctx: &RequestContext| auth.authenticate(ctx, Operation::GetTask).await;
+/// let who = async |auth: &StaticAuth, ctx: &RequestContext| auth.authenticate(ctx, Operation::GetTask).await;
 /// ctx.metadata.insert("authorization", "Bearer secret1".parse().unwrap());
-/// assert_eq!(who(&ctx).await.unwrap().name, "alice");
+/// assert_eq!(who(&auth, &ctx).await.unwrap().name, "alice");
 /// ctx.metadata.insert("authorization", "Bearer secret2".parse().unwrap());
-/// assert!(who(&ctx).await.unwrap().name.starts_with("bearer-"));
+/// assert!(who(&auth, &ctx).await.unwrap().name.starts_with("bearer-"));
 /// ctx.metadata.insert("authorization", "Bearer nope".parse().unwrap());
-/// assert!(who(&ctx).await.is_err());
+/// assert!(who(&auth, &ctx).await.is_err());
+///
+/// // Two processes with one principal key name an unnamed token's principal alike.
+/// let keyed = || StaticAuth::default().with_spec("bearer:secret2").unwrap().with_principal_key("0123456789abcdef");
+/// ctx.metadata.insert("authorization", "Bearer secret2".parse().unwrap());
+/// let first = who(&keyed().unwrap(), &ctx).await.unwrap().name;
+/// assert_eq!(first, who(&keyed().unwrap(), &ctx).await.unwrap().name);
 /// # });
 /// ```
 #[derive(Clone, Default)]
@@ -73,13 +82,44 @@ pub struct StaticAuth {
     /// By lowercase header name.
     api_keys: Vec<(String, Credential)>,
     /// The key of unnamed credentials' principal names.
-    hash_key: std::hash::RandomState,
+    principal_key: PrincipalKey,
 }
+
+/// The key an unnamed credential's principal is derived from.
+#[derive(Clone)]
+struct PrincipalKey {
+    key: ring::hmac::Key,
+    /// Whether it was configured, rather than made at random for this process.
+    configured: bool,
+}
+
+impl Default for PrincipalKey {
+    /// A key of this process alone: 244 random bits from two version 4 UUIDs.
+    fn default() -> Self {
+        let random = [*uuid::Uuid::new_v4().as_bytes(), *uuid::Uuid::new_v4().as_bytes()].concat();
+        Self { key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &random), configured: false }
+    }
+}
+
+impl PrincipalKey {
+    /// The principal of an unnamed credential of `kind`: the first 64 bits of the secret's HMAC.
+    fn principal(&self, kind: &str, secret: &str) -> Principal {
+        let tag = ring::hmac::sign(&self.key, secret.as_bytes());
+        let hex: String = tag.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+        Principal::new(format!("{kind}-{hex}"))
+    }
+}
+
+/// The shortest principal key taken.
+const MIN_PRINCIPAL_KEY_LEN: usize = 16;
 
 #[derive(Clone)]
 struct Credential {
     secret: String,
     principal: Principal,
+    /// For a credential that names no principal: its kind (`bearer`, `apikey`), the prefix of
+    /// the principal derived from it.
+    unnamed: Option<&'static str>,
 }
 
 /// Lists the principals, never the secrets.
@@ -93,6 +133,34 @@ impl std::fmt::Debug for StaticAuth {
 }
 
 impl StaticAuth {
+    /// Derives the principals of unnamed credentials, added before or after, from `key` rather
+    /// than from a key of this process alone: every process given the same key (instances
+    /// sharing a store, or one server across restarts) names them alike. The key is a secret
+    /// of at least 16 characters, such as the output of `openssl rand -hex 32`; changing it
+    /// changes those principals, and so who owns their tasks.
+    pub fn with_principal_key(mut self, key: &str) -> Result<Self, String> {
+        if key.len() < MIN_PRINCIPAL_KEY_LEN {
+            return Err(format!("a principal key needs at least {MIN_PRINCIPAL_KEY_LEN} characters"));
+        }
+        self.principal_key =
+            PrincipalKey { key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.as_bytes()), configured: true };
+        let credentials = self.bearer_tokens.iter_mut().chain(self.api_keys.iter_mut().map(|(_, c)| c));
+        for credential in credentials {
+            if let Some(kind) = credential.unnamed {
+                credential.principal = self.principal_key.principal(kind, &credential.secret);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether an unnamed credential's principal is derived from a key of this process alone (no
+    /// [`with_principal_key`](Self::with_principal_key)): then it differs in every other process,
+    /// and after a restart.
+    pub fn has_principals_of_this_process(&self) -> bool {
+        let mut credentials = self.bearer_tokens.iter().chain(self.api_keys.iter().map(|(_, c)| c));
+        !self.principal_key.configured && credentials.any(|c| c.unnamed.is_some())
+    }
+
     /// Adds credentials from a spec: `bearer:[NAME=]TOKEN,...` or `apikey:HEADER:[NAME=]KEY`.
     /// A secret that contains `=` but names no principal is written with an empty name: `=TOK=EN`.
     pub fn with_spec(mut self, spec: &str) -> Result<Self, String> {
@@ -125,7 +193,7 @@ impl StaticAuth {
     }
 
     /// `NAME=SECRET` names its principal; a bare secret's principal is its keyed hash.
-    fn credential(&self, kind: &str, text: &str) -> Result<Credential, String> {
+    fn credential(&self, kind: &'static str, text: &str) -> Result<Credential, String> {
         let (name, secret) = match text.split_once('=') {
             Some((name, secret)) if is_principal_name(name) && !secret.is_empty() => (Some(name), secret),
             Some(("", secret)) => (None, secret),
@@ -134,14 +202,11 @@ impl StaticAuth {
         if secret.is_empty() {
             return Err(format!("{kind}: a credential needs a secret"));
         }
-        let principal = match name {
-            Some(name) => Principal::new(name),
-            None => {
-                use std::hash::BuildHasher as _;
-                Principal::new(format!("{kind}-{:016x}", self.hash_key.hash_one(secret)))
-            }
+        let (principal, unnamed) = match name {
+            Some(name) => (Principal::new(name), None),
+            None => (self.principal_key.principal(kind, secret), Some(kind)),
         };
-        Ok(Credential { secret: secret.to_owned(), principal })
+        Ok(Credential { secret: secret.to_owned(), principal, unnamed })
     }
 }
 

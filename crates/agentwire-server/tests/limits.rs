@@ -95,6 +95,19 @@ async fn rest_answers_429_at_the_limit_of_tasks_in_progress() {
     assert_eq!(refused["error"]["status"], "RESOURCE_EXHAUSTED", "{refused}");
 }
 
+/// A direct message reply leaves no task behind, so it never counts against the limit of tasks in
+/// progress, however many the scope gets.
+#[tokio::test]
+async fn direct_replies_do_not_count_as_tasks_in_progress() {
+    let server = TestServer::start(with_limits(Limits { max_unfinished_tasks: 1, ..Limits::default() })).await;
+    for id in ["tck-message-response-1", "tck-message-response-2", "tck-message-response-3"] {
+        let reply = server.rpc_ok("SendMessage", json!({"message": user_message(id, "hello")})).await;
+        assert_eq!(reply["message"]["role"], "ROLE_AGENT", "{reply}");
+    }
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m", "tck-complete-task")})).await;
+    assert_eq!(task["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+}
+
 /// Completed tasks that each hold `bytes` of text.
 async fn completed_tasks(server: &TestServer, count: usize, bytes: usize) -> Vec<String> {
     let mut ids = Vec::new();
@@ -136,7 +149,7 @@ async fn a_list_page_ends_early_rather_than_pass_the_response_budget() {
 #[tokio::test]
 async fn ended_tasks_beyond_the_retention_budget_are_forgotten_oldest_first() {
     let retention = RetentionPolicy { max_terminal_tasks: None, max_terminal_bytes: Some(1024 * KIB) };
-    let server = TestServer::start(conformance().task_store(MemoryStore::with_retention(retention))).await;
+    let server = TestServer::start(conformance().backend(MemoryStore::with_retention(retention).backend())).await;
     let ids = completed_tasks(&server, 8, 200 * KIB).await;
     assert_eq!(server.rpc_error_code("GetTask", json!({"id": ids[0]})).await, -32001);
     let last = server.rpc_ok("GetTask", json!({"id": ids[7], "historyLength": 0})).await;

@@ -39,8 +39,10 @@ pub trait EventBus: Send + Sync + 'static {
     /// is cheap.
     fn publish(&self, scope: &Scope, task_id: &str, notice: Notice);
 
-    /// Starts listening to a task; the subscription ends when it is dropped.
-    fn subscribe(&self, scope: &Scope, task_id: &str) -> Subscription;
+    /// Starts listening to a task; the subscription ends when it is dropped. `buffer` is how many
+    /// notices the task's readers in this process may fall behind by before they are told they
+    /// lagged (and read the log): the first reader of a task sets it for the task's channel.
+    fn subscribe(&self, scope: &Scope, task_id: &str, buffer: usize) -> Subscription;
 }
 
 /// A listener on one task's notices.
@@ -74,9 +76,9 @@ fn channel_key(scope: &Scope, task_id: &str) -> String {
 type Map<K, V> = DashMap<K, V, foldhash::fast::RandomState>;
 
 /// Per-task broadcast channels, created with a task's first reader and removed with its last.
+#[derive(Default)]
 struct Channels {
     map: Map<String, broadcast::Sender<Notice>>,
-    capacity: usize,
 }
 
 impl Channels {
@@ -85,19 +87,15 @@ impl Channels {
     }
 }
 
-/// The [`EventBus`] of one process: a bounded broadcast ring per task that has readers. A reader
-/// that falls more than `capacity` notices behind is told it lagged and reads the log instead.
-#[derive(Clone)]
+/// The [`EventBus`] of one process: a bounded broadcast ring per task that has readers, of the
+/// size its first reader asks for. A reader that falls further behind is told it lagged and reads
+/// the log instead.
+#[derive(Clone, Default)]
 pub struct LocalBus {
     channels: Arc<Channels>,
 }
 
 impl LocalBus {
-    /// A bus whose per-task rings hold `capacity` notices.
-    pub fn new(capacity: usize) -> Self {
-        Self { channels: Arc::new(Channels { map: Map::default(), capacity: capacity.max(1) }) }
-    }
-
     /// Whether any reader in this process listens to the task.
     pub fn has_readers(&self, scope: &Scope, task_id: &str) -> bool {
         self.channels.map.contains_key(&channel_key(scope, task_id))
@@ -124,10 +122,10 @@ impl EventBus for LocalBus {
         }
     }
 
-    fn subscribe(&self, scope: &Scope, task_id: &str) -> Subscription {
+    fn subscribe(&self, scope: &Scope, task_id: &str, buffer: usize) -> Subscription {
         let key = channel_key(scope, task_id);
-        let capacity = self.channels.capacity;
-        let rx = self.channels.map.entry(key.clone()).or_insert_with(|| broadcast::channel(capacity).0).subscribe();
+        let rx =
+            self.channels.map.entry(key.clone()).or_insert_with(|| broadcast::channel(buffer.max(1)).0).subscribe();
         Subscription { rx, channels: Arc::clone(&self.channels), key }
     }
 }
@@ -165,6 +163,7 @@ pub trait CancelSignal: Send + Sync + 'static {
 struct Executions {
     token: CancellationToken,
     count: usize,
+    task: (Scope, String),
 }
 
 /// The [`CancelSignal`] of one process.
@@ -178,12 +177,18 @@ impl LocalCancel {
     pub fn is_running(&self, scope: &Scope, task_id: &str) -> bool {
         self.running.contains_key(&channel_key(scope, task_id))
     }
+
+    /// The tasks an execution runs for in this process.
+    pub fn running(&self) -> Vec<(Scope, String)> {
+        self.running.iter().map(|executions| executions.task.clone()).collect()
+    }
 }
 
 #[async_trait::async_trait]
 impl CancelSignal for LocalCancel {
     fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken {
-        let mut entry = self.running.entry(channel_key(scope, task_id)).or_default();
+        let task = || Executions { task: (scope.clone(), task_id.to_owned()), ..Executions::default() };
+        let mut entry = self.running.entry(channel_key(scope, task_id)).or_insert_with(task);
         entry.count += 1;
         entry.token.clone()
     }
@@ -219,15 +224,27 @@ mod tests {
 
     #[tokio::test]
     async fn a_notice_reaches_readers_of_its_task_only() {
-        let bus = LocalBus::new(4);
+        let bus = LocalBus::default();
         let (alice, bob) = (Scope::new("", "alice"), Scope::new("", "bob"));
-        let mut reader = bus.subscribe(&alice, "t");
-        let mut other = bus.subscribe(&bob, "t");
+        let mut reader = bus.subscribe(&alice, "t", 4);
+        let mut other = bus.subscribe(&bob, "t", 4);
         bus.publish(&alice, "t", Notice::Event { seq: 1, event: None });
         assert!(matches!(reader.recv().await, Ok(Notice::Event { seq: 1, .. })));
         assert!(other.rx.try_recv().is_err());
         drop((reader, other));
         assert_eq!(bus.channel_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_reader_further_behind_than_its_buffer_is_told_it_lagged() {
+        let bus = LocalBus::default();
+        let scope = Scope::default();
+        let mut reader = bus.subscribe(&scope, "t", 2);
+        for seq in 1..=3 {
+            bus.publish(&scope, "t", Notice::Event { seq, event: None });
+        }
+        assert!(matches!(reader.recv().await, Err(broadcast::error::RecvError::Lagged(1))));
+        assert!(matches!(reader.recv().await, Ok(Notice::Event { seq: 2, .. })));
     }
 
     #[tokio::test]
@@ -240,6 +257,7 @@ mod tests {
         assert!(first.is_cancelled() && second.is_cancelled());
         signal.finished(&scope, "t");
         assert!(signal.is_running(&scope, "t"));
+        assert_eq!(signal.running(), [(scope.clone(), "t".to_owned())]);
         signal.finished(&scope, "t");
         assert!(!signal.is_running(&scope, "t"));
     }

@@ -39,6 +39,8 @@ where
     delete_removes_everything_of_a_task(&make().await).await;
     purge_removes_only_ended_tasks(&make().await).await;
     tasks_in_progress_are_found_in_every_scope(&make().await).await;
+    unfinished_tasks_are_limited_per_scope(&make().await).await;
+    concurrent_creates_keep_the_unfinished_count(&make().await).await;
 }
 
 /// A task in `state` whose status changed at `millis`.
@@ -52,7 +54,7 @@ fn announce(task: &Task) -> Vec<Arc<StreamResponse>> {
 }
 
 async fn create<S: TaskStore>(store: &S, scope: &Scope, task: &Task) -> u64 {
-    store.create(scope, Arc::new(task.clone()), &announce(task)).await.expect("create")
+    store.create(scope, Arc::new(task.clone()), &announce(task), None).await.expect("create")
 }
 
 /// Moves a task to `state`, announcing it with one event.
@@ -89,7 +91,7 @@ async fn create_refuses_an_id_taken_in_the_scope<S: TaskStore>(store: &S) {
     let first = task("t", "first", 1, TaskState::Submitted);
     create(store, &scope, &first).await;
     let second = task("t", "second", 2, TaskState::Submitted);
-    let again = store.create(&scope, Arc::new(second.clone()), &announce(&second)).await;
+    let again = store.create(&scope, Arc::new(second.clone()), &announce(&second), None).await;
     assert!(matches!(again, Err(StoreError::AlreadyExists(_))), "{again:?}");
     assert_eq!(store.get(&scope, "t").await.unwrap().unwrap().task.context_id, "first");
 }
@@ -171,7 +173,7 @@ async fn many_tasks_written_at_once_stay_apart<S: TaskStore + Clone>(store: &S) 
             assert!(matches!(stale, Err(StoreError::Conflict { found: 2, .. })), "{stale:?}");
             // Two creates of one id at once: exactly one wins.
             let twin = task(&format!("twin{}", i / 2), "c", 1, TaskState::Submitted);
-            let made = store.create(&scope, Arc::new(twin.clone()), &announce(&twin)).await;
+            let made = store.create(&scope, Arc::new(twin.clone()), &announce(&twin), None).await;
             assert!(matches!(made, Ok(1) | Err(StoreError::AlreadyExists(_))), "{made:?}");
             set_state(&store, &scope, &id, TaskState::Completed).await;
         }
@@ -383,4 +385,82 @@ async fn tasks_in_progress_are_found_in_every_scope<S: TaskStore>(store: &S) {
     found.sort_by(|a, b| a.1.cmp(&b.1));
     assert_eq!(found, [(Scope::new("", "owner0"), "t0".to_owned()), (Scope::new("", "owner1"), "t1".to_owned())]);
     assert_eq!(store.tasks_in_progress(1).await.unwrap().len(), 1);
+}
+
+/// Creates `task` in `scope` if the scope has fewer than `limit` unfinished tasks.
+async fn limited<S: TaskStore>(store: &S, limit: usize, scope: &Scope, task: Task) -> crate::Result<u64> {
+    let events = announce(&task);
+    store.create(scope, Arc::new(task), &events, Some(limit)).await
+}
+
+async fn unfinished_tasks_are_limited_per_scope<S: TaskStore>(store: &S) {
+    let (alice, bob) = (Scope::new("", "alice"), Scope::new("", "bob"));
+    limited(store, 3, &alice, task("submitted", "c", 1, TaskState::Submitted)).await.unwrap();
+    limited(store, 3, &alice, task("working", "c", 1, TaskState::Working)).await.unwrap();
+    limited(store, 3, &alice, task("waiting", "c", 1, TaskState::InputRequired)).await.unwrap();
+    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 3, "a task waiting for input is unfinished");
+    let refused = limited(store, 3, &alice, task("fourth", "c", 1, TaskState::Submitted)).await;
+    assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 3 })), "{refused:?}");
+    assert!(store.get(&alice, "fourth").await.unwrap().is_none(), "a refused task is not stored");
+    let taken = limited(store, 3, &alice, task("working", "c", 1, TaskState::Submitted)).await;
+    assert!(matches!(taken, Err(StoreError::AlreadyExists(_)) | Err(StoreError::TooManyUnfinished { .. })));
+    limited(store, 3, &alice, task("ended", "c", 1, TaskState::Completed))
+        .await
+        .expect("an ended task is no more work");
+    limited(store, 3, &bob, task("bobs", "c", 1, TaskState::Submitted))
+        .await
+        .expect("other scopes have their own count");
+    assert_eq!(store.count_unfinished(&bob).await.unwrap(), 1);
+
+    // A task that ends, or is deleted, makes room.
+    set_state(store, &alice, "working", TaskState::Completed).await;
+    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 2);
+    limited(store, 3, &alice, task("fourth", "c", 1, TaskState::Submitted)).await.expect("room after an end");
+    assert!(store.delete(&alice, "submitted").await.unwrap());
+    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 2, "a deleted task no longer counts");
+    limited(store, 3, &alice, task("fifth", "c", 1, TaskState::Submitted)).await.expect("room after a delete");
+    let again = limited(store, 3, &alice, task("sixth", "c", 1, TaskState::Submitted)).await;
+    assert!(matches!(again, Err(StoreError::TooManyUnfinished { .. })), "{again:?}");
+    // Without a limit, a create is never refused for the count.
+    create(store, &alice, &task("sixth", "c", 1, TaskState::Submitted)).await;
+    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 4);
+    assert_eq!(store.count_unfinished(&Scope::new("", "carol")).await.unwrap(), 0);
+}
+
+async fn concurrent_creates_keep_the_unfinished_count<S: TaskStore + Clone>(store: &S) {
+    const TASKS: usize = 24;
+    let scope = Scope::new("", "a");
+    let creates = (0..TASKS).map(|i| {
+        let (store, scope) = (store.clone(), scope.clone());
+        async move {
+            let id = format!("t{i}");
+            create(&store, &scope, &task(&id, "c", 1, TaskState::Submitted)).await;
+            if i % 2 == 0 {
+                set_state(&store, &scope, &id, TaskState::Completed).await;
+            } else if i % 3 == 0 {
+                assert!(store.delete(&scope, &id).await.unwrap());
+            }
+        }
+    });
+    futures_join_all(creates).await;
+    let unfinished = (0..TASKS).filter(|i| i % 2 == 1 && i % 3 != 0).count();
+    assert_eq!(store.count_unfinished(&scope).await.unwrap(), unfinished);
+
+    // Limited creates at once in a fresh scope: the limit is never refused short of.
+    let crowd = Scope::new("", "crowd");
+    let made = std::sync::atomic::AtomicUsize::new(0);
+    let creates = (0..TASKS).map(|i| {
+        let (store, scope, made) = (store.clone(), crowd.clone(), &made);
+        async move {
+            match limited(&store, 4, &scope, task(&format!("t{i}"), "c", 1, TaskState::Submitted)).await {
+                Ok(_) => _ = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                Err(StoreError::TooManyUnfinished { limit: 4 }) => {}
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+    });
+    futures_join_all(creates).await;
+    let made = made.into_inner();
+    assert!(made >= 4, "only {made} of 4 created");
+    assert_eq!(store.count_unfinished(&crowd).await.unwrap(), made);
 }

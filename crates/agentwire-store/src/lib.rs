@@ -10,11 +10,14 @@
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
 //! the scope that created it.
 //!
+//! A server runs on a [`Backend`]: a store with the [`EventBus`] and [`CancelSignal`] that reach
+//! every process serving it, made by the store itself.
+//!
 //! | backend | feature | use |
 //! |---|---|---|
 //! | [`MemoryStore`] | always | tests, single process, bounded by retention |
 //! | `SqliteStore` | `sqlite` | one process, embedded, durable: the `agentwire` default |
-//! | `PostgresStore` | `postgres` | several processes as one server, with its `Coordinator` |
+//! | `PostgresStore` | `postgres` | several processes as one server, with a bus and cancel signal across them |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -27,7 +30,7 @@
 //! let scope = Scope::new("", "alice");
 //! let task = Task { id: "t1".into(), context_id: "c1".into(), status: TaskStatus::new(TaskState::Submitted), ..Task::default() };
 //! let first_event = Arc::new(StreamResponse::Task(task.clone()));
-//! let version = store.create(&scope, Arc::new(task), &[first_event]).await.unwrap();
+//! let version = store.create(&scope, Arc::new(task), &[first_event], None).await.unwrap();
 //! assert_eq!(version, 1);
 //! assert!(store.get(&Scope::new("", "bob"), "t1").await.unwrap().is_none());
 //! # });
@@ -36,6 +39,7 @@
 //! # }
 //! ```
 
+mod backend;
 mod bus;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -53,11 +57,12 @@ use std::sync::Arc;
 use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
 
+pub use backend::Backend;
 pub use bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]
-pub use postgres::{Coordinator, PostgresStore};
+pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -163,6 +168,13 @@ pub enum StoreError {
     /// A limit was reached (e.g. push configs per task).
     #[error("limit reached: {0}")]
     Limit(String),
+    /// The scope already has as many unfinished tasks as [`TaskStore::create`] was allowed; no
+    /// task was created.
+    #[error("the scope already has {limit} unfinished tasks")]
+    TooManyUnfinished {
+        /// The limit that was reached.
+        limit: usize,
+    },
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(String),
@@ -205,7 +217,22 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task with its first events; returns the new version (the number of events).
     /// An id taken in `scope` is [`StoreError::AlreadyExists`]; the same id in another scope is
     /// another task.
-    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64>;
+    ///
+    /// With `max_unfinished`, an unfinished task (one not in a terminal state) is refused with
+    /// [`StoreError::TooManyUnfinished`] while `scope` has that many unfinished tasks already (see
+    /// [`count_unfinished`](Self::count_unfinished)). A backend shared by several processes may
+    /// let creates that race in one scope pass the limit by at most their number.
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64>;
+
+    /// How many tasks of `scope` are unfinished: stored and not in a terminal state (a task that
+    /// waits for input counts; a deleted one does not).
+    async fn count_unfinished(&self, scope: &Scope) -> Result<usize>;
 
     /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
     /// Returns the new version.

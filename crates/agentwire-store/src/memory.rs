@@ -1,6 +1,5 @@
 //! The in-process backend: everything in hash maps, bounded by a retention policy.
 
-use std::collections::hash_map::Entry as Slot;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -57,6 +56,8 @@ struct Inner {
     ended: Mutex<VecDeque<(TaskKey, Timestamp)>>,
     /// The memory the ended tasks still stored hold: the sum of their entries' `retained`.
     ended_bytes: AtomicUsize,
+    /// How many entries of each scope are `unfinished`; scopes with none are left out.
+    unfinished: dashmap::DashMap<Scope, usize, foldhash::fast::RandomState>,
     retention: RetentionPolicy,
 }
 
@@ -69,6 +70,10 @@ struct Entry {
     /// Once the task has ended: the memory it holds, counted in [`Inner::ended_bytes`]. Changed
     /// only under the entry's lock, together with that total.
     retained: usize,
+    /// Whether the task counts in [`Inner::unfinished`]: set when an unfinished task is created,
+    /// cleared once, under the entry's lock, by whoever sees it end or removes it, who then takes
+    /// it off the count.
+    unfinished: bool,
 }
 
 impl Entry {
@@ -87,8 +92,30 @@ impl MemoryStore {
         Self { inner: Arc::new(Inner { retention, ..Inner::default() }) }
     }
 
+    /// The store, with the bus and cancel signal of this process, for a server.
+    pub fn backend(self) -> crate::Backend {
+        crate::Backend::local(self)
+    }
+
     fn entry(&self, scope: &Scope, task_id: &str) -> Result<Option<Arc<Mutex<Entry>>>> {
         Ok(self.inner.tasks.read().map_err(poisoned)?.get(scope).and_then(|tasks| tasks.get(task_id)).cloned())
+    }
+
+    /// A task reached a terminal state: it no longer counts as unfinished, and retention keeps
+    /// track of it.
+    fn ended(&self, scope: &Scope, entry: &Mutex<Entry>) -> Result<()> {
+        if std::mem::take(&mut entry.lock().map_err(poisoned)?.unfinished) {
+            self.count_finished(scope);
+        }
+        self.note_terminal(scope, entry)
+    }
+
+    /// Takes an entry that stopped counting off its scope's count of unfinished tasks.
+    fn count_finished(&self, scope: &Scope) {
+        self.inner.unfinished.remove_if_mut(scope, |_, n| {
+            *n = n.saturating_sub(1);
+            *n == 0
+        });
     }
 
     /// Records that a task ended, then evicts the tasks that ended first while either retention
@@ -136,11 +163,14 @@ impl MemoryStore {
             removed
         };
         let Some(entry) = removed else { return Ok(None) };
-        let ended = {
+        let (ended, unfinished) = {
             let mut e = entry.lock().map_err(poisoned)?;
             self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
-            e.task.status.state.is_terminal()
+            (e.task.status.state.is_terminal(), std::mem::take(&mut e.unfinished))
         };
+        if unfinished {
+            self.count_finished(scope);
+        }
         // Freed outside the locks.
         drop(entry);
         Ok(Some(ended))
@@ -149,16 +179,35 @@ impl MemoryStore {
 
 #[async_trait]
 impl TaskStore for MemoryStore {
-    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
         let id: Arc<str> = Arc::from(task.id.as_str());
-        let entry = Entry { task, events: events.to_vec(), configs: Vec::new(), retained: 0 };
+        let entry = Entry { task, events: events.to_vec(), configs: Vec::new(), retained: 0, unfinished: !terminal };
         let version = entry.version();
         let entry = Arc::new(Mutex::new(entry));
-        match self.inner.tasks.write().map_err(poisoned)?.entry(scope.clone()).or_default().entry(id) {
-            Slot::Occupied(slot) => return Err(StoreError::AlreadyExists(slot.key().to_string())),
-            Slot::Vacant(slot) => slot.insert(Arc::clone(&entry)),
-        };
+        {
+            // The count is checked and taken under the index's lock, with the insert.
+            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
+            if tasks.get(scope).is_some_and(|scoped| scoped.contains_key(&id)) {
+                return Err(StoreError::AlreadyExists(id.to_string()));
+            }
+            if !terminal {
+                let mut count = self.inner.unfinished.entry(scope.clone()).or_default();
+                if let Some(limit) = max_unfinished.filter(|limit| *count >= *limit) {
+                    drop(count);
+                    self.inner.unfinished.remove_if(scope, |_, n| *n == 0);
+                    return Err(StoreError::TooManyUnfinished { limit });
+                }
+                *count += 1;
+            }
+            tasks.entry(scope.clone()).or_default().insert(id, Arc::clone(&entry));
+        }
         if terminal {
             self.note_terminal(scope, &entry)?;
         }
@@ -184,7 +233,7 @@ impl TaskStore for MemoryStore {
             (e.version(), ended)
         };
         if ended {
-            self.note_terminal(scope, &entry)?;
+            self.ended(scope, &entry)?;
         }
         Ok(version)
     }
@@ -203,7 +252,7 @@ impl TaskStore for MemoryStore {
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
         if ended {
-            self.note_terminal(scope, &entry)?;
+            self.ended(scope, &entry)?;
         }
         Ok(updated)
     }
@@ -252,6 +301,10 @@ impl TaskStore for MemoryStore {
             .then(|| page.last().map(|(millis, id, _)| PageToken { status_millis: *millis, task_id: id.clone() }))
             .flatten();
         Ok(TaskPage { tasks: page.into_iter().map(|(_, _, task)| task).collect(), next, total })
+    }
+
+    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
+        Ok(self.inner.unfinished.get(scope).map_or(0, |n| *n))
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {

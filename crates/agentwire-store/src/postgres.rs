@@ -1,23 +1,24 @@
 //! The shared backend: one PostgreSQL database serving several `agentwire` processes as one.
 //!
-//! [`PostgresStore`] keeps tasks, logs and configs. Each commit also sends a `NOTIFY` carrying only
-//! the task and its new sequence number, in the same transaction, so it is heard exactly when the
-//! event can be read. [`Coordinator`] is the [`EventBus`] and [`CancelSignal`] of one process:
-//! it listens for those notices and for cancels, and holds the process's lease, by which the
-//! others find the tasks it was running if it dies.
+//! [`PostgresStore`] keeps tasks, logs and configs. Each commit is followed by a `NOTIFY` carrying
+//! only the task and its new sequence number, so it is heard once the event can be read. The
+//! `Coordinator` (its own module) is the [`EventBus`](crate::EventBus) and
+//! [`CancelSignal`](crate::CancelSignal) of one process: it listens for those notices and for
+//! cancels, and holds the process's lease, by which the others find the tasks it was running if
+//! it dies.
+
+mod coordinator;
 
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
+use agentwire_types::{StreamResponse, Task, Timestamp};
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor, PgPool, Postgres, QueryBuilder, Row};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use crate::bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
+use self::coordinator::Coordinator;
 use crate::sql::{
     as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
     limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, TaskRow, Turns,
@@ -86,26 +87,13 @@ impl PostgresStore {
         })
     }
 
-    /// Starts this process's [`Coordinator`]: readers' rings hold `capacity` notices, and the
-    /// process's lease lasts `lease` unless renewed (it is renewed every third of it).
-    pub async fn coordinator(&self, capacity: usize, lease: Duration) -> Result<Coordinator> {
-        let (registry, registrations) = mpsc::unbounded_channel();
-        let inner = Arc::new(CoordinatorInner {
-            store: self.clone(),
-            bus: LocalBus::new(capacity),
-            local: LocalCancel::default(),
-            instance: uuid::Uuid::now_v7().to_string(),
-            lease,
-            registry,
-            stop: CancellationToken::new(),
-        });
-        inner.renew_lease().await?;
-        let mut listener = PgListener::connect_with(&self.pool).await.map_err(backend)?;
-        listener.listen_all([&*self.events_channel, &*self.cancel_channel]).await.map_err(backend)?;
-        tokio::spawn(listen(Arc::downgrade(&inner), listener));
-        tokio::spawn(hold_lease(Arc::downgrade(&inner)));
-        tokio::spawn(register(Arc::downgrade(&inner), registrations));
-        Ok(Coordinator { inner })
+    /// The store with this process's bus and cancel signal, which cross every process serving
+    /// the database, for a server. Starts the process's lease, which lasts `lease` unless
+    /// renewed (it is renewed every third of it): when it runs out, the other processes fail the
+    /// tasks this one was running.
+    pub async fn backend(&self, lease: Duration) -> Result<crate::Backend> {
+        let coordinator = Coordinator::start(self, lease, coordinator::REGISTRY_CAPACITY).await?;
+        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator))
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The
@@ -163,20 +151,41 @@ fn with_events<'q>(sql: &mut QueryBuilder<'q, Postgres>, after: u64, events: &'q
 
 #[async_trait]
 impl TaskStore for PostgresStore {
-    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+    /// One statement: the insert, if the scope has room for the task, and its events. Creates
+    /// that race in one scope each count the tasks committed before them, so together they may
+    /// pass the limit by their number.
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
         let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
         let mut sql = QueryBuilder::<Postgres>::new(
             "WITH written AS (INSERT INTO tasks
-                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) VALUES (",
+                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) SELECT ",
         );
         let mut values = sql.separated(", ");
         values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(&task.id).push_bind(&row.context_id);
         values.push_bind(row.state).push_bind(row.status_millis).push_bind(bodies.len() as i64);
         values.push_bind(now_millis()).push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
-        sql.push(") ON CONFLICT DO NOTHING RETURNING key)");
+        let limit = max_unfinished.filter(|_| !row.ended);
+        queries::push_room_under(&mut sql, scope, limit);
+        sql.push(" ON CONFLICT DO NOTHING RETURNING key)");
         with_events(&mut sql, 0, &bodies);
         let key: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
-        key.ok_or_else(|| StoreError::AlreadyExists(task.id.clone()))?;
+        if key.is_none() {
+            let taken: bool = queries::exists::<Postgres>(scope, &task.id)
+                .build_query_scalar()
+                .fetch_one(&self.pool)
+                .await
+                .map_err(backend)?;
+            return Err(match limit {
+                Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
+                _ => StoreError::AlreadyExists(task.id.clone()),
+            });
+        }
         let version = bodies.len() as u64;
         if version > 0 {
             self.announce(scope, &task.id, version).await;
@@ -251,6 +260,15 @@ impl TaskStore for PostgresStore {
             .await
             .map_err(backend)?;
         page_of(snapshots, total, query.page_size)
+    }
+
+    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
+        let count: i64 = queries::count_unfinished::<Postgres>(scope)
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(usize::try_from(count).unwrap_or_default())
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
@@ -394,262 +412,6 @@ impl PushConfigStore for PostgresStore {
         Ok(rows.into_iter().map(scoped).collect())
     }
 }
-
-/// The [`EventBus`] and [`CancelSignal`] of one process serving a [`PostgresStore`] beside others.
-/// Its background work stops when the last clone is dropped.
-#[derive(Clone)]
-pub struct Coordinator {
-    inner: Arc<CoordinatorInner>,
-}
-
-struct CoordinatorInner {
-    store: PostgresStore,
-    bus: LocalBus,
-    local: LocalCancel,
-    /// This process's name in the `instances` table.
-    instance: String,
-    lease: Duration,
-    /// Records in the database which executions run here, in the order they start and finish.
-    registry: mpsc::UnboundedSender<Registration>,
-    stop: CancellationToken,
-}
-
-impl Drop for CoordinatorInner {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-enum Registration {
-    Started(Scope, String),
-    Finished(Scope, String),
-}
-
-impl CoordinatorInner {
-    async fn renew_lease(&self) -> Result<()> {
-        let expires_at = now_millis() + i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX);
-        sqlx::query(
-            "INSERT INTO instances (id, expires_at) VALUES ($1, $2)
-             ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
-        )
-        .bind(&self.instance)
-        .bind(expires_at)
-        .execute(&self.store.pool)
-        .await
-        .map_err(backend)?;
-        Ok(())
-    }
-}
-
-/// Hands the notices of other processes to this one's readers and executions. A dropped
-/// connection is made again, and every reader told to read the log, since notices sent in
-/// between are lost.
-async fn listen(weak: std::sync::Weak<CoordinatorInner>, mut listener: PgListener) {
-    loop {
-        let Some(stop) = weak.upgrade().map(|i| i.stop.clone()) else { return };
-        let received = tokio::select! {
-            () = stop.cancelled() => return,
-            received = listener.try_recv() => received,
-        };
-        let Some(inner) = weak.upgrade() else { return };
-        match received {
-            Ok(Some(notification)) => {
-                let Some((scope, task_id, seq)) = parse_notice(notification.payload()) else { continue };
-                if notification.channel() == &*inner.store.cancel_channel {
-                    inner.local.cancel_here(&scope, &task_id);
-                } else if seq == 0 {
-                    inner.bus.publish(&scope, &task_id, Notice::Ended);
-                } else {
-                    inner.bus.publish(&scope, &task_id, Notice::Event { seq, event: None });
-                }
-            }
-            // The connection was lost and has been made again (the listener reconnects before
-            // it reports the loss).
-            Ok(None) => {
-                tracing::warn!("lost the PostgreSQL notification connection; reconnected");
-                inner.bus.check_all();
-            }
-            // The connection was lost and could not be made again yet. The listener would
-            // reconnect when next asked for a notice, with no sign that it did, so a new one is
-            // made instead; once it listens, every reader reads the log.
-            Err(error) => {
-                tracing::warn!(%error, "PostgreSQL notifications failed; listening again");
-                drop(inner);
-                let Some(again) = listen_again(&weak).await else { return };
-                listener = again;
-                let Some(inner) = weak.upgrade() else { return };
-                inner.bus.check_all();
-            }
-        }
-    }
-}
-
-/// A new listener on the coordinator's channels, made as soon as the database lets it (tried
-/// every second); `None` once the coordinator is gone.
-async fn listen_again(weak: &std::sync::Weak<CoordinatorInner>) -> Option<PgListener> {
-    loop {
-        let stop = weak.upgrade()?.stop.clone();
-        tokio::select! {
-            () = stop.cancelled() => return None,
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-        }
-        let inner = weak.upgrade()?;
-        let store = &inner.store;
-        let listening = async {
-            let mut listener = PgListener::connect_with(&store.pool).await?;
-            listener.listen_all([&*store.events_channel, &*store.cancel_channel]).await?;
-            Ok::<_, sqlx::Error>(listener)
-        };
-        match listening.await {
-            Ok(listener) => return Some(listener),
-            Err(error) => tracing::warn!(%error, "cannot listen to PostgreSQL notifications yet"),
-        }
-    }
-}
-
-/// Renews the process's lease every third of its length.
-async fn hold_lease(inner: std::sync::Weak<CoordinatorInner>) {
-    loop {
-        let Some((stop, every)) = inner.upgrade().map(|i| (i.stop.clone(), i.lease / 3)) else { return };
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(every) => {}
-        }
-        let Some(inner) = inner.upgrade() else { return };
-        if let Err(error) = inner.renew_lease().await {
-            tracing::warn!(%error, "could not renew this instance's lease");
-        }
-    }
-}
-
-/// Records where executions run, a statement per run of starts or of ends among the
-/// registrations waiting (in order: a task's execution may end and another start in one batch).
-async fn register(inner: std::sync::Weak<CoordinatorInner>, mut registrations: mpsc::UnboundedReceiver<Registration>) {
-    let mut batch = Vec::new();
-    while registrations.recv_many(&mut batch, REGISTRATION_BATCH).await > 0 {
-        let Some(inner) = inner.upgrade() else { return };
-        for run in
-            batch.chunk_by(|a, b| matches!(a, Registration::Started(..)) == matches!(b, Registration::Started(..)))
-        {
-            let mut sql = QueryBuilder::<Postgres>::new(match run[0] {
-                Registration::Started(..) => "INSERT INTO executions (task, instance) SELECT key, ",
-                Registration::Finished(..) => "DELETE FROM executions WHERE instance = ",
-            });
-            sql.push_bind(&inner.instance);
-            sql.push(match run[0] {
-                Registration::Started(..) => " FROM tasks WHERE (tenant, owner, id) IN ",
-                Registration::Finished(..) => " AND task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN ",
-            });
-            sql.push_tuples(
-                run,
-                |mut row, (Registration::Started(scope, task_id) | Registration::Finished(scope, task_id))| {
-                    row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
-                },
-            );
-            sql.push(match run[0] {
-                Registration::Started(..) => " ON CONFLICT DO NOTHING",
-                Registration::Finished(..) => ")",
-            });
-            if let Err(error) = sql.build().execute(&inner.store.pool).await {
-                tracing::warn!(%error, executions = run.len(), "could not record where executions run");
-            }
-        }
-        batch.clear();
-    }
-}
-
-/// Most registrations written by one statement.
-const REGISTRATION_BATCH: usize = 256;
-
-impl EventBus for Coordinator {
-    fn publish(&self, scope: &Scope, task_id: &str, notice: Notice) {
-        // Committed events were notified by their commit; the end of an execution is told here.
-        if let Notice::Ended = notice {
-            let (store, scope, task_id) = (self.inner.store.clone(), scope.clone(), task_id.to_owned());
-            tokio::spawn(async move {
-                if let Err(error) = store.notify(&store.events_channel, &scope, &task_id, 0).await {
-                    tracing::warn!(%error, "could not tell other instances that an execution ended");
-                }
-            });
-        }
-        self.inner.bus.publish(scope, task_id, notice);
-    }
-
-    fn subscribe(&self, scope: &Scope, task_id: &str) -> Subscription {
-        self.inner.bus.subscribe(scope, task_id)
-    }
-}
-
-#[async_trait]
-impl CancelSignal for Coordinator {
-    fn started(&self, scope: &Scope, task_id: &str) -> CancellationToken {
-        let _ = self.inner.registry.send(Registration::Started(scope.clone(), task_id.to_owned()));
-        self.inner.local.started(scope, task_id)
-    }
-
-    fn finished(&self, scope: &Scope, task_id: &str) {
-        self.inner.local.finished(scope, task_id);
-        if !self.inner.local.is_running(scope, task_id) {
-            let _ = self.inner.registry.send(Registration::Finished(scope.clone(), task_id.to_owned()));
-        }
-    }
-
-    async fn cancel(&self, scope: &Scope, task_id: &str) -> bool {
-        let here = self.inner.local.cancel_here(scope, task_id);
-        let store = &self.inner.store;
-        if let Err(error) = store.notify(&store.cancel_channel, scope, task_id, 0).await {
-            tracing::warn!(%error, "could not ask other instances to cancel");
-        }
-        let elsewhere: Result<bool, sqlx::Error> = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM executions e JOIN instances i ON i.id = e.instance
-             WHERE i.expires_at > $1 AND e.task = (SELECT key FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4))",
-        )
-        .bind(now_millis())
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_one(&store.pool)
-        .await;
-        here || elsewhere.unwrap_or(true)
-    }
-
-    async fn orphans(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let pool = &self.inner.store.pool;
-        let now = now_millis();
-        let lease = i64::try_from(self.inner.lease.as_millis()).unwrap_or(i64::MAX);
-        let gone = sqlx::query("DELETE FROM instances WHERE expires_at < $1")
-            .bind(now - lease)
-            .execute(pool)
-            .await
-            .map_err(backend)?;
-        if gone.rows_affected() > 0 {
-            // A notice the instance had yet to send after a commit died with it.
-            self.inner.bus.check_all();
-        }
-        // Running tasks that no live instance runs, and that nobody has touched for a lease: a
-        // task just created may not be registered yet.
-        let rows = sqlx::query(
-            "SELECT tenant, owner, id FROM tasks t WHERE ended_at IS NULL AND state IN ($1, $2) AND changed_at < $3
-             AND NOT EXISTS (SELECT 1 FROM executions e JOIN instances i ON i.id = e.instance
-                             WHERE e.task = t.key AND i.expires_at > $4)
-             LIMIT $5",
-        )
-        .bind(TaskState::Submitted.number())
-        .bind(TaskState::Working.number())
-        .bind(now - lease)
-        .bind(now)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(pool)
-        .await
-        .map_err(backend)?;
-        Ok(rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2))).collect())
-    }
-
-    fn orphan_check_interval(&self) -> Option<Duration> {
-        Some(self.inner.lease / 4)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,5 +440,48 @@ mod tests {
             async move { PostgresStore::connect_in_schema(&url, &schema).await.unwrap() }
         })
         .await;
+    }
+
+    /// Executions started and finished faster than a registry of one can take are all recorded
+    /// once the writer has caught up: it rewrites them from the ones running here.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_registry_is_rewritten_from_the_executions_running_here() {
+        use crate::CancelSignal;
+        let Some(url) = database() else {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return;
+        };
+        let schema = format!("registry_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let scope = Scope::new("", "a");
+        let ids: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+        for id in &ids {
+            let task = conformance::task(id, "c", 1, agentwire_types::TaskState::Working);
+            let first = Arc::new(StreamResponse::Task(task.clone()));
+            store.create(&scope, Arc::new(task), &[first], None).await.unwrap();
+        }
+        let coordinator = Coordinator::start(&store, Duration::from_secs(10), 1).await.unwrap();
+        let recorded = || async {
+            let count: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM executions").fetch_one(&store.pool).await.unwrap();
+            count
+        };
+        let eventually = |expected: i64| async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while recorded().await != expected {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{} executions recorded, not {expected}",
+                    recorded().await
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _tokens: Vec<_> = ids.iter().map(|id| coordinator.started(&scope, id)).collect();
+        eventually(40).await;
+        for id in ids.iter().step_by(2) {
+            coordinator.finished(&scope, id);
+        }
+        eventually(20).await;
     }
 }

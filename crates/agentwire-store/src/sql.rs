@@ -265,6 +265,47 @@ pub(crate) mod queries {
         sql
     }
 
+    /// How many unfinished tasks `scope` has.
+    pub(crate) fn count_unfinished<'q, DB>(scope: &'q Scope) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT COUNT(*) FROM tasks WHERE tenant = ");
+        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner).push(" AND ended_at IS NULL");
+        sql
+    }
+
+    /// Ends the `SELECT` of a task's insert with its condition: there is room for one more
+    /// unfinished task in `scope` under `limit` (always, without one).
+    pub(crate) fn push_room_under<'q, DB>(sql: &mut QueryBuilder<'q, DB>, scope: &'q Scope, limit: Option<usize>)
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let Some(limit) = limit else {
+            sql.push(" WHERE TRUE");
+            return;
+        };
+        let limit = super::limit(limit);
+        sql.push(" WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE tenant = ").push_bind(&scope.tenant);
+        sql.push(" AND owner = ").push_bind(&scope.owner).push(" AND ended_at IS NULL LIMIT ").push_bind(limit);
+        sql.push(") AS unfinished) < ").push_bind(limit);
+    }
+
+    /// Whether a task exists in `scope`.
+    pub(crate) fn exists<'q, DB>(scope: &'q Scope, task_id: &'q str) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT EXISTS ");
+        task_key(&mut sql, scope, task_id);
+        sql
+    }
+
     /// `tenant, owner, id` of tasks in SUBMITTED or WORKING state.
     pub(crate) fn in_progress<'q, DB>(limit: i64) -> QueryBuilder<'q, DB>
     where

@@ -129,6 +129,12 @@ impl SqliteStore {
         &self.path
     }
 
+    /// The store, with the bus and cancel signal of this process (a file is served by one process
+    /// at a time), for a server.
+    pub fn backend(self) -> crate::Backend {
+        crate::Backend::local(self)
+    }
+
     async fn write(&self, write: Write) -> Result<u64> {
         let (reply, answer) = oneshot::channel();
         let gone = || StoreError::Backend("the SQLite writer has stopped".into());
@@ -152,9 +158,10 @@ async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
     Ok(())
 }
 
-/// A change the writer makes.
+/// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
+/// for it to be created.
 enum Write {
-    Create { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String> },
+    Create { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, limit: Option<usize> },
     Commit { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, expected: u64 },
     Delete { scope: Scope, id: String },
     Purge { ended_before: Option<i64>, keep_ended: Option<usize> },
@@ -272,6 +279,8 @@ struct Planned<'a> {
     events: &'a [String],
     /// The version a commit starts from; `None` for a create.
     expected: Option<u64>,
+    /// A create's limit of unfinished tasks in its scope.
+    limit: Option<usize>,
 }
 
 impl<'a> Script<'a> {
@@ -281,17 +290,17 @@ impl<'a> Script<'a> {
         let mut values = 0;
         for job in group {
             let step = match &job.write {
-                Write::Create { scope, task, row, events } => {
-                    Step::Put(Planned { scope, task, row, events, expected: None })
+                Write::Create { scope, task, row, events, limit } => {
+                    Step::Put(Planned { scope, task, row, events, expected: None, limit: *limit })
                 }
                 Write::Commit { scope, task, row, events, expected } => {
-                    Step::Put(Planned { scope, task, row, events, expected: Some(*expected) })
+                    Step::Put(Planned { scope, task, row, events, expected: Some(*expected), limit: None })
                 }
                 Write::Delete { scope, id } => Step::Delete { scope, id },
                 _ => return None,
             };
             values += match &step {
-                Step::Put(planned) => 10 + 5 * planned.events.len(),
+                Step::Put(planned) => 12 + 5 * planned.events.len(),
                 Step::Delete { .. } => 3,
             };
             if !tasks.insert(step.task()) || values > MAX_SCRIPT_VALUES {
@@ -310,18 +319,39 @@ impl<'a> Script<'a> {
             self.writes.iter().filter(|w| matches!(w, Step::Delete { .. })).map(Step::task).collect();
         let mut sql = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
         if !creates.is_empty() {
+            // A limited create goes in while its scope's unfinished tasks, with the limited
+            // creates before it in this group, are fewer than its limit: the count is taken
+            // before the statement inserts anything.
+            let mut earlier: std::collections::HashMap<&Scope, i64> = std::collections::HashMap::new();
+            let before: Vec<i64> = creates
+                .iter()
+                .map(|w| match w.limit {
+                    Some(_) => {
+                        let n = earlier.entry(w.scope).or_default();
+                        *n += 1;
+                        *n - 1
+                    }
+                    None => 0,
+                })
+                .collect();
             sql.push(
-                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot) ",
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
+                 SELECT column1, column2, column3, column4, column5, column6, column7, column8, column9 FROM (",
             );
-            sql.push_values(&creates, |mut values, w| {
+            sql.push_values(creates.iter().zip(&before), |mut values, (w, before)| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
                 values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
                 values
                     .push_bind(w.events.len() as i64)
                     .push_bind(w.row.ended.then(now_millis))
                     .push_bind(&w.row.snapshot);
+                values.push_bind(w.limit.map(sql_limit)).push_bind(*before);
             });
-            sql.push(" ON CONFLICT DO NOTHING RETURNING key, tenant, owner, id; ");
+            sql.push(
+                ") AS v WHERE v.column10 IS NULL OR v.column11 + (SELECT COUNT(*) FROM tasks t
+                     WHERE t.tenant = v.column1 AND t.owner = v.column2 AND t.ended_at IS NULL) < v.column10
+                 ON CONFLICT DO NOTHING RETURNING key, tenant, owner, id; ",
+            );
         }
         if !commits.is_empty() {
             sql.push(
@@ -383,7 +413,9 @@ impl<'a> Script<'a> {
             results.push(match (w, done) {
                 (Step::Delete { .. }, done) => Ok(u64::from(done)),
                 (Step::Put(w), true) => Ok(w.expected.unwrap_or_default() + w.events.len() as u64),
-                (Step::Put(Planned { expected: None, .. }), false) => Err(StoreError::AlreadyExists(id.clone())),
+                (Step::Put(Planned { expected: None, limit, .. }), false) => {
+                    Err(create_refusal(conn, scope, id, *limit).await?)
+                }
                 (Step::Put(Planned { expected: Some(expected), .. }), false) => {
                     Err(refusal(conn, scope, id, *expected).await?)
                 }
@@ -391,6 +423,22 @@ impl<'a> Script<'a> {
         }
         Ok(results)
     }
+}
+
+/// Why a create wrote nothing: the id is taken in the scope, or the scope had no room under
+/// `limit`.
+async fn create_refusal(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    task_id: &str,
+    limit: Option<usize>,
+) -> Result<StoreError> {
+    let taken: bool =
+        queries::exists::<Sqlite>(scope, task_id).build_query_scalar().fetch_one(&mut *conn).await.map_err(backend)?;
+    Ok(match limit {
+        Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
+        _ => StoreError::AlreadyExists(task_id.to_owned()),
+    })
 }
 
 /// Why a commit wrote nothing: the task changed since `expected`, or is not there.
@@ -410,26 +458,20 @@ async fn refusal(conn: &mut SqliteConnection, scope: &Scope, task_id: &str, expe
 
 async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
     match write {
-        Write::Create { scope, task, row, events } => {
+        Write::Create { scope, task, row, events, limit } => {
             let id = &task.id;
-            let ended_at = row.ended.then(now_millis);
-            let key: Option<i64> = sqlx::query_scalar(
+            let mut sql = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING key",
-            )
-            .bind(&scope.tenant)
-            .bind(&scope.owner)
-            .bind(id)
-            .bind(&row.context_id)
-            .bind(row.state)
-            .bind(row.status_millis)
-            .bind(events.len() as i64)
-            .bind(ended_at)
-            .bind(&row.snapshot)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(backend)?;
-            let key = key.ok_or_else(|| StoreError::AlreadyExists(id.clone()))?;
+                 SELECT ",
+            );
+            let mut values = sql.separated(", ");
+            values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(id).push_bind(&row.context_id);
+            values.push_bind(row.state).push_bind(row.status_millis).push_bind(events.len() as i64);
+            values.push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
+            queries::push_room_under(&mut sql, scope, *limit);
+            sql.push(" ON CONFLICT DO NOTHING RETURNING key");
+            let key: Option<i64> = sql.build_query_scalar().fetch_optional(&mut *conn).await.map_err(backend)?;
+            let Some(key) = key else { return Err(create_refusal(conn, scope, id, *limit).await?) };
             append(conn, key, 0, events).await?;
             Ok(events.len() as u64)
         }
@@ -548,9 +590,16 @@ async fn append(conn: &mut SqliteConnection, task: i64, after: u64, events: &[St
 
 #[async_trait]
 impl TaskStore for SqliteStore {
-    async fn create(&self, scope: &Scope, task: Arc<Task>, events: &[Arc<StreamResponse>]) -> Result<u64> {
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
         let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
-        self.write(Write::Create { scope: scope.clone(), task, row, events }).await
+        let limit = max_unfinished.filter(|_| !row.ended);
+        self.write(Write::Create { scope: scope.clone(), task, row, events, limit }).await
     }
 
     async fn commit(
@@ -598,6 +647,15 @@ impl TaskStore for SqliteStore {
         let snapshots: Vec<String> =
             queries::page::<Sqlite>(scope, query).build_query_scalar().fetch_all(&self.reads).await.map_err(backend)?;
         page_of(snapshots, total, query.page_size)
+    }
+
+    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
+        let count: i64 = queries::count_unfinished::<Sqlite>(scope)
+            .build_query_scalar()
+            .fetch_one(&self.reads)
+            .await
+            .map_err(backend)?;
+        Ok(usize::try_from(count).unwrap_or_default())
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
@@ -695,5 +753,73 @@ mod tests {
         })
         .await;
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file made by a version before the count of unfinished tasks opens, is brought up to
+    /// date, and counts the tasks it already held.
+    #[tokio::test]
+    async fn a_file_from_before_the_unfinished_count_opens_and_counts() {
+        let dir = std::env::temp_dir().join(format!("agentwire-sqlite-old-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("migrations")).unwrap();
+        let first = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/0001_tasks.sql");
+        std::fs::copy(first, dir.join("migrations/0001_tasks.sql")).unwrap();
+        let path = dir.join("old.db");
+        let options = SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+        let mut old = SqliteConnection::connect_with(&options).await.unwrap();
+        sqlx::migrate::Migrator::new(dir.join("migrations")).await.unwrap().run(&mut old).await.unwrap();
+        for (id, state, ended_at) in [("working", 3, None), ("waiting", 6, None), ("done", 4, Some(1_i64))] {
+            sqlx::query(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
+                 VALUES ('', 'a', ?, 'c', ?, 0, 1, ?, '{}')",
+            )
+            .bind(id)
+            .bind(state)
+            .bind(ended_at)
+            .execute(&mut old)
+            .await
+            .unwrap();
+        }
+        old.close().await.unwrap();
+
+        let store = SqliteStore::open(&path).await.unwrap();
+        let scope = Scope::new("", "a");
+        assert_eq!(store.count_unfinished(&scope).await.unwrap(), 2);
+        let task = conformance::task("new", "c", 1, agentwire_types::TaskState::Submitted);
+        let first = Arc::new(StreamResponse::Task(task.clone()));
+        let refused = store.create(&scope, Arc::new(task), &[first], Some(2)).await;
+        assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 2 })), "{refused:?}");
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Creates committed together by the one writer still count each other: the limit is exact.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn creates_in_one_group_respect_the_limit_exactly() {
+        let path = std::env::temp_dir().join(format!("agentwire-sqlite-limit-{}.db", std::process::id()));
+        let store = SqliteStore::open(&path).await.unwrap();
+        let scope = Scope::new("", "a");
+        let creates = (0..32).map(|i| {
+            let (store, scope) = (store.clone(), scope.clone());
+            tokio::spawn(async move {
+                let task = conformance::task(&format!("t{i}"), "c", 1, agentwire_types::TaskState::Submitted);
+                let first = Arc::new(StreamResponse::Task(task.clone()));
+                store.create(&scope, Arc::new(task), &[first], Some(5)).await
+            })
+        });
+        let mut made = 0;
+        for create in creates.collect::<Vec<_>>() {
+            match create.await.unwrap() {
+                Ok(_) => made += 1,
+                Err(StoreError::TooManyUnfinished { limit: 5 }) => {}
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(made, 5);
+        assert_eq!(store.count_unfinished(&scope).await.unwrap(), 5);
+        drop(store);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 }

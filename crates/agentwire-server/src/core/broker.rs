@@ -30,14 +30,32 @@ pub(crate) struct EventFeed {
     more_in_log: bool,
 }
 
+impl super::Core {
+    /// A reader of one task's events, subscribed now, with [`Limits::subscriber_buffer`] notices
+    /// of slack before it falls back to the log.
+    ///
+    /// [`Limits::subscriber_buffer`]: super::Limits::subscriber_buffer
+    pub(crate) fn feed(&self, scope: &Scope, task_id: &str) -> EventFeed {
+        let (bus, buffer) = (&*self.bus, self.limits.subscriber_buffer);
+        EventFeed::subscribe(bus, buffer, Arc::clone(&self.tasks), scope.clone(), task_id)
+    }
+}
+
 /// How many events one catch-up read fetches.
 const CATCH_UP_BATCH: usize = 256;
 
 impl EventFeed {
-    /// Subscribes now; call [`EventFeed::start_after`] once the reader's starting point is known.
-    pub(crate) fn subscribe(bus: &dyn EventBus, store: Arc<dyn TaskStore>, scope: Scope, task_id: &str) -> Self {
+    /// Subscribes now, with `buffer` notices of slack before the reader falls back to the log;
+    /// call [`EventFeed::start_after`] once the reader's starting point is known.
+    pub(crate) fn subscribe(
+        bus: &dyn EventBus,
+        buffer: usize,
+        store: Arc<dyn TaskStore>,
+        scope: Scope,
+        task_id: &str,
+    ) -> Self {
         Self {
-            subscription: bus.subscribe(&scope, task_id),
+            subscription: bus.subscribe(&scope, task_id, buffer),
             store,
             scope,
             task_id: task_id.to_owned(),
@@ -118,11 +136,11 @@ mod tests {
     async fn slow_reader_catches_up_from_the_log() {
         let store = MemoryStore::default();
         let scope = Scope::default();
-        let bus = LocalBus::new(2);
-        let mut feed = EventFeed::subscribe(&bus, Arc::new(store.clone()), scope.clone(), "t");
+        let bus = LocalBus::default();
+        let mut feed = EventFeed::subscribe(&bus, 2, Arc::new(store.clone()), scope.clone(), "t");
         let first = Arc::new(StreamResponse::Task(task(TaskState::Submitted)));
         let submitted = Arc::new(task(TaskState::Submitted));
-        let mut version = store.create(&scope, submitted, std::slice::from_ref(&first)).await.unwrap();
+        let mut version = store.create(&scope, submitted, std::slice::from_ref(&first), None).await.unwrap();
         bus.publish(&scope, "t", Notice::Event { seq: version, event: Some(first) });
         for i in 0..9 {
             let event = Arc::new(StreamResponse::Task(task(TaskState::Working)));

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use agentwire_store::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, TaskStore};
+use agentwire_store::{Backend, TaskStore};
 use agentwire_types::{
     A2AError, A2aRequest, A2aResponse, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
@@ -105,10 +105,7 @@ impl RequestHandler {
     pub fn builder(agent: impl AgentExecutor) -> RequestHandlerBuilder {
         RequestHandlerBuilder {
             agent: Arc::new(agent),
-            tasks: None,
-            push_configs: None,
-            bus: None,
-            cancel: None,
+            backend: None,
             retention: Retention::default(),
             card: CardConfig::default(),
             limits: Limits::default(),
@@ -254,10 +251,7 @@ impl RequestHandler {
 /// Configures a [`RequestHandler`].
 pub struct RequestHandlerBuilder {
     agent: Arc<dyn AgentExecutor>,
-    tasks: Option<Arc<dyn TaskStore>>,
-    push_configs: Option<Arc<dyn PushConfigStore>>,
-    bus: Option<Arc<dyn EventBus>>,
-    cancel: Option<Arc<dyn CancelSignal>>,
+    backend: Option<Backend>,
     retention: Retention,
     card: CardConfig,
     limits: Limits,
@@ -273,39 +267,29 @@ impl RequestHandlerBuilder {
         self
     }
 
-    /// Where tasks, their event logs and push configs are kept (default: in memory).
-    pub fn store<S: TaskStore + PushConfigStore + Clone>(self, store: S) -> Self {
-        self.task_store(store.clone()).push_config_store(store)
-    }
-
-    /// How committed events reach the readers of a task (default: within this process). A store
-    /// shared by several processes comes with a bus that crosses them.
-    pub fn event_bus(mut self, bus: impl EventBus) -> Self {
-        self.bus = Some(Arc::new(bus));
-        self
-    }
-
-    /// How a cancel reaches the executions of a task (default: within this process).
-    pub fn cancel_signal(mut self, cancel: impl CancelSignal) -> Self {
-        self.cancel = Some(Arc::new(cancel));
+    /// Where tasks, their event logs and push configs are kept, with how committed events reach
+    /// the readers of a task and how a cancel reaches its executions: a store's
+    /// [`Backend`], made by the store (default: [`MemoryStore`](agentwire_store::MemoryStore)'s).
+    ///
+    /// ```
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::RequestHandler;
+    /// use agentwire_store::{MemoryStore, RetentionPolicy};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(100), ..Default::default() });
+    /// let handler = RequestHandler::builder(EchoAgent).backend(store.backend()).build();
+    /// # let _ = handler;
+    /// # });
+    /// ```
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
         self
     }
 
     /// How long ended tasks are kept (see [`Retention`]).
     pub fn retention(mut self, retention: Retention) -> Self {
         self.retention = retention;
-        self
-    }
-
-    /// Where tasks and their event logs are kept (default: in memory).
-    pub fn task_store(mut self, store: impl TaskStore) -> Self {
-        self.tasks = Some(Arc::new(store));
-        self
-    }
-
-    /// Where push configs are kept (default: in memory).
-    pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
-        self.push_configs = Some(Arc::new(store));
         self
     }
 
@@ -340,17 +324,15 @@ impl RequestHandlerBuilder {
             self.card.card.security_requirements = crate::auth::requirements(&schemes);
             self.card.card.security_schemes.extend(schemes);
         }
-        let memory = MemoryStore::default();
-        let tasks = self.tasks.unwrap_or_else(|| Arc::new(memory.clone()));
-        let push_configs = self.push_configs.unwrap_or_else(|| Arc::new(memory));
+        let backend = self.backend.unwrap_or_default();
+        let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
         let push = PushDispatcher::start(self.push, Arc::clone(&push_configs), Arc::clone(&tasks));
         let core = Core {
             agent: self.agent,
             tasks,
             push_configs,
-            bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::new(self.limits.subscriber_buffer))),
-            cancel: self.cancel.unwrap_or_else(|| Arc::new(LocalCancel::default())),
-            unfinished: Default::default(),
+            bus: Arc::clone(backend.bus()),
+            cancel: Arc::clone(backend.cancel()),
             tracker: TaskTracker::new(),
             push,
             card: Cards::new(self.card),

@@ -17,7 +17,6 @@ use agentwire_store::{
     CancelSignal, EventBus, Notice, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskStore,
 };
 use agentwire_types::{A2AError, StreamResponse, Task};
-use dashmap::DashMap;
 use tokio_util::task::TaskTracker;
 
 use crate::agent::AgentExecutor;
@@ -38,6 +37,9 @@ pub(crate) fn store_error(error: StoreError) -> A2AError {
     match error {
         StoreError::NotFound(id) => A2AError::task_not_found(&id),
         StoreError::Limit(what) => A2AError::invalid_params(what),
+        StoreError::TooManyUnfinished { limit } => A2AError::resource_exhausted(format!(
+            "at most {limit} tasks may be in progress at once; wait for one to end, or cancel one"
+        )),
         StoreError::Refused(error) => error,
         other => {
             tracing::error!(error = %other, "task store failed");
@@ -55,8 +57,6 @@ pub(crate) struct Core {
     pub(crate) bus: Arc<dyn EventBus>,
     /// Asks the executions of a task to stop.
     pub(crate) cancel: Arc<dyn CancelSignal>,
-    /// How many tasks each scope has in progress, for [`Limits::max_unfinished_tasks`].
-    pub(crate) unfinished: DashMap<Scope, usize, foldhash::fast::RandomState>,
     /// Owns every spawned execution, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     pub(crate) push: push::PushDispatcher,
@@ -89,7 +89,8 @@ impl Core {
     }
 
     /// Stores a new task, with the event that announces it and the push config given with the
-    /// send that made it, then announces it. Returns the task as stored and its version.
+    /// send that made it, then announces it. Returns the task as stored and its version. The store
+    /// refuses it while the scope has [`Limits::max_unfinished_tasks`] tasks in progress.
     pub(crate) async fn create(
         &self,
         scope: &Scope,
@@ -99,42 +100,17 @@ impl Core {
         trim_history(&mut task, self.limits.max_history_length);
         let events = vec![Arc::new(StreamResponse::Task(task.clone()))];
         let task = Arc::new(task);
-        // Counted before it is stored, so that a cancel right after the store cannot end it first.
-        *self.unfinished.entry(scope.clone()).or_default() += 1;
         let stored = async {
-            let version = self.tasks.create(scope, Arc::clone(&task), &events).await?;
+            let limit = Some(self.limits.max_unfinished_tasks);
+            let version = self.tasks.create(scope, Arc::clone(&task), &events, limit).await?;
             if let Some(record) = &push {
                 self.push_configs.put_config(scope, record).await?;
             }
             Ok(version)
         };
-        let version = match stored.await {
-            Ok(version) => version,
-            Err(error) => {
-                self.count_ended(scope);
-                return Err(store_error(error));
-            }
-        };
+        let version = stored.await.map_err(store_error)?;
         self.announce(scope, &task.id, version, events);
         Ok((task, version))
-    }
-
-    fn count_ended(&self, scope: &Scope) {
-        self.unfinished.remove_if_mut(scope, |_, n| {
-            *n = n.saturating_sub(1);
-            *n == 0
-        });
-    }
-
-    /// Refuses to start another task for a scope at its limit of tasks in progress.
-    pub(crate) fn check_unfinished(&self, scope: &Scope) -> Result<(), A2AError> {
-        let max = self.limits.max_unfinished_tasks;
-        if self.unfinished.get(scope).is_some_and(|n| *n >= max) {
-            return Err(A2AError::resource_exhausted(format!(
-                "at most {max} tasks may be in progress at once; wait for one to end, or cancel one"
-            )));
-        }
-        Ok(())
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
@@ -147,18 +123,12 @@ impl Core {
         change: &mut Mutation<'_>,
     ) -> Result<(Arc<Task>, u64), A2AError> {
         let max_history = self.limits.max_history_length;
-        let mut ended = false;
         let mut limited = |task: &mut Task| {
-            let was_terminal = task.status.state.is_terminal();
             let events = change(task)?;
             trim_history(task, max_history);
-            ended = !was_terminal && task.status.state.is_terminal();
             Ok(events)
         };
         let updated = self.tasks.update(scope, task_id, &mut limited).await.map_err(store_error)?;
-        if ended {
-            self.count_ended(scope);
-        }
         if !updated.events.is_empty() {
             self.announce(scope, task_id, updated.version, updated.events);
         }

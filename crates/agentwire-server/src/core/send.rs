@@ -74,7 +74,6 @@ impl Core {
                 Err(error) => return Err(error),
             }
         }
-        self.check_unfinished(&send.scope)?;
         let task_id = if task_id.is_empty() { new_id() } else { task_id };
         self.start_new_task(send, task_id).await
     }
@@ -190,7 +189,7 @@ impl Core {
     fn follow(&self, follow: Follow, scope: &Scope, task_id: &str) -> (Following, Option<Waiter>) {
         match follow {
             Follow::Stream => {
-                let feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), task_id);
+                let feed = self.feed(scope, task_id);
                 (Following::Feed(feed), None)
             }
             Follow::Block { return_immediately } => {

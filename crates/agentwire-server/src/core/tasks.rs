@@ -9,7 +9,7 @@ use agentwire_types::{
     StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 
-use super::broker::{EventFeed, FeedItem};
+use super::broker::FeedItem;
 use super::runner::cancel_events;
 use super::send::{task_event_stream, Opening};
 use super::{store_error, validate, Core};
@@ -80,7 +80,7 @@ impl Core {
         let scope = scope(ctx, &req.tenant);
         // Subscribed before the snapshot, like every reader: an execution that ends in between
         // then announces its end to this feed.
-        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        let mut feed = self.feed(&scope, &req.id);
         let record = self.load(&scope, &req.id).await?;
         if record.task.status.state.is_terminal() {
             return Err(A2AError::task_not_cancelable(&req.id, record.task.status.state));
@@ -116,7 +116,7 @@ impl Core {
         }
         let scope = scope(ctx, &req.tenant);
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
-        let mut feed = EventFeed::subscribe(&*self.bus, Arc::clone(&self.tasks), scope.clone(), &req.id);
+        let mut feed = self.feed(&scope, &req.id);
         let record = self.load(&scope, &req.id).await?;
         let ended = record.task.status.state.is_terminal();
         if let Some(seen) = ctx.last_event_id.filter(|seen| *seen <= record.version) {

@@ -22,10 +22,10 @@ async fn retention_evicts_oldest_ended_tasks_beyond_the_count() {
     let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(2), max_terminal_bytes: None });
     let scope = Scope::default();
     let running = task("running", "c", 0, TaskState::Working);
-    store.create(&scope, Arc::new(running.clone()), &snapshot(&running)).await.unwrap();
+    store.create(&scope, Arc::new(running.clone()), &snapshot(&running), None).await.unwrap();
     for i in 0..4 {
         let t = task(&format!("done{i}"), "c", i, TaskState::Completed);
-        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t), None).await.unwrap();
     }
     assert!(store.get(&scope, "running").await.unwrap().is_some());
     assert!(store.get(&scope, "done0").await.unwrap().is_none());
@@ -46,11 +46,11 @@ async fn retention_evicts_oldest_ended_tasks_beyond_the_byte_budget() {
         MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: None, max_terminal_bytes: Some(5 * MIB) });
     let scope = Scope::default();
     let running = task("running", "c", 0, TaskState::Working);
-    store.create(&scope, Arc::new(running.clone()), &snapshot(&running)).await.unwrap();
+    store.create(&scope, Arc::new(running.clone()), &snapshot(&running), None).await.unwrap();
     // Each task holds its text twice: in its history and in its first event.
     for i in 0..6 {
         let t = ended_with_text(&format!("big{i}"), MIB);
-        store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+        store.create(&scope, Arc::new(t.clone()), &snapshot(&t), None).await.unwrap();
     }
     let mut kept = Vec::new();
     for i in 0..6 {
@@ -61,6 +61,6 @@ async fn retention_evicts_oldest_ended_tasks_beyond_the_byte_budget() {
     // A deleted task gives its memory back.
     assert!(store.delete(&scope, "big4").await.unwrap());
     let t = ended_with_text("big6", MIB);
-    store.create(&scope, Arc::new(t.clone()), &snapshot(&t)).await.unwrap();
+    store.create(&scope, Arc::new(t.clone()), &snapshot(&t), None).await.unwrap();
     assert!(store.get(&scope, "big5").await.unwrap().is_some());
 }

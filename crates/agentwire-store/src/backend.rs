@@ -1,0 +1,87 @@
+//! What a server runs on: a store, with the bus and cancel signal that reach every process serving
+//! it, made together so that they cannot be paired wrongly.
+
+use std::sync::Arc;
+
+use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, TaskStore};
+
+/// A store's tasks and push configs, with the [`EventBus`] that announces their committed events
+/// and the [`CancelSignal`] that stops their executions, wherever the store is served from.
+///
+/// Each store makes its own: [`MemoryStore::backend`], `SqliteStore::backend` (served by one
+/// process, with the buses of that process) and `PostgresStore::backend` (served by several, with
+/// a bus and cancel signal that cross them). So a store shared by several processes never ends up
+/// with a bus that reaches only one. A store written outside this crate comes with its own bus and
+/// signal through [`Backend::from_parts`].
+///
+/// ```
+/// use agentwire_store::{Backend, MemoryStore};
+///
+/// let backend: Backend = MemoryStore::default().backend();
+/// # let _ = backend;
+/// ```
+#[derive(Clone)]
+pub struct Backend {
+    tasks: Arc<dyn TaskStore>,
+    push_configs: Arc<dyn PushConfigStore>,
+    bus: Arc<dyn EventBus>,
+    cancel: Arc<dyn CancelSignal>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend").finish_non_exhaustive()
+    }
+}
+
+impl Default for Backend {
+    /// A [`MemoryStore`] with its default retention.
+    fn default() -> Self {
+        MemoryStore::default().backend()
+    }
+}
+
+impl Backend {
+    /// A store with the bus and cancel signal that reach every process serving it: for a store
+    /// written outside this crate. A store served by one process takes [`LocalBus`] and
+    /// [`LocalCancel`].
+    pub fn from_parts<S>(store: S, bus: impl EventBus, cancel: impl CancelSignal) -> Self
+    where
+        S: TaskStore + PushConfigStore + Clone,
+    {
+        Self {
+            tasks: Arc::new(store.clone()),
+            push_configs: Arc::new(store),
+            bus: Arc::new(bus),
+            cancel: Arc::new(cancel),
+        }
+    }
+
+    /// A store served by this process alone, with this process's bus and cancel signal.
+    pub(crate) fn local<S>(store: S) -> Self
+    where
+        S: TaskStore + PushConfigStore + Clone,
+    {
+        Self::from_parts(store, LocalBus::default(), LocalCancel::default())
+    }
+
+    /// Where tasks and their event logs are kept.
+    pub fn tasks(&self) -> &Arc<dyn TaskStore> {
+        &self.tasks
+    }
+
+    /// Where push configs are kept: the same store as the tasks.
+    pub fn push_configs(&self) -> &Arc<dyn PushConfigStore> {
+        &self.push_configs
+    }
+
+    /// How committed events reach the readers of a task.
+    pub fn bus(&self) -> &Arc<dyn EventBus> {
+        &self.bus
+    }
+
+    /// How a cancel reaches the executions of a task.
+    pub fn cancel(&self) -> &Arc<dyn CancelSignal> {
+        &self.cancel
+    }
+}
