@@ -1,6 +1,6 @@
 """A2A test server built on the official Python SDK (a2a-sdk 1.3.0).
 
-Usage: server.py --port HTTP_PORT --grpc-port GRPC_PORT [--token TOKEN]
+Usage: server.py [--port HTTP_PORT] [--grpc-port GRPC_PORT] [--token TOKEN]
 
 Serves one agent on 127.0.0.1, in protocol v1.0 and v0.3:
   - JSON-RPC (both versions, told apart by method name) at POST / of HTTP_PORT,
@@ -13,8 +13,9 @@ Serves one agent on 127.0.0.1, in protocol v1.0 and v0.3:
 With --token, the extended agent card is served only to requests carrying
 `Authorization: Bearer TOKEN`; every other call needs no credentials (and ignores any).
 
-Prints `READY http://127.0.0.1:HTTP_PORT` on stdout once both listeners accept connections,
-logs to stderr, and exits with status 0 on SIGTERM or SIGINT.
+A port left out (or 0) is any free one, chosen when the listener binds, so that no other process
+can take it in between. Prints `READY http://127.0.0.1:HTTP_PORT GRPC_PORT` on stdout once both
+listeners accept connections, logs to stderr, and exits with status 0 on SIGTERM or SIGINT.
 
 The agent's behaviour is chosen by the first word of the task's first user message; see
 README.md beside this file.
@@ -381,8 +382,8 @@ def accepts(port: int) -> bool:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, required=True, help="HTTP port (JSON-RPC, HTTP+JSON, card)")
-    parser.add_argument("--grpc-port", type=int, required=True, help="gRPC port")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port (JSON-RPC, HTTP+JSON, card); 0: any")
+    parser.add_argument("--grpc-port", type=int, default=0, help="gRPC port; 0: any")
     parser.add_argument("--token", help="bearer token that guards the extended agent card")
     parser.add_argument(
         "--card-port", type=int, help="HTTP port the card advertises (default --port): a proxy in front of it"
@@ -398,7 +399,17 @@ async def main() -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
-    card, extended = build_cards(args.card_port or args.port, args.card_grpc_port or args.grpc_port, args.token)
+    # Both listeners are bound first: the cards name the ports they got.
+    grpc_server = grpc.aio.server()
+    try:
+        grpc_port = grpc_server.add_insecure_port(f"{HOST}:{args.grpc_port}")
+        http_socket = listen(args.port)
+    except (OSError, RuntimeError) as error:
+        log.error("cannot listen: %s", error)
+        return 1
+    http_port = http_socket.getsockname()[1]
+
+    card, extended = build_cards(args.card_port or http_port, args.card_grpc_port or grpc_port, args.token)
     push_store = InMemoryPushNotificationConfigStore()
     push_http = httpx.AsyncClient(timeout=10)
     handler = DefaultRequestHandler(
@@ -425,7 +436,7 @@ async def main() -> int:
         uvicorn.Config(
             app,
             host=HOST,
-            port=args.port,
+            port=http_port,
             log_config=None,
             access_log=False,
             lifespan="off",
@@ -433,7 +444,6 @@ async def main() -> int:
         )
     )
 
-    grpc_server = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
     a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), grpc_server)
     reflection.enable_server_reflection(
@@ -444,13 +454,6 @@ async def main() -> int:
         ],
         grpc_server,
     )
-    try:
-        grpc_server.add_insecure_port(f"{HOST}:{args.grpc_port}")
-        http_socket = listen(args.port)
-    except (OSError, RuntimeError) as error:
-        log.error("cannot listen: %s", error)
-        return 1
-
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -464,10 +467,10 @@ async def main() -> int:
             await grpc_server.stop(None)
             return 1
         await asyncio.sleep(0.02)
-    if not (await asyncio.to_thread(accepts, args.port) and await asyncio.to_thread(accepts, args.grpc_port)):
+    if not (await asyncio.to_thread(accepts, http_port) and await asyncio.to_thread(accepts, grpc_port)):
         log.error("a listener does not accept connections")
         return 1
-    print(f"READY http://{HOST}:{args.port}", flush=True)
+    print(f"READY http://{HOST}:{http_port} {grpc_port}", flush=True)
 
     stop_wait = asyncio.create_task(stop.wait())
     await asyncio.wait({stop_wait, http_task}, return_when=asyncio.FIRST_COMPLETED)

@@ -10,14 +10,18 @@ use serde_json::Value;
 #[tokio::test]
 async fn the_card_names_the_grpc_port_and_it_serves() {
     let dir = TempDir::new("grpc-port");
-    let grpc = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let server = Server::start(&dir.0, &["--store", "memory", "--grpc", &grpc.to_string()]).await;
+    // Port 0: the server binds a free port itself, and the card names it.
+    let server = Server::start(&dir.0, &["--store", "memory", "--grpc", "127.0.0.1:0"]).await;
 
     let card: Value =
         reqwest::get(format!("{}/.well-known/agent-card.json", server.base)).await.unwrap().json().await.unwrap();
     let interfaces = card["supportedInterfaces"].as_array().unwrap();
     let advertised = interfaces.iter().find(|i| i["protocolBinding"] == "GRPC").expect("a GRPC interface");
-    assert_eq!(advertised["url"], grpc.to_string());
+    let grpc = advertised["url"].as_str().unwrap();
+    let (host, port) = grpc.rsplit_once(':').unwrap();
+    assert_eq!(host, "127.0.0.1");
+    assert_ne!(port, "0", "the card names the port bound");
+    assert_ne!(format!("http://{grpc}"), server.base, "gRPC has a port of its own");
 
     let mut client = A2aServiceClient::connect(format!("http://{grpc}")).await.expect("the gRPC port answers");
     let message = pb::Message {

@@ -47,10 +47,10 @@ impl SdkServer {
             eprintln!("skipped: {PYTHON_VARIABLE} is not set (scripts/test installs the Python SDK and sets it)");
             return None;
         };
-        let (http_port, grpc_port) = (free_port(), free_port());
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/python-server/server.py");
         let mut command = Command::new(python);
-        command.arg(script).args(["--port", &http_port.to_string(), "--grpc-port", &grpc_port.to_string()]);
+        // No ports given: the server binds free ones itself and names them when ready.
+        command.arg(script);
         if let Some(token) = &options.token {
             command.args(["--token", token]);
         }
@@ -60,7 +60,7 @@ impl SdkServer {
         if let Some(port) = options.card_grpc_port {
             command.args(["--card-grpc-port", &port.to_string()]);
         }
-        let log = std::env::temp_dir().join(format!("agentwire-sdk-server-{http_port}.log"));
+        let log = tempfile_name("agentwire-sdk-server", "log");
         let log_file = std::fs::File::create(&log).expect("a log file for the Python SDK server");
         let mut child = command
             .stdout(Stdio::piped())
@@ -71,15 +71,19 @@ impl SdkServer {
         let mut lines = BufReader::new(child.stdout.take().expect("a piped stdout")).lines();
         let ready = tokio::time::timeout(START_TIMEOUT, async {
             while let Ok(Some(line)) = lines.next_line().await {
-                if line.starts_with("READY ") {
-                    return true;
+                if let Some(ports) = line.strip_prefix("READY ").and_then(ready_ports) {
+                    return Some(ports);
                 }
             }
-            false
+            None
         });
-        let server = Self { base: format!("http://127.0.0.1:{http_port}"), http_port, grpc_port, child, log };
-        assert!(ready.await.unwrap_or(false), "the Python SDK server did not print READY");
-        Some(server)
+        let ports = ready.await.ok().flatten();
+        let Some((http_port, grpc_port)) = ports else {
+            // Dropped while the test panics, which shows the server's log.
+            let _server = Self { base: String::new(), http_port: 0, grpc_port: 0, child, log };
+            panic!("the Python SDK server did not print READY");
+        };
+        Some(Self { base: format!("http://127.0.0.1:{http_port}"), http_port, grpc_port, child, log })
     }
 }
 
@@ -97,7 +101,23 @@ impl Drop for SdkServer {
     }
 }
 
-/// A loopback port free now.
+/// The ports of a `READY http://127.0.0.1:HTTP_PORT GRPC_PORT` line.
+fn ready_ports(line: &str) -> Option<(u16, u16)> {
+    let (url, grpc) = line.split_once(' ')?;
+    let http = url.rsplit_once(':')?.1;
+    Some((http.parse().ok()?, grpc.trim().parse().ok()?))
+}
+
+/// A path in the temporary directory no other server of this process uses.
+fn tempfile_name(prefix: &str, extension: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("{prefix}-{}-{n}.{extension}", std::process::id()))
+}
+
+/// A loopback port free now, for a test that needs an address nothing listens on (the port may
+/// be taken by another process later: never hand it to a server).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
