@@ -66,7 +66,9 @@ pub(crate) async fn card_call(
     let falls_back = ctx.dialect.profile().card_call_falls_back_to_public();
     let fallback = falls_back.then(|| ctx.clone());
     match (call(service, ctx, A2aRequest::GetExtendedAgentCard(request)).await, fallback) {
-        (Err(error), Some(ctx)) if error.kind() == ErrorKind::UnsupportedOperation => {
+        (Err(error), Some(ctx))
+            if matches!(error.kind(), ErrorKind::UnsupportedOperation | ErrorKind::ExtendedAgentCardNotConfigured) =>
+        {
             call(service, ctx, A2aRequest::GetAgentCard).await
         }
         (card, _) => card,

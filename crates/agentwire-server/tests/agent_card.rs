@@ -57,13 +57,14 @@ async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_th
     assert_eq!(combined["protocolVersion"], "0.3.0");
     assert_eq!(combined["additionalInterfaces"][1]["transport"], "HTTP+JSON");
     assert_eq!(combined["additionalInterfaces"][2], json!({"url": server.base, "transport": "GRPC"}));
-    // v0.3's extended card is the authenticated one: without credentials to require, none.
+    // The extended card is for authenticated callers: a server that authenticates none offers
+    // it in neither generation.
     assert_eq!(
         (
             combined["capabilities"]["extendedAgentCard"].as_bool(),
             combined["supportsAuthenticatedExtendedCard"].as_bool()
         ),
-        (Some(true), Some(false))
+        (Some(false), Some(false))
     );
 
     for header in ["A2A-Version", "OPVS-Version"] {

@@ -98,9 +98,9 @@ async fn every_unary_operation_is_served() {
     let gone = a2a.get_task_push_notification_config(key).await.expect_err("deleted");
     assert_eq!(gone.code(), Code::NotFound);
 
-    let card = a2a.get_extended_agent_card(pb::GetExtendedAgentCardRequest::default()).await.unwrap().into_inner();
-    assert!(!card.name.is_empty());
-    assert!(card.supported_interfaces.iter().any(|i| i.protocol_binding == "GRPC"), "{:?}", card.supported_interfaces);
+    // The extended card is for authenticated callers; this server authenticates none.
+    let card = a2a.get_extended_agent_card(pb::GetExtendedAgentCardRequest::default()).await;
+    assert_eq!(card.expect_err("no extended card without authentication").code(), Code::FailedPrecondition);
 }
 
 #[tokio::test]
@@ -186,6 +186,12 @@ async fn credentials_travel_in_metadata() {
     let mut right = Request::new(send("tck-complete-task-a3", "hi"));
     right.metadata_mut().insert("authorization", "Bearer secret".parse().unwrap());
     assert_eq!(state(&task_of(a2a.send_message(right).await.unwrap().into_inner())), pb::TaskState::Completed);
+
+    let mut card = Request::new(pb::GetExtendedAgentCardRequest::default());
+    card.metadata_mut().insert("authorization", "Bearer secret".parse().unwrap());
+    let card = a2a.get_extended_agent_card(card).await.unwrap().into_inner();
+    assert!(card.skills.iter().any(|s| s.id == "extended"), "{:?}", card.skills);
+    assert!(card.supported_interfaces.iter().any(|i| i.protocol_binding == "GRPC"), "{:?}", card.supported_interfaces);
 }
 
 #[tokio::test]

@@ -239,12 +239,23 @@ async fn push_config_crud() {
 }
 
 #[tokio::test]
-async fn extended_card_adds_a_skill() {
-    let server = TestServer::start(conformance()).await;
-    let card = server.rpc_ok("GetExtendedAgentCard", json!({})).await;
-    assert!(card["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));
-    let (_, public) = server.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
+async fn the_extended_card_is_for_authenticated_callers() {
+    let open = TestServer::start(conformance()).await;
+    let (_, public) = open.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
+    assert_eq!(public["capabilities"]["extendedAgentCard"], false, "not advertised without authentication");
+    let refused = open.rpc("GetExtendedAgentCard", json!({})).await;
+    assert_eq!(refused["error"]["code"], -32007, "ExtendedAgentCardNotConfigured: {refused}");
+    let v03 = open.rpc_with_headers("agent/getAuthenticatedExtendedCard", json!({}), &[]).await;
+    assert_eq!(v03["error"]["code"], -32007, "v0.3's AuthenticatedExtendedCardNotConfigured: {v03}");
+
+    let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:secret").unwrap();
+    let guarded = TestServer::start(conformance().authenticator(auth)).await;
+    let (_, public) = guarded.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
+    assert_eq!(public["capabilities"]["extendedAgentCard"], true);
     assert!(!public["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));
+    let bearer = [("A2A-Version", "1.0"), ("Authorization", "Bearer secret")];
+    let card = guarded.rpc_with_headers("GetExtendedAgentCard", json!({}), &bearer).await;
+    assert!(card["result"]["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"), "{card}");
 }
 
 #[tokio::test]

@@ -27,7 +27,9 @@ pub struct CardConfig {
     pub streaming: bool,
     /// Offer push notifications.
     pub push_notifications: bool,
-    /// Offer GetExtendedAgentCard.
+    /// Offer GetExtendedAgentCard. The extended card is for authenticated callers: the card
+    /// advertises it only when the handler has an authenticator, and without one the call answers
+    /// ExtendedAgentCardNotConfigured.
     pub extended_card_enabled: bool,
     /// The extended card (`None` with the feature enabled: "declared but not configured").
     pub extended_card: Option<AgentCard>,
@@ -57,15 +59,18 @@ pub(crate) struct Cards {
     public: AgentCard,
     extended: Option<AgentCard>,
     extended_enabled: bool,
+    /// Whether callers are authenticated: the extended card is served only to them.
+    authenticated: bool,
     required_extensions: Vec<String>,
 }
 
 impl Cards {
-    pub(crate) fn new(config: CardConfig) -> Self {
+    /// The cards of `config`, for a server that authenticates its callers or not.
+    pub(crate) fn new(config: CardConfig, authenticated: bool) -> Self {
         let capabilities = |base: &AgentCapabilities| AgentCapabilities {
             streaming: Some(config.streaming),
             push_notifications: Some(config.push_notifications),
-            extended_agent_card: Some(config.extended_card_enabled),
+            extended_agent_card: Some(config.extended_card_enabled && authenticated),
             extensions: with_required(&base.extensions, &config.required_extensions),
         };
         let grpc_target = config.grpc_target.as_deref();
@@ -83,6 +88,7 @@ impl Cards {
             public,
             extended,
             extended_enabled: config.extended_card_enabled,
+            authenticated,
             required_extensions: config.required_extensions,
         }
     }
@@ -95,12 +101,17 @@ impl Cards {
         &self.required_extensions
     }
 
-    /// Authentication, where configured, is enforced before any operation runs.
+    /// The extended card, for an authenticated caller (authentication, where configured, is
+    /// enforced before any operation runs). Without authentication there is no caller to serve it
+    /// to: it is not configured.
     pub(crate) fn extended(&self, _ctx: &RequestContext) -> Result<AgentCard> {
         if !self.extended_enabled {
             return Err(A2AError::unsupported_operation("this agent has no extended agent card"));
         }
-        self.extended.clone().ok_or_else(A2AError::extended_agent_card_not_configured)
+        match &self.extended {
+            Some(card) if self.authenticated => Ok(card.clone()),
+            _ => Err(A2AError::extended_agent_card_not_configured()),
+        }
     }
 }
 

@@ -335,7 +335,7 @@ impl RequestHandlerBuilder {
             cancel: Arc::clone(backend.cancel()),
             tracker: TaskTracker::new(),
             push,
-            card: Cards::new(self.card),
+            card: Cards::new(self.card, self.auth.is_some()),
             limits: self.limits,
             auth: self.auth,
             maintenance: CancellationToken::new(),
