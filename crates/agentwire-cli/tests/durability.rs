@@ -4,7 +4,9 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use common::{rpc, Server, TempDir};
 use serde_json::json;

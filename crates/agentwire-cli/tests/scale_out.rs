@@ -11,7 +11,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use agentwire_test::{SseEvent, SseReader};
 use common::{fresh_database, rpc, Server, TempDir};

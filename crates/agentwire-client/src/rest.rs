@@ -167,10 +167,9 @@ struct Aip193Error {
 fn a2a_error(body: &[u8]) -> Option<A2AError> {
     if let Ok(Aip193 { error }) = serde_json::from_slice(body) {
         let info = error.details.into_iter().find_map(|d| serde_json::from_value::<ErrorInfo>(d).ok());
-        let by_reason = info.as_ref().and_then(|i| agentwire_types::ErrorKind::from_reason(&i.reason));
-        let kind = by_reason.or_else(|| RpcCode::from_name(&error.status).map(RpcCode::error_kind))?;
-        let metadata = info.map(|i| i.metadata).unwrap_or_default();
-        return Some(metadata.into_iter().fold(A2AError::new(kind, error.message), |e, (k, v)| e.with_metadata(k, v)));
+        let by_status = RpcCode::from_name(&error.status).map(RpcCode::error_kind);
+        let (reason, metadata) = info.map(|i| (Some(i.reason), i.metadata)).unwrap_or_default();
+        return A2AError::reported(reason.as_deref(), by_status, error.message, metadata);
     }
     let object: ErrorObject = serde_json::from_slice(body).ok()?;
     Some(object.into_error(agentwire_types::Dialect::V03))

@@ -28,6 +28,7 @@ mod core;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod http;
+mod ids;
 mod serve;
 mod service;
 

@@ -1,7 +1,9 @@
 //! CancelTask: a cooperative agent ends its own task; one that ignores cancellation has it
 //! canceled for it once the grace period is over.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::{Limits, RequestHandler};

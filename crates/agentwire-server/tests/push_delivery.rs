@@ -30,6 +30,7 @@ async fn receiver_answering(
 
 /// A webhook on a loopback port that hands every delivery to the test, then answers the `n`th
 /// (from 0) with what `respond(n, body)` resolves to.
+#[expect(clippy::disallowed_methods, reason = "a test's webhook records every delivery, and the test reads them all")]
 async fn webhook<F, R>(respond: F) -> (String, mpsc::UnboundedReceiver<Received>, tokio::task::JoinHandle<()>)
 where
     F: Fn(usize, Value) -> R + Send + Sync + 'static,

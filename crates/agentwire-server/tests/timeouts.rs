@@ -1,7 +1,9 @@
 //! Clients that stop sending lose their connection after a while, on HTTP/1.1 and HTTP/2, and
 //! other clients are served meanwhile.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use agentwire_server::{HttpOptions, ServeOptions};
 use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};

@@ -467,10 +467,10 @@ mod tests {
             count
         };
         let eventually = |expected: i64| async move {
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
             while recorded().await != expected {
                 assert!(
-                    std::time::Instant::now() < deadline,
+                    tokio::time::Instant::now() < deadline,
                     "{} executions recorded, not {expected}",
                     recorded().await
                 );

@@ -171,6 +171,28 @@ impl A2AError {
         self.challenge.as_deref()
     }
 
+    /// An error as a peer reported it: of the kind its `google.rpc.ErrorInfo` `reason` names
+    /// (the reason names the error in every generation and binding), else of `kind_by_code`,
+    /// the kind the wire's code means; with the `ErrorInfo` metadata. `None` when neither tells.
+    ///
+    /// ```
+    /// use agentwire_types::{A2AError, ErrorKind};
+    ///
+    /// let metadata = [("taskId".to_owned(), "t-1".to_owned())];
+    /// let read = A2AError::reported(Some("TASK_NOT_FOUND"), None, "gone", metadata).unwrap();
+    /// assert_eq!((read.kind(), read.metadata()["taskId"].as_str()), (ErrorKind::TaskNotFound, "t-1"));
+    /// assert!(A2AError::reported(Some("NO_SUCH_REASON"), None, "?", []).is_none());
+    /// ```
+    pub fn reported(
+        reason: Option<&str>,
+        kind_by_code: Option<ErrorKind>,
+        message: impl Into<String>,
+        metadata: impl IntoIterator<Item = (String, String)>,
+    ) -> Option<Self> {
+        let kind = reason.and_then(ErrorKind::from_reason).or(kind_by_code)?;
+        Some(metadata.into_iter().fold(Self::new(kind, message), |error, (key, value)| error.with_metadata(key, value)))
+    }
+
     /// The kind.
     pub fn kind(&self) -> ErrorKind {
         self.kind

@@ -135,14 +135,12 @@ impl ErrorObject {
     /// assert_eq!((read.kind(), read.metadata()["taskId"].as_str()), (ErrorKind::TaskNotFound, "t-1"));
     /// ```
     pub fn into_error(self, dialect: Dialect) -> A2AError {
-        let info = self.data.into_iter().next();
-        let by_reason = info.as_ref().and_then(|info| ErrorKind::from_reason(&info.reason));
-        let (kind, message) = match by_reason.or_else(|| error_kind(dialect, self.code)) {
-            Some(kind) => (kind, self.message),
-            None => (ErrorKind::Internal, format!("error {}: {}", self.code, self.message)),
-        };
-        let metadata = info.map(|info| info.metadata).unwrap_or_default();
-        metadata.into_iter().fold(A2AError::new(kind, message), |error, (key, value)| error.with_metadata(key, value))
+        let (code, info) = (self.code, self.data.into_iter().next());
+        let reason = info.as_ref().map(|info| info.reason.as_str());
+        let by_code = error_kind(dialect, code);
+        let metadata = info.as_ref().map(|info| info.metadata.clone()).unwrap_or_default();
+        A2AError::reported(reason, by_code, &*self.message, metadata)
+            .unwrap_or_else(|| A2AError::internal(format!("error {code}: {}", self.message)))
     }
 }
 

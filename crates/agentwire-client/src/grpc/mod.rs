@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use agentwire_types::{A2AError, ErrorKind, RpcCode, StreamResponse};
+use agentwire_types::{A2AError, RpcCode, StreamResponse};
 use futures_util::stream::{Stream, StreamExt};
 use tonic::metadata::{MetadataKey, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig};
@@ -142,14 +142,10 @@ where
 
 fn read_status(url: &str, status: tonic::Status) -> Error {
     let info = status.get_details_error_info();
-    let by_reason = info.as_ref().and_then(|info| ErrorKind::from_reason(&info.reason));
     let by_code = RpcCode::from_number(status.code() as i32).map(RpcCode::error_kind);
-    match by_reason.or(by_code) {
-        Some(kind) => {
-            let error = A2AError::new(kind, status.message());
-            let metadata = info.map(|info| info.metadata).unwrap_or_default();
-            metadata.into_iter().fold(error, |error, (key, value)| error.with_metadata(key, value)).into()
-        }
+    let (reason, metadata) = info.map(|info| (Some(info.reason), info.metadata)).unwrap_or_default();
+    match A2AError::reported(reason.as_deref(), by_code, status.message(), metadata) {
+        Some(error) => error.into(),
         None => Error::Connection { url: url.to_owned(), source: Box::new(status) },
     }
 }

@@ -208,7 +208,7 @@ async fn play(
     resubscribe_run: Duration,
     v03: V03Timings,
 ) -> Result<(), AgentError> {
-    let artifact = |name: &str, part: Part| Artifact::new(crate::core::new_id(), name, vec![part]);
+    let artifact = |name: &str, part: Part| Artifact::new(crate::ids::new_id(), name, vec![part]);
     match script {
         Script::CompleteWithMessage => up.complete_with("Hello from TCK").await,
         Script::InputRequired => up.input_required("Please provide more input").await,
@@ -242,7 +242,7 @@ async fn play(
         }
         Script::CompletedOnly => up.complete().await,
         Script::StreamChunked => {
-            let id = crate::core::new_id();
+            let id = crate::ids::new_id();
             up.working().await?;
             let chunk = |text: &str| Artifact::new(id.clone(), "chunked-artifact", vec![Part::text(text)]);
             up.artifact_chunk(chunk("chunk-1 "), false, false).await?;

@@ -127,7 +127,7 @@ impl ExecutionContext {
         Message {
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),
-            ..Message::agent(crate::core::new_id(), text)
+            ..Message::agent(crate::ids::new_id(), text)
         }
     }
 

@@ -52,7 +52,7 @@ impl TaskUpdater {
         Message {
             task_id: self.ids.task_id.clone(),
             context_id: self.ids.context_id.clone(),
-            ..Message::agent(crate::core::new_id(), text)
+            ..Message::agent(crate::ids::new_id(), text)
         }
     }
 
@@ -113,7 +113,7 @@ impl TaskUpdater {
 
     /// A whole artifact with one text part and a fresh id.
     pub async fn add_text_artifact(&self, name: impl Into<String>, text: impl Into<String>) -> Result<(), AgentError> {
-        self.add_artifact(Artifact::new(crate::core::new_id(), name, vec![Part::text(text)])).await
+        self.add_artifact(Artifact::new(crate::ids::new_id(), name, vec![Part::text(text)])).await
     }
 
     /// A chunk of artifact `artifact.artifact_id`: `append` adds to what was sent before, and

@@ -8,6 +8,7 @@ mod limits;
 mod push;
 mod runner;
 mod send;
+mod stream;
 mod tasks;
 mod validate;
 
@@ -26,11 +27,6 @@ pub use card::CardConfig;
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
 pub use push::{PushSettings, WebhookGuard};
-
-/// A fresh server-made id: a UUID v7, so ids sort by creation time.
-pub(crate) fn new_id() -> String {
-    uuid::Uuid::now_v7().hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned()
-}
 
 /// Storage failures become internal errors; the cause is logged, never sent.
 pub(crate) fn store_error(error: StoreError) -> A2AError {

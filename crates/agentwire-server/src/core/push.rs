@@ -24,8 +24,9 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::{new_id, store_error, Core};
+use super::{store_error, Core};
 use crate::context::scope;
+use crate::ids::new_id;
 use crate::RequestContext;
 
 pub(crate) use deliver::PushDispatcher;

@@ -387,7 +387,7 @@ fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec
     if task.status.state.is_terminal() {
         return Vec::new();
     }
-    let message = reason.map(|text| Message::agent(super::new_id(), text));
+    let message = reason.map(|text| Message::agent(crate::ids::new_id(), text));
     let event = AgentEvent::Status { state, message, metadata: None };
     apply(task, event).map(|e| vec![e]).unwrap_or_default()
 }

@@ -11,7 +11,7 @@ use agentwire_types::{
 
 use super::broker::FeedItem;
 use super::runner::cancel_events;
-use super::send::{task_event_stream, Opening};
+use super::stream::{task_event_stream, Opening};
 use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;

@@ -23,13 +23,13 @@ use crate::{ProtocolVersion, RequestContext};
 const CACHE_CONTROL: &str = "public, max-age=300";
 
 /// Which form of the card each client gets, and since when each form has been what it is.
-pub(crate) struct Cards {
+pub(crate) struct CardForms {
     strict: bool,
     /// Per form (v1.0, combined): the ETag last served and when that content was first served.
     since: [Mutex<Option<(HeaderValue, HeaderValue)>>; 2],
 }
 
-impl Cards {
+impl CardForms {
     pub(crate) fn new(strict: bool) -> Self {
         Self { strict, since: Default::default() }
     }

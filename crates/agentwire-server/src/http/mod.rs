@@ -85,7 +85,7 @@ pub(crate) struct BodyLimits {
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) operations: Operations,
-    card: Arc<card::Cards>,
+    card: Arc<card::CardForms>,
     sse_keep_alive: Duration,
     pub(crate) body_limits: BodyLimits,
 }
@@ -114,7 +114,7 @@ pub fn router(service: impl OperationService) -> Router {
 pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
     let operations: Operations = BoxCloneSyncService::new(service);
     let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes);
-    let card = Arc::new(card::Cards::new(options.strict_card));
+    let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
     let state = AppState { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits };
     let mut app = Router::new()

@@ -33,7 +33,7 @@ pub struct WebhookGuard {
 
 impl WebhookGuard {
     /// Checks a URL's form and, for literal addresses and `localhost`, its target.
-    pub fn check_url(&self, url: &str) -> Result<reqwest::Url> {
+    pub fn check_url(&self, url: &str) -> Result<()> {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| A2AError::invalid_params(format!("push notification url {url:?} is not valid: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -50,7 +50,7 @@ impl WebhookGuard {
                 "push notification url {url:?} targets a private or loopback address, which this server refuses"
             )));
         }
-        Ok(parsed)
+        Ok(())
     }
 
     /// Refuses a URL whose host is a literal address that is not global. Such URLs never reach

@@ -17,7 +17,7 @@ pub(crate) fn request_span<B>(request: &Request<B>) -> tracing::Span {
     if !span.is_disabled() {
         match request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()) {
             Some(id) => span.record("request_id", id),
-            None => span.record("request_id", crate::core::new_id()),
+            None => span.record("request_id", crate::ids::new_id()),
         };
     }
     span
