@@ -29,6 +29,7 @@ mod core;
 mod grpc;
 mod http;
 mod ids;
+mod layers;
 mod serve;
 mod service;
 

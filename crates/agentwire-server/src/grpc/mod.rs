@@ -99,8 +99,7 @@ fn context(
     tenant: &str,
     dialect: Dialect,
 ) -> Result<RequestContext, Status> {
-    crate::http::request::context_from(extensions, metadata.into_headers(), tenant, dialect, Binding::Grpc)
-        .map_err(status)
+    crate::layers::context_from(extensions, metadata.into_headers(), tenant, dialect, Binding::Grpc).map_err(status)
 }
 
 /// Runs `request` and answers with its result in the wire form `P`.

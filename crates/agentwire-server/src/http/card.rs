@@ -15,8 +15,8 @@ use agentwire_types::dialect::CardForm;
 use agentwire_types::{A2aRequest, AgentCard, Binding, Dialect};
 
 use super::errors::{http_status, with_challenge, RestError};
-use super::layers::Negotiated;
 use super::{json_response, AppState};
+use crate::layers::Negotiated;
 use crate::{ProtocolVersion, RequestContext};
 
 /// How long clients may reuse the card without asking again.

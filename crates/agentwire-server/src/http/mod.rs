@@ -12,7 +12,6 @@ mod card;
 pub(crate) mod errors;
 mod grpc;
 mod jsonrpc;
-mod layers;
 pub(crate) mod request;
 mod rest;
 mod sse;
@@ -31,7 +30,8 @@ use tower_http::trace::TraceLayer;
 
 use crate::service::{OperationService, Operations};
 
-pub use layers::CorsOrigins;
+use crate::layers;
+pub use crate::layers::CorsOrigins;
 
 /// How [`router_with`] serves the agent over HTTP: what the wire may carry, and how. Limits on
 /// what operations may make the server hold are the handler's [`Limits`](crate::Limits).

@@ -1,13 +1,12 @@
 //! What every binding reads from a request: its context (headers, peer, version, extensions, as
 //! the listener and the layers recorded them), its body, and its parameters.
 
-use agentwire_types::{A2AError, Binding, Dialect, Peer, Result};
+use agentwire_types::{A2AError, Binding, Dialect, Result};
 use axum::body::{Body, Bytes};
 use http::request::Parts;
-use http::{header, Extensions, HeaderMap};
+use http::{header, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError};
 
-use super::layers::Negotiated;
 use super::BodyLimits;
 use crate::RequestContext;
 
@@ -20,28 +19,8 @@ use crate::RequestContext;
 pub(crate) fn context(parts: &mut Parts, tenant: &str, dialect: Dialect, binding: Binding) -> Result<RequestContext> {
     let last_event_id = last_event_id(&parts.headers);
     let headers = std::mem::take(&mut parts.headers);
-    let mut context = context_from(&mut parts.extensions, headers, tenant, dialect, binding)?;
+    let mut context = crate::layers::context_from(&mut parts.extensions, headers, tenant, dialect, binding)?;
     context.last_event_id = last_event_id;
-    Ok(context)
-}
-
-/// [`context`] from a request's extensions and headers, for bindings that do not keep its
-/// `Parts` (gRPC).
-pub(crate) fn context_from(
-    extensions: &mut Extensions,
-    metadata: HeaderMap,
-    tenant: &str,
-    dialect: Dialect,
-    binding: Binding,
-) -> Result<RequestContext> {
-    let missing = || A2AError::internal("the request was not prepared by the server's layers");
-    let negotiated = extensions.remove::<Negotiated>().ok_or_else(missing)?;
-    negotiated.version?;
-    let mut context = RequestContext::new(dialect, binding);
-    tenant.clone_into(&mut context.tenant);
-    context.extensions = negotiated.extensions;
-    context.metadata = metadata;
-    context.peer = extensions.get::<Peer>().cloned();
     Ok(context)
 }
 
