@@ -1,6 +1,7 @@
 //! The operation service: what every binding calls, one A2A operation at a time.
 
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, ErrorKind, GetExtendedAgentCardRequest};
+use futures_util::future::{BoxFuture, FutureExt};
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceExt};
 
@@ -46,13 +47,29 @@ impl<S> OperationService for S where
 /// An operation service as the bindings hold it.
 pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
 
+/// Hands `request` to `service` at once: the future returned holds the call, not the request,
+/// so a binding's own future stays small. A service that is not ready at once is called once it
+/// is.
+pub(crate) fn start(
+    service: &Operations,
+    ctx: RequestContext,
+    request: A2aRequest,
+) -> BoxFuture<'static, Result<A2aResponse, A2AError>> {
+    let mut service = service.clone();
+    match service.ready().now_or_never() {
+        Some(Ok(ready)) => ready.call((ctx, request)),
+        Some(Err(error)) => Box::pin(std::future::ready(Err(error))),
+        None => Box::pin(service.oneshot((ctx, request))),
+    }
+}
+
 /// Runs `request` on `service` and takes the answer's payload out: an answer of another kind is
 /// an internal error.
 pub(crate) async fn call<T>(service: &Operations, ctx: RequestContext, request: A2aRequest) -> Result<T, A2AError>
 where
     T: TryFrom<A2aResponse, Error = A2AError>,
 {
-    service.clone().oneshot((ctx, request)).await?.try_into()
+    start(service, ctx, request).await?.try_into()
 }
 
 /// A card call (`GetExtendedAgentCard`, v0.3's `GET /v1/card` and gRPC `GetAgentCard`): the

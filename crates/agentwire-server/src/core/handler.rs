@@ -67,19 +67,19 @@ impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
         let core = Arc::clone(&self.core);
-        Box::pin(async move {
-            let ctx = match &core.auth {
-                Some(auth) => crate::auth::authenticate(auth.as_ref(), ctx, request.operation()).await?,
-                None => ctx,
-            };
-            core.run(ctx, request).await
-        })
+        match core.auth.clone() {
+            None => Box::pin(core.run(ctx, request)),
+            Some(auth) => Box::pin(async move {
+                let ctx = crate::auth::authenticate(auth.as_ref(), ctx, request.operation()).await?;
+                core.run(ctx, request).await
+            }),
+        }
     }
 }
 
 impl Core {
     /// Runs one operation.
-    async fn run(self: &Arc<Self>, ctx: RequestContext, request: A2aRequest) -> Result<A2aResponse> {
+    async fn run(self: Arc<Self>, ctx: RequestContext, request: A2aRequest) -> Result<A2aResponse> {
         Ok(match request {
             A2aRequest::SendMessage(r) => A2aResponse::Send(self.send_message(ctx, r).await?),
             A2aRequest::SendStreamingMessage(r) => A2aResponse::Stream(self.send_streaming_message(ctx, r).await?),

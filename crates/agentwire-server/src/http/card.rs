@@ -9,7 +9,6 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderValue, StatusCode};
-use tower::ServiceExt;
 
 use agentwire_types::dialect::CardForm;
 use agentwire_types::{A2aRequest, AgentCard, Binding, Dialect};
@@ -94,7 +93,7 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
     let mut ctx = RequestContext::new(dialect, Binding::HttpJson);
     ctx.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
     ctx.metadata = std::mem::take(&mut parts.headers);
-    let card = match state.operations.clone().oneshot((ctx, A2aRequest::GetAgentCard)).await {
+    let card = match crate::service::start(&state.operations, ctx, A2aRequest::GetAgentCard).await {
         Ok(response) => AgentCard::try_from(response),
         Err(error) => Err(error),
     };

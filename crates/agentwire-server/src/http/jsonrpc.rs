@@ -12,7 +12,6 @@ use http::{HeaderValue, StatusCode};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tower::ServiceExt;
 
 use agentwire_types::dialect::{legacy, v03, Encoded, StreamErrors};
 use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
@@ -74,7 +73,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
         Ok(request) => request,
         Err(error) => return call.failed(&state, dialect, operation, error),
     };
-    match state.operations.clone().oneshot((ctx, request)).await {
+    match crate::service::start(&state.operations, ctx, request).await {
         Ok(response) => call.respond(&state, dialect, response),
         Err(error) => call.failed(&state, dialect, operation, error),
     }

@@ -81,9 +81,11 @@ pub(crate) struct BodyLimits {
     pub(crate) read_timeout: Duration,
 }
 
-/// What every route shares.
-#[derive(Clone)]
-pub(crate) struct AppState {
+/// What every route shares; each request's extractor clones the `Arc` only.
+pub(crate) type AppState = Arc<Shared>;
+
+/// The state behind [`AppState`].
+pub(crate) struct Shared {
     pub(crate) operations: Operations,
     card: Arc<card::CardForms>,
     sse_keep_alive: Duration,
@@ -116,7 +118,7 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
     let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes);
     let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
-    let state = AppState { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits };
+    let state = Arc::new(Shared { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits });
     let mut app = Router::new()
         .route("/.well-known/agent-card.json", get(card::serve))
         .route("/.well-known/agent.json", get(card::serve))

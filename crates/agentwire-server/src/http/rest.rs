@@ -17,8 +17,6 @@ use http::{header, HeaderValue, Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use tower::ServiceExt;
-
 use agentwire_types::dialect::v03::proto::{self, Proto};
 use agentwire_types::jsonrpc::ErrorObject;
 use agentwire_types::{
@@ -212,7 +210,7 @@ impl Call {
     async fn run(mut self, state: &AppState, request: Result<A2aRequest>) -> Response {
         let ctx = std::mem::take(&mut self.ctx);
         let answer = match request {
-            Ok(request) => state.operations.clone().oneshot((ctx, request)).await,
+            Ok(request) => crate::service::start(&state.operations, ctx, request).await,
             Err(error) => Err(error),
         };
         match answer {
