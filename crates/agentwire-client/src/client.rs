@@ -93,9 +93,26 @@ pub struct ClientBuilder {
     reconnect: Reconnect,
     card_cache: CardCache,
     extended_card: bool,
+    http: Option<reqwest::Client>,
 }
 
 impl ClientBuilder {
+    /// Calls the JSON bindings (and fetches cards) with `http`, a `reqwest::Client` configured as
+    /// the application needs (a proxy, root certificates, a client certificate, timeouts)
+    /// instead of a default one.
+    ///
+    /// ```no_run
+    /// # async fn run() -> agentwire_client::Result<()> {
+    /// let http = reqwest::Client::builder().user_agent("my-agent/1.0").build().unwrap();
+    /// let client = agentwire_client::Client::builder("https://agent.example.com").http_client(http).connect().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
     /// Sends `Authorization: Bearer TOKEN` with every call.
     pub fn bearer_token(mut self, token: &str) -> Self {
         self.credentials = self.credentials.bearer_token(token);
@@ -179,8 +196,11 @@ impl ClientBuilder {
 
     /// Reads the card, orders the interfaces, and, where it is offered and credentials are set,
     /// fetches the extended card.
-    pub async fn connect(self) -> Result<Client> {
-        let http = reqwest::Client::builder().build().map_err(|e| Error::Setting(e.to_string()))?;
+    pub async fn connect(mut self) -> Result<Client> {
+        let http = match self.http.take() {
+            Some(http) => http,
+            None => reqwest::Client::builder().build().map_err(|e| Error::Setting(e.to_string()))?,
+        };
         let headers = self.credentials.headers()?;
         let card = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
         let endpoints = self.endpoints(&card)?;
@@ -259,6 +279,7 @@ impl Client {
             reconnect: Reconnect::default(),
             card_cache: CardCache::default(),
             extended_card: true,
+            http: None,
         }
     }
 

@@ -3,8 +3,10 @@
 
 mod common;
 
+use agentwire_client::Binding;
 use agentwire_server::auth::StaticAuth;
 use agentwire_test::{conformance, TestServer};
+use agentwire_types::ListTasksRequest;
 use common::{Agent, INTERFACES, TOKEN};
 
 async fn server() -> (TestServer, Agent) {
@@ -44,4 +46,17 @@ async fn the_extended_card_at_every_interface() {
     for (binding, version) in INTERFACES {
         common::extended_card(&agent, binding, version).await;
     }
+}
+
+#[tokio::test]
+async fn a_configured_http_client_makes_the_calls() {
+    let (_server, agent) = server().await;
+    let mut headers = http::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let http = reqwest::Client::builder().default_headers(headers).build().unwrap();
+    let connect = agentwire_client::Client::builder(&agent.base).http_client(http).only(Binding::JsonRpc).connect();
+    let client = connect.await.unwrap();
+    // Only the configured client carries credentials: the call is let in because it made it.
+    let page = client.list_tasks(ListTasksRequest::default()).await;
+    assert!(page.is_ok(), "{page:?}");
 }
