@@ -5,7 +5,7 @@
 use agentwire_types::dialect::v03::proto::{CreatePushConfig, Proto};
 use agentwire_types::dialect::FromWire;
 use agentwire_types::jsonrpc::{ErrorInfo, ErrorObject};
-use agentwire_types::{A2AError, RpcCode, StreamResponse};
+use agentwire_types::{rest, A2AError, RpcCode, StreamResponse};
 use http::Method;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
@@ -24,63 +24,53 @@ pub(crate) struct Route {
     pub(crate) query: Vec<(String, String)>,
 }
 
-/// How `call` is written at an endpoint of `version`.
+/// How `call` is written at an endpoint of `version`: the method and path the shared route table
+/// gives its operation (v1.0's after the request's tenant), with the request's ids in the path
+/// and the rest of it in the body or the query.
 pub(crate) fn route(call: &A2aRequest, version: Version) -> Result<Route> {
     let v03 = version == Version::V03;
-    let to_value = |value: serde_json::Result<Value>| value.map_err(|e| Error::Encode(e.to_string()));
-    // v1.0 puts the tenant first in the path; v0.3 has none and puts its routes under `/v1`.
-    let (prefix, tenant) = match version {
-        Version::V03 => ("/v1".to_owned(), ""),
-        Version::V1 => (String::new(), call.tenant()),
+    if let A2aRequest::GetAgentCard = call {
+        let path = "/.well-known/agent-card.json".to_owned();
+        return Ok(Route { verb: Method::GET, path, body: None, query: Vec::new() });
+    }
+    let Some(shared) = rest::route_of(version.dialect(), call.operation()) else {
+        return Err(Error::Encode(format!("{:?} has no HTTP+JSON route", call.operation())));
     };
-    let prefix = if tenant.is_empty() { prefix } else { format!("/{}", segment(tenant)) };
-    let tasks = |id: &str| format!("{prefix}/tasks/{}", segment(id));
-    let configs = |task: &str| format!("{}/pushNotificationConfigs", tasks(task));
-    let route = match call {
+    let (id, config_id) = match call {
+        A2aRequest::GetTask(r) => (r.id.as_str(), ""),
+        A2aRequest::CancelTask(r) => (r.id.as_str(), ""),
+        A2aRequest::SubscribeToTask(r) => (r.id.as_str(), ""),
+        A2aRequest::CreatePushConfig(c) => (c.task_id.as_str(), ""),
+        A2aRequest::GetPushConfig(r) | A2aRequest::DeletePushConfig(r) => (r.task_id.as_str(), r.id.as_str()),
+        A2aRequest::ListPushConfigs(r) => (r.task_id.as_str(), ""),
+        _ => ("", ""),
+    };
+    let mut path = shared.path.replace("{id}", &segment(id)).replace("{config_id}", &segment(config_id));
+    // v0.3 has no tenant in its paths.
+    if !v03 && !call.tenant().is_empty() {
+        path = format!("/{}{path}", segment(call.tenant()));
+    }
+    let to_value = |value: serde_json::Result<Value>| value.map_err(|e| Error::Encode(e.to_string()));
+    let (body, query) = match call {
         A2aRequest::SendMessage(r) | A2aRequest::SendStreamingMessage(r) => {
             let body = if v03 { to_value(serde_json::to_value(Proto(r)))? } else { Value::Object(members(r, &[])?) };
-            let action = if matches!(call, A2aRequest::SendMessage(_)) { "send" } else { "stream" };
-            Route::post(format!("{prefix}/message:{action}"), body)
+            (Some(body), Vec::new())
         }
-        A2aRequest::GetTask(r) => Route::get(tasks(&r.id), query(r, &["id"])?),
-        A2aRequest::ListTasks(r) => Route::get(format!("{prefix}/tasks"), query(r, &[])?),
-        A2aRequest::CancelTask(r) => {
-            Route::post(format!("{}:cancel", tasks(&r.id)), Value::Object(members(r, &["id"])?))
+        A2aRequest::GetTask(r) => (None, query(r, &["id"])?),
+        A2aRequest::ListTasks(r) => (None, query(r, &[])?),
+        A2aRequest::CancelTask(r) => (Some(Value::Object(members(r, &["id"])?)), Vec::new()),
+        A2aRequest::SubscribeToTask(r) => (Some(Value::Object(members(r, &["id"])?)), Vec::new()),
+        A2aRequest::CreatePushConfig(c) if v03 => {
+            (Some(to_value(serde_json::to_value(CreatePushConfig(c)))?), Vec::new())
         }
-        A2aRequest::SubscribeToTask(r) => {
-            Route::post(format!("{}:subscribe", tasks(&r.id)), Value::Object(members(r, &["id"])?))
-        }
-        A2aRequest::CreatePushConfig(c) => {
-            let body = if v03 {
-                to_value(serde_json::to_value(CreatePushConfig(c)))?
-            } else {
-                Value::Object(members(c, &["taskId"])?)
-            };
-            Route::post(configs(&c.task_id), body)
-        }
-        A2aRequest::GetPushConfig(r) => Route::get(format!("{}/{}", configs(&r.task_id), segment(&r.id)), Vec::new()),
-        A2aRequest::ListPushConfigs(r) => Route::get(configs(&r.task_id), query(r, &["taskId"])?),
-        A2aRequest::DeletePushConfig(r) => Route {
-            verb: Method::DELETE,
-            path: format!("{}/{}", configs(&r.task_id), segment(&r.id)),
-            body: None,
-            query: Vec::new(),
-        },
-        A2aRequest::GetExtendedAgentCard(_) if v03 => Route::get("/v1/card".to_owned(), Vec::new()),
-        A2aRequest::GetExtendedAgentCard(_) => Route::get(format!("{prefix}/extendedAgentCard"), Vec::new()),
-        A2aRequest::GetAgentCard => Route::get("/.well-known/agent-card.json".to_owned(), Vec::new()),
+        A2aRequest::CreatePushConfig(c) => (Some(Value::Object(members(c, &["taskId"])?)), Vec::new()),
+        A2aRequest::ListPushConfigs(r) => (None, query(r, &["taskId"])?),
+        A2aRequest::GetPushConfig(_)
+        | A2aRequest::DeletePushConfig(_)
+        | A2aRequest::GetExtendedAgentCard(_)
+        | A2aRequest::GetAgentCard => (None, Vec::new()),
     };
-    Ok(route)
-}
-
-impl Route {
-    fn get(path: String, query: Vec<(String, String)>) -> Self {
-        Route { verb: Method::GET, path, body: None, query }
-    }
-
-    fn post(path: String, body: Value) -> Self {
-        Route { verb: Method::POST, path, body: Some(body), query: Vec::new() }
-    }
+    Ok(Route { verb: shared.method.clone(), path, body, query })
 }
 
 /// The request's v1.0 ProtoJSON members, but for the tenant and those the path carries.

@@ -26,6 +26,7 @@ mod operation;
 mod part;
 mod push;
 mod requests;
+pub mod rest;
 mod rpc_code;
 mod size;
 mod state;

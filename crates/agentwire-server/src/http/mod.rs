@@ -206,9 +206,30 @@ mod tests {
         for (_, _, operation) in METHODS {
             assert!(operations.contains(&format!("{operation:?}")), "{operation:?} has no row");
         }
-        let documented: String = rows.iter().flat_map(|row| row[4..].to_vec()).collect::<Vec<_>>().join(" ");
-        for (path, _) in rest::routes().into_iter().chain(rest::v03_routes()) {
-            assert!(documented.contains(path), "the route {path} is not in the table");
+        // The shared HTTP+JSON route table, which the client calls, is the documented one.
+        for (dialect, column) in [(Dialect::V1, 4), (Dialect::V03, 5)] {
+            for row in &rows {
+                let route =
+                    agentwire_types::rest::routes(dialect).iter().find(|r| format!("{:?}", r.operation) == row[0]);
+                let documented = route.map(|r| match &r.also {
+                    Some(also) => format!("{also}/{} {}", r.method, r.path),
+                    None => format!("{} {}", r.method, r.path),
+                });
+                let cell = names(&row[column]).first().map(|cell| cell.to_string());
+                assert_eq!(cell, documented, "{} over HTTP+JSON in {dialect:?}", row[0]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_server_serves_every_shared_route() {
+        let served: Vec<&str> = rest::routes().into_iter().chain(rest::v03_routes()).map(|(path, _)| path).collect();
+        for dialect in Dialect::ALL {
+            for route in agentwire_types::rest::routes(dialect) {
+                // `/tasks/{id}:cancel` is the route `/tasks/{id}`, whose last `:` names the action.
+                let path = route.path.trim_end_matches(":cancel").trim_end_matches(":subscribe");
+                assert!(served.contains(&path), "{path} ({:?}) has no route", route.operation);
+            }
         }
     }
 }
