@@ -290,6 +290,46 @@ async fn v03_rest_speaks_protojson_of_a2a_v1() {
     assert_eq!((status, card["protocolVersion"].as_str()), (200, Some("0.3.0")), "{card}");
 }
 
+/// A file over v0.3's HTTP+JSON: `fileWithBytes` holds the file's base64 text (so ProtoJSON
+/// writes it base64 twice), as the official Python, Go and Java v0.3 SDKs fill it, both ways; a
+/// v1.0 client reads the same file.
+#[tokio::test]
+async fn v03_rest_files_travel_as_the_official_sdks_write_them() {
+    let server = TestServer::start(conformance()).await;
+    // `hello`, named, as a2a-sdk 0.3's REST client sends it.
+    let file = json!({"file": {"fileWithBytes": "YUdWc2JHOD0=", "mimeType": "text/plain", "name": "hello.txt"}});
+    let message = json!({"messageId": "tck-complete-task-f1", "role": "ROLE_USER", "content": [file]});
+    let blocking = json!({"blocking": true});
+    let send = json!({"message": message, "configuration": blocking});
+    let (status, sent) = server.rest(Method::POST, "/v1/message:send", Some(send)).await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["task"]["id"].as_str().unwrap();
+
+    let v1 = server.rpc_ok("GetTask", json!({"id": id})).await;
+    assert_eq!(
+        v1["history"][0]["parts"][0],
+        json!({"raw": "aGVsbG8=", "filename": "hello.txt", "mediaType": "text/plain"})
+    );
+    let (_, v03) = server.rest(Method::GET, &format!("/v1/tasks/{id}"), None).await;
+    assert_eq!(v03["history"][0]["content"][0], file);
+
+    let message = json!({"messageId": "tck-artifact-file-f2", "role": "ROLE_USER", "content": [{"text": "a file"}]});
+    let send = json!({"message": message, "configuration": blocking});
+    let (_, sent) = server.rest(Method::POST, "/v1/message:send", Some(send)).await;
+    let part = &sent["task"]["artifacts"][0]["parts"][0]["file"];
+    // The base64 text of "Generated file content", written as base64.
+    assert_eq!(part["fileWithBytes"], "UjJWdVpYSmhkR1ZrSUdacGJHVWdZMjl1ZEdWdWRBPT0=", "{sent}");
+    assert_eq!(part["name"], "output.txt");
+
+    // The JavaScript v0.3 SDK puts the file itself in the bytes field.
+    let file = json!({"file": {"fileWithBytes": "aGVsbG8="}});
+    let raw = json!({"messageId": "tck-complete-task-f3", "role": "ROLE_USER", "content": [file]});
+    let (_, sent) =
+        server.rest(Method::POST, "/v1/message:send", Some(json!({"message": raw, "configuration": blocking}))).await;
+    let v1 = server.rpc_ok("GetTask", json!({"id": sent["task"]["id"]})).await;
+    assert_eq!(v1["history"][0]["parts"][0], json!({"raw": "aGVsbG8="}));
+}
+
 /// One server answers a v1.0 client and a v0.3 client at the same time, each in its own shapes.
 #[tokio::test]
 async fn a_v1_client_and_a_v03_client_are_served_at_once() {
