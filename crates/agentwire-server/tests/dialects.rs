@@ -206,6 +206,28 @@ async fn push_configs_in_the_older_shapes() {
     assert_eq!(gone["error"]["code"], -32001);
 }
 
+/// Seed 004's clients name the task twice when they set a push config, `id` and `taskId`: the
+/// same task is accepted, two different ones are refused as invalid parameters.
+#[tokio::test]
+async fn push_config_set_takes_the_task_as_id_and_task_id() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": v03_message("m1", "tck-input-required")});
+    let task_id = call(&server, "message/send", params).await["result"]["id"].as_str().unwrap().to_owned();
+    let config = json!({"url": "https://client.example/hook", "token": "tok"});
+
+    for method in ["tasks/pushNotification/set", "tasks/pushNotificationConfig/set"] {
+        let both = json!({"id": task_id, "taskId": task_id, "pushNotificationConfig": config});
+        let set = call(&server, method, both).await;
+        assert!(set.get("error").is_none(), "{method}: {set}");
+
+        let differ = json!({"id": task_id, "taskId": "another-task", "pushNotificationConfig": config});
+        let refused = call(&server, method, differ).await;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        let reason = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(reason.contains("`id`") && reason.contains("`taskId`"), "{method}: {reason}");
+    }
+}
+
 /// The version header: absent means the method's own generation; a supported version that
 /// names another generation is served in the method's; anything else is that generation's
 /// VersionNotSupported.
