@@ -120,19 +120,31 @@ async fn a_legacy_send_answered_by_a_message_gets_a_completed_task() {
     assert_eq!((reply["kind"].as_str(), reply["role"].as_str()), (Some("message"), Some("agent")), "{reply}");
 }
 
-/// v0.3 waits for the result only when asked (`blocking: true`); v1.0 unless told not to.
+/// v0.3 waits for the result unless told not to (`blocking: false`), as the official v0.3
+/// servers do; v1.0 waits unless `returnImmediately`.
 #[tokio::test]
-async fn v03_sends_wait_only_when_blocking() {
+async fn v03_sends_wait_unless_told_not_to() {
     let server = TestServer::start(conformance()).await;
     let unasked = call(&server, "message/send", json!({"message": v03_message("m1", "tck-long-running")})).await;
-    let state = unasked["result"]["status"]["state"].as_str().unwrap();
-    assert!(state == "submitted" || state == "working", "{unasked}");
     assert_eq!(unasked["result"]["kind"], "task");
-    let blocking = json!({"message": v03_message("m2", "tck-long-running"), "configuration": {"blocking": true}});
-    assert_eq!(call(&server, "message/send", blocking).await["result"]["status"]["state"], "completed");
+    assert_eq!(unasked["result"]["status"]["state"], "completed", "{unasked}");
+    let not_blocking = json!({"message": v03_message("m2", "tck-long-running"), "configuration": {"blocking": false}});
+    let running = call(&server, "message/send", not_blocking).await;
+    let state = running["result"]["status"]["state"].as_str().unwrap();
+    assert!(state == "submitted" || state == "working", "{running}");
     let v1 =
         server.rpc_ok("SendMessage", json!({"message": agentwire_test::user_message("m3", "tck-long-running")})).await;
     assert_eq!(v1["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    // HTTP+JSON, where ProtoJSON writes `blocking: false` as a configuration without it: only a
+    // request without a configuration waits by default.
+    let message = |id: &str| json!({"messageId": id, "role": "ROLE_USER", "content": [{"text": "tck-long-running"}]});
+    let (_, reply) = server.rest(Method::POST, "/v1/message:send", Some(json!({"message": message("m4")}))).await;
+    assert_eq!(reply["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+    let body = json!({"message": message("m5"), "configuration": {"historyLength": 1}});
+    let (_, reply) = server.rest(Method::POST, "/v1/message:send", Some(body)).await;
+    let state = reply["task"]["status"]["state"].as_str().unwrap();
+    assert!(state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING", "{reply}");
 }
 
 /// v0.3's stream: `kind` on every event, `final` on the closing status update.
@@ -377,15 +389,16 @@ async fn a_v1_client_and_a_v03_client_are_served_at_once() {
 #[tokio::test]
 async fn a_v03_task_without_a_scenario_works_then_asks_for_input_and_stays_open() {
     let server = TestServer::start(conformance()).await;
-    let sent =
-        call(&server, "message/send", json!({"message": v03_message("text-message-id-1", "Hello from TCK!")})).await;
+    let not_blocking = json!({"blocking": false});
+    let params = json!({"message": v03_message("text-message-id-1", "Hello from TCK!"), "configuration": not_blocking});
+    let sent = call(&server, "message/send", params).await;
     let state = sent["result"]["status"]["state"].as_str().unwrap().to_owned();
     assert!(state == "submitted" || state == "working", "{sent}");
     let id = sent["result"]["id"].clone();
 
     let mut follow_up = v03_message("continuation-message-id-1", "Follow-up message for the existing task");
     follow_up["taskId"] = id.clone();
-    let continued = call(&server, "message/send", json!({"message": follow_up})).await;
+    let continued = call(&server, "message/send", json!({"message": follow_up, "configuration": not_blocking})).await;
     assert_eq!(continued["result"]["id"], id, "{continued}");
 
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -123,6 +123,15 @@ async fn the_card_is_the_v03_card_with_grpc_among_its_interfaces() {
     assert_eq!(grpc.url, server.base, "a v0.3 interface is a URL");
 }
 
+#[tokio::test]
+async fn a_send_without_configuration_waits_for_the_task() {
+    let server = TestServer::start(conformance()).await;
+    let mut a2a = client(&server).await;
+    let request = pb::SendMessageRequest { configuration: None, ..send("g03-wait", "tck-long-running", true) };
+    let task = task_of(a2a.send_message(request).await.unwrap().into_inner());
+    assert_eq!(state(&task), pb::TaskState::Completed as i32, "v0.3 waits unless told not to: {task:?}");
+}
+
 fn file_part(file: pb::file_part::File, name: &str) -> pb::Part {
     let file = pb::FilePart { file: Some(file), mime_type: "text/plain".into(), name: name.into() };
     pb::Part { part: Some(pb::part::Part::File(file)) }

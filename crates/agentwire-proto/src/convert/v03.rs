@@ -13,8 +13,8 @@
 //!   `file_with_bytes` holds the file's base64 text, as the official Python, Go and Java v0.3
 //!   SDKs fill it ([`file_from_bytes_field`] says what is read); a data part is a `Struct`, so
 //!   data that is not an object travels as `{"value": …}` and comes back as that object;
-//! - `blocking` is v1.0's `return_immediately` inverted, and v0.3 blocks only when asked, so a
-//!   request without it returns immediately;
+//! - `blocking` is v1.0's `return_immediately` inverted; v0.3 waits unless told not to, but a
+//!   proto3 `bool` cannot be absent, so only a request without a configuration waits by default;
 //! - a history length or page size of 0 reads as unset (proto3 cannot tell them apart);
 //! - a status update carries `final`, set where the stream ends: a terminal or interrupted state.
 //!
@@ -495,7 +495,7 @@ impl TryFrom<pb::ListTaskPushNotificationConfigResponse> for t::ListTaskPushNoti
 
 // ---- Requests ------------------------------------------------------------------------------------
 
-/// v0.3 answers at once unless the client asks to block.
+/// `blocking` as written: proto3 reads an unset `bool` as `false`.
 impl From<pb::SendMessageConfiguration> for t::SendMessageConfiguration {
     fn from(c: pb::SendMessageConfiguration) -> Self {
         t::SendMessageConfiguration {
@@ -518,8 +518,7 @@ impl From<t::SendMessageConfiguration> for pb::SendMessageConfiguration {
     }
 }
 
-/// The canonical request always carries a configuration, so that v0.3's default (do not block)
-/// is explicit; v1.0's default is the opposite.
+/// The canonical request always carries a configuration. Without one, v0.3 waits, as v1.0 does.
 impl TryFrom<pb::SendMessageRequest> for t::SendMessageRequest {
     type Error = A2AError;
 
@@ -528,7 +527,7 @@ impl TryFrom<pb::SendMessageRequest> for t::SendMessageRequest {
         Ok(t::SendMessageRequest {
             tenant: String::new(),
             message: message.try_into()?,
-            configuration: Some(r.configuration.unwrap_or_default().into()),
+            configuration: Some(r.configuration.map(Into::into).unwrap_or_default()),
             metadata: metadata(r.metadata),
         })
     }
@@ -1235,14 +1234,14 @@ mod tests {
     }
 
     #[test]
-    fn v03_blocks_only_when_asked() {
+    fn v03_waits_without_a_configuration_and_otherwise_as_asked() {
         let send = |configuration| pb::SendMessageRequest {
             request: Some(pb::Message::from(t::Message::user("m-1", "hi"))),
             configuration,
             metadata: None,
         };
         let read = |wire| t::SendMessageRequest::try_from(wire).unwrap().configuration.expect("always explicit");
-        assert!(read(send(None)).return_immediately);
+        assert!(!read(send(None)).return_immediately);
         assert!(read(send(Some(pb::SendMessageConfiguration::default()))).return_immediately);
         let blocking = pb::SendMessageConfiguration { blocking: true, history_length: 0, ..Default::default() };
         let config = read(send(Some(blocking)));

@@ -103,8 +103,8 @@ impl Serialize for V03<'_, StreamResponse> {
 ///     r#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#,
 /// ).unwrap();
 /// let request = SendMessageRequest::from(params);
-/// // v0.3 waits for the result only when the client asks with `blocking: true`.
-/// assert!(request.configuration.unwrap().return_immediately);
+/// // v0.3 waits for the result unless the client says `blocking: false`.
+/// assert!(!request.configuration.unwrap().return_immediately);
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -132,7 +132,7 @@ pub struct MessageSendConfiguration {
     /// A webhook for the task (`pushNotification` in ProtoJSON).
     #[serde(default, alias = "pushNotification")]
     pub push_notification_config: Option<TaskPushNotificationConfig>,
-    /// Wait for the task to end or pause; unset means do not wait.
+    /// Wait for the task to end or pause; unset means wait, as the official v0.3 servers do.
     #[serde(default)]
     pub blocking: Option<bool>,
 }
@@ -144,7 +144,7 @@ impl From<MessageSendParams> for SendMessageRequest {
             accepted_output_modes: config.accepted_output_modes,
             task_push_notification_config: config.push_notification_config,
             history_length: config.history_length,
-            return_immediately: config.blocking != Some(true),
+            return_immediately: config.blocking == Some(false),
         };
         Self {
             tenant: String::new(),

@@ -82,6 +82,12 @@ pub fn send_message_request(json: &str) -> serde_json::Result<SendMessageRequest
     let mut params: MessageSendParams = serde_json::from_str(json)?;
     // A `DataPart` is `{"data": {…}}` in this binding, and a file's bytes are its base64 text.
     unnest_message(&mut params.message);
+    // ProtoJSON leaves out a `bool` that is false, so the official v0.3 clients write
+    // `blocking: false` as a configuration without it: only a request without a configuration
+    // waits by default, as over gRPC.
+    if let Some(configuration) = &mut params.configuration {
+        configuration.blocking.get_or_insert(false);
+    }
     Ok(params.into())
 }
 
@@ -471,6 +477,17 @@ mod tests {
         let request = json!({"parent": "tasks/t1", "configId": "p1", "config": {"name": "tasks/t1/pushNotificationConfigs/None", "pushNotificationConfig": inner}});
         let body: PushConfigBody = serde_json::from_value(request).unwrap();
         assert_eq!(body.into_config("t1"), Ok(config));
+    }
+
+    #[test]
+    fn only_a_send_without_a_configuration_waits_by_default() {
+        let waits = |body: serde_json::Value| {
+            !send_message_request(&body.to_string()).unwrap().configuration.unwrap().return_immediately
+        };
+        let message = json!({"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]});
+        assert!(waits(json!({"message": message})));
+        assert!(!waits(json!({"message": message, "configuration": {"historyLength": 1}})));
+        assert!(waits(json!({"message": message, "configuration": {"blocking": true}})));
     }
 
     #[test]
