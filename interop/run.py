@@ -99,10 +99,22 @@ CASES = {
     "concurrent_generations": "while a v0.3 SDK stream of a running task is open, v1.0 SendMessage (the "
     "same binding, v1.0 names and shapes on the wire; over gRPC, lf.a2a.v1 with the message types from "
     "reflection) completes and v1.0 GetTask sees that v0.3 task running; then the v0.3 stream ends COMPLETED",
+    "send_file": "a v0.3 message with the file `hello` (hello.txt, text/plain) completes; tasks/get gives the file "
+    "back the same, and v1.0 GetTask shows it as raw `aGVsbG8=` with its filename",
+    "receive_file": "a completed task's artifact is the file output.txt (text/plain) holding "
+    "`Generated file content`, as the SDK's client reads it",
+    "send_default_blocking": "message/send without a configuration (so without `blocking`) waits for the task "
+    "to complete, as the official v0.3 servers do [the SDK's Client always sends one: python-0.3 sends none with "
+    "its own request models (over gRPC, its generated stub), js-0.3 with its transport]",
 }
 # The cases each generation runs; RUNS_NOT says why a case is left out.
 RUNS_NOT = {
-    "1.0": {"concurrent_generations": "run by the v0.3 clients, which hold the v0.3 side of it"},
+    "1.0": {
+        "concurrent_generations": "run by the v0.3 clients, which hold the v0.3 side of it",
+        "send_file": "v0.3's file encoding (`file_with_bytes`), which v1.0 does not share",
+        "receive_file": "v0.3's file encoding (`file_with_bytes`), which v1.0 does not share",
+        "send_default_blocking": "v0.3's blocking default; v1.0's is send_blocking",
+    },
     "0.3": {"list_paging": "v0.3 has no tasks/list: neither v0.3 SDK client has such a call"},
 }
 RUNS = {generation: [case for case in CASES if case not in left_out] for generation, left_out in RUNS_NOT.items()}

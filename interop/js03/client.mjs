@@ -202,6 +202,10 @@ function makeCases({ url, binding, client, newClient, authFetch, requests }) {
     return JSON.parse(text);
   }
 
+  const fileOf = (parts) => (parts ?? []).find((part) => part.kind === 'file')?.file;
+  // The SDK's REST transport drops a file's name both ways; its JSON-RPC transport keeps it.
+  const keepsNames = binding === 'jsonrpc';
+
   return {
     async card() {
       const card = await new DefaultAgentCardResolver().resolve(url);
@@ -400,6 +404,44 @@ function makeCases({ url, binding, client, newClient, authFetch, requests }) {
       check(task.status?.state === 'completed', 'setup task did not complete');
       const error = await expectError(() => client.cancelTask({ id: task.id }, { signal }), 'cancel of a completed task');
       return checkA2AError(error, binding, TaskNotCancelableError, TASK_NOT_CANCELABLE_CODE);
+    },
+
+    async send_file(signal) {
+      const hello = { bytes: 'aGVsbG8=', name: 'hello.txt', mimeType: 'text/plain' };
+      const message = { ...userMessage('', { messageId: `tck-complete-task-${randomUUID()}` }), parts: [{ kind: 'file', file: hello }] };
+      const task = await client.sendMessage(sendParams(message), { signal });
+      check(task.status?.state === 'completed', `state ${task.status?.state}`);
+      const fetched = await client.getTask({ id: task.id }, { signal });
+      const got = fileOf(fetched.history?.[0]?.parts);
+      check(got?.bytes === hello.bytes, `tasks/get gives back the bytes as ${JSON.stringify(got)}`);
+      check(!keepsNames || got?.name === hello.name, `tasks/get gives back the name as ${got?.name}`);
+      // The same task read through v1.0: the file itself, base64 once, with its name.
+      const seen = await v1Call('GetTask', { id: task.id }, ['GET', `/tasks/${task.id}`]);
+      const part = seen.history?.[0]?.parts?.[0] ?? {};
+      check(part.raw === 'aGVsbG8=', `v1.0 GetTask shows the file as ${JSON.stringify(part).slice(0, 200)}`);
+      check(!keepsNames || part.filename === hello.name, `v1.0 GetTask shows the name as ${part.filename}`);
+      return `hello${keepsNames ? '.txt' : ' (the REST transport sends no name)'} came back the same through tasks/get and as raw 'aGVsbG8=' through v1.0 GetTask`;
+    },
+
+    async receive_file(signal) {
+      const message = userMessage('a file please', { messageId: `tck-artifact-file-${randomUUID()}` });
+      const task = await client.sendMessage(sendParams(message), { signal });
+      check(task.status?.state === 'completed', `state ${task.status?.state}`);
+      const got = fileOf(task.artifacts?.[0]?.parts);
+      check(got?.bytes === 'R2VuZXJhdGVkIGZpbGUgY29udGVudA==', `the artifact's file is ${JSON.stringify(got)}`);
+      check(got?.mimeType === 'text/plain', `the artifact's file has media type ${got?.mimeType}`);
+      check(!keepsNames || got?.name === 'output.txt', `the artifact's file is named ${got?.name}`);
+      return "artifact output.txt (text/plain) holds base64 of 'Generated file content'";
+    },
+
+    async send_default_blocking(signal) {
+      // The SDK's Client always states `blocking`; its transport sends the parameters as given.
+      requests.length = 0;
+      const task = await client.transport.sendMessage({ message: userMessage('tck-long-running default') }, { signal });
+      check(requests.length === 1, `expected one request, saw ${requests}`);
+      check(isTask(task), `result is not a Task: ${JSON.stringify(task).slice(0, 200)}`);
+      check(task.status.state === 'completed', `a send without blocking answered ${task.status.state}`);
+      return 'a send without a configuration waited for the task to complete';
     },
 
     async concurrent_generations(signal) {

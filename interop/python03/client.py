@@ -38,6 +38,8 @@ from a2a.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
     DeleteTaskPushNotificationConfigRequest,
+    FilePart,
+    FileWithBytes,
     GetTaskPushNotificationConfigParams,
     JSONRPCErrorResponse,
     ListTaskPushNotificationConfigParams,
@@ -45,10 +47,13 @@ from a2a.types import (
     ListTaskPushNotificationConfigResponse,
     Message,
     MessageSendConfiguration,
+    MessageSendParams,
     Part,
     PushNotificationAuthenticationInfo,
     PushNotificationConfig,
     Role,
+    SendMessageRequest,
+    SendMessageResponse,
     Task,
     TaskArtifactUpdateEvent,
     TaskIdParams,
@@ -350,6 +355,18 @@ async def case_multi_turn(h: Harness) -> str:
     return "input-required then completed on the same task and context"
 
 
+async def sdk_rpc(h: Harness, request, response_type):
+    """One JSON-RPC call made with the SDK's own request and response models: the result, or the
+    SDK's error for an error response."""
+    endpoint = binding_url(h.card, "jsonrpc").rstrip("/")
+    response = await h.http.post(endpoint, json=request.model_dump(mode="json", exclude_none=True))
+    response.raise_for_status()
+    parsed = response_type.model_validate(response.json()).root
+    if isinstance(parsed, JSONRPCErrorResponse):
+        raise A2AClientJSONRPCError(parsed)
+    return parsed.result
+
+
 async def list_push_configs(h: Harness, task_id: str) -> list[TaskPushNotificationConfig]:
     """tasks/pushNotificationConfig/list, which the v0.3 SDK's Client lacks, with its own models."""
     if h.binding == "grpc":
@@ -363,12 +380,7 @@ async def list_push_configs(h: Harness, task_id: str) -> list[TaskPushNotificati
         request = ListTaskPushNotificationConfigRequest(
             id=str(uuid.uuid4()), params=ListTaskPushNotificationConfigParams(id=task_id)
         )
-        response = await h.http.post(endpoint, json=request.model_dump(mode="json", exclude_none=True))
-        response.raise_for_status()
-        parsed = ListTaskPushNotificationConfigResponse.model_validate(response.json()).root
-        if isinstance(parsed, JSONRPCErrorResponse):
-            raise A2AClientJSONRPCError(parsed)
-        return parsed.result
+        return await sdk_rpc(h, request, ListTaskPushNotificationConfigResponse)
     response = await h.http.get(f"{endpoint}/v1/tasks/{task_id}/pushNotificationConfigs")
     response.raise_for_status()
     listed = json_format.ParseDict(response.json(), a2a_pb2.ListTaskPushNotificationConfigResponse())
@@ -557,6 +569,69 @@ async def case_error_cancel_finished(h: Harness) -> str:
     raise CaseFailure("cancel of a completed task succeeded")
 
 
+def file_of(parts: list[Part] | None) -> FileWithBytes | None:
+    """The first inline file among `parts`."""
+    files = [part.root.file for part in parts or [] if isinstance(part.root, FilePart)]
+    return files[0] if files and isinstance(files[0], FileWithBytes) else None
+
+
+# What send_file sends: the five bytes `hello`, named, in the SDK's base64 form.
+HELLO = FileWithBytes(bytes="aGVsbG8=", name="hello.txt", mime_type="text/plain")
+
+
+async def case_send_file(h: Harness) -> str:
+    message = Message(
+        message_id=f"tck-complete-task-{uuid.uuid4()}", role=Role.user, parts=[Part(root=FilePart(file=HELLO))]
+    )
+    task = await h.send(message)
+    check(task.status.state == COMPLETED, f"state {state_name(task.status.state)}, expected completed")
+    got = file_of((await h.get(task.id)).history[0].parts)
+    check(got == HELLO, f"tasks/get gives back the file as {got!r}")
+    # The same task read through v1.0: the file itself, base64 once, with its name.
+    seen = await v1_call(h, "GetTask", {"id": task.id}, ("GET", f"/tasks/{task.id}"))
+    part = seen.get("history", [{}])[0].get("parts", [{}])[0]
+    check(
+        (part.get("raw"), part.get("filename")) == ("aGVsbG8=", "hello.txt"),
+        f"v1.0 GetTask shows the file as {json.dumps(part)[:200]}",
+    )
+    return "hello.txt came back the same through tasks/get and as raw 'aGVsbG8=' through v1.0 GetTask"
+
+
+async def case_receive_file(h: Harness) -> str:
+    task = await h.send(user_message("a file please", id_prefix="tck-artifact-file-"))
+    check(task.status.state == COMPLETED, f"state {state_name(task.status.state)}, expected completed")
+    got = file_of(task.artifacts[0].parts if task.artifacts else None)
+    wanted = FileWithBytes(bytes="R2VuZXJhdGVkIGZpbGUgY29udGVudA==", name="output.txt", mime_type="text/plain")
+    check(got == wanted, f"the artifact's file is {got!r}")
+    return "artifact output.txt (text/plain) holds base64 of 'Generated file content'"
+
+
+async def send_without_configuration(h: Harness, message: Message) -> Task | Message:
+    """message/send with no configuration at all, which the v0.3 SDK's Client never sends (it
+    always states `blocking`), made with the SDK's own models (over gRPC, its generated stub)."""
+    if h.binding == "grpc":
+        stub = a2a_pb2_grpc.A2AServiceStub(h.channel)
+        reply = await stub.SendMessage(a2a_pb2.SendMessageRequest(request=proto_utils.ToProto.message(message)))
+        return proto_utils.FromProto.task_or_message(reply)
+    if h.binding == "jsonrpc":
+        request = SendMessageRequest(id=str(uuid.uuid4()), params=MessageSendParams(message=message))
+        return await sdk_rpc(h, request, SendMessageResponse)
+    body = json_format.MessageToDict(a2a_pb2.SendMessageRequest(request=proto_utils.ToProto.message(message)))
+    check("configuration" not in body, f"the request states a configuration: {body}")
+    endpoint = binding_url(h.card, h.binding).rstrip("/")
+    response = await h.http.post(f"{endpoint}/v1/message:send", json=body)
+    response.raise_for_status()
+    reply = json_format.ParseDict(response.json(), a2a_pb2.SendMessageResponse())
+    return proto_utils.FromProto.task_or_message(reply)
+
+
+async def case_send_default_blocking(h: Harness) -> str:
+    task = await send_without_configuration(h, user_message("tck-long-running default"))
+    check(isinstance(task, Task), f"expected a Task, got {task!r}")
+    check(task.status.state == COMPLETED, f"a send without blocking answered {state_name(task.status.state)}")
+    return "a send without a configuration waited for the task to complete"
+
+
 # v1.0 on the wire, for concurrent_generations: the same binding, the v1.0 names and shapes.
 V1_HEADERS = {"A2A-Version": "1.0"}
 
@@ -660,6 +735,9 @@ CASES: list[tuple[str, Callable[[Harness], Awaitable[str]]]] = [
     ("error_unknown_task", case_error_unknown_task),
     ("error_cancel_finished", case_error_cancel_finished),
     ("concurrent_generations", case_concurrent_generations),
+    ("send_file", case_send_file),
+    ("receive_file", case_receive_file),
+    ("send_default_blocking", case_send_default_blocking),
 ]
 
 

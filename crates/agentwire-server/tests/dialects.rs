@@ -120,19 +120,31 @@ async fn a_legacy_send_answered_by_a_message_gets_a_completed_task() {
     assert_eq!((reply["kind"].as_str(), reply["role"].as_str()), (Some("message"), Some("agent")), "{reply}");
 }
 
-/// v0.3 waits for the result only when asked (`blocking: true`); v1.0 unless told not to.
+/// v0.3 waits for the result unless told not to (`blocking: false`), as the official v0.3
+/// servers do; v1.0 waits unless `returnImmediately`.
 #[tokio::test]
-async fn v03_sends_wait_only_when_blocking() {
+async fn v03_sends_wait_unless_told_not_to() {
     let server = TestServer::start(conformance()).await;
     let unasked = call(&server, "message/send", json!({"message": v03_message("m1", "tck-long-running")})).await;
-    let state = unasked["result"]["status"]["state"].as_str().unwrap();
-    assert!(state == "submitted" || state == "working", "{unasked}");
     assert_eq!(unasked["result"]["kind"], "task");
-    let blocking = json!({"message": v03_message("m2", "tck-long-running"), "configuration": {"blocking": true}});
-    assert_eq!(call(&server, "message/send", blocking).await["result"]["status"]["state"], "completed");
+    assert_eq!(unasked["result"]["status"]["state"], "completed", "{unasked}");
+    let not_blocking = json!({"message": v03_message("m2", "tck-long-running"), "configuration": {"blocking": false}});
+    let running = call(&server, "message/send", not_blocking).await;
+    let state = running["result"]["status"]["state"].as_str().unwrap();
+    assert!(state == "submitted" || state == "working", "{running}");
     let v1 =
         server.rpc_ok("SendMessage", json!({"message": agentwire_test::user_message("m3", "tck-long-running")})).await;
     assert_eq!(v1["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    // HTTP+JSON, where ProtoJSON writes `blocking: false` as a configuration without it: only a
+    // request without a configuration waits by default.
+    let message = |id: &str| json!({"messageId": id, "role": "ROLE_USER", "content": [{"text": "tck-long-running"}]});
+    let (_, reply) = server.rest(Method::POST, "/v1/message:send", Some(json!({"message": message("m4")}))).await;
+    assert_eq!(reply["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+    let body = json!({"message": message("m5"), "configuration": {"historyLength": 1}});
+    let (_, reply) = server.rest(Method::POST, "/v1/message:send", Some(body)).await;
+    let state = reply["task"]["status"]["state"].as_str().unwrap();
+    assert!(state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING", "{reply}");
 }
 
 /// v0.3's stream: `kind` on every event, `final` on the closing status update.
@@ -204,6 +216,28 @@ async fn push_configs_in_the_older_shapes() {
     assert_eq!((deleted.get("result"), deleted.get("error")), (Some(&Value::Null), None), "{deleted}");
     let gone = call(&server, "tasks/pushNotificationConfig/get", by_id).await;
     assert_eq!(gone["error"]["code"], -32001);
+}
+
+/// Seed 004's clients name the task twice when they set a push config, `id` and `taskId`: the
+/// same task is accepted, two different ones are refused as invalid parameters.
+#[tokio::test]
+async fn push_config_set_takes_the_task_as_id_and_task_id() {
+    let server = TestServer::start(conformance()).await;
+    let params = json!({"message": v03_message("m1", "tck-input-required")});
+    let task_id = call(&server, "message/send", params).await["result"]["id"].as_str().unwrap().to_owned();
+    let config = json!({"url": "https://client.example/hook", "token": "tok"});
+
+    for method in ["tasks/pushNotification/set", "tasks/pushNotificationConfig/set"] {
+        let both = json!({"id": task_id, "taskId": task_id, "pushNotificationConfig": config});
+        let set = call(&server, method, both).await;
+        assert!(set.get("error").is_none(), "{method}: {set}");
+
+        let differ = json!({"id": task_id, "taskId": "another-task", "pushNotificationConfig": config});
+        let refused = call(&server, method, differ).await;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        let reason = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(reason.contains("`id`") && reason.contains("`taskId`"), "{method}: {reason}");
+    }
 }
 
 /// The version header: absent means the method's own generation; a supported version that
@@ -290,6 +324,46 @@ async fn v03_rest_speaks_protojson_of_a2a_v1() {
     assert_eq!((status, card["protocolVersion"].as_str()), (200, Some("0.3.0")), "{card}");
 }
 
+/// A file over v0.3's HTTP+JSON: `fileWithBytes` holds the file's base64 text (so ProtoJSON
+/// writes it base64 twice), as the official Python, Go and Java v0.3 SDKs fill it, both ways; a
+/// v1.0 client reads the same file.
+#[tokio::test]
+async fn v03_rest_files_travel_as_the_official_sdks_write_them() {
+    let server = TestServer::start(conformance()).await;
+    // `hello`, named, as a2a-sdk 0.3's REST client sends it.
+    let file = json!({"file": {"fileWithBytes": "YUdWc2JHOD0=", "mimeType": "text/plain", "name": "hello.txt"}});
+    let message = json!({"messageId": "tck-complete-task-f1", "role": "ROLE_USER", "content": [file]});
+    let blocking = json!({"blocking": true});
+    let send = json!({"message": message, "configuration": blocking});
+    let (status, sent) = server.rest(Method::POST, "/v1/message:send", Some(send)).await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["task"]["id"].as_str().unwrap();
+
+    let v1 = server.rpc_ok("GetTask", json!({"id": id})).await;
+    assert_eq!(
+        v1["history"][0]["parts"][0],
+        json!({"raw": "aGVsbG8=", "filename": "hello.txt", "mediaType": "text/plain"})
+    );
+    let (_, v03) = server.rest(Method::GET, &format!("/v1/tasks/{id}"), None).await;
+    assert_eq!(v03["history"][0]["content"][0], file);
+
+    let message = json!({"messageId": "tck-artifact-file-f2", "role": "ROLE_USER", "content": [{"text": "a file"}]});
+    let send = json!({"message": message, "configuration": blocking});
+    let (_, sent) = server.rest(Method::POST, "/v1/message:send", Some(send)).await;
+    let part = &sent["task"]["artifacts"][0]["parts"][0]["file"];
+    // The base64 text of "Generated file content", written as base64.
+    assert_eq!(part["fileWithBytes"], "UjJWdVpYSmhkR1ZrSUdacGJHVWdZMjl1ZEdWdWRBPT0=", "{sent}");
+    assert_eq!(part["name"], "output.txt");
+
+    // The JavaScript v0.3 SDK puts the file itself in the bytes field.
+    let file = json!({"file": {"fileWithBytes": "aGVsbG8="}});
+    let raw = json!({"messageId": "tck-complete-task-f3", "role": "ROLE_USER", "content": [file]});
+    let (_, sent) =
+        server.rest(Method::POST, "/v1/message:send", Some(json!({"message": raw, "configuration": blocking}))).await;
+    let v1 = server.rpc_ok("GetTask", json!({"id": sent["task"]["id"]})).await;
+    assert_eq!(v1["history"][0]["parts"][0], json!({"raw": "aGVsbG8="}));
+}
+
 /// One server answers a v1.0 client and a v0.3 client at the same time, each in its own shapes.
 #[tokio::test]
 async fn a_v1_client_and_a_v03_client_are_served_at_once() {
@@ -315,15 +389,16 @@ async fn a_v1_client_and_a_v03_client_are_served_at_once() {
 #[tokio::test]
 async fn a_v03_task_without_a_scenario_works_then_asks_for_input_and_stays_open() {
     let server = TestServer::start(conformance()).await;
-    let sent =
-        call(&server, "message/send", json!({"message": v03_message("text-message-id-1", "Hello from TCK!")})).await;
+    let not_blocking = json!({"blocking": false});
+    let params = json!({"message": v03_message("text-message-id-1", "Hello from TCK!"), "configuration": not_blocking});
+    let sent = call(&server, "message/send", params).await;
     let state = sent["result"]["status"]["state"].as_str().unwrap().to_owned();
     assert!(state == "submitted" || state == "working", "{sent}");
     let id = sent["result"]["id"].clone();
 
     let mut follow_up = v03_message("continuation-message-id-1", "Follow-up message for the existing task");
     follow_up["taskId"] = id.clone();
-    let continued = call(&server, "message/send", json!({"message": follow_up})).await;
+    let continued = call(&server, "message/send", json!({"message": follow_up, "configuration": not_blocking})).await;
     assert_eq!(continued["result"]["id"], id, "{continued}");
 
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -1,5 +1,6 @@
 //! The v0.3 gRPC binding, `a2a.v1.A2AService`, over the wire: resource names, v0.3's blocking
-//! default, `final` on the last status update, push configs by name, and the v0.3 card.
+//! default, `final` on the last status update, push configs by name, files as the official v0.3
+//! SDKs write them, and the v0.3 card.
 
 use agentwire_proto::a2a_v1 as pb;
 use agentwire_proto::a2a_v1::a2a_service_client::A2aServiceClient;
@@ -120,4 +121,48 @@ async fn the_card_is_the_v03_card_with_grpc_among_its_interfaces() {
     assert_eq!((card.url.as_str(), card.preferred_transport.as_str()), (server.base.as_str(), "JSONRPC"));
     let grpc = card.additional_interfaces.iter().find(|i| i.transport == "GRPC").expect("a GRPC interface");
     assert_eq!(grpc.url, server.base, "a v0.3 interface is a URL");
+}
+
+#[tokio::test]
+async fn a_send_without_configuration_waits_for_the_task() {
+    let server = TestServer::start(conformance()).await;
+    let mut a2a = client(&server).await;
+    let request = pb::SendMessageRequest { configuration: None, ..send("g03-wait", "tck-long-running", true) };
+    let task = task_of(a2a.send_message(request).await.unwrap().into_inner());
+    assert_eq!(state(&task), pb::TaskState::Completed as i32, "v0.3 waits unless told not to: {task:?}");
+}
+
+fn file_part(file: pb::file_part::File, name: &str) -> pb::Part {
+    let file = pb::FilePart { file: Some(file), mime_type: "text/plain".into(), name: name.into() };
+    pb::Part { part: Some(pb::part::Part::File(file)) }
+}
+
+#[tokio::test]
+async fn files_travel_with_their_name_as_the_official_sdks_write_them() {
+    use pb::file_part::File;
+    let server = TestServer::start(conformance()).await;
+    let mut a2a = client(&server).await;
+    // `hello`, as a2a-sdk 0.3 sends it: the bytes field holds its base64 text.
+    let hello = file_part(File::FileWithBytes(b"aGVsbG8=".to_vec()), "hello.txt");
+    let mut request = send("tck-complete-task-g03-file", "", true);
+    request.request.as_mut().unwrap().content = vec![hello.clone()];
+    let task = task_of(a2a.send_message(request).await.unwrap().into_inner());
+    assert_eq!(task.history[0].content, [hello]);
+
+    // A v1.0 client reads the file itself.
+    let v1 = server.rpc_ok("GetTask", serde_json::json!({"id": task.id})).await;
+    let part = &v1["history"][0]["parts"][0];
+    assert_eq!((part["raw"].as_str(), part["filename"].as_str()), (Some("aGVsbG8="), Some("hello.txt")), "{v1}");
+
+    let task = task_of(a2a.send_message(send("tck-artifact-file-g03", "a file", true)).await.unwrap().into_inner());
+    let content = b"Generated file content";
+    let text = agentwire_types::dialect::v03::proto::file_with_bytes(content);
+    assert_eq!(task.artifacts[0].parts, [file_part(File::FileWithBytes(text), "output.txt")]);
+
+    // The JavaScript v0.3 SDK puts the file itself in the bytes field.
+    let mut raw = send("tck-complete-task-g03-raw", "", true);
+    raw.request.as_mut().unwrap().content = vec![file_part(File::FileWithBytes(b"hello".to_vec()), "")];
+    let task = task_of(a2a.send_message(raw).await.unwrap().into_inner());
+    let v1 = server.rpc_ok("GetTask", serde_json::json!({"id": task.id})).await;
+    assert_eq!(v1["history"][0]["parts"][0]["raw"], "aGVsbG8=", "{v1}");
 }

@@ -9,20 +9,23 @@
 //! - tasks and push configs are named by resource, `tasks/{task_id}` and
 //!   `tasks/{task_id}/pushNotificationConfigs/{config_id}`; a name that does not parse is refused;
 //! - CANCELED is `TASK_STATE_CANCELLED` (the same number, 5);
-//! - a file part nests `{file_with_uri | file_with_bytes, mime_type}`, a data part a `Struct`, so
+//! - a file part nests `{file_with_uri | file_with_bytes, mime_type, name}`, and
+//!   `file_with_bytes` holds the file's base64 text, as the official Python, Go and Java v0.3
+//!   SDKs fill it ([`file_from_bytes_field`] says what is read); a data part is a `Struct`, so
 //!   data that is not an object travels as `{"value": …}` and comes back as that object;
-//! - `blocking` is v1.0's `return_immediately` inverted, and v0.3 blocks only when asked, so a
-//!   request without it returns immediately;
+//! - `blocking` is v1.0's `return_immediately` inverted; v0.3 waits unless told not to, but a
+//!   proto3 `bool` cannot be absent, so only a request without a configuration waits by default;
 //! - a history length or page size of 0 reads as unset (proto3 cannot tell them apart);
 //! - a status update carries `final`, set where the stream ends: a terminal or interrupted state.
 //!
-//! v0.3 has no place for a part's metadata and file name, a message's reference task ids, a
+//! v0.3 has no place for a part's metadata, a message's reference task ids, a
 //! tenant, a cancel's metadata, more than one push authentication scheme, or a card's icon and
 //! interfaces of other versions; those are dropped on the way out and absent on the way in.
 
 use std::collections::{BTreeMap, HashMap};
 
 use agentwire_types as t;
+use agentwire_types::dialect::v03::proto::{file_from_bytes_field, file_with_bytes};
 use agentwire_types::A2AError;
 use serde_json::{Map, Value};
 
@@ -152,13 +155,15 @@ impl From<t::Part> for pb::Part {
     fn from(part: t::Part) -> Self {
         use pb::file_part::File;
         use pb::part::Part as Content;
-        let mime_type = part.media_type.unwrap_or_default();
+        let file = |file| pb::FilePart {
+            file: Some(file),
+            mime_type: part.media_type.unwrap_or_default(),
+            name: part.filename.unwrap_or_default(),
+        };
         let content = match part.content {
             t::PartContent::Text(text) => Content::Text(text),
-            t::PartContent::Url(uri) => Content::File(pb::FilePart { file: Some(File::FileWithUri(uri)), mime_type }),
-            t::PartContent::Raw(bytes) => {
-                Content::File(pb::FilePart { file: Some(File::FileWithBytes(bytes)), mime_type })
-            }
+            t::PartContent::Url(uri) => Content::File(file(File::FileWithUri(uri))),
+            t::PartContent::Raw(bytes) => Content::File(file(File::FileWithBytes(file_with_bytes(&bytes)))),
             t::PartContent::Data(value) => Content::Data(pb::DataPart { data: Some(data_to_struct(value)) }),
         };
         pb::Part { part: Some(content) }
@@ -185,12 +190,17 @@ impl TryFrom<pb::Part> for t::Part {
             Some(Content::File(file)) => {
                 let content = match file.file {
                     Some(File::FileWithUri(uri)) => t::PartContent::Url(uri),
-                    Some(File::FileWithBytes(bytes)) => t::PartContent::Raw(bytes),
+                    Some(File::FileWithBytes(field)) => t::PartContent::Raw(file_from_bytes_field(&field)),
                     None => {
                         return Err(A2AError::invalid_params("a file part must hold file_with_uri or file_with_bytes"))
                     }
                 };
-                Ok(t::Part { content, metadata: None, filename: None, media_type: non_empty(file.mime_type) })
+                Ok(t::Part {
+                    content,
+                    metadata: None,
+                    filename: non_empty(file.name),
+                    media_type: non_empty(file.mime_type),
+                })
             }
             // No Struct is an empty object, as v0.3's JSON decoder reads a data part without `data`.
             Some(Content::Data(data)) => {
@@ -481,7 +491,7 @@ impl TryFrom<pb::ListTaskPushNotificationConfigResponse> for t::ListTaskPushNoti
 
 // ---- Requests ------------------------------------------------------------------------------------
 
-/// v0.3 answers at once unless the client asks to block.
+/// `blocking` as written: proto3 reads an unset `bool` as `false`.
 impl From<pb::SendMessageConfiguration> for t::SendMessageConfiguration {
     fn from(c: pb::SendMessageConfiguration) -> Self {
         t::SendMessageConfiguration {
@@ -504,8 +514,7 @@ impl From<t::SendMessageConfiguration> for pb::SendMessageConfiguration {
     }
 }
 
-/// The canonical request always carries a configuration, so that v0.3's default (do not block)
-/// is explicit; v1.0's default is the opposite.
+/// The canonical request always carries a configuration. Without one, v0.3 waits, as v1.0 does.
 impl TryFrom<pb::SendMessageRequest> for t::SendMessageRequest {
     type Error = A2AError;
 
@@ -514,7 +523,7 @@ impl TryFrom<pb::SendMessageRequest> for t::SendMessageRequest {
         Ok(t::SendMessageRequest {
             tenant: String::new(),
             message: message.try_into()?,
-            configuration: Some(r.configuration.unwrap_or_default().into()),
+            configuration: Some(r.configuration.map(Into::into).unwrap_or_default()),
             metadata: metadata(r.metadata),
         })
     }
@@ -910,8 +919,8 @@ mod tests {
             role: t::Role::Agent,
             parts: vec![
                 t::Part::text("hello"),
-                t::Part { filename: None, ..t::Part::raw(vec![0, 1, 2, 255], "", "application/octet-stream") },
-                t::Part { filename: None, ..t::Part::url("https://example.com/f.pdf", "", "application/pdf") },
+                t::Part::raw(vec![0, 1, 2, 255], "blob.bin", "application/octet-stream"),
+                t::Part::url("https://example.com/f.pdf", "f.pdf", "application/pdf"),
                 t::Part::data(json!({"n": 3, "pi": 3.25, "list": [true, null, "x"], "nested": {"k": -7}})),
             ],
             metadata: Some(object(json!({"trace": "abc", "depth": 2}))),
@@ -1037,11 +1046,22 @@ mod tests {
         let expected = pb::FilePart {
             file: Some(File::FileWithUri("https://x.example/f".into())),
             mime_type: "text/plain".into(),
+            name: "f.txt".into(),
         };
         assert_eq!(wire.part, Some(Content::File(expected)));
-        let wire = pb::Part::from(t::Part::raw(b"hi".to_vec(), "g", ""));
-        let expected = pb::FilePart { file: Some(File::FileWithBytes(b"hi".to_vec())), mime_type: String::new() };
-        assert_eq!(wire.part, Some(Content::File(expected)));
+        // The bytes field holds the file's base64 text, as the official v0.3 SDKs fill it.
+        let wire = pb::Part::from(t::Part::raw(b"hello".to_vec(), "g", ""));
+        let expected = pb::FilePart {
+            file: Some(File::FileWithBytes(b"aGVsbG8=".to_vec())),
+            mime_type: String::new(),
+            name: "g".into(),
+        };
+        assert_eq!(wire.part, Some(Content::File(expected.clone())));
+        assert_eq!(t::Part::try_from(wire).unwrap().content, t::PartContent::Raw(b"hello".to_vec()));
+        // The JavaScript v0.3 SDK puts the file itself there.
+        let js = pb::FilePart { file: Some(File::FileWithBytes(vec![0xff, 0xd8])), ..expected };
+        let part = t::Part::try_from(pb::Part { part: Some(Content::File(js)) }).unwrap();
+        assert_eq!(part.content, t::PartContent::Raw(vec![0xff, 0xd8]));
         let Some(Content::Data(data)) = pb::Part::from(t::Part::data(json!({"k": [1]}))).part else {
             panic!("a data part")
         };
@@ -1059,7 +1079,7 @@ mod tests {
         };
         let back = round_trip::<_, pb::Message>(full);
         assert!(back.reference_task_ids.is_empty());
-        assert_eq!(back.parts[0].filename, None);
+        assert_eq!(back.parts[0].filename.as_deref(), Some("f.txt"));
         assert_eq!(back.parts[0].media_type.as_deref(), Some("text/plain"));
         assert_eq!(back.parts[1].metadata, None);
         // A Struct holds only objects: a list comes back wrapped, as v0.3's JSON carries it.
@@ -1211,14 +1231,14 @@ mod tests {
     }
 
     #[test]
-    fn v03_blocks_only_when_asked() {
+    fn v03_waits_without_a_configuration_and_otherwise_as_asked() {
         let send = |configuration| pb::SendMessageRequest {
             request: Some(pb::Message::from(t::Message::user("m-1", "hi"))),
             configuration,
             metadata: None,
         };
         let read = |wire| t::SendMessageRequest::try_from(wire).unwrap().configuration.expect("always explicit");
-        assert!(read(send(None)).return_immediately);
+        assert!(!read(send(None)).return_immediately);
         assert!(read(send(Some(pb::SendMessageConfiguration::default()))).return_immediately);
         let blocking = pb::SendMessageConfiguration { blocking: true, history_length: 0, ..Default::default() };
         let config = read(send(Some(blocking)));

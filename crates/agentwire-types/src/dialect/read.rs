@@ -4,8 +4,8 @@
 //! The canonical decoders read most older shapes already (kebab-case states, `kind`-tagged parts,
 //! `content` for parts). What they cannot tell apart on their own is decided here: v0.3's JSON
 //! tags a send result or a stream event with its `kind` instead of wrapping it in a named member;
-//! v0.3's ProtoJSON nests a data part's object one level deeper and names a push config by a
-//! resource name.
+//! v0.3's ProtoJSON nests a data part's object one level deeper, holds a file's bytes as their
+//! base64 text and names a push config by a resource name.
 //!
 //! ```
 //! use agentwire_types::dialect::{FromWire, WireForm};
@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::card;
-use super::v03::proto::PushConfigBody;
+use super::v03::proto::{file_from_bytes_field, PushConfigBody};
 use super::v03::PushConfigParams;
 use crate::{
     AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent,
@@ -197,12 +197,17 @@ fn kind(value: &Value) -> serde_json::Result<Kind> {
     })
 }
 
-/// A data part of v0.3's ProtoJSON is `{"data": {"data": {…}}}`: its value is the inner object.
+/// What v0.3's ProtoJSON nests: a data part is `{"data": {"data": {…}}}`, its value the inner
+/// object; a file's bytes are its base64 text ([`file_from_bytes_field`]).
 fn unnest(parts: &mut [Part]) {
     for part in parts {
-        if let PartContent::Data(Value::Object(outer)) = &mut part.content {
-            let inner = outer.remove("data").unwrap_or_else(|| Value::Object(Default::default()));
-            part.content = PartContent::Data(inner);
+        match &mut part.content {
+            PartContent::Data(Value::Object(outer)) => {
+                let inner = outer.remove("data").unwrap_or_else(|| Value::Object(Default::default()));
+                part.content = PartContent::Data(inner);
+            }
+            PartContent::Raw(field) => *field = file_from_bytes_field(field),
+            _ => {}
         }
     }
 }
@@ -235,6 +240,7 @@ mod tests {
     fn task() -> Task {
         let mut history = vec![Message::user("m1", "go")];
         history[0].parts.push(Part::data(json!({"k": [1]})));
+        history[0].parts.push(Part::raw(b"hi".to_vec(), "g.txt", "text/plain"));
         Task {
             id: "t1".into(),
             context_id: "c1".into(),

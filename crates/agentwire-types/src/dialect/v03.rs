@@ -104,8 +104,8 @@ impl Serialize for V03<'_, StreamResponse> {
 ///     r#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#,
 /// ).unwrap();
 /// let request = SendMessageRequest::from(params);
-/// // v0.3 waits for the result only when the client asks with `blocking: true`.
-/// assert!(request.configuration.unwrap().return_immediately);
+/// // v0.3 waits for the result unless the client says `blocking: false`.
+/// assert!(!request.configuration.unwrap().return_immediately);
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -133,7 +133,7 @@ pub struct MessageSendConfiguration {
     /// A webhook for the task (`pushNotification` in ProtoJSON).
     #[serde(default, alias = "pushNotification")]
     pub push_notification_config: Option<TaskPushNotificationConfig>,
-    /// Wait for the task to end or pause; unset means do not wait.
+    /// Wait for the task to end or pause; unset means wait, as the official v0.3 servers do.
     #[serde(default)]
     pub blocking: Option<bool>,
 }
@@ -145,7 +145,7 @@ impl From<MessageSendParams> for SendMessageRequest {
             accepted_output_modes: config.accepted_output_modes,
             task_push_notification_config: config.push_notification_config,
             history_length: config.history_length,
-            return_immediately: config.blocking != Some(true),
+            return_immediately: config.blocking == Some(false),
         };
         Self {
             tenant: String::new(),
@@ -156,16 +156,50 @@ impl From<MessageSendParams> for SendMessageRequest {
     }
 }
 
-/// `tasks/pushNotificationConfig/set` parameters: `{taskId, pushNotificationConfig}` (v0.1 and
-/// the legacy family name the task `id`).
+/// `tasks/pushNotificationConfig/set` parameters: `{taskId, pushNotificationConfig}`. v0.1 and
+/// the legacy family name the task `id`, and seed 004's clients write both: they must then name
+/// the same task.
+///
+/// ```
+/// use agentwire_types::dialect::v03::PushConfigParams;
+///
+/// let config = r#""pushNotificationConfig": {"url": "https://client.example/hook"}"#;
+/// let both: PushConfigParams = serde_json::from_str(&format!(r#"{{"id": "t1", "taskId": "t1", {config}}}"#)).unwrap();
+/// assert_eq!(both.task_id, "t1");
+/// let error = serde_json::from_str::<PushConfigParams>(&format!(r#"{{"id": "t1", "taskId": "t2", {config}}}"#));
+/// assert!(error.unwrap_err().to_string().contains("`id` and `taskId` name different tasks"));
+/// ```
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(try_from = "PushConfigNames")]
 pub struct PushConfigParams {
     /// The task.
-    #[serde(alias = "id")]
     pub task_id: String,
     /// The webhook.
     pub push_notification_config: TaskPushNotificationConfig,
+}
+
+/// [`PushConfigParams`] as written, with the task under either name or both.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PushConfigNames {
+    #[serde(default)]
+    task_id: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    push_notification_config: TaskPushNotificationConfig,
+}
+
+impl TryFrom<PushConfigNames> for PushConfigParams {
+    type Error = &'static str;
+
+    fn try_from(names: PushConfigNames) -> Result<Self, Self::Error> {
+        let task_id = match (names.task_id, names.id) {
+            (Some(task_id), Some(id)) if task_id != id => return Err("`id` and `taskId` name different tasks"),
+            (Some(task_id), _) | (None, Some(task_id)) => task_id,
+            (None, None) => return Err("missing field `taskId`"),
+        };
+        Ok(Self { task_id, push_notification_config: names.push_notification_config })
+    }
 }
 
 impl From<PushConfigParams> for TaskPushNotificationConfig {

@@ -7,6 +7,11 @@
 //! `{name: "tasks/{id}/pushNotificationConfigs/{configId}", pushNotificationConfig}`; a status
 //! update carries `final`.
 //!
+//! The official Python, Go and Java v0.3 SDKs put the base64 *text* of a file in the bytes field
+//! `file_with_bytes`, not the file: [`file_with_bytes`] and [`file_from_bytes_field`] say what
+//! that field holds, here and in the gRPC binding. ProtoJSON writes a bytes field as base64, so
+//! `hello` travels as `"fileWithBytes": "YUdWc2JHOD0="`.
+//!
 //! ```
 //! use agentwire_types::dialect::v03::proto::Proto;
 //! use agentwire_types::{Message, Part};
@@ -17,6 +22,7 @@
 //! assert_eq!(json["content"][0], serde_json::json!({"data": {"data": {"k": 1}}}));
 //! ```
 
+use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize, Serializer};
@@ -36,6 +42,28 @@ mod requests;
 
 pub use requests::CreatePushConfig;
 
+/// What `a2a.v1`'s `FilePart.file_with_bytes` holds for the file `raw`: its base64 text, as the
+/// official Python, Go and Java v0.3 SDKs write and read it.
+///
+/// ```
+/// use agentwire_types::dialect::v03::proto::{file_from_bytes_field, file_with_bytes};
+///
+/// assert_eq!(file_with_bytes(b"hello"), b"aGVsbG8=");
+/// assert_eq!(file_from_bytes_field(b"aGVsbG8="), b"hello");
+/// // The JavaScript v0.3 SDK puts the file itself there.
+/// assert_eq!(file_from_bytes_field(&[0xff, 0xd8, 0xff]), [0xff, 0xd8, 0xff]);
+/// ```
+pub fn file_with_bytes(raw: &[u8]) -> Vec<u8> {
+    STANDARD.encode(raw).into_bytes()
+}
+
+/// The file held by `a2a.v1`'s `FilePart.file_with_bytes`: the decoded text where the field is
+/// padded standard base64 (the Python, Go and Java v0.3 SDKs), else the field itself (the
+/// JavaScript v0.3 SDK). A file that is itself such text is read the first way.
+pub fn file_from_bytes_field(field: &[u8]) -> Vec<u8> {
+    STANDARD.decode(field).unwrap_or_else(|_| field.to_vec())
+}
+
 /// A canonical value, serialized as v0.3 ProtoJSON.
 #[derive(Debug, Clone, Copy)]
 pub struct Proto<'a, T: ?Sized>(pub &'a T);
@@ -53,8 +81,14 @@ pub struct Proto<'a, T: ?Sized>(pub &'a T);
 /// ```
 pub fn send_message_request(json: &str) -> serde_json::Result<SendMessageRequest> {
     let mut params: MessageSendParams = serde_json::from_str(json)?;
-    // A `DataPart` is `{"data": {…}}` in this binding: the part's value is the inner object.
+    // A `DataPart` is `{"data": {…}}` in this binding, and a file's bytes are its base64 text.
     unnest_message(&mut params.message);
+    // ProtoJSON leaves out a `bool` that is false, so the official v0.3 clients write
+    // `blocking: false` as a configuration without it: only a request without a configuration
+    // waits by default, as over gRPC.
+    if let Some(configuration) = &mut params.configuration {
+        configuration.blocking.get_or_insert(false);
+    }
     Ok(params.into())
 }
 
@@ -206,7 +240,7 @@ impl Serialize for FilePart<'_> {
         match &part.content {
             PartContent::Url(uri) => map.serialize_entry("fileWithUri", uri)?,
             PartContent::Raw(bytes) => {
-                map.serialize_entry("fileWithBytes", &base64::engine::general_purpose::STANDARD.encode(bytes))?
+                map.serialize_entry("fileWithBytes", &STANDARD.encode(file_with_bytes(bytes)))?
             }
             PartContent::Text(_) | PartContent::Data(_) => return Err(S::Error::custom("not a file part")),
         }
@@ -387,7 +421,8 @@ mod tests {
             parts[1],
             json!({"file": {"fileWithUri": "https://example.com/f", "mimeType": "text/plain", "name": "f"}})
         );
-        assert_eq!(parts[2]["file"]["fileWithBytes"], "aGk=");
+        // The bytes field holds the base64 text of `hi`, which ProtoJSON writes as base64 again.
+        assert_eq!(parts[2]["file"]["fileWithBytes"], "YUdrPQ==");
         assert_eq!(parts[3], json!({"data": {"data": {"k": [1]}}}));
         let list = serde_json::to_value(Proto(&Part::data(json!([1, 2])))).unwrap();
         assert_eq!(list, json!({"data": {"data": {"value": [1, 2]}}}), "a Struct holds only objects");
@@ -398,10 +433,10 @@ mod tests {
     fn messages_and_tasks_read_back_through_the_request_decoder_and_the_canonical_model() {
         let task = task();
         let back: Task = serde_json::from_value(serde_json::to_value(Proto(&task)).unwrap()).unwrap();
-        // The canonical model reads everything but the nested data part, which the request
-        // decoder unnests.
+        // The canonical model reads everything but the nested data part and the file bytes held
+        // as base64 text, which the request decoder unwraps.
         assert_eq!(back.status, task.status);
-        assert_eq!(back.artifacts[0].parts[..3], task.artifacts[0].parts[..3]);
+        assert_eq!(back.artifacts[0].parts[..2], task.artifacts[0].parts[..2]);
         let message = Message { parts: task.artifacts[0].parts.clone(), ..Message::user("m3", "") };
         let body = json!({"message": Proto(&message), "configuration": {"blocking": true, "historyLength": 2}});
         let request = send_message_request(&body.to_string()).unwrap();
@@ -444,5 +479,36 @@ mod tests {
         let request = json!({"parent": "tasks/t1", "configId": "p1", "config": {"name": "tasks/t1/pushNotificationConfigs/None", "pushNotificationConfig": inner}});
         let body: PushConfigBody = serde_json::from_value(request).unwrap();
         assert_eq!(body.into_config("t1"), Ok(config));
+    }
+
+    #[test]
+    fn only_a_send_without_a_configuration_waits_by_default() {
+        let waits = |body: serde_json::Value| {
+            !send_message_request(&body.to_string()).unwrap().configuration.unwrap().return_immediately
+        };
+        let message = json!({"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]});
+        assert!(waits(json!({"message": message})));
+        assert!(!waits(json!({"message": message, "configuration": {"historyLength": 1}})));
+        assert!(waits(json!({"message": message, "configuration": {"blocking": true}})));
+    }
+
+    #[test]
+    fn file_bytes_are_the_base64_text_the_official_sdks_put_in_file_with_bytes() {
+        // What a2a-sdk 0.3's REST client sends for the five bytes `hello`: its proto's bytes field
+        // holds the text "aGVsbG8=", which ProtoJSON writes as base64.
+        let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [
+            {"file": {"fileWithBytes": "YUdWc2JHOD0=", "mimeType": "text/plain", "name": "hello.txt"}}
+        ]}});
+        let request = send_message_request(&body.to_string()).unwrap();
+        assert_eq!(request.message.parts, vec![Part::raw(b"hello".to_vec(), "hello.txt", "text/plain")]);
+        let json = serde_json::to_value(Proto(&request.message)).unwrap();
+        assert_eq!(json["content"], body["message"]["content"]);
+
+        // The JavaScript v0.3 SDK puts the file itself in the bytes field.
+        let raw = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [
+            {"file": {"fileWithBytes": "aGVsbG8="}}
+        ]}});
+        let request = send_message_request(&raw.to_string()).unwrap();
+        assert_eq!(request.message.parts[0].content, PartContent::Raw(b"hello".to_vec()));
     }
 }

@@ -1,7 +1,7 @@
 //! Canonical requests written as v0.3 JSON-RPC parameters: what a client sends a v0.3 agent.
 //!
-//! v0.3 names the task `id` where v1.0 says `taskId`, has no tenant, and waits for a send's result
-//! only when asked (`blocking: true`), so a request always states `blocking`.
+//! v0.3 names the task `id` where v1.0 says `taskId` and has no tenant. A request always states
+//! `blocking`, whose absence v0.3 servers have read both ways.
 //!
 //! ```
 //! use agentwire_types::dialect::v03::V03;
