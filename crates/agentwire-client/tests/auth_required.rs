@@ -3,26 +3,11 @@
 
 mod common;
 
-use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::RequestHandler;
-use agentwire_test::{Gate, TestServer};
+use agentwire_test::{Gate, NeedsAuth, TestServer};
 use agentwire_types::{SendMessageRequest, TaskState};
 use common::{Agent, INTERFACES, TOKEN};
-
-/// Asks for credentials, then completes once the test says they arrived.
-struct NeedsAuth(Gate);
-
-impl AgentExecutor for NeedsAuth {
-    fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let credentials_arrived = self.0.clone();
-        ctx.run(|_, updater| async move {
-            updater.auth_required("sign in at https://auth.example").await?;
-            credentials_arrived.wait().await;
-            updater.complete_with("signed in").await
-        })
-    }
-}
 
 #[tokio::test]
 async fn streams_read_past_auth_required_at_every_interface() {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EchoAgent, EventStream, ExecutionContext};
 use agentwire_server::{HttpOptions, Limits, RequestHandler, ServeOptions};
-use agentwire_test::{conformance, user_message, Gate, SseEvent, SseItem, SseReader, TestServer};
+use agentwire_test::{conformance, user_message, Gate, NeedsAuth, SseEvent, SseItem, SseReader, TestServer};
 use agentwire_types::{Artifact, Part};
 use serde_json::{json, Value};
 
@@ -53,20 +53,6 @@ async fn an_idle_stream_gets_keep_alive_comments() {
     server.rpc_ok("CancelTask", json!({"id": task_id})).await;
     let canceled = stream.next_event().await.expect("CANCELED");
     assert_eq!(canceled.data["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED");
-}
-
-/// Asks for credentials, waits until the test lets it go on, then completes.
-struct NeedsAuth(Gate);
-
-impl AgentExecutor for NeedsAuth {
-    fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let credentials_arrived = self.0.clone();
-        ctx.run(|_, updater| async move {
-            updater.auth_required("sign in at https://auth.example").await?;
-            credentials_arrived.wait().await;
-            updater.complete_with("signed in").await
-        })
-    }
 }
 
 #[tokio::test]

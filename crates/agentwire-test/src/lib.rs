@@ -77,6 +77,21 @@ impl Gate {
     }
 }
 
+/// An agent that asks for credentials (AUTH_REQUIRED), waits until its [`Gate`] opens, as when
+/// credentials arrive out of band, then completes.
+pub struct NeedsAuth(pub Gate);
+
+impl agentwire_server::agent::AgentExecutor for NeedsAuth {
+    fn execute(&self, ctx: agentwire_server::agent::ExecutionContext) -> agentwire_server::agent::EventStream {
+        let credentials_arrived = self.0.clone();
+        ctx.run(|_, updater| async move {
+            updater.auth_required("sign in at https://auth.example").await?;
+            credentials_arrived.wait().await;
+            updater.complete_with("signed in").await
+        })
+    }
+}
+
 /// A user message in the v1.0 JSON shape.
 pub fn user_message(message_id: &str, text: &str) -> Value {
     json!({"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]})
