@@ -18,7 +18,7 @@ use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
 
-pub(crate) use output::Output;
+pub(crate) use output::{colors, Output};
 
 /// The client commands.
 #[derive(Debug, clap::Subcommand)]

@@ -20,7 +20,7 @@ pub(crate) struct Output {
 impl Output {
     pub(crate) fn new(json: bool) -> Self {
         let terminal = std::io::stdout().is_terminal();
-        let color = !json && terminal && std::env::var_os("NO_COLOR").is_none();
+        let color = !json && colors(terminal);
         Output { json, color, spinner: None, open_artifact: None }
     }
 
@@ -213,7 +213,14 @@ fn parts_text(parts: &[Part]) -> String {
 
 /// An error, on stderr.
 pub(crate) fn error(message: &str) {
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color = colors(std::io::stderr().is_terminal());
     let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
     eprintln!("{label} {message}");
+}
+
+/// Whether text for a terminal is colored: on a terminal only, and never when `NO_COLOR` is set
+/// to anything but the empty string (<https://no-color.org>). Log lines follow the same rule, so
+/// a log file or pipe gets plain text.
+pub(crate) fn colors(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }
