@@ -91,3 +91,29 @@ async fn get_with_history_shows_the_messages() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_reader_that_stops_reading_ends_no_command_with_a_panic() {
+    let dir = TempDir::new("text-closed-pipe");
+    let server = Server::start(&dir.0, &["--store", "memory"]).await;
+    let url = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(agentwire(&["send", &url, "hello"]).0, 0);
+        for args in [&["list", &url][..], &["list", &url, "--json"], &["send", &url, "again", "--stream"]] {
+            // `agentwire list URL | head -0`: the pipe's reader is gone before the first line.
+            let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+                .args(args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdout.take());
+            let output = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        }
+    })
+    .await
+    .unwrap();
+}

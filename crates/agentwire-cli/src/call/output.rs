@@ -33,7 +33,7 @@ impl Output {
     /// One protocol object, in JSON mode.
     pub(crate) fn json(&self, value: &impl Serialize) -> bool {
         if self.json {
-            println!("{}", serde_json::to_string(value).unwrap_or_default());
+            write_line(&serde_json::to_string(value).unwrap_or_default());
         }
         self.json
     }
@@ -42,8 +42,8 @@ impl Output {
     pub(crate) fn line(&mut self, text: &str) {
         self.close_artifact();
         match &self.spinner {
-            Some(spinner) => spinner.suspend(|| println!("{text}")),
-            None => println!("{text}"),
+            Some(spinner) => spinner.suspend(|| write_line(text)),
+            None => write_line(text),
         }
     }
 
@@ -163,8 +163,9 @@ impl Output {
     /// Text that does not end the line: the spinner is cleared first, or it would draw over it.
     fn print_inline(&mut self, text: &str) {
         self.clear_spinner();
-        print!("{text}");
-        let _ = std::io::stdout().flush();
+        let mut stdout = std::io::stdout().lock();
+        // Ignored, as in `write_line`.
+        let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
     }
 
     fn close_artifact(&mut self) {
@@ -255,11 +256,17 @@ fn parts_text(parts: &[Part]) -> String {
     each.collect::<Vec<_>>().join(" ")
 }
 
+/// A line on stdout. A reader that stopped reading (`agentwire list URL | head -3`) is no error
+/// of the command's: what it is not shown is dropped, where `println!` would panic.
+fn write_line(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
 /// An error, on stderr.
 pub(crate) fn error(message: &str) {
     let color = colors(std::io::stderr().is_terminal());
     let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
-    eprintln!("{label} {message}");
+    let _ = writeln!(std::io::stderr().lock(), "{label} {message}");
 }
 
 /// Whether text for a terminal is colored: on a terminal only, and never when `NO_COLOR` is set
