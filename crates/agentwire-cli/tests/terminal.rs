@@ -47,6 +47,11 @@ impl Terminal {
     /// Runs `command` in the shell after clearing the screen; returns the screen once the command
     /// has ended, and its exit status.
     async fn run(&self, command: &str) -> (String, i32) {
+        self.run_capturing(command, &[]).await
+    }
+
+    /// [`Terminal::run`], with `capture-pane` options (`-e`: the color escape sequences too).
+    async fn run_capturing(&self, command: &str, options: &[&str]) -> (String, i32) {
         let run = self.runs.get() + 1;
         self.runs.set(run);
         let end = format!("end {run}: exit=");
@@ -54,9 +59,12 @@ impl Terminal {
         self.type_line(&format!("{command}; echo \"{end}$?\""));
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let screen = self.tmux(&["capture-pane", "-p", "-t", "cli"]);
+            let screen = self.tmux(&[&["capture-pane", "-p", "-t", "cli"], options].concat());
             // The typed line shows `exit=$?`; the line the command's end prints, the number.
-            let status = screen.lines().find_map(|line| line.strip_prefix(&end)?.parse().ok());
+            let status = screen.lines().find_map(|line| {
+                let (_, after) = line.split_once(&end)?;
+                after.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()
+            });
             if let Some(status) = status {
                 return (screen, status);
             }
@@ -97,4 +105,22 @@ async fn a_streamed_reply_on_a_terminal_is_whole_and_leaves_no_spinner() {
     assert!(screen.contains("  agent: Long-running task finished"), "{screen}");
     assert_eq!(spinner_glyph(&screen), None, "spinner residue:\n{screen}");
     assert!(!screen.lines().any(|line| line.trim() == "working"), "the spinner's message stayed:\n{screen}");
+}
+
+#[tokio::test]
+async fn no_color_on_a_terminal_colors_neither_text_nor_logs() {
+    let dir = TempDir::new("terminal-no-color");
+    let Some(terminal) = Terminal::open(&dir) else { return };
+    let server = Server::start(&dir.0, &["--store", "memory"]).await;
+    terminal.type_line(&format!("A={}; U={}", env!("CARGO_BIN_EXE_agentwire"), server.base));
+
+    // On a terminal, the card's name is bold and the debug log lines are colored...
+    let (screen, status) = terminal.run_capturing("RUST_LOG=debug $A card $U", &["-e"]).await;
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("\x1b["), "colors on a terminal:\n{screen}");
+    // ...and with NO_COLOR neither is.
+    let (screen, status) = terminal.run_capturing("NO_COLOR=1 RUST_LOG=debug $A card $U", &["-e"]).await;
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("DEBUG") && screen.contains("Echo"), "{screen}");
+    assert!(!screen.contains('\x1b'), "NO_COLOR:\n{screen}");
 }
