@@ -27,8 +27,10 @@ impl Terminal {
         }
         let socket = dir.0.join("tmux.sock").to_string_lossy().into_owned();
         let terminal = Terminal { socket, runs: std::cell::Cell::new(0) };
-        // NO_COLOR would turn the spinner off: the test is about what a terminal shows with it.
-        terminal.tmux(&["new-session", "-d", "-x", "120", "-y", "40", "-s", "cli", "env -u NO_COLOR sh"]);
+        // NO_COLOR would turn the spinner off (the test is about what a terminal shows with it),
+        // and RUST_LOG would put log lines among the output.
+        let shell = "env -u NO_COLOR -u RUST_LOG sh";
+        terminal.tmux(&["new-session", "-d", "-x", "120", "-y", "40", "-s", "cli", shell]);
         Some(terminal)
     }
 

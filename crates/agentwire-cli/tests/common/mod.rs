@@ -28,9 +28,9 @@ impl Server {
         let file = std::fs::File::create(&log).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_agentwire"));
         command.args(["serve", "--http", "127.0.0.1:0"]).args(args).current_dir(dir);
-        if std::env::var_os("RUST_LOG").is_none() {
-            command.env("RUST_LOG", "info");
-        }
+        // Whatever RUST_LOG asks for, the line naming the address is logged.
+        let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+        command.env("RUST_LOG", format!("{filter},agentwire::serve=info"));
         let child = command.stdout(file.try_clone().unwrap()).stderr(file).spawn().expect("agentwire starts");
         let mut server = Self { child, base: String::new(), log };
         let deadline = Instant::now() + Duration::from_secs(20);
