@@ -4,6 +4,8 @@ mod call;
 mod opt;
 mod serve;
 
+use std::io::IsTerminal;
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -34,7 +36,8 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
         // The client commands log only what RUST_LOG asks for: their output is the answer.
         Command::Call(command) => {
             let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off"));
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+            let ansi = call::colors(std::io::stderr().is_terminal());
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
             return Ok(command.run().await);
         }
     };
@@ -42,7 +45,8 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
     if serve_opt.log_json {
         tracing_subscriber::fmt().json().with_env_filter(filter).init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        let ansi = call::colors(std::io::stdout().is_terminal());
+        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).init();
     }
     serve::run(serve_opt).await?;
     Ok(std::process::ExitCode::SUCCESS)

@@ -18,7 +18,7 @@ use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
 
-pub(crate) use output::Output;
+pub(crate) use output::{colors, Output};
 
 /// The client commands.
 #[derive(Debug, clap::Subcommand)]
@@ -139,6 +139,7 @@ pub(crate) enum ProtocolArg {
 impl ClientArgs {
     /// A client of the agent at `url`, as the options say.
     pub(crate) async fn connect(&self, url: &str) -> Result<Client, Failure> {
+        check_scheme(url)?;
         let mut builder = Client::builder(url);
         if let Some(token) = &self.token {
             builder = builder.bearer_token(token);
@@ -188,7 +189,34 @@ impl From<Error> for Failure {
             Error::Setting(_) => 2,
             _ => exit::CONNECTION_ERROR,
         };
-        Failure { message: error.to_string(), code }
+        Failure { message: with_causes(&error), code }
+    }
+}
+
+/// An error and the causes under it, each once: the HTTP client's "error sending request" says
+/// nothing a person can act on, its causes do (connection refused, a DNS failure, a TLS error).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = error.source();
+    }
+    message
+}
+
+/// Refuses a URL that is not `http://` or `https://`: the HTTP client calls it a "builder error",
+/// and `localhost:8080` even parses as a URL of the scheme `localhost`.
+fn check_scheme(url: &str) -> Result<(), Failure> {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https") => Ok(()),
+        Some(_) => Err(Failure::usage(format!("{url} is not an http:// or https:// URL"))),
+        None => Err(Failure::usage(format!("{url} has no scheme: did you mean http://{url}?"))),
     }
 }
 

@@ -1,5 +1,9 @@
 //! How the client commands print: compact text for a person, colored on a terminal with a spinner
 //! while a stream waits, or one JSON object per line for a script.
+//!
+//! The spinner (on stderr) redraws the line the cursor is on, so it exists only while the cursor
+//! is at the start of a line: an artifact whose chunks are printed as they come keeps the line
+//! open, and the spinner is cleared first and started again once the line ends.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -13,6 +17,8 @@ pub(crate) struct Output {
     json: bool,
     color: bool,
     spinner: Option<ProgressBar>,
+    /// What the spinner says: the task's state.
+    waiting_for: String,
     /// The artifact whose text the current line is showing, while chunks append to it.
     open_artifact: Option<String>,
 }
@@ -20,14 +26,14 @@ pub(crate) struct Output {
 impl Output {
     pub(crate) fn new(json: bool) -> Self {
         let terminal = std::io::stdout().is_terminal();
-        let color = !json && terminal && std::env::var_os("NO_COLOR").is_none();
-        Output { json, color, spinner: None, open_artifact: None }
+        let color = !json && colors(terminal);
+        Output { json, color, spinner: None, waiting_for: String::new(), open_artifact: None }
     }
 
     /// One protocol object, in JSON mode.
     pub(crate) fn json(&self, value: &impl Serialize) -> bool {
         if self.json {
-            println!("{}", serde_json::to_string(value).unwrap_or_default());
+            write_line(&serde_json::to_string(value).unwrap_or_default());
         }
         self.json
     }
@@ -36,8 +42,8 @@ impl Output {
     pub(crate) fn line(&mut self, text: &str) {
         self.close_artifact();
         match &self.spinner {
-            Some(spinner) => spinner.suspend(|| println!("{text}")),
-            None => println!("{text}"),
+            Some(spinner) => spinner.suspend(|| write_line(text)),
+            None => write_line(text),
         }
     }
 
@@ -65,13 +71,32 @@ impl Output {
     }
 
     pub(crate) fn task(&mut self, task: &Task) {
-        if self.json(task) {
-            return;
+        if !self.json(task) {
+            self.task_text(task, false);
         }
+    }
+
+    /// A task with the messages of its history.
+    pub(crate) fn task_with_history(&mut self, task: &Task) {
+        if !self.json(task) {
+            self.task_text(task, true);
+        }
+    }
+
+    /// A task: its state and context, the history when asked, its status message (an agent's
+    /// reply is often there) and its artifacts.
+    fn task_text(&mut self, task: &Task, history: bool) {
         let header = format!("task {} {}", task.id, self.state(task.status.state));
         self.line(&header);
         let context = self.dim(&format!("  context {}", task.context_id));
         self.line(&context);
+        if history {
+            let heading = self.dim(if task.history.is_empty() { "  history: none" } else { "  history:" });
+            self.line(&heading);
+            for message in &task.history {
+                self.message_indented(message, "    ");
+            }
+        }
         if let Some(message) = &task.status.message {
             self.message(message);
         }
@@ -83,8 +108,12 @@ impl Output {
     }
 
     fn message(&mut self, message: &Message) {
+        self.message_indented(message, "  ");
+    }
+
+    fn message_indented(&mut self, message: &Message, indent: &str) {
         let who = format!("{}:", message.role.as_proto_name().trim_start_matches("ROLE_").to_lowercase());
-        let line = format!("  {} {}", self.paint("1", &who), parts_text(&message.parts));
+        let line = format!("{indent}{} {}", self.paint("1", &who), parts_text(&message.parts));
         self.line(&line);
     }
 
@@ -93,13 +122,12 @@ impl Output {
         if self.json(event) {
             return;
         }
-        self.start_spinner();
         match event {
+            // The task as it stands: a stream's first event, or its only one when the agent
+            // answers with the task (its reply in the status message).
             StreamResponse::Task(task) => {
-                let line = format!("task {} {}", task.id, self.state(task.status.state));
-                self.line(&line);
-                let context = self.dim(&format!("  context {}", task.context_id));
-                self.line(&context);
+                self.task_text(task, false);
+                self.waiting_for = task.status.state.as_kebab_name().to_owned();
             }
             StreamResponse::StatusUpdate(update) => {
                 let line = format!("● {}", self.state(update.status.state));
@@ -107,9 +135,7 @@ impl Output {
                 if let Some(message) = &update.status.message {
                     self.message(message);
                 }
-                if let Some(spinner) = &self.spinner {
-                    spinner.set_message(update.status.state.as_kebab_name());
-                }
+                self.waiting_for = update.status.state.as_kebab_name().to_owned();
             }
             StreamResponse::ArtifactUpdate(update) => {
                 let artifact = &update.artifact;
@@ -129,17 +155,17 @@ impl Output {
             }
             StreamResponse::Message(message) => self.message(message),
         }
+        if self.open_artifact.is_none() {
+            self.start_spinner();
+        }
     }
 
-    fn print_inline(&self, text: &str) {
-        let print = || {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        };
-        match &self.spinner {
-            Some(spinner) => spinner.suspend(print),
-            None => print(),
-        }
+    /// Text that does not end the line: the spinner is cleared first, or it would draw over it.
+    fn print_inline(&mut self, text: &str) {
+        self.clear_spinner();
+        let mut stdout = std::io::stdout().lock();
+        // Ignored, as in `write_line`.
+        let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
     }
 
     fn close_artifact(&mut self) {
@@ -150,22 +176,32 @@ impl Output {
 
     /// A spinner below the output while a stream waits, on a terminal only.
     fn start_spinner(&mut self) {
-        if self.spinner.is_some() || !self.color {
+        if !self.color {
+            return;
+        }
+        if let Some(spinner) = &self.spinner {
+            spinner.set_message(self.waiting_for.clone());
             return;
         }
         let spinner = ProgressBar::new_spinner();
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
             spinner.set_style(style);
         }
+        spinner.set_message(self.waiting_for.clone());
         spinner.enable_steady_tick(Duration::from_millis(100));
         self.spinner = Some(spinner);
     }
 
-    pub(crate) fn finish_stream(&mut self) {
-        self.close_artifact();
+    /// Removes the spinner and its line.
+    fn clear_spinner(&mut self) {
         if let Some(spinner) = self.spinner.take() {
             spinner.finish_and_clear();
         }
+    }
+
+    pub(crate) fn finish_stream(&mut self) {
+        self.close_artifact();
+        self.clear_spinner();
     }
 
     pub(crate) fn card(&mut self, card: &AgentCard) {
@@ -197,6 +233,15 @@ impl Output {
     }
 }
 
+impl Drop for Output {
+    /// A stream that ends with an error leaves no spinner behind (indicatif's own drop would
+    /// leave its last frame on the screen).
+    fn drop(&mut self) {
+        self.close_artifact();
+        self.clear_spinner();
+    }
+}
+
 /// The parts of a message or artifact as one line of text: text as it is, data as JSON, files by
 /// name and media type.
 fn parts_text(parts: &[Part]) -> String {
@@ -211,9 +256,22 @@ fn parts_text(parts: &[Part]) -> String {
     each.collect::<Vec<_>>().join(" ")
 }
 
+/// A line on stdout. A reader that stopped reading (`agentwire list URL | head -3`) is no error
+/// of the command's: what it is not shown is dropped, where `println!` would panic.
+fn write_line(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
 /// An error, on stderr.
 pub(crate) fn error(message: &str) {
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color = colors(std::io::stderr().is_terminal());
     let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
-    eprintln!("{label} {message}");
+    let _ = writeln!(std::io::stderr().lock(), "{label} {message}");
+}
+
+/// Whether text for a terminal is colored: on a terminal only, and never when `NO_COLOR` is set
+/// to anything but the empty string (<https://no-color.org>). Log lines follow the same rule, so
+/// a log file or pipe gets plain text.
+pub(crate) fn colors(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
 }

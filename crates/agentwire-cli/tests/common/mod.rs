@@ -2,9 +2,9 @@
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -15,29 +15,51 @@ use serde_json::{json, Value};
 pub(crate) struct Server {
     child: Child,
     pub(crate) base: String,
+    /// What it logged (stdout and stderr).
+    pub(crate) log: PathBuf,
 }
 
 impl Server {
-    /// Starts `agentwire serve` on a free loopback port with `args`, and waits until it answers.
+    /// Starts `agentwire serve` with `args` on a port it binds itself on loopback, and waits until
+    /// its log names the address it serves.
     pub(crate) async fn start(dir: &Path, args: &[&str]) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let log = std::fs::File::create(dir.join(format!("server-{port}.log"))).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
-            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-            .args(args)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("agentwire starts");
-        let server = Self { child, base: format!("http://127.0.0.1:{port}") };
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let log = dir.join(format!("server-{}.log", STARTED.fetch_add(1, Ordering::Relaxed)));
+        let file = std::fs::File::create(&log).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agentwire"));
+        command.args(["serve", "--http", "127.0.0.1:0"]).args(args).current_dir(dir);
+        // Whatever RUST_LOG asks for, the line naming the address is logged.
+        let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+        command.env("RUST_LOG", format!("{filter},agentwire::serve=info"));
+        let child = command.stdout(file.try_clone().unwrap()).stderr(file).spawn().expect("agentwire starts");
+        let mut server = Self { child, base: String::new(), log };
         let deadline = Instant::now() + Duration::from_secs(20);
-        let client = reqwest::Client::new();
-        while client.get(format!("{}/.well-known/agent-card.json", server.base)).send().await.is_err() {
-            assert!(Instant::now() < deadline, "the server did not start; see {}", dir.display());
+        loop {
+            let logged = std::fs::read_to_string(&server.log).unwrap_or_default();
+            if let Some(address) = serving_address(&logged) {
+                // The port is bound before this line is logged: connections wait for the server.
+                server.base = format!("http://{address}");
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("the server exited ({status}) before serving:\n{logged}");
+            }
+            assert!(Instant::now() < deadline, "the server did not start; see {}", server.log.display());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Stops the server as a service manager does (SIGTERM), waits for it to exit, and returns
+    /// its log.
+    pub(crate) async fn terminate(&mut self) -> String {
+        let signal = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(signal.success(), "kill -TERM");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the server did not stop; see {}", self.log.display());
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        server
+        std::fs::read_to_string(&self.log).unwrap()
     }
 
     pub(crate) fn kill(&mut self) {
@@ -45,6 +67,12 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The address of a `serving address=…` log line.
+fn serving_address(log: &str) -> Option<&str> {
+    let line = log.lines().find(|line| line.contains(" serving address="))?;
+    line.split_whitespace().find_map(|word| word.strip_prefix("address="))
 }
 
 impl Drop for Server {

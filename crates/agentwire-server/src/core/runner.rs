@@ -103,7 +103,12 @@ impl Drop for ExecutionGuard {
         if !self.armed {
             return;
         }
-        tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
+        if self.core.maintenance.is_cancelled() {
+            // `RequestHandler::shutdown` ran and its wait ended: the runtime drops what still runs.
+            tracing::warn!(task_id = %self.task_id, "the execution was stopped unfinished: the server is shutting down");
+        } else {
+            tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
+        }
         self.core.cancel.finished(&self.scope, &self.task_id);
         let (core, scope, task_id) = (Arc::clone(&self.core), self.scope.clone(), Arc::clone(&self.task_id));
         let fail = async move {

@@ -1,0 +1,119 @@
+//! What the client commands print for a person (output to a pipe, no color): the reply an agent
+//! puts in a task's status message, and a task's history.
+
+mod common;
+
+use std::process::Command;
+
+use axum::routing::{get, post};
+use axum::Json;
+use common::{Server, TempDir};
+use serde_json::{json, Value};
+
+/// Runs `agentwire ARGS…`; returns the exit status and what it printed.
+fn agentwire(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_agentwire")).args(args).output().expect("agentwire runs");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (output.status.code().expect("an exit status"), format!("{stdout}{stderr}"))
+}
+
+/// An agent that answers a streamed send with one event, the task, its reply in the status
+/// message, as the official Rust SDK's server does.
+async fn task_event_agent() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = json!({
+        "name": "task-event agent",
+        "description": "answers with a task",
+        "version": "1.0.0",
+        "supportedInterfaces": [{"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [],
+    });
+    let stream = |Json(request): Json<Value>| async move {
+        let task = json!({
+            "id": "task-1",
+            "contextId": "context-1",
+            "status": {
+                "state": "TASK_STATE_COMPLETED",
+                "message": {"messageId": "reply-1", "role": "ROLE_AGENT", "parts": [{"text": "the reply"}]},
+            },
+        });
+        let event = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}});
+        ([("content-type", "text/event-stream")], format!("data: {event}\n\n"))
+    };
+    let app = axum::Router::new()
+        .route("/.well-known/agent-card.json", get(move || async move { Json(card) }))
+        .route("/", post(stream));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test]
+async fn a_reply_in_a_streamed_task_is_shown() {
+    let base = task_event_agent().await;
+    let (code, out) =
+        tokio::task::spawn_blocking(move || agentwire(&["send", &base, "hello", "--stream"])).await.unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("task task-1 completed"), "{out}");
+    assert!(out.contains("  agent: the reply"), "{out}");
+}
+
+#[tokio::test]
+async fn get_with_history_shows_the_messages() {
+    let dir = TempDir::new("text-history");
+    let server = Server::start(&dir.0, &["--store", "memory", "--agent", "conformance"]).await;
+    let url = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        let (code, out) = agentwire(&["send", &url, "tck-multi-turn start", "--json"]);
+        assert_eq!(code, 6, "{out}");
+        let reply: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let (id, context) = (reply["task"]["id"].as_str().unwrap(), reply["task"]["contextId"].as_str().unwrap());
+        let (code, out) = agentwire(&["send", &url, "done", "--task", id, "--context", context]);
+        assert_eq!(code, 0, "{out}");
+
+        let (code, out) = agentwire(&["get", &url, id, "--history", "10"]);
+        assert_eq!(code, 0, "{out}");
+        let history: Vec<&str> = out.lines().skip_while(|line| *line != "  history:").skip(1).collect();
+        assert_eq!(history.first(), Some(&"    user: tck-multi-turn start"), "{out}");
+        assert!(history.contains(&"    user: done"), "{out}");
+
+        let (_, out) = agentwire(&["get", &url, id, "--history", "1"]);
+        let history: Vec<&str> = out.lines().skip_while(|line| *line != "  history:").skip(1).collect();
+        assert!(history.first().is_some_and(|line| line.starts_with("    agent: ")), "the most recent: {out}");
+
+        let (_, out) = agentwire(&["get", &url, id]);
+        assert!(!out.contains("history"), "history only when asked: {out}");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_reading_ends_no_command_with_a_panic() {
+    let dir = TempDir::new("text-closed-pipe");
+    let server = Server::start(&dir.0, &["--store", "memory"]).await;
+    let url = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(agentwire(&["send", &url, "hello"]).0, 0);
+        for args in [&["list", &url][..], &["list", &url, "--json"], &["send", &url, "again", "--stream"]] {
+            // `agentwire list URL | head -0`: the pipe's reader is gone before the first line.
+            let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+                .args(args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdout.take());
+            let output = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        }
+    })
+    .await
+    .unwrap();
+}
