@@ -133,7 +133,7 @@ pub(crate) struct ServeOpt {
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Limits")]
 pub(crate) struct LimitOpt {
-    /// Seconds a client may take to send a request's body.
+    /// Seconds a client may take to send a request's body (a gRPC call's message too).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) body_read_timeout: u64,
 

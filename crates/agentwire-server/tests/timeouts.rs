@@ -118,3 +118,26 @@ async fn an_http2_stream_outlives_the_idle_timeout() {
     }
     assert_eq!(last.unwrap()["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED");
 }
+
+#[tokio::test]
+async fn a_grpc_call_whose_message_never_arrives_is_answered_with_a_status() {
+    let server = server_with_short_timeouts().await;
+    let h2c = reqwest::Client::builder().http2_prior_knowledge().timeout(TIMEOUT).build().unwrap();
+    // The headers go out; the body never does.
+    let silent = futures_util::stream::pending::<Result<bytes::Bytes, std::io::Error>>();
+    let started = Instant::now();
+    let response = h2c
+        .post(format!("{}/lf.a2a.v1.A2AService/GetTask", server.base))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(reqwest::Body::wrap_stream(silent))
+        .send()
+        .await
+        .expect("the server answers before the client gives up");
+    assert!(started.elapsed() < TIMEOUT);
+    assert_eq!(response.status(), 200);
+    let status = response.headers().get("grpc-status").map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(status.as_deref(), Some("4"), "DEADLINE_EXCEEDED: {:?}", response.headers());
+    let message = response.headers()["grpc-message"].to_str().unwrap();
+    assert!(message.contains("did%20not%20arrive%20within"), "{message}");
+}
