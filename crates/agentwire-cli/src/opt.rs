@@ -162,6 +162,10 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub(crate) max_push_configs: usize,
 
+    /// Largest push notification config (its id, URL, token and authentication together).
+    #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_size)]
+    pub(crate) max_push_config_size: usize,
+
     /// Ended tasks kept: at most this many...
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) retain_tasks: usize,

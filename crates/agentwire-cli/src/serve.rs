@@ -203,6 +203,7 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_unfinished_tasks: opt.max_tasks_in_progress,
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
+        max_push_config_bytes: opt.max_push_config_size,
         ..Limits::default()
     }
 }

@@ -115,6 +115,14 @@ impl Core {
         mut config: TaskPushNotificationConfig,
         dialect: Dialect,
     ) -> Result<PushConfigRecord> {
+        let bytes = config_bytes(&config);
+        if bytes > self.limits.max_push_config_bytes {
+            return Err(A2AError::invalid_params(format!(
+                "a push notification config may take at most {} bytes (id, url, token and authentication \
+                 together); this one takes {bytes}",
+                self.limits.max_push_config_bytes
+            )));
+        }
         self.push.settings.guard.check_url(&config.url)?;
         if config.id.is_empty() {
             config.id = new_id();
@@ -189,4 +197,12 @@ impl Core {
         self.push_configs.delete_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?;
         Ok(())
     }
+}
+
+/// The bytes of a config's client-given text, which [`Limits::max_push_config_bytes`] bounds.
+///
+/// [`Limits::max_push_config_bytes`]: crate::Limits::max_push_config_bytes
+fn config_bytes(config: &TaskPushNotificationConfig) -> usize {
+    let authentication = config.authentication.as_ref().map_or(0, |a| a.scheme.len() + a.credentials.len());
+    config.id.len() + config.url.len() + config.token.len() + authentication
 }
