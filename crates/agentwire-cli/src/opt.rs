@@ -110,6 +110,10 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) header_read_timeout: u64,
 
+    /// Seconds a write may wait for the client to take data before its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) write_timeout: u64,
+
     /// A browser origin allowed to call the agent (repeatable; default: any origin).
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub(crate) cors_origins: Vec<String>,

@@ -48,6 +48,7 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         tls,
         max_connections: opt.max_connections,
         header_read_timeout: Duration::from_secs(opt.header_read_timeout),
+        write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
     };
     let address = listener.local_addr()?;

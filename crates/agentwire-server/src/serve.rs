@@ -1,6 +1,6 @@
 //! Serving a router on a listener: HTTP/1.1 and HTTP/2 on one port, in the clear (HTTP/2 with
 //! prior knowledge) or over TLS (chosen by ALPN), with TCP_NODELAY, a cap on open connections, a
-//! header-read timeout on every connection and graceful shutdown.
+//! header-read timeout and a write timeout on every connection, and graceful shutdown.
 
 use std::future::Future;
 use std::io;
@@ -25,8 +25,10 @@ use tokio_util::task::TaskTracker;
 use tower::Layer;
 
 use self::idle::{Idle, Tracked};
+use self::stall::WriteTimeout;
 
 mod idle;
+mod stall;
 
 /// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
 #[derive(Clone)]
@@ -82,6 +84,9 @@ pub struct ServeOptions {
     /// handshake or show which HTTP version it speaks) before its connection is closed. An
     /// HTTP/2 connection with no request in flight for this long is closed too.
     pub header_read_timeout: Duration,
+    /// How long a write may wait for the client to take data before the connection is closed:
+    /// a client that stops reading would otherwise keep its whole response in memory.
+    pub write_timeout: Duration,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
 }
@@ -92,6 +97,7 @@ impl Default for ServeOptions {
             tls: None,
             max_connections: 16_384,
             header_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             drain: Duration::from_secs(10),
         }
     }
@@ -122,6 +128,7 @@ pub async fn serve(
     let connections = Arc::new(Connections {
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
         header_read_timeout: options.header_read_timeout,
+        write_timeout: options.write_timeout,
     });
     let (closing, running) = (CancellationToken::new(), TaskTracker::new());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -171,6 +178,7 @@ fn for_peer(app: Router, peer: Peer) -> Service {
 struct Connections {
     tls: Option<TlsAcceptor>,
     header_read_timeout: Duration,
+    write_timeout: Duration,
 }
 
 /// Which HTTP a connection speaks.
@@ -187,7 +195,7 @@ impl Connections {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
                 Ok(Ok(Some(protocol))) => {
                     let service = for_peer(app, Peer { addr, certificate: None });
-                    self.serve_http(TokioIo::new(tcp), protocol, service, closing).await
+                    self.serve_http(tcp, protocol, service, closing).await
                 }
                 Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
             },
@@ -215,7 +223,7 @@ impl Connections {
                 let service = for_peer(app, Peer { addr, certificate });
                 let h2 = session.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                self.serve_http(TokioIo::new(tls), protocol, service, closing).await
+                self.serve_http(tls, protocol, service, closing).await
             }
             Ok(Err(error)) => {
                 tracing::debug!(%error, "TLS handshake failed");
@@ -227,7 +235,7 @@ impl Connections {
 
     async fn serve_http<I>(
         &self,
-        io: TokioIo<I>,
+        io: I,
         protocol: Protocol,
         service: Service,
         closing: CancellationToken,
@@ -235,6 +243,7 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout));
         match protocol {
             Protocol::Http1 => {
                 // hyper times the headers of every request, the first and each kept-alive one.

@@ -15,7 +15,7 @@ const SHORT: Duration = Duration::from_millis(300);
 
 async fn server_with_short_timeouts() -> TestServer {
     let http = HttpOptions { body_read_timeout: SHORT, ..HttpOptions::default() };
-    let options = ServeOptions { header_read_timeout: SHORT, ..ServeOptions::default() };
+    let options = ServeOptions { header_read_timeout: SHORT, write_timeout: SHORT, ..ServeOptions::default() };
     TestServer::start_with(conformance(), http, options).await
 }
 
@@ -140,4 +140,21 @@ async fn a_grpc_call_whose_message_never_arrives_is_answered_with_a_status() {
     assert_eq!(status.as_deref(), Some("4"), "DEADLINE_EXCEEDED: {:?}", response.headers());
     let message = response.headers()["grpc-message"].to_str().unwrap();
     assert!(message.contains("did%20not%20arrive%20within"), "{message}");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    // A task of 3 MB, asked for ten times in one go: far more than the sockets buffer.
+    let text = "x".repeat(3 * 1024 * 1024);
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &text)})).await;
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+    let get = format!("GET /tasks/{id} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n");
+    let mut stream = connect(&server).await;
+    stream.write_all(get.repeat(10).as_bytes()).await.unwrap();
+    // The client reads nothing for a while, then everything the server sent before it gave up.
+    tokio::time::sleep(SHORT * 5).await;
+    let (received, _) = read_until_closed(&mut stream).await;
+    let answers = String::from_utf8_lossy(&received).matches("HTTP/1.1 200").count();
+    assert!(answers < 10, "the server waited for the client and sent all {answers} answers");
 }
