@@ -423,12 +423,14 @@ async fn a_stalled_whole_task_webhook_gets_the_latest_task_once() {
     hook.abort();
 }
 
-/// With delivery off, configs are still validated and stored, and no webhook is called.
+/// With delivery off, configs are still validated and stored, and no webhook is called, then or
+/// later: a server that serves the same store with delivery on owes them nothing from before.
 #[tokio::test]
 async fn with_delivery_off_configs_are_kept_and_no_webhook_is_called() {
     let (url, mut rx, hook) = receiver().await;
     let push = PushSettings { deliver: false, guard: WebhookGuard { allow_private: true }, ..PushSettings::default() };
-    let server = TestServer::start(conformance().push_settings(push)).await;
+    let store = agentwire_store::MemoryStore::default();
+    let server = TestServer::start(conformance().push_settings(push).backend(store.clone().backend())).await;
     let config = json!({"id": "p1", "url": url});
     let params = json!({"message": user_message("tck-complete-task", "x"), "configuration": {"taskPushNotificationConfig": config}});
     let task = server.rpc_ok("SendMessage", params).await["task"].clone();
@@ -439,5 +441,10 @@ async fn with_delivery_off_configs_are_kept_and_no_webhook_is_called() {
     assert_eq!(refused["error"]["code"], -32602, "still validated: {refused}");
     let nothing = tokio::time::timeout(std::time::Duration::from_millis(500), rx.recv()).await;
     assert!(nothing.is_err(), "a webhook was called: {nothing:?}");
+
+    drop(server);
+    let _later = TestServer::start(conformance().backend(store.backend())).await;
+    let nothing = tokio::time::timeout(std::time::Duration::from_millis(500), rx.recv()).await;
+    assert!(nothing.is_err(), "the events of a run without delivery were delivered later: {nothing:?}");
     hook.abort();
 }

@@ -53,8 +53,9 @@ pub struct PushSettings {
     /// they do not hold while they back off (default 64).
     pub max_concurrent_deliveries: usize,
     /// Make deliveries (default). Off, configs are still validated and stored, and each event
-    /// that would have been delivered is logged instead: for conformance suites whose webhook
-    /// URLs are placeholders on hosts the server must not call.
+    /// that would have been delivered is logged instead and passed over for good (a later run
+    /// with delivery on does not deliver it): for conformance suites whose webhook URLs are
+    /// placeholders on hosts the server must not call.
     pub deliver: bool,
 }
 

@@ -65,11 +65,10 @@ impl PushDispatcher {
             lanes: HashMap::new(),
             tracker: tracker.clone(),
             missed: Arc::clone(&missed),
+            deliver: settings.deliver,
         };
         let closing = CancellationToken::new();
-        if settings.deliver {
-            tracker.spawn(worker.run(rx, closing.clone()));
-        }
+        tracker.spawn(worker.run(rx, closing.clone()));
         Self { jobs, settings, tracker, closing, missed }
     }
 
@@ -77,7 +76,6 @@ impl PushDispatcher {
     pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         if !self.settings.deliver {
             tracing::info!(task_id, events = events.len(), "webhook delivery is off; these events are not delivered");
-            return;
         }
         let first_seq = version + 1 - events.len() as u64;
         let job = Job { scope, task_id: task_id.to_owned(), events, first_seq };
@@ -152,6 +150,9 @@ struct Dispatcher {
     lanes: HashMap<(Scope, String, String), Lane>,
     tracker: TaskTracker,
     missed: Arc<AtomicBool>,
+    /// Off, the cursors are moved past each job's events instead: nothing is delivered, and
+    /// nothing is owed to a later run that delivers.
+    deliver: bool,
 }
 
 /// How many tasks with deliveries due one look at the store picks up.
@@ -234,8 +235,35 @@ impl Dispatcher {
         }
         for job in jobs {
             let Some(records) = configs.get(&(job.scope.clone(), job.task_id.clone())) else { continue };
+            if !self.deliver {
+                self.pass_over(&job, records).await;
+                continue;
+            }
             for (record, target, dues) in fan_out(records.clone(), &job) {
                 self.send(&job.scope, &record, target, dues);
+            }
+        }
+    }
+
+    /// Moves the cursors of `records` past the job's events (past the task's whole log for a job
+    /// without events), delivering nothing.
+    async fn pass_over(&self, job: &Job, records: &[PushConfigRecord]) {
+        let through = match job.events.len() as u64 {
+            0 => match self.context.tasks.get(&job.scope, &job.task_id).await {
+                Ok(Some(record)) => record.version,
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::error!(%error, task_id = %job.task_id, "cannot read a task whose webhooks are passed over");
+                    return;
+                }
+            },
+            n => job.first_seq + n - 1,
+        };
+        for record in records.iter().filter(|r| r.delivered_through < through) {
+            let config = &record.config;
+            let marked = self.context.configs.mark_delivered(&job.scope, &config.task_id, &config.id, through).await;
+            if let Err(error) = marked {
+                tracing::error!(%error, task_id = %config.task_id, config_id = %config.id, "cannot record a push notification passed over");
             }
         }
     }
