@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
@@ -65,11 +67,18 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         }
         None => None,
     };
-    agentwire_server::serve(listener, app, stopping.stopped(), options).await?;
+    agentwire_server::serve(listener, app, stopping.clone().stopped(), options).await?;
     if let Some(grpc) = grpc {
         grpc.await??;
     }
-    tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
+    // One drain from the signal for connections and executions alike: what the connections
+    // took is not given to the executions again.
+    let left = DRAIN.saturating_sub(stopping.elapsed());
+    if tokio::time::timeout(left, handler.shutdown()).await.is_err() {
+        tracing::warn!(
+            "executions still running after {DRAIN:?} are stopped; their tasks are marked FAILED when a server next opens the store"
+        );
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -213,22 +222,27 @@ async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpLi
     tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))
 }
 
-/// Ctrl-C or SIGTERM, told to every listener.
+/// Ctrl-C or SIGTERM, told to every listener, and when it came.
 #[derive(Clone)]
-struct Stopping(tokio::sync::watch::Receiver<bool>);
+struct Stopping(tokio::sync::watch::Receiver<Option<Instant>>);
 
 impl Stopping {
     async fn stopped(mut self) {
         // An error means the sender is gone, which only a stop does.
-        let _ = self.0.wait_for(|stopped| *stopped).await;
+        let _ = self.0.wait_for(Option::is_some).await;
+    }
+
+    /// How long ago the signal came (zero if it has not).
+    fn elapsed(&self) -> Duration {
+        self.0.borrow().map_or(Duration::ZERO, |at| at.elapsed())
     }
 }
 
 fn stop_signal() -> Stopping {
-    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (stop, stopping) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
         shutdown_signal().await;
-        let _ = stop.send(true);
+        let _ = stop.send(Some(Instant::now()));
     });
     Stopping(stopping)
 }

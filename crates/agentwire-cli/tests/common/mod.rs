@@ -4,7 +4,7 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -15,22 +15,24 @@ use serde_json::{json, Value};
 pub(crate) struct Server {
     child: Child,
     pub(crate) base: String,
+    log: PathBuf,
 }
 
 impl Server {
     /// Starts `agentwire serve` on a free loopback port with `args`, and waits until it answers.
     pub(crate) async fn start(dir: &Path, args: &[&str]) -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let log = std::fs::File::create(dir.join(format!("server-{port}.log"))).unwrap();
+        let log_path = dir.join(format!("server-{port}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
             .args(["serve", "--http", &format!("127.0.0.1:{port}")])
             .args(args)
             .current_dir(dir)
-            .stdout(Stdio::null())
+            .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .expect("agentwire starts");
-        let server = Self { child, base: format!("http://127.0.0.1:{port}") };
+        let server = Self { child, base: format!("http://127.0.0.1:{port}"), log: log_path };
         let deadline = Instant::now() + Duration::from_secs(20);
         let client = reqwest::Client::new();
         while client.get(format!("{}/.well-known/agent-card.json", server.base)).send().await.is_err() {
@@ -38,6 +40,20 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         server
+    }
+
+    /// What the server wrote: its log, and its errors.
+    pub(crate) fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Sends SIGTERM and waits for the process to exit.
+    #[cfg(unix)]
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        assert!(sent.success());
+        self.child.wait().unwrap()
     }
 
     pub(crate) fn kill(&mut self) {

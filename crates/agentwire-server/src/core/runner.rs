@@ -103,7 +103,12 @@ impl Drop for ExecutionGuard {
         if !self.armed {
             return;
         }
-        tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
+        // Dropped by a shutdown that did not wait for it: the agent did nothing wrong.
+        if self.core.maintenance.is_cancelled() {
+            tracing::warn!(task_id = %self.task_id, "the server stopped before the execution ended");
+        } else {
+            tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");
+        }
         self.core.cancel.finished(&self.scope, &self.task_id);
         let (core, scope, task_id) = (Arc::clone(&self.core), self.scope.clone(), Arc::clone(&self.task_id));
         let fail = async move {
