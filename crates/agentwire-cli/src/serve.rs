@@ -20,6 +20,7 @@ use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
+    raise_open_file_limit(opt.max_connections);
     // Bound first, so that the card names the ports really listened on (`:0` picks one).
     let listener = bind(opt.http).await?;
     let grpc_listener = match opt.grpc {
@@ -217,6 +218,33 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         ..Limits::default()
     }
 }
+
+/// Raises the soft limit on open files to the hard one, as a server that holds one descriptor per
+/// connection needs: with the common soft limit of 1,024, accept fails long before
+/// `--max-connections` can make clients wait their turn.
+#[cfg(unix)]
+fn raise_open_file_limit(max_connections: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let mut current = limit.current;
+    if limit.current < limit.maximum || (limit.current.is_some() && limit.maximum.is_none()) {
+        match setrlimit(Resource::Nofile, Rlimit { current: limit.maximum, maximum: limit.maximum }) {
+            Ok(()) => current = limit.maximum,
+            Err(error) => tracing::debug!(%error, "could not raise the limit on open files"),
+        }
+    }
+    // Descriptors beyond the connections: the store, listeners, webhooks, logs.
+    if current.is_some_and(|n| n < max_connections as u64 + 256) {
+        tracing::warn!(
+            open_files = current,
+            max_connections,
+            "the limit on open files is below --max-connections; clients beyond it are refused, not queued"
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_open_file_limit(_max_connections: usize) {}
 
 async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))
