@@ -6,6 +6,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use tokio_util::task::TaskTracker;
 use tower::Layer;
 
 use self::idle::{Idle, Tracked};
-use self::stall::WriteTimeout;
+use self::stall::{Stalls, WriteTimeout};
 
 mod idle;
 mod stall;
@@ -84,8 +85,10 @@ pub struct ServeOptions {
     /// handshake or show which HTTP version it speaks) before its connection is closed. An
     /// HTTP/2 connection with no request in flight for this long is closed too.
     pub header_read_timeout: Duration,
-    /// How long a write may wait for the client to take data before the connection is closed:
-    /// a client that stops reading would otherwise keep its whole response in memory.
+    /// How long a write may wait for the client to take data before the connection is closed
+    /// (on HTTP/2, also a response whose stream the client gives no window while the connection
+    /// writes nothing): a client that stops reading would otherwise keep its whole response in
+    /// memory.
     pub write_timeout: Duration,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
@@ -243,15 +246,17 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout));
+        let stalls = Stalls::new();
+        let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, Arc::clone(&stalls)));
         match protocol {
             Protocol::Http1 => {
                 // hyper times the headers of every request, the first and each kept-alive one.
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
                 let connection = builder.serve_connection(io, service);
-                let idle = std::future::pending();
-                until_closed(connection, idle, Duration::ZERO, closing, |c| c.as_mut().graceful_shutdown()).await
+                let (idle, stalled) = (std::future::pending(), std::future::pending());
+                until_closed(connection, idle, Duration::ZERO, stalled, closing, |c| c.as_mut().graceful_shutdown())
+                    .await
             }
             Protocol::Http2 => {
                 // HTTP/2 has no header timer in hyper: a connection is closed when no request has
@@ -259,12 +264,15 @@ impl Connections {
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder.timer(TokioTimer::new());
                 let idle = Idle::default();
-                let connection = builder.serve_connection(io, Tracked::new(service, &idle));
+                let connection = builder.serve_connection(io, Tracked::new(service, &idle, &stalls));
                 let idle = idle.for_longer_than(self.header_read_timeout);
+                let stalled = stalls.stalled_for(self.write_timeout);
                 // HTTP/2's connection state is several times HTTP/1.1's: boxed, only HTTP/2
                 // connections carry it.
                 let grace = self.header_read_timeout;
-                Box::pin(until_closed(connection, idle, grace, closing, |c| c.as_mut().graceful_shutdown())).await
+                let closed =
+                    until_closed(connection, idle, grace, stalled, closing, |c| c.as_mut().graceful_shutdown());
+                Box::pin(closed).await
             }
         }
     }
@@ -272,13 +280,15 @@ impl Connections {
 
 /// Runs `connection` to its end. When the server shuts down, or `idle` completes, asks it to
 /// finish the requests in flight and close; an idle connection gets `idle_grace` for that (an
-/// HTTP/2 client that never acknowledges the close would otherwise keep it).
+/// HTTP/2 client that never acknowledges the close would otherwise keep it). When `stalled`
+/// completes (a client takes no data), drops it at once, with every response it held.
 async fn until_closed<C>(
     connection: C,
     idle: impl Future<Output = ()>,
     idle_grace: Duration,
+    stalled: impl Future<Output = ()>,
     closing: CancellationToken,
-    graceful_shutdown: impl FnOnce(&mut std::pin::Pin<&mut C>),
+    graceful_shutdown: impl FnOnce(&mut Pin<&mut C>),
 ) -> hyper::Result<()>
 where
     C: Future<Output = hyper::Result<()>>,
@@ -293,6 +303,10 @@ where
         () = idle => {
             graceful_shutdown(&mut connection);
             tokio::time::timeout(idle_grace, connection).await.unwrap_or(Ok(()))
+        }
+        () = stalled => {
+            tracing::debug!("a response waited on the client for the write timeout; connection closed");
+            Ok(())
         }
     }
 }

@@ -158,3 +158,40 @@ async fn a_client_that_stops_reading_loses_its_connection() {
     let answers = String::from_utf8_lossy(&received).matches("HTTP/1.1 200").count();
     assert!(answers < 10, "the server waited for the client and sent all {answers} answers");
 }
+
+/// One HPACK header field, a literal without indexing and with a literal name.
+fn hpack_literal(name: &str, value: &str) -> Vec<u8> {
+    let mut field = vec![0, name.len() as u8];
+    field.extend_from_slice(name.as_bytes());
+    field.push(value.len() as u8);
+    field.extend_from_slice(value.as_bytes());
+    field
+}
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let length = payload.len() as u32;
+    let mut frame = length.to_be_bytes()[1..].to_vec();
+    frame.extend_from_slice(&[kind, flags]);
+    frame.extend_from_slice(&stream.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+#[tokio::test]
+async fn an_http2_client_that_gives_no_window_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    let text = "x".repeat(1024 * 1024);
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &text)})).await;
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+    let mut stream = connect(&server).await;
+    // SETTINGS_INITIAL_WINDOW_SIZE = 0: the server may send headers, and no data.
+    let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    opening.extend(h2_frame(SETTINGS, 0, 0, &[0, 4, 0, 0, 0, 0]));
+    let fields = [(":method", "GET"), (":scheme", "http"), (":path", &format!("/tasks/{id}")), (":authority", "x")];
+    let block: Vec<u8> = fields.iter().flat_map(|(name, value)| hpack_literal(name, value)).collect();
+    const HEADERS: u8 = 1;
+    opening.extend(h2_frame(HEADERS, 0x5, 1, &block));
+    stream.write_all(&opening).await.unwrap();
+    let (received, _) = read_until_closed(&mut stream).await;
+    assert!(frame_types(&received).contains(&HEADERS), "the response started: {:?}", frame_types(&received));
+}
