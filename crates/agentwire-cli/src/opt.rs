@@ -110,6 +110,10 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) header_read_timeout: u64,
 
+    /// Seconds a write may wait for the client to take data before its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) write_timeout: u64,
+
     /// A browser origin allowed to call the agent (repeatable; default: any origin).
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub(crate) cors_origins: Vec<String>,
@@ -133,7 +137,7 @@ pub(crate) struct ServeOpt {
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Limits")]
 pub(crate) struct LimitOpt {
-    /// Seconds a client may take to send a request's body.
+    /// Seconds a client may take to send a request's body (a gRPC call's message too).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) body_read_timeout: u64,
 
@@ -161,6 +165,10 @@ pub(crate) struct LimitOpt {
     /// Most push notification configs per task.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub(crate) max_push_configs: usize,
+
+    /// Largest push notification config (its id, URL, token and authentication together).
+    #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_size)]
+    pub(crate) max_push_config_size: usize,
 
     /// Ended tasks kept: at most this many...
     #[arg(long, value_name = "N", default_value_t = 10_000)]

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
@@ -18,6 +20,7 @@ use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 const DRAIN: Duration = Duration::from_secs(10);
 
 pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
+    raise_open_file_limit(opt.max_connections);
     // Bound first, so that the card names the ports really listened on (`:0` picks one).
     let listener = bind(opt.http).await?;
     let grpc_listener = match opt.grpc {
@@ -48,6 +51,7 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         tls,
         max_connections: opt.max_connections,
         header_read_timeout: Duration::from_secs(opt.header_read_timeout),
+        write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
     };
     let address = listener.local_addr()?;
@@ -64,11 +68,18 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         }
         None => None,
     };
-    agentwire_server::serve(listener, app, stopping.stopped(), options).await?;
+    agentwire_server::serve(listener, app, stopping.clone().stopped(), options).await?;
     if let Some(grpc) = grpc {
         grpc.await??;
     }
-    tokio::time::timeout(DRAIN, handler.shutdown()).await.ok();
+    // One drain from the signal for connections and executions alike: what the connections
+    // took is not given to the executions again.
+    let left = DRAIN.saturating_sub(stopping.elapsed());
+    if tokio::time::timeout(left, handler.shutdown()).await.is_err() {
+        tracing::warn!(
+            "executions still running after {DRAIN:?} are stopped; their tasks are marked FAILED when a server next opens the store"
+        );
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -203,30 +214,63 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_unfinished_tasks: opt.max_tasks_in_progress,
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
+        max_push_config_bytes: opt.max_push_config_size,
         ..Limits::default()
     }
 }
+
+/// Raises the soft limit on open files to the hard one, as a server that holds one descriptor per
+/// connection needs: with the common soft limit of 1,024, accept fails long before
+/// `--max-connections` can make clients wait their turn.
+#[cfg(unix)]
+fn raise_open_file_limit(max_connections: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let mut current = limit.current;
+    if limit.current < limit.maximum || (limit.current.is_some() && limit.maximum.is_none()) {
+        match setrlimit(Resource::Nofile, Rlimit { current: limit.maximum, maximum: limit.maximum }) {
+            Ok(()) => current = limit.maximum,
+            Err(error) => tracing::debug!(%error, "could not raise the limit on open files"),
+        }
+    }
+    // Descriptors beyond the connections: the store, listeners, webhooks, logs.
+    if current.is_some_and(|n| n < max_connections as u64 + 256) {
+        tracing::warn!(
+            open_files = current,
+            max_connections,
+            "the limit on open files is below --max-connections; clients beyond it are refused, not queued"
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_open_file_limit(_max_connections: usize) {}
 
 async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))
 }
 
-/// Ctrl-C or SIGTERM, told to every listener.
+/// Ctrl-C or SIGTERM, told to every listener, and when it came.
 #[derive(Clone)]
-struct Stopping(tokio::sync::watch::Receiver<bool>);
+struct Stopping(tokio::sync::watch::Receiver<Option<Instant>>);
 
 impl Stopping {
     async fn stopped(mut self) {
         // An error means the sender is gone, which only a stop does.
-        let _ = self.0.wait_for(|stopped| *stopped).await;
+        let _ = self.0.wait_for(Option::is_some).await;
+    }
+
+    /// How long ago the signal came (zero if it has not).
+    fn elapsed(&self) -> Duration {
+        self.0.borrow().map_or(Duration::ZERO, |at| at.elapsed())
     }
 }
 
 fn stop_signal() -> Stopping {
-    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (stop, stopping) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
         shutdown_signal().await;
-        let _ = stop.send(true);
+        let _ = stop.send(Some(Instant::now()));
     });
     Stopping(stopping)
 }

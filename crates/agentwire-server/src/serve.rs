@@ -1,11 +1,12 @@
 //! Serving a router on a listener: HTTP/1.1 and HTTP/2 on one port, in the clear (HTTP/2 with
 //! prior knowledge) or over TLS (chosen by ALPN), with TCP_NODELAY, a cap on open connections, a
-//! header-read timeout on every connection and graceful shutdown.
+//! header-read timeout and a write timeout on every connection, and graceful shutdown.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,8 +26,10 @@ use tokio_util::task::TaskTracker;
 use tower::Layer;
 
 use self::idle::{Idle, Tracked};
+use self::stall::{Stalls, WriteTimeout};
 
 mod idle;
+mod stall;
 
 /// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
 #[derive(Clone)]
@@ -82,6 +85,11 @@ pub struct ServeOptions {
     /// handshake or show which HTTP version it speaks) before its connection is closed. An
     /// HTTP/2 connection with no request in flight for this long is closed too.
     pub header_read_timeout: Duration,
+    /// How long a write may wait for the client to take data before the connection is closed
+    /// (on HTTP/2, also a response whose stream the client gives no window while the connection
+    /// writes nothing): a client that stops reading would otherwise keep its whole response in
+    /// memory.
+    pub write_timeout: Duration,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
 }
@@ -92,6 +100,7 @@ impl Default for ServeOptions {
             tls: None,
             max_connections: 16_384,
             header_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             drain: Duration::from_secs(10),
         }
     }
@@ -122,6 +131,7 @@ pub async fn serve(
     let connections = Arc::new(Connections {
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
         header_read_timeout: options.header_read_timeout,
+        write_timeout: options.write_timeout,
     });
     let (closing, running) = (CancellationToken::new(), TaskTracker::new());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -171,6 +181,7 @@ fn for_peer(app: Router, peer: Peer) -> Service {
 struct Connections {
     tls: Option<TlsAcceptor>,
     header_read_timeout: Duration,
+    write_timeout: Duration,
 }
 
 /// Which HTTP a connection speaks.
@@ -187,7 +198,7 @@ impl Connections {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
                 Ok(Ok(Some(protocol))) => {
                     let service = for_peer(app, Peer { addr, certificate: None });
-                    self.serve_http(TokioIo::new(tcp), protocol, service, closing).await
+                    self.serve_http(tcp, protocol, service, closing).await
                 }
                 Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
             },
@@ -215,7 +226,7 @@ impl Connections {
                 let service = for_peer(app, Peer { addr, certificate });
                 let h2 = session.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                self.serve_http(TokioIo::new(tls), protocol, service, closing).await
+                self.serve_http(tls, protocol, service, closing).await
             }
             Ok(Err(error)) => {
                 tracing::debug!(%error, "TLS handshake failed");
@@ -227,7 +238,7 @@ impl Connections {
 
     async fn serve_http<I>(
         &self,
-        io: TokioIo<I>,
+        io: I,
         protocol: Protocol,
         service: Service,
         closing: CancellationToken,
@@ -235,14 +246,17 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        let stalls = Stalls::new();
+        let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, Arc::clone(&stalls)));
         match protocol {
             Protocol::Http1 => {
                 // hyper times the headers of every request, the first and each kept-alive one.
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
                 let connection = builder.serve_connection(io, service);
-                let idle = std::future::pending();
-                until_closed(connection, idle, Duration::ZERO, closing, |c| c.as_mut().graceful_shutdown()).await
+                let (idle, stalled) = (std::future::pending(), std::future::pending());
+                until_closed(connection, idle, Duration::ZERO, stalled, closing, |c| c.as_mut().graceful_shutdown())
+                    .await
             }
             Protocol::Http2 => {
                 // HTTP/2 has no header timer in hyper: a connection is closed when no request has
@@ -250,12 +264,15 @@ impl Connections {
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder.timer(TokioTimer::new());
                 let idle = Idle::default();
-                let connection = builder.serve_connection(io, Tracked::new(service, &idle));
+                let connection = builder.serve_connection(io, Tracked::new(service, &idle, &stalls));
                 let idle = idle.for_longer_than(self.header_read_timeout);
+                let stalled = stalls.stalled_for(self.write_timeout);
                 // HTTP/2's connection state is several times HTTP/1.1's: boxed, only HTTP/2
                 // connections carry it.
                 let grace = self.header_read_timeout;
-                Box::pin(until_closed(connection, idle, grace, closing, |c| c.as_mut().graceful_shutdown())).await
+                let closed =
+                    until_closed(connection, idle, grace, stalled, closing, |c| c.as_mut().graceful_shutdown());
+                Box::pin(closed).await
             }
         }
     }
@@ -263,13 +280,15 @@ impl Connections {
 
 /// Runs `connection` to its end. When the server shuts down, or `idle` completes, asks it to
 /// finish the requests in flight and close; an idle connection gets `idle_grace` for that (an
-/// HTTP/2 client that never acknowledges the close would otherwise keep it).
+/// HTTP/2 client that never acknowledges the close would otherwise keep it). When `stalled`
+/// completes (a client takes no data), drops it at once, with every response it held.
 async fn until_closed<C>(
     connection: C,
     idle: impl Future<Output = ()>,
     idle_grace: Duration,
+    stalled: impl Future<Output = ()>,
     closing: CancellationToken,
-    graceful_shutdown: impl FnOnce(&mut std::pin::Pin<&mut C>),
+    graceful_shutdown: impl FnOnce(&mut Pin<&mut C>),
 ) -> hyper::Result<()>
 where
     C: Future<Output = hyper::Result<()>>,
@@ -284,6 +303,10 @@ where
         () = idle => {
             graceful_shutdown(&mut connection);
             tokio::time::timeout(idle_grace, connection).await.unwrap_or(Ok(()))
+        }
+        () = stalled => {
+            tracing::debug!("a response waited on the client for the write timeout; connection closed");
+            Ok(())
         }
     }
 }

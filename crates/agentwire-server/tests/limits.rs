@@ -155,3 +155,27 @@ async fn ended_tasks_beyond_the_retention_budget_are_forgotten_oldest_first() {
     let last = server.rpc_ok("GetTask", json!({"id": ids[7], "historyLength": 0})).await;
     assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED");
 }
+
+#[tokio::test]
+async fn a_push_config_larger_than_its_limit_is_refused() {
+    let limits = Limits { max_push_config_bytes: 4 * KIB, ..Limits::default() };
+    let server = TestServer::start(with_limits(limits)).await;
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", "tck-complete-task")})).await;
+    let task_id = task["task"]["id"].clone();
+    let config = |url: String, token: String| json!({"taskId": task_id, "url": url, "token": token});
+    let long_url = format!("https://example.com/{}", "a".repeat(8 * KIB));
+    let long_token = "t".repeat(8 * KIB);
+    for refused in [config(long_url, "t".into()), config("https://example.com/hook".into(), long_token)] {
+        let envelope = server.rpc("CreateTaskPushNotificationConfig", refused).await;
+        assert_eq!(envelope["error"]["code"], -32602, "{envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(message.contains("at most 4096 bytes"), "{message}");
+    }
+    // The same limit holds for a config given with a send.
+    let inline = json!({"message": user_message("m2", "tck-complete-task"),
+        "configuration": {"taskPushNotificationConfig": {"url": "https://example.com/hook", "token": "t".repeat(8 * KIB)}}});
+    assert_eq!(server.rpc_error_code("SendMessage", inline).await, -32602);
+
+    let fits = config("https://example.com/hook".into(), "t".repeat(KIB));
+    assert_eq!(server.rpc_ok("CreateTaskPushNotificationConfig", fits).await["url"], "https://example.com/hook");
+}

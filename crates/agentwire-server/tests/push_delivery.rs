@@ -56,6 +56,19 @@ where
     (url, rx, task)
 }
 
+/// A webhook that answers nothing until `gate` opens.
+async fn held_webhook(gate: &Gate) -> (String, mpsc::UnboundedReceiver<Received>, tokio::task::JoinHandle<()>) {
+    let held = gate.clone();
+    webhook(move |_, _| {
+        let gate = held.clone();
+        async move {
+            gate.wait().await;
+            StatusCode::OK.into_response()
+        }
+    })
+    .await
+}
+
 #[tokio::test]
 async fn every_event_is_delivered_in_order_with_credentials() {
     let (url, mut rx, hook) = receiver().await;
@@ -267,15 +280,7 @@ async fn a_stalled_webhook_gets_what_overflowed_its_lane_from_the_log() {
     };
     let server = TestServer::start(conformance().push_settings(push)).await;
     let gate = Gate::default();
-    let held = gate.clone();
-    let (stalled_url, mut stalled, stalled_hook) = webhook(move |_, _| {
-        let gate = held.clone();
-        async move {
-            gate.wait().await;
-            StatusCode::OK.into_response()
-        }
-    })
-    .await;
+    let (stalled_url, mut stalled, stalled_hook) = held_webhook(&gate).await;
     // A prompt webhook on the same task sees every event, in the order the stalled one should.
     let (url, mut prompt, prompt_hook) = receiver().await;
 
@@ -384,12 +389,48 @@ async fn older_generations_get_the_task_in_their_own_shape() {
     hook.abort();
 }
 
-/// With delivery off, configs are still validated and stored, and no webhook is called.
+/// A webhook that receives the whole task (v0.3, legacy) and stalls is not owed one copy of the
+/// task per event meanwhile: when it answers, it gets the task as it is then, once.
+#[tokio::test]
+async fn a_stalled_whole_task_webhook_gets_the_latest_task_once() {
+    let server = TestServer::start(conformance()).await;
+    let gate = Gate::default();
+    let (url, mut rx, hook) = held_webhook(&gate).await;
+    let task =
+        server.rpc_ok("SendMessage", json!({"message": user_message("m0", "tck-multi-turn")})).await["task"].clone();
+    let config = json!({"taskId": task["id"], "pushNotificationConfig": {"id": "v03", "url": url}});
+    let set = server.rpc_with_headers("tasks/pushNotificationConfig/set", config, &[]).await;
+    assert!(set.get("result").is_some(), "{set}");
+    let turn = |n: usize, text: &str| {
+        let mut message = user_message(&format!("m{n}"), text);
+        message["taskId"] = task["id"].clone();
+        json!({"message": message})
+    };
+    server.rpc_ok("SendMessage", turn(1, "more")).await;
+    let (_, stalled) = tokio::time::timeout(TIMEOUT, rx.recv()).await.expect("a delivery starts").unwrap();
+    assert_eq!(stalled["kind"], "task", "{stalled}");
+    for n in 2..=8 {
+        server.rpc_ok("SendMessage", turn(n, "more")).await;
+    }
+    server.rpc_ok("SendMessage", turn(9, "done")).await;
+    gate.open();
+    let completed = |body: &Value| body["status"]["state"] == "completed";
+    let after = deliveries_until(&mut rx, completed).await;
+    assert_eq!(after.len(), 1, "one delivery, of the task as it is now: {} deliveries", after.len());
+    let now = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
+    let turns = |task: &Value| task["history"].as_array().map(Vec::len);
+    assert_eq!(turns(&after[0]), turns(&now), "the whole history: {}", after[0]);
+    hook.abort();
+}
+
+/// With delivery off, configs are still validated and stored, and no webhook is called, then or
+/// later: a server that serves the same store with delivery on owes them nothing from before.
 #[tokio::test]
 async fn with_delivery_off_configs_are_kept_and_no_webhook_is_called() {
     let (url, mut rx, hook) = receiver().await;
     let push = PushSettings { deliver: false, guard: WebhookGuard { allow_private: true }, ..PushSettings::default() };
-    let server = TestServer::start(conformance().push_settings(push)).await;
+    let store = agentwire_store::MemoryStore::default();
+    let server = TestServer::start(conformance().push_settings(push).backend(store.clone().backend())).await;
     let config = json!({"id": "p1", "url": url});
     let params = json!({"message": user_message("tck-complete-task", "x"), "configuration": {"taskPushNotificationConfig": config}});
     let task = server.rpc_ok("SendMessage", params).await["task"].clone();
@@ -400,5 +441,10 @@ async fn with_delivery_off_configs_are_kept_and_no_webhook_is_called() {
     assert_eq!(refused["error"]["code"], -32602, "still validated: {refused}");
     let nothing = tokio::time::timeout(std::time::Duration::from_millis(500), rx.recv()).await;
     assert!(nothing.is_err(), "a webhook was called: {nothing:?}");
+
+    drop(server);
+    let _later = TestServer::start(conformance().backend(store.backend())).await;
+    let nothing = tokio::time::timeout(std::time::Duration::from_millis(500), rx.recv()).await;
+    assert!(nothing.is_err(), "the events of a run without delivery were delivered later: {nothing:?}");
     hook.abort();
 }

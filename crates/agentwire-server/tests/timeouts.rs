@@ -15,7 +15,7 @@ const SHORT: Duration = Duration::from_millis(300);
 
 async fn server_with_short_timeouts() -> TestServer {
     let http = HttpOptions { body_read_timeout: SHORT, ..HttpOptions::default() };
-    let options = ServeOptions { header_read_timeout: SHORT, ..ServeOptions::default() };
+    let options = ServeOptions { header_read_timeout: SHORT, write_timeout: SHORT, ..ServeOptions::default() };
     TestServer::start_with(conformance(), http, options).await
 }
 
@@ -117,4 +117,81 @@ async fn an_http2_stream_outlives_the_idle_timeout() {
         last = Some(event.data);
     }
     assert_eq!(last.unwrap()["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED");
+}
+
+#[tokio::test]
+async fn a_grpc_call_whose_message_never_arrives_is_answered_with_a_status() {
+    let server = server_with_short_timeouts().await;
+    let h2c = reqwest::Client::builder().http2_prior_knowledge().timeout(TIMEOUT).build().unwrap();
+    // The headers go out; the body never does.
+    let silent = futures_util::stream::pending::<Result<bytes::Bytes, std::io::Error>>();
+    let started = Instant::now();
+    let response = h2c
+        .post(format!("{}/lf.a2a.v1.A2AService/GetTask", server.base))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(reqwest::Body::wrap_stream(silent))
+        .send()
+        .await
+        .expect("the server answers before the client gives up");
+    assert!(started.elapsed() < TIMEOUT);
+    assert_eq!(response.status(), 200);
+    let status = response.headers().get("grpc-status").map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(status.as_deref(), Some("4"), "DEADLINE_EXCEEDED: {:?}", response.headers());
+    let message = response.headers()["grpc-message"].to_str().unwrap();
+    assert!(message.contains("did%20not%20arrive%20within"), "{message}");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    // A task of 3 MB, asked for ten times in one go: far more than the sockets buffer.
+    let text = "x".repeat(3 * 1024 * 1024);
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &text)})).await;
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+    let get = format!("GET /tasks/{id} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n");
+    let mut stream = connect(&server).await;
+    stream.write_all(get.repeat(10).as_bytes()).await.unwrap();
+    // The client reads nothing for a while, then everything the server sent before it gave up.
+    tokio::time::sleep(SHORT * 5).await;
+    let (received, _) = read_until_closed(&mut stream).await;
+    let answers = String::from_utf8_lossy(&received).matches("HTTP/1.1 200").count();
+    assert!(answers < 10, "the server waited for the client and sent all {answers} answers");
+}
+
+/// One HPACK header field, a literal without indexing and with a literal name.
+fn hpack_literal(name: &str, value: &str) -> Vec<u8> {
+    let mut field = vec![0, name.len() as u8];
+    field.extend_from_slice(name.as_bytes());
+    field.push(value.len() as u8);
+    field.extend_from_slice(value.as_bytes());
+    field
+}
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let length = payload.len() as u32;
+    let mut frame = length.to_be_bytes()[1..].to_vec();
+    frame.extend_from_slice(&[kind, flags]);
+    frame.extend_from_slice(&stream.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+#[tokio::test]
+async fn an_http2_client_that_gives_no_window_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    let text = "x".repeat(1024 * 1024);
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &text)})).await;
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+    let mut stream = connect(&server).await;
+    // SETTINGS_INITIAL_WINDOW_SIZE = 0: the server may send headers, and no data.
+    let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    opening.extend(h2_frame(SETTINGS, 0, 0, &[0, 4, 0, 0, 0, 0]));
+    let fields = [(":method", "GET"), (":scheme", "http"), (":path", &format!("/tasks/{id}")), (":authority", "x")];
+    let block: Vec<u8> = fields.iter().flat_map(|(name, value)| hpack_literal(name, value)).collect();
+    const HEADERS: u8 = 1;
+    opening.extend(h2_frame(HEADERS, 0x5, 1, &block));
+    stream.write_all(&opening).await.unwrap();
+    let (received, _) = read_until_closed(&mut stream).await;
+    assert!(frame_types(&received).contains(&HEADERS), "the response started: {:?}", frame_types(&received));
 }

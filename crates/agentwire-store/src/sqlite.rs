@@ -5,7 +5,9 @@
 //! commits are committed together, in one transaction and one `fsync` (group commit), and each
 //! caller is answered only after the transaction holding its write is on disk.
 //!
-//! A file is served by one process at a time. Since every write then passes through this store,
+//! A file is served by one process at a time: the store holds an exclusive lock on `PATH-lock`
+//! while it is open, and a second process refuses to open the file. Since every write then passes
+//! through this store,
 //! it keeps what it wrote that is read most: the snapshots of the tasks executions are working
 //! on, and which tasks have push configs at all.
 
@@ -51,6 +53,8 @@ pub struct SqliteStore {
     turns: Arc<Turns>,
     known: Arc<Known>,
     path: Arc<PathBuf>,
+    /// Open, and so locked, until the last clone is dropped.
+    _lock: Arc<std::fs::File>,
 }
 
 type Map<K, V> = dashmap::DashMap<K, V, foldhash::fast::RandomState>;
@@ -90,9 +94,11 @@ impl std::fmt::Debug for SqliteStore {
 
 impl SqliteStore {
     /// Opens the database at `path`, creating it if needed, and brings its schema up to date.
-    /// Must be called within a Tokio runtime: the writer task starts here.
+    /// Must be called within a Tokio runtime: the writer task starts here. Fails if another
+    /// store, in this process or another, has the file open.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_owned();
+        let lock = Arc::new(lock_exclusively(&path)?);
         let options = SqliteConnectOptions::new()
             .filename(&path)
             .journal_mode(SqliteJournalMode::Wal)
@@ -115,7 +121,7 @@ impl SqliteStore {
         load_config_owners(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
         tokio::spawn(write_loop(writer, jobs, Arc::clone(&known)));
-        Ok(Self { reads, writes, turns: Arc::default(), known, path: Arc::new(path) })
+        Ok(Self { reads, writes, turns: Arc::default(), known, path: Arc::new(path), _lock: lock })
     }
 
     /// Opens `sqlite:PATH` (or `sqlite://PATH`).
@@ -215,6 +221,32 @@ fn note(known: &Known, write: &Write, outcome: u64) {
 /// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
 /// changed nothing and the others go on; if the database itself fails, the whole group fails.
 ///
+/// Opens and locks `PATH-lock` beside the database, or says which file another process holds.
+/// An advisory lock (`flock`), which the kernel releases when the process ends, however it ends.
+fn lock_exclusively(path: &Path) -> Result<std::fs::File> {
+    let lock_path = PathBuf::from(format!("{}-lock", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", lock_path.display())))?;
+    #[cfg(unix)]
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(StoreError::Backend(format!(
+                "{} is in use by another agentwire process (it holds {}); stop that process first, \
+                 or serve another file",
+                path.display(),
+                lock_path.display()
+            )))
+        }
+        Err(e) => return Err(StoreError::Backend(format!("cannot lock {}: {e}", lock_path.display()))),
+    }
+    Ok(file)
+}
+
 /// Each statement is a round trip to the connection's thread, which costs more than SQLite's own
 /// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
 /// one script of a few statements whatever its size. Other groups go write by write.
@@ -791,6 +823,24 @@ mod tests {
         assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 2 })), "{refused:?}");
         drop(store);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// While a store has a file open, a second one is refused with a message that says what to
+    /// do; once the first is dropped, the file opens again.
+    #[tokio::test]
+    async fn a_file_is_opened_by_one_store_at_a_time() {
+        let path = std::env::temp_dir().join(format!("agentwire-sqlite-lock-{}.db", std::process::id()));
+        let first = SqliteStore::open(&path).await.unwrap();
+        let refused = SqliteStore::open(&path).await.map(drop);
+        let Err(StoreError::Backend(message)) = refused else { panic!("{refused:?}") };
+        assert!(message.contains("in use by another agentwire process"), "{message}");
+        assert!(message.contains("stop that process first"), "{message}");
+        drop(first);
+        let again = SqliteStore::open(&path).await.unwrap();
+        drop(again);
+        for suffix in ["", "-wal", "-shm", "-lock"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 
     /// Creates committed together by the one writer still count each other: the limit is exact.

@@ -50,16 +50,19 @@ impl Server {
     }
 
     /// Stops the server as a service manager does (SIGTERM), waits for it to exit, and returns
-    /// its log.
-    pub(crate) async fn terminate(&mut self) -> String {
+    /// how it exited and its log.
+    pub(crate) async fn terminate(&mut self) -> (std::process::ExitStatus, String) {
         let signal = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
         assert!(signal.success(), "kill -TERM");
         let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
+        let exit = loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                break exit;
+            }
             assert!(Instant::now() < deadline, "the server did not stop; see {}", self.log.display());
             tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        std::fs::read_to_string(&self.log).unwrap()
+        };
+        (exit, std::fs::read_to_string(&self.log).unwrap())
     }
 
     pub(crate) fn kill(&mut self) {

@@ -35,6 +35,10 @@ pub struct Limits {
     pub max_list_bytes: usize,
     /// Most push configs one task may have.
     pub max_push_configs_per_task: usize,
+    /// Largest push config, in bytes of its id, URL, token and authentication together; a larger
+    /// one is refused with InvalidParams. Configs outlive their task's end, and every delivery
+    /// sends the token and credentials.
+    pub max_push_config_bytes: usize,
     /// Events buffered per task for live readers before a slow reader falls back to the event log.
     /// Small by default: every task with a reader allocates the whole ring, and a reader that
     /// falls behind loses nothing, it reads the log instead.
@@ -56,6 +60,7 @@ impl Default for Limits {
             max_unfinished_tasks: 10_000,
             max_list_bytes: 16 * 1024 * 1024,
             max_push_configs_per_task: 32,
+            max_push_config_bytes: 8 * 1024,
             subscriber_buffer: 16,
             default_page_size: 50,
             max_page_size: 100,

@@ -53,8 +53,9 @@ pub struct PushSettings {
     /// they do not hold while they back off (default 64).
     pub max_concurrent_deliveries: usize,
     /// Make deliveries (default). Off, configs are still validated and stored, and each event
-    /// that would have been delivered is logged instead: for conformance suites whose webhook
-    /// URLs are placeholders on hosts the server must not call.
+    /// that would have been delivered is logged instead and passed over for good (a later run
+    /// with delivery on does not deliver it): for conformance suites whose webhook URLs are
+    /// placeholders on hosts the server must not call.
     pub deliver: bool,
 }
 
@@ -115,6 +116,14 @@ impl Core {
         mut config: TaskPushNotificationConfig,
         dialect: Dialect,
     ) -> Result<PushConfigRecord> {
+        let bytes = config_bytes(&config);
+        if bytes > self.limits.max_push_config_bytes {
+            return Err(A2AError::invalid_params(format!(
+                "a push notification config may take at most {} bytes (id, url, token and authentication \
+                 together); this one takes {bytes}",
+                self.limits.max_push_config_bytes
+            )));
+        }
         self.push.settings.guard.check_url(&config.url)?;
         if config.id.is_empty() {
             config.id = new_id();
@@ -189,4 +198,12 @@ impl Core {
         self.push_configs.delete_config(&scope, &req.task_id, &req.id).await.map_err(store_error)?;
         Ok(())
     }
+}
+
+/// The bytes of a config's client-given text, which [`Limits::max_push_config_bytes`] bounds.
+///
+/// [`Limits::max_push_config_bytes`]: crate::Limits::max_push_config_bytes
+fn config_bytes(config: &TaskPushNotificationConfig) -> usize {
+    let authentication = config.authentication.as_ref().map_or(0, |a| a.scheme.len() + a.credentials.len());
+    config.id.len() + config.url.len() + config.token.len() + authentication
 }

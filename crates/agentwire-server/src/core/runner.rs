@@ -104,7 +104,7 @@ impl Drop for ExecutionGuard {
             return;
         }
         if self.core.maintenance.is_cancelled() {
-            // `RequestHandler::shutdown` ran and its wait ended: the runtime drops what still runs.
+            // Dropped by a shutdown that did not wait for it any longer: the agent did nothing wrong.
             tracing::warn!(task_id = %self.task_id, "the execution was stopped unfinished: the server is shutting down");
         } else {
             tracing::error!(task_id = %self.task_id, "the execution stopped abruptly (did the agent panic?)");

@@ -1,6 +1,10 @@
 //! The gRPC steer: requests with a `application/grpc*` content type, on any path, go to the gRPC
 //! services instead of the JSON routes. A server built without the `grpc` feature answers every
 //! call with the gRPC status UNIMPLEMENTED, as a gRPC client expects, never with a JSON page.
+//!
+//! A gRPC request's message must arrive within the body-read timeout, as a JSON body must: tonic
+//! reads the body itself, so the steer hands it a body that fails with DEADLINE_EXCEEDED when
+//! the time is up.
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -22,11 +26,17 @@ pub(crate) struct GrpcSteerLayer {
 }
 
 impl GrpcSteerLayer {
-    /// The gRPC services over `operations`, taking messages of at most `max_message_bytes`.
+    /// The gRPC services over `operations`, taking messages of at most `max_message_bytes`
+    /// whose request bodies end within `read_timeout`.
     #[cfg(feature = "grpc")]
-    pub(crate) fn new(operations: &crate::service::Operations, max_message_bytes: usize) -> Self {
+    pub(crate) fn new(
+        operations: &crate::service::Operations,
+        max_message_bytes: usize,
+        read_timeout: std::time::Duration,
+    ) -> Self {
         let service = tower::ServiceBuilder::new()
             .map_request(crate::grpc::alias_opvs_service)
+            .map_request(move |request: Request| request.map(|body| deadline::within(body, read_timeout)))
             .map_response(|response: http::Response<tonic::body::Body>| response.map(axum::body::Body::new))
             .service(crate::grpc::routes(operations, max_message_bytes));
         Self { grpc: BoxCloneSyncService::new(service) }
@@ -34,7 +44,11 @@ impl GrpcSteerLayer {
 
     /// Without the gRPC binding, every call is UNIMPLEMENTED.
     #[cfg(not(feature = "grpc"))]
-    pub(crate) fn new(_operations: &crate::service::Operations, _max_message_bytes: usize) -> Self {
+    pub(crate) fn new(
+        _operations: &crate::service::Operations,
+        _max_message_bytes: usize,
+        _read_timeout: std::time::Duration,
+    ) -> Self {
         Self { grpc: BoxCloneSyncService::new(tower::service_fn(unimplemented::answer)) }
     }
 }
@@ -80,6 +94,59 @@ fn is_grpc(request: &Request) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.get(..16).is_some_and(|t| t.eq_ignore_ascii_case("application/grpc")))
+}
+
+#[cfg(feature = "grpc")]
+mod deadline {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use bytes::Bytes;
+    use http_body::{Frame, SizeHint};
+    use tokio::time::Sleep;
+
+    /// `body`, failing with DEADLINE_EXCEEDED unless it has ended within `limit`. A deadline on
+    /// the whole body, not on each frame (tower-http's `TimeoutBody`), so that a client sending a
+    /// byte now and then is cut off as well.
+    pub(super) fn within(body: Body, limit: Duration) -> Body {
+        Body::new(Deadline { body, limit, timer: Box::pin(tokio::time::sleep(limit)) })
+    }
+
+    struct Deadline {
+        body: Body,
+        limit: Duration,
+        timer: Pin<Box<Sleep>>,
+    }
+
+    impl http_body::Body for Deadline {
+        type Data = Bytes;
+        type Error = axum::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+            if let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) {
+                return Poll::Ready(frame);
+            }
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let message = format!("the request message did not arrive within {} s", self.limit.as_secs_f32());
+            Poll::Ready(Some(Err(axum::Error::new(tonic::Status::deadline_exceeded(message)))))
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.body.is_end_stream()
+        }
+
+        fn size_hint(&self) -> SizeHint {
+            self.body.size_hint()
+        }
+    }
 }
 
 #[cfg(not(feature = "grpc"))]

@@ -58,7 +58,8 @@ pub struct HttpOptions {
     pub strict_card: bool,
     /// Largest accepted request body (or gRPC message), in bytes.
     pub max_body_bytes: usize,
-    /// How long a client may take to send a request's body once its headers are in.
+    /// How long a client may take to send a request's body (a gRPC call's message) once its
+    /// headers are in.
     pub body_read_timeout: Duration,
 }
 
@@ -115,7 +116,7 @@ pub fn router(service: impl OperationService) -> Router {
 /// [`router`], configured by `options`.
 pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
     let operations: Operations = BoxCloneSyncService::new(service);
-    let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes);
+    let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes, options.body_read_timeout);
     let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
     let state = Arc::new(Shared { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits });

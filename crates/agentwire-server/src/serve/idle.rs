@@ -11,6 +11,8 @@ use hyper::body::Incoming;
 use hyper::body::{Frame, SizeHint};
 use tokio::sync::watch;
 
+use super::stall::{Owed, Stalls};
+
 /// The number of requests in flight on one connection; a request counts until its response body
 /// is finished or dropped, so an open event stream keeps its connection busy.
 #[derive(Clone)]
@@ -58,11 +60,12 @@ impl Drop for InFlight {
 pub(super) struct Tracked<S> {
     inner: S,
     idle: Idle,
+    stalls: std::sync::Arc<Stalls>,
 }
 
 impl<S> Tracked<S> {
-    pub(super) fn new(inner: S, idle: &Idle) -> Self {
-        Self { inner, idle: idle.clone() }
+    pub(super) fn new(inner: S, idle: &Idle, stalls: &std::sync::Arc<Stalls>) -> Self {
+        Self { inner, idle: idle.clone(), stalls: std::sync::Arc::clone(stalls) }
     }
 }
 
@@ -78,17 +81,21 @@ where
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         let in_flight = self.idle.begin();
         let response = self.inner.call(request);
+        let stalls = std::sync::Arc::clone(&self.stalls);
         Box::pin(async move {
             let response = response.await?;
-            Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight }))
+            // Owed a poll until hyper first asks for data.
+            Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight, owed: stalls.owe() }))
         })
     }
 }
 
-/// A response body that keeps its request counted until it is finished or dropped.
+/// A response body that keeps its request counted until it is finished or dropped, and tells
+/// [`Stalls`] when what it gave is waiting on the client.
 pub(super) struct TrackedBody {
     body: Body,
     _in_flight: InFlight,
+    owed: Owed,
 }
 
 impl hyper::body::Body for TrackedBody {
@@ -96,7 +103,16 @@ impl hyper::body::Body for TrackedBody {
     type Error = axum::Error;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if frame.is_pending() {
+            // The body waits for data of its own (an event stream between events).
+            this.owed.stop();
+        } else {
+            // hyper comes back for the rest, or drops the body, once the client has taken this.
+            this.owed.start();
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {

@@ -5,16 +5,20 @@
 //! (`delivered_through`), and a lane moves that cursor after each delivery, so the events still
 //! due to a webhook are always the log's events past its cursor. Committed events reach the lanes
 //! from memory; whatever does not (a full lane or queue, a restart) is read back from the log.
+//!
+//! A webhook of an older generation receives the whole task. Its lane queues only which event it
+//! is owed, and writes the body when the delivery starts, from the task as it is then: that one
+//! body covers every event queued before it, and the lanes of a task's webhooks share it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agentwire_store::{PushConfigRecord, PushConfigStore, Scope, TaskStore};
 use agentwire_types::dialect::{Encoded, PushPayload};
+use agentwire_types::Dialect;
 use agentwire_types::StreamResponse;
-use agentwire_types::{Dialect, Task};
 use bytes::Bytes;
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -51,16 +55,20 @@ impl PushDispatcher {
         let tracker = TaskTracker::new();
         let missed = Arc::new(AtomicBool::new(false));
         let worker = Dispatcher {
-            context: Arc::new(LaneContext { courier: Courier::new(settings.clone()), configs, tasks }),
+            context: Arc::new(LaneContext {
+                courier: Courier::new(settings.clone()),
+                configs,
+                tasks,
+                task_bodies: Mutex::default(),
+            }),
             lane_capacity: settings.lane_capacity.max(1),
             lanes: HashMap::new(),
             tracker: tracker.clone(),
             missed: Arc::clone(&missed),
+            deliver: settings.deliver,
         };
         let closing = CancellationToken::new();
-        if settings.deliver {
-            tracker.spawn(worker.run(rx, closing.clone()));
-        }
+        tracker.spawn(worker.run(rx, closing.clone()));
         Self { jobs, settings, tracker, closing, missed }
     }
 
@@ -68,7 +76,6 @@ impl PushDispatcher {
     pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
         if !self.settings.deliver {
             tracing::info!(task_id, events = events.len(), "webhook delivery is off; these events are not delivered");
-            return;
         }
         let first_seq = version + 1 - events.len() as u64;
         let job = Job { scope, task_id: task_id.to_owned(), events, first_seq };
@@ -91,6 +98,49 @@ struct LaneContext {
     courier: Courier,
     configs: Arc<dyn PushConfigStore>,
     tasks: Arc<dyn TaskStore>,
+    /// The whole-task bodies being delivered, by task and generation, with the task's version:
+    /// held by the deliveries only, so a body is gone once its last delivery is.
+    task_bodies: Mutex<HashMap<(Scope, String, Dialect), TaskBody>>,
+}
+
+/// A task's body in one generation's shape, and the task's version it was written from.
+type TaskBody = (u64, Weak<Vec<u8>>);
+
+/// A body several deliveries share, which the cache in [`LaneContext`] sees without keeping.
+struct SharedBody(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedBody {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl LaneContext {
+    /// The body of `task` (at `version`) in `dialect`'s shape: the one another lane is delivering,
+    /// or a new one.
+    fn task_body(&self, scope: &Scope, dialect: Dialect, task: &agentwire_types::Task, version: u64) -> Option<Bytes> {
+        let key = (scope.clone(), task.id.clone(), dialect);
+        // Short sections, no await: the map is only looked at and updated.
+        let cached = self.task_bodies.lock().unwrap_or_else(|e| e.into_inner()).get(&key).and_then(|(at, body)| {
+            let body = body.upgrade()?;
+            (*at == version).then_some(body)
+        });
+        if let Some(body) = cached {
+            return Some(Bytes::from_owner(SharedBody(body)));
+        }
+        let body = Arc::new(
+            serde_json::to_vec(&Encoded(dialect, task))
+                .map_err(|error| {
+                    tracing::error!(task_id = %task.id, %error, "cannot serialize a push notification; it is dropped");
+                })
+                .ok()?,
+        );
+        let mut bodies = self.task_bodies.lock().unwrap_or_else(|e| e.into_inner());
+        bodies.retain(|_, (_, body)| body.strong_count() > 0);
+        bodies.insert(key, (version, Arc::downgrade(&body)));
+        drop(bodies);
+        Some(Bytes::from_owner(SharedBody(body)))
+    }
 }
 
 struct Dispatcher {
@@ -100,6 +150,9 @@ struct Dispatcher {
     lanes: HashMap<(Scope, String, String), Lane>,
     tracker: TaskTracker,
     missed: Arc<AtomicBool>,
+    /// Off, the cursors are moved past each job's events instead: nothing is delivered, and
+    /// nothing is owed to a later run that delivers.
+    deliver: bool,
 }
 
 /// How many tasks with deliveries due one look at the store picks up.
@@ -182,22 +235,35 @@ impl Dispatcher {
         }
         for job in jobs {
             let Some(records) = configs.get(&(job.scope.clone(), job.task_id.clone())) else { continue };
-            let wants_task = records.iter().any(|r| r.dialect.profile().push_payload() == PushPayload::Task);
-            let task = if wants_task { self.task(&job).await } else { None };
-            for (record, target, dues) in fan_out(records.clone(), &job, task) {
+            if !self.deliver {
+                self.pass_over(&job, records).await;
+                continue;
+            }
+            for (record, target, dues) in fan_out(records.clone(), &job) {
                 self.send(&job.scope, &record, target, dues);
             }
         }
     }
 
-    /// The task as it is now and its version, for configs that receive the whole task.
-    async fn task(&self, job: &Job) -> Option<(Arc<Task>, u64)> {
-        match self.context.tasks.get(&job.scope, &job.task_id).await {
-            Ok(Some(record)) => Some((record.task, record.version)),
-            Ok(None) => None,
-            Err(error) => {
-                tracing::error!(%error, task_id = %job.task_id, "cannot read the task for a push notification");
-                None
+    /// Moves the cursors of `records` past the job's events (past the task's whole log for a job
+    /// without events), delivering nothing.
+    async fn pass_over(&self, job: &Job, records: &[PushConfigRecord]) {
+        let through = match job.events.len() as u64 {
+            0 => match self.context.tasks.get(&job.scope, &job.task_id).await {
+                Ok(Some(record)) => record.version,
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::error!(%error, task_id = %job.task_id, "cannot read a task whose webhooks are passed over");
+                    return;
+                }
+            },
+            n => job.first_seq + n - 1,
+        };
+        for record in records.iter().filter(|r| r.delivered_through < through) {
+            let config = &record.config;
+            let marked = self.context.configs.mark_delivered(&job.scope, &config.task_id, &config.id, through).await;
+            if let Err(error) = marked {
+                tracing::error!(%error, task_id = %config.task_id, config_id = %config.id, "cannot record a push notification passed over");
             }
         }
     }
@@ -236,8 +302,9 @@ impl Dispatcher {
 enum Due {
     /// A v1.0 config's event: one `StreamResponse`.
     Event { target: Arc<Target>, seq: u64, body: Bytes },
-    /// An older generation's config: the whole task, as of event `seq`.
-    Task { target: Arc<Target>, seq: u64, body: Bytes },
+    /// An older generation's config: the whole task, as it is when the delivery starts, which
+    /// covers event `seq`.
+    Task { target: Arc<Target>, seq: u64 },
     /// Whatever the log holds past the cursor.
     CatchUp { target: Arc<Target> },
 }
@@ -253,16 +320,11 @@ impl Due {
 }
 
 /// Pairs each config with what it is due. Each event is serialized once, whatever the number of
-/// configs, and every lane shares those bytes.
-fn fan_out(
-    records: Vec<PushConfigRecord>,
-    job: &Job,
-    task: Option<(Arc<Task>, u64)>,
-) -> Vec<(PushConfigRecord, Arc<Target>, Vec<Due>)> {
+/// configs, and every lane shares those bytes; a config that receives the task is owed the
+/// job's last event, and its body is written when the delivery starts.
+fn fan_out(records: Vec<PushConfigRecord>, job: &Job) -> Vec<(PushConfigRecord, Arc<Target>, Vec<Due>)> {
     let task_id = job.task_id.as_str();
     let mut event_bodies: Option<Vec<(u64, Bytes)>> = None;
-    // One body per generation that receives the task: each writes it in its own shape.
-    let mut task_bodies: Vec<(Dialect, Option<Bytes>)> = Vec::new();
     let mut deliveries = Vec::with_capacity(records.len());
     for record in records {
         let config = &record.config;
@@ -275,7 +337,7 @@ fn fan_out(
         };
         let target = Arc::new(Target { url, config: config.clone(), dialect: record.dialect });
         let dues = match record.dialect.profile().push_payload() {
-            PushPayload::Event if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
+            _ if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
             PushPayload::Event => event_bodies
                 .get_or_insert_with(|| {
                     let numbered = job.events.iter().zip(job.first_seq..);
@@ -285,17 +347,8 @@ fn fan_out(
                 .map(|(seq, body)| Due::Event { target: Arc::clone(&target), seq: *seq, body: body.clone() })
                 .collect(),
             PushPayload::Task => {
-                let Some((snapshot, version)) = &task else { continue };
-                let body = match task_bodies.iter().find(|(dialect, _)| *dialect == record.dialect) {
-                    Some((_, body)) => body.clone(),
-                    None => {
-                        let body = to_body(&Encoded(record.dialect, &**snapshot), task_id);
-                        task_bodies.push((record.dialect, body.clone()));
-                        body
-                    }
-                };
-                let due = |body: &Bytes| Due::Task { target: Arc::clone(&target), seq: *version, body: body.clone() };
-                body.iter().map(due).collect()
+                let seq = job.first_seq + job.events.len() as u64 - 1;
+                vec![Due::Task { target: Arc::clone(&target), seq }]
             }
         };
         deliveries.push((record, target, dues));
@@ -417,10 +470,10 @@ impl LaneWorker {
                 }
                 self.deliver(seq, body).await;
             }
-            Due::Task { target, seq, body } => {
+            Due::Task { target, seq } => {
                 self.target = target;
                 if seq > self.delivered() {
-                    self.deliver(seq, body).await;
+                    self.catch_up(seq).await;
                 }
             }
             Due::CatchUp { target } => {
@@ -437,7 +490,9 @@ impl LaneWorker {
             // The task as it is now covers every event so far.
             match self.context.tasks.get(scope, task_id).await {
                 Ok(Some(record)) if record.version > self.delivered() => {
-                    if let Some(body) = to_body(&Encoded(self.target.dialect, &*record.task), task_id) {
+                    let body = self.context.task_body(scope, self.target.dialect, &record.task, record.version);
+                    drop(record.task);
+                    if let Some(body) = body {
                         self.deliver(record.version, body).await;
                     }
                 }

@@ -24,9 +24,8 @@ fn every_config_shares_the_one_serialization_of_each_event() {
         record("v03-task", Dialect::V03),
         record("legacy-task", Dialect::Legacy),
     ];
-    let task = Arc::new(Task { id: "t1".into(), context_id: "c1".into(), ..Task::default() });
     let job = Job { scope: Scope::default(), task_id: "t1".into(), events: events.to_vec(), first_seq: 4 };
-    let fanned = fan_out(records, &job, Some((task, 5)));
+    let fanned = fan_out(records, &job);
     let ids: Vec<&str> = fanned.iter().map(|(record, _, _)| record.config.id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "v03-task", "legacy-task"]);
     let bodies = |i: usize| -> Vec<(u64, Bytes)> {
@@ -34,24 +33,47 @@ fn every_config_shares_the_one_serialization_of_each_event() {
             .2
             .iter()
             .map(|due| match due {
-                Due::Event { seq, body, .. } | Due::Task { seq, body, .. } => (*seq, body.clone()),
-                Due::CatchUp { .. } => panic!("a job with events is no catch-up"),
+                Due::Event { seq, body, .. } => (*seq, body.clone()),
+                _ => panic!("a v1.0 config is owed events"),
             })
             .collect()
     };
     let (a, b) = (bodies(0), bodies(1));
     assert_eq!(a.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(), [4, 5], "numbered from the job's first");
     assert_eq!(a, b, "every v1.0 config gets the same bodies");
-    // The older generations get the whole task, in their own shape, as of its version.
-    let body = |i: usize| serde_json::from_slice::<serde_json::Value>(&bodies(i)[0].1).unwrap();
-    assert_eq!(bodies(2)[0].0, 5);
-    assert_eq!((body(2)["kind"].as_str(), body(2)["id"].as_str()), (Some("task"), Some("t1")));
-    assert_eq!((body(3)["sessionId"].as_str(), body(3).get("kind")), (Some("c1"), None));
+    // The older generations are owed the task as of the job's last event, written when delivered.
+    for i in [2, 3] {
+        assert!(matches!(fanned[i].2[..], [Due::Task { seq: 5, .. }]), "one due, for event 5");
+    }
 }
 
 #[test]
-fn a_job_without_events_asks_v1_webhooks_to_catch_up() {
+fn a_job_without_events_asks_every_webhook_to_catch_up() {
     let job = Job { scope: Scope::default(), task_id: "t1".into(), events: Vec::new(), first_seq: 0 };
-    let fanned = fan_out(vec![record("a", Dialect::V1)], &job, None);
-    assert!(matches!(fanned[0].2[..], [Due::CatchUp { .. }]));
+    let fanned = fan_out(vec![record("a", Dialect::V1), record("b", Dialect::V03)], &job);
+    assert!(fanned.iter().all(|(_, _, dues)| matches!(dues[..], [Due::CatchUp { .. }])));
+}
+
+#[tokio::test]
+async fn the_lanes_of_a_task_share_its_body_while_one_holds_it() {
+    let store = Arc::new(agentwire_store::MemoryStore::default());
+    let context = LaneContext {
+        courier: Courier::new(PushSettings::default()),
+        configs: Arc::clone(&store) as Arc<dyn PushConfigStore>,
+        tasks: store,
+        task_bodies: Mutex::default(),
+    };
+    let task = agentwire_types::Task { id: "t1".into(), context_id: "c1".into(), ..Default::default() };
+    let scope = Scope::default();
+    let first = context.task_body(&scope, Dialect::V03, &task, 3).unwrap();
+    let second = context.task_body(&scope, Dialect::V03, &task, 3).unwrap();
+    assert_eq!(first.as_ptr(), second.as_ptr(), "one body for both lanes");
+    let legacy = context.task_body(&scope, Dialect::Legacy, &task, 3).unwrap();
+    assert_ne!(legacy, first, "each generation in its own shape");
+    let newer = context.task_body(&scope, Dialect::V03, &task, 4).unwrap();
+    assert_ne!(newer.as_ptr(), first.as_ptr(), "a newer version is written anew");
+    drop((first, second, legacy, newer));
+    let again = context.task_body(&scope, Dialect::V03, &task, 4).unwrap();
+    drop(again);
+    assert!(context.task_bodies.lock().unwrap().values().all(|(_, body)| body.strong_count() == 0), "nothing kept");
 }
