@@ -246,10 +246,9 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let stalls = Stalls::new();
-        let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, Arc::clone(&stalls)));
         match protocol {
             Protocol::Http1 => {
+                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, None));
                 // hyper times the headers of every request, the first and each kept-alive one.
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
@@ -263,6 +262,9 @@ impl Connections {
                 // been in flight on it for the header-read timeout.
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder.timer(TokioTimer::new());
+                // Only HTTP/2 needs to know when the connection last wrote (see `Stalls`).
+                let stalls = Stalls::new();
+                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, Some(Arc::clone(&stalls))));
                 let idle = Idle::default();
                 let connection = builder.serve_connection(io, Tracked::new(service, &idle, &stalls));
                 let idle = idle.for_longer_than(self.header_read_timeout);

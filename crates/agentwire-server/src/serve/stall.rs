@@ -95,17 +95,18 @@ impl Owed {
     }
 }
 
-/// `io` whose writes fail with `TimedOut` once one has waited `limit` for room.
+/// `io` whose writes fail with `TimedOut` once one has waited `limit` for room, and which tells
+/// `stalls`, where a connection has one (HTTP/2), when a write went through.
 pub(super) struct WriteTimeout<I> {
     io: I,
     limit: Duration,
-    stalls: Arc<Stalls>,
+    stalls: Option<Arc<Stalls>>,
     /// Armed while a write waits for room; cleared when one goes through.
     waiting: Option<Pin<Box<Sleep>>>,
 }
 
 impl<I> WriteTimeout<I> {
-    pub(super) fn new(io: I, limit: Duration, stalls: Arc<Stalls>) -> Self {
+    pub(super) fn new(io: I, limit: Duration, stalls: Option<Arc<Stalls>>) -> Self {
         Self { io, limit, stalls, waiting: None }
     }
 
@@ -142,8 +143,8 @@ impl<I: AsyncRead + Unpin> AsyncRead for WriteTimeout<I> {
 impl<I: AsyncWrite + Unpin> AsyncWrite for WriteTimeout<I> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let result = Pin::new(&mut self.io).poll_write(cx, buf);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            self.stalls.wrote();
+        if let (Poll::Ready(Ok(1..)), Some(stalls)) = (&result, &self.stalls) {
+            stalls.wrote();
         }
         self.went_through(result, cx)
     }
@@ -154,8 +155,8 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for WriteTimeout<I> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let result = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            self.stalls.wrote();
+        if let (Poll::Ready(Ok(1..)), Some(stalls)) = (&result, &self.stalls) {
+            stalls.wrote();
         }
         self.went_through(result, cx)
     }
