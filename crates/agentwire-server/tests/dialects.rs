@@ -271,6 +271,18 @@ async fn version_negotiation_follows_the_method() {
     let refused: Value = server.http.post(query).json(&body).send().await.unwrap().json().await.unwrap();
     assert_eq!(code(refused), Some(-32009));
 
+    // Streaming methods of generations whose clients read every answer as events answer the
+    // refusal as the stream's one event.
+    for (method, params, expected) in [("message/stream", &v03, -32009), ("tasks/sendSubscribe", &legacy, -32008)] {
+        let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
+        let response = server.http.post(format!("{}/", server.base)).header("A2A-Version", "9.9").json(&body);
+        let response = response.send().await.unwrap();
+        assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"), "{method}");
+        let events = read_sse(response, usize::MAX).await;
+        assert_eq!(events.len(), 1, "{method}: {events:?}");
+        assert_eq!((code(events[0].clone()), &events[0]["id"]), (Some(expected), &json!("s")), "{method}");
+    }
+
     let response = server.http.get(format!("{}/v1/tasks/x", server.base)).header("A2A-Version", "7.1").send().await;
     let response = response.unwrap();
     assert_eq!(response.status(), 400);

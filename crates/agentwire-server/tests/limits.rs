@@ -179,3 +179,24 @@ async fn a_push_config_larger_than_its_limit_is_refused() {
     let fits = config("https://example.com/hook".into(), "t".repeat(KIB));
     assert_eq!(server.rpc_ok("CreateTaskPushNotificationConfig", fits).await["url"], "https://example.com/hook");
 }
+
+#[tokio::test]
+async fn a_legacy_client_may_name_its_task_within_bounds() {
+    let server = TestServer::start(with_limits(Limits { max_client_task_id_bytes: 64, ..Limits::default() })).await;
+    let send = |id: String| {
+        let message = json!({"role": "user", "parts": [{"type": "text", "text": "hi"}]});
+        server.rpc_with_headers("tasks/send", json!({"id": id, "message": message}), &[])
+    };
+    let named = send("../a/b c".into()).await;
+    assert_eq!(named["result"]["id"], "../a/b c", "an id is an opaque key: {named}");
+
+    for (id, why) in
+        [("x".repeat(65), "64 bytes"), ("a\u{0}b".into(), "control characters"), ("a\nb".into(), "control")]
+    {
+        let refused = send(id).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().contains(why), "{refused}");
+    }
+    let at_limit = send("y".repeat(64)).await;
+    assert!(at_limit.get("result").is_some(), "{at_limit}");
+}

@@ -43,6 +43,9 @@ pub struct Limits {
     /// Small by default: every task with a reader allocates the whole ring, and a reader that
     /// falls behind loses nothing, it reads the log instead.
     pub subscriber_buffer: usize,
+    /// Longest task id a client may choose for a new task (the legacy `tasks/send`'s `id`), in
+    /// bytes. Such ids are keys and appear in log lines and resource names.
+    pub max_client_task_id_bytes: usize,
     /// ListTasks page size when the client gives none.
     pub default_page_size: usize,
     /// Largest ListTasks page size.
@@ -62,6 +65,7 @@ impl Default for Limits {
             max_push_configs_per_task: 32,
             max_push_config_bytes: 8 * 1024,
             subscriber_buffer: 16,
+            max_client_task_id_bytes: 256,
             default_page_size: 50,
             max_page_size: 100,
             cancel_grace: Duration::from_secs(2),

@@ -74,7 +74,12 @@ impl Core {
                 Err(error) => return Err(error),
             }
         }
-        let task_id = if task_id.is_empty() { new_id() } else { task_id };
+        let task_id = if task_id.is_empty() {
+            new_id()
+        } else {
+            validate::client_task_id(&task_id, self.limits.max_client_task_id_bytes)?;
+            task_id
+        };
         self.start_new_task(send, task_id).await
     }
 

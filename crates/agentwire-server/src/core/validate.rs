@@ -24,6 +24,22 @@ pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<()> {
     Ok(())
 }
 
+/// A task id the client chose for a new task: not longer than `max_bytes`, and with no control
+/// characters, which would otherwise reach log lines as they are.
+pub(crate) fn client_task_id(id: &str, max_bytes: usize) -> Result<()> {
+    if id.len() > max_bytes {
+        return Err(A2AError::invalid_params(format!(
+            "a new task's id may be at most {max_bytes} bytes long (got {})",
+            id.len()
+        ))
+        .with_metadata("limitBytes", max_bytes.to_string()));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(A2AError::invalid_params("a new task's id must not contain control characters"));
+    }
+    Ok(())
+}
+
 /// `historyLength`: unset means all, 0 means none, negative is invalid.
 pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>> {
     match value {

@@ -49,9 +49,10 @@ struct RestErrorBody<'a> {
     details: Vec<ErrorInfo>,
 }
 
-impl<'a> From<&'a A2AError> for RestError<'a> {
-    fn from(error: &'a A2AError) -> Self {
-        let (http, rpc) = (http_status(error.kind()), error.kind().rpc_code());
+impl<'a> RestError<'a> {
+    /// The body of `error` sent with an HTTP status and a `google.rpc.Code` of the caller's
+    /// choosing, for answers the error's kind does not decide (such as 405).
+    pub(crate) fn with_status(error: &'a A2AError, http: StatusCode, rpc: RpcCode) -> Self {
         let error = RestErrorBody {
             code: http.as_u16(),
             status: rpc.name(),
@@ -59,6 +60,12 @@ impl<'a> From<&'a A2AError> for RestError<'a> {
             details: ErrorInfo::of(error).into_iter().collect(),
         };
         Self { error }
+    }
+}
+
+impl<'a> From<&'a A2AError> for RestError<'a> {
+    fn from(error: &'a A2AError) -> Self {
+        Self::with_status(error, http_status(error.kind()), error.kind().rpc_code())
     }
 }
 

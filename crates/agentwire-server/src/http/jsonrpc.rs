@@ -64,7 +64,12 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request) -> R
     let dialect = found.map_or(Dialect::V1, |(dialect, _)| dialect);
     let ctx = match context(&mut parts, "", dialect, Binding::JsonRpc) {
         Ok(ctx) => ctx,
-        Err(error) => return error_response_in(dialect, call.id, &error),
+        Err(error) => {
+            return match found {
+                Some((dialect, operation)) => call.failed(&state, dialect, operation, error),
+                None => error_response_in(dialect, call.id, &error),
+            }
+        }
     };
     let Some((dialect, operation)) = found else {
         return error_response(call.id, &A2AError::method_not_found(&call.method));

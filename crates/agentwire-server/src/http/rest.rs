@@ -21,8 +21,8 @@ use agentwire_types::dialect::v03::proto::{self, Proto};
 use agentwire_types::jsonrpc::ErrorObject;
 use agentwire_types::{
     A2AError, A2aRequest, A2aResponse, Binding, CancelTaskRequest, Dialect, ErrorKind, GetExtendedAgentCardRequest,
-    GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, SendMessageRequest, StreamItem,
-    SubscribeToTaskRequest, TaskEventStream, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, Result, RpcCode, SendMessageRequest,
+    StreamItem, SubscribeToTaskRequest, TaskEventStream, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
 use super::errors::{with_challenge, RestError};
@@ -358,12 +358,11 @@ fn no_operation_error(method: &Method, path: &str) -> A2AError {
     A2AError::new(ErrorKind::MethodNotFound, format!("no operation at {method} {path}"))
 }
 
-/// A route that exists, asked with a method it does not take.
+/// A route that exists, asked with a method it does not take: 405, and in AIP-193 bodies
+/// `UNIMPLEMENTED`, the closest `google.rpc.Code` (there is no method-not-allowed code).
 pub(crate) async fn method_not_allowed(method: Method, uri: http::Uri) -> Response {
     let error = A2AError::new(ErrorKind::MethodNotFound, format!("{} does not take {method}", uri.path()));
-    let mut response = error_response_in(dialect_of(uri.path()), &error);
-    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-    response
+    error_response_at(dialect_of(uri.path()), &error, StatusCode::METHOD_NOT_ALLOWED, RpcCode::Unimplemented)
 }
 
 /// The response media type: the request's own JSON type, else `application/json`.
@@ -378,11 +377,15 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
 
 /// The error response: AIP-193 for v1.0, the JSON-RPC error object for v0.3.
 fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
-    let status = super::errors::http_status(error.kind());
+    error_response_at(dialect, error, super::errors::http_status(error.kind()), error.kind().rpc_code())
+}
+
+/// [`error_response_in`] with the HTTP status and the AIP-193 `google.rpc.Code` given.
+fn error_response_at(dialect: Dialect, error: &A2AError, status: StatusCode, rpc: RpcCode) -> Response {
     let json = HeaderValue::from_static("application/json");
     let response = match dialect {
         Dialect::V03 => json_response(status, json, &ErrorObject::new(dialect, error)),
-        Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::from(error)),
+        Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::with_status(error, status, rpc)),
     };
     with_challenge(response, error)
 }
