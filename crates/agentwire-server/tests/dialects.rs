@@ -104,6 +104,53 @@ async fn a_legacy_client_names_its_task_and_session_and_continues_it() {
     assert_eq!(again["error"]["code"], -32004, "{again}");
 }
 
+/// Seed 002's remaining examples, in its shapes: a question answered at once and read again by
+/// `tasks/get` with `{"id"}`, a send with a `pushNotification` acknowledged with the task, an
+/// uploaded file (`type: file`, `bytes`), and a text part whose `metadata` hints at the output.
+/// `tasks/get`, a name v0.3 shares, answers in v0.3's shapes (COMPATIBILITY.md): the session is
+/// the `contextId`, parts carry `kind`.
+#[tokio::test]
+async fn seed_002_examples_get_their_documented_answers() {
+    let server = TestServer::start(conformance()).await;
+    let text = |text: &str| json!({"type": "text", "text": text});
+    let send =
+        |id: &str, parts: Value| json!({"id": id, "sessionId": "s-002", "message": {"role": "user", "parts": parts}});
+
+    let asked = call(&server, "tasks/send", send("task-abc-123", json!([text("tell me a joke")]))).await;
+    assert_eq!(asked["result"]["status"]["state"], "completed", "{asked}");
+    let got = call(&server, "tasks/get", json!({"id": "task-abc-123"})).await;
+    assert_eq!(
+        (got["result"]["id"].as_str(), got["result"]["contextId"].as_str()),
+        (Some("task-abc-123"), Some("s-002")),
+        "{got}"
+    );
+
+    let mut report = send("task-report-aaa", json!([text("tck-multi-turn generate the Q1 report")]));
+    let hook = json!({"url": "https://client.example.com/webhook/a2a-notifications", "token": "secure-client-token-for-task-aaa",
+        "authentication": {"schemes": ["Bearer"]}});
+    report["pushNotification"] = hook;
+    let acknowledged = call(&server, "tasks/send", report).await;
+    assert_eq!(acknowledged["result"]["id"], "task-report-aaa", "{acknowledged}");
+    assert_eq!(acknowledged["result"]["status"]["state"], "input-required", "{acknowledged}");
+    let config = call(&server, "tasks/pushNotification/get", json!({"id": "task-report-aaa"})).await;
+    assert_eq!(config["result"]["pushNotificationConfig"]["token"], "secure-client-token-for-task-aaa", "{config}");
+
+    let image =
+        json!({"type": "file", "file": {"name": "input_image.png", "mimeType": "image/png", "bytes": "iVBORw0KGgo="}});
+    let uploaded = call(&server, "tasks/send", send("task-image-1", json!([text("analyse this"), image]))).await;
+    assert_eq!(uploaded["result"]["status"]["state"], "completed", "{uploaded}");
+    let got = call(&server, "tasks/get", json!({"id": "task-image-1"})).await;
+    let file = &got["result"]["history"][0]["parts"][1];
+    assert_eq!((file["kind"].as_str(), &file["file"]), (Some("file"), &image["file"]), "{got}");
+
+    let schema = json!({"mimeType": "application/json", "schema": {"type": "array"}});
+    let hinted = json!([{"type": "text", "text": "list open tickets", "metadata": schema}]);
+    let listed = call(&server, "tasks/send", send("task-tickets-1", hinted)).await;
+    assert_eq!(listed["result"]["status"]["state"], "completed", "{listed}");
+    let got = call(&server, "tasks/get", json!({"id": "task-tickets-1"})).await;
+    assert_eq!(got["result"]["history"][0]["parts"][0]["metadata"], schema, "{got}");
+}
+
 /// The legacy family answers every send with a task: an agent's direct reply completes one.
 #[tokio::test]
 async fn a_legacy_send_answered_by_a_message_gets_a_completed_task() {
