@@ -1,6 +1,7 @@
 //! Push notifications outlive the process that owed them: a webhook that was down when the server
 //! was killed with SIGKILL gets its notifications from the restarted server, in order, on SQLite
-//! and on PostgreSQL.
+//! and on PostgreSQL, or, with two instances on one PostgreSQL, from the survivor once the killed
+//! instance's lease has run out.
 
 mod common;
 
@@ -89,4 +90,55 @@ async fn a_delivery_due_before_a_kill_is_made_after_the_restart(name: &str, stor
     }
     let task = rpc(&client, &server.base, "GetTask", json!({"id": task_id})).await.unwrap();
     assert_eq!(task["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+/// Two instances on one PostgreSQL database; the one running a task with a webhook is killed
+/// with SIGKILL while the webhook is down. Once its lease has run out, the survivor ends the task
+/// FAILED and delivers every notification still owed, from the first, in order, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_survivor_delivers_what_a_killed_instance_owed() {
+    let Some(database) = fresh_database("takeover").await else { return };
+    let dir = TempDir::new("push-takeover");
+    let args = ["--agent", "conformance", "--store", &database, "--allow-private-webhooks", "--lease", "2"];
+    let up = Arc::new(AtomicBool::new(false));
+    let (url, mut delivered, mut refused) = webhook(Arc::clone(&up)).await;
+    let mut one = Server::start(&dir.0, &args).await;
+    let two = Server::start(&dir.0, &args).await;
+    let client = reqwest::Client::new();
+
+    let message = json!({"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "tck-cancel"}]});
+    let config = json!({"id": "hook", "url": url});
+    let configuration = json!({"taskPushNotificationConfig": config, "returnImmediately": true});
+    let reply = rpc(&client, &one.base, "SendMessage", json!({"message": message, "configuration": configuration}));
+    let reply = reply.await.unwrap();
+    let task_id = reply["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    tokio::time::timeout(Duration::from_secs(10), refused.recv()).await.expect("a first attempt");
+    let working = async {
+        while rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap()["result"]["status"]["state"]
+            != "TASK_STATE_WORKING"
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), working).await.expect("the task works on instance 1");
+    one.kill();
+    up.store(true, Ordering::SeqCst);
+
+    let ends = |body: &Value| body["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED";
+    let mut bodies: Vec<Value> = Vec::new();
+    while !bodies.last().is_some_and(ends) {
+        let body = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+            .await
+            .expect("the survivor delivers what was owed")
+            .unwrap();
+        bodies.push(body);
+    }
+    assert_eq!(bodies[0]["task"]["id"], task_id.as_str(), "from the first event on: {bodies:#?}");
+    let states: Vec<&str> = bodies.iter().filter_map(|b| b["statusUpdate"]["status"]["state"].as_str()).collect();
+    assert_eq!(states.first(), Some(&"TASK_STATE_WORKING"), "in order: {bodies:#?}");
+    for (i, body) in bodies.iter().enumerate() {
+        assert!(!bodies[..i].contains(body), "delivered twice: {body}");
+    }
+    let task = rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap();
+    assert_eq!(task["result"]["status"]["state"], "TASK_STATE_FAILED");
 }
