@@ -30,12 +30,14 @@ mod grpc;
 mod http;
 mod ids;
 mod layers;
+mod push;
 mod serve;
 mod service;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
-pub use core::{CardConfig, Limits, PushSettings, RequestHandler, RequestHandlerBuilder, Retention, WebhookGuard};
+pub use core::{CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention};
+pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};
 pub use service::OperationService;

@@ -5,10 +5,14 @@
 //! grew (a reader who misses a notice reads the log), and a [`CancelSignal`] asks the executions of
 //! a task to stop, wherever they run. The in-process implementations here serve a single process;
 //! a shared backend (PostgreSQL) wraps them to carry notices between processes.
+//!
+//! Beside the notices of one task, the bus carries the feed of every [`Commit`] this process
+//! makes, for consumers that follow all tasks (webhook delivery, metrics, a console). A consumer
+//! that falls further behind than the feed holds is told it lagged and reads the store.
 
 use std::sync::Arc;
 
-use agentwire_types::StreamResponse;
+use agentwire_types::{StreamResponse, TaskState};
 use dashmap::DashMap;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -33,11 +37,62 @@ pub enum Notice {
     Check,
 }
 
-/// Where committed events are announced, per task.
+/// One commit to a task's log, as the process that made it announces it.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    /// The task's scope.
+    pub scope: Scope,
+    /// The task.
+    pub task_id: String,
+    /// The task's version after the commit: the number of its last event.
+    pub version: u64,
+    /// The task's state after the commit.
+    pub state: TaskState,
+    /// The events committed, in order; the last is numbered `version`.
+    pub events: Vec<Arc<StreamResponse>>,
+}
+
+impl Commit {
+    /// The number of the commit's first event.
+    pub fn first_seq(&self) -> u64 {
+        (self.version + 1).saturating_sub(self.events.len() as u64)
+    }
+}
+
+/// A follower of every commit announced in this process, from when it started following.
+/// [`broadcast::error::RecvError::Lagged`] means commits were missed: read the store.
+pub type CommitFeed = broadcast::Receiver<Arc<Commit>>;
+
+/// Where committed events are announced, per task, and the feed of every commit.
 pub trait EventBus: Send + Sync + 'static {
     /// Tells the task's current readers, wherever they are. Publishing to a task without readers
     /// is cheap.
     fn publish(&self, scope: &Scope, task_id: &str, notice: Notice);
+
+    /// Announces a commit: each of its events to the task's readers, wherever they are, and the
+    /// commit to this process's [`feed`](Self::feed). Cheap for a task without readers and a feed
+    /// without followers.
+    fn announce(&self, commit: Commit);
+
+    /// Follows every commit announced in this process from now on.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use agentwire_store::{Commit, EventBus, LocalBus, Scope};
+    /// use agentwire_types::{StreamResponse, Task, TaskState};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let bus = LocalBus::default();
+    /// let mut feed = bus.feed();
+    /// let event = Arc::new(StreamResponse::Task(Task { id: "t1".into(), ..Task::default() }));
+    /// let commit = Commit { scope: Scope::default(), task_id: "t1".into(), version: 1, state: TaskState::Submitted, events: vec![event] };
+    /// bus.announce(commit);
+    /// let followed = feed.recv().await.unwrap();
+    /// assert_eq!((followed.task_id.as_str(), followed.first_seq(), followed.state), ("t1", 1, TaskState::Submitted));
+    /// # });
+    /// ```
+    fn feed(&self) -> CommitFeed;
 
     /// Starts listening to a task; the subscription ends when it is dropped. `buffer` is how many
     /// notices the task's readers in this process may fall behind by before they are told they
@@ -88,14 +143,30 @@ impl Channels {
 }
 
 /// The [`EventBus`] of one process: a bounded broadcast ring per task that has readers, of the
-/// size its first reader asks for. A reader that falls further behind is told it lagged and reads
-/// the log instead.
-#[derive(Clone, Default)]
+/// size its first reader asks for, and one for the feed of commits. A reader that falls further
+/// behind is told it lagged and reads the log instead.
+#[derive(Clone)]
 pub struct LocalBus {
     channels: Arc<Channels>,
+    feed: broadcast::Sender<Arc<Commit>>,
+}
+
+/// Commits the feed holds for its slowest follower by default.
+const FEED_CAPACITY: usize = 4096;
+
+impl Default for LocalBus {
+    fn default() -> Self {
+        Self::with_feed_capacity(FEED_CAPACITY)
+    }
 }
 
 impl LocalBus {
+    /// A bus whose feed holds `capacity` commits for its slowest follower (default 4096): one
+    /// that falls further behind is told it lagged, and reads the store.
+    pub fn with_feed_capacity(capacity: usize) -> Self {
+        Self { channels: Arc::default(), feed: broadcast::channel(capacity.max(1)).0 }
+    }
+
     /// Whether any reader in this process listens to the task.
     pub fn has_readers(&self, scope: &Scope, task_id: &str) -> bool {
         self.channels.map.contains_key(&channel_key(scope, task_id))
@@ -127,6 +198,22 @@ impl EventBus for LocalBus {
         let rx =
             self.channels.map.entry(key.clone()).or_insert_with(|| broadcast::channel(buffer.max(1)).0).subscribe();
         Subscription { rx, channels: Arc::clone(&self.channels), key }
+    }
+
+    fn announce(&self, commit: Commit) {
+        if let Some(tx) = self.channels.map.get(&channel_key(&commit.scope, &commit.task_id)) {
+            for (event, seq) in commit.events.iter().zip(commit.first_seq()..) {
+                let _ = tx.send(Notice::Event { seq, event: Some(Arc::clone(event)) });
+            }
+        }
+        if self.feed.receiver_count() > 0 {
+            // A follower may have just left; nobody following is fine.
+            let _ = self.feed.send(Arc::new(commit));
+        }
+    }
+
+    fn feed(&self) -> CommitFeed {
+        self.feed.subscribe()
     }
 }
 
@@ -233,6 +320,49 @@ mod tests {
         assert!(other.rx.try_recv().is_err());
         drop((reader, other));
         assert_eq!(bus.channel_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_commit_reaches_its_task_readers_and_every_follower_of_the_feed() {
+        let bus = LocalBus::default();
+        let scope = Scope::default();
+        let mut reader = bus.subscribe(&scope, "t1", 4);
+        let mut follower = bus.feed();
+        let event = Arc::new(StreamResponse::Task(agentwire_types::Task::default()));
+        let commit = |task_id: &str, version| Commit {
+            scope: scope.clone(),
+            task_id: task_id.into(),
+            version,
+            state: TaskState::Working,
+            events: vec![Arc::clone(&event), Arc::clone(&event)],
+        };
+        bus.announce(commit("t1", 7));
+        bus.announce(commit("t2", 3));
+        for expected in [6, 7] {
+            assert!(matches!(reader.recv().await, Ok(Notice::Event { seq, event: Some(_) }) if seq == expected));
+        }
+        let followed: Vec<(String, u64)> = [follower.recv().await.unwrap(), follower.recv().await.unwrap()]
+            .iter()
+            .map(|c| (c.task_id.clone(), c.first_seq()))
+            .collect();
+        assert_eq!(followed, [("t1".to_owned(), 6), ("t2".to_owned(), 2)], "every task's commits, in order");
+    }
+
+    #[tokio::test]
+    async fn a_follower_further_behind_than_the_feed_is_told_it_lagged() {
+        let bus = LocalBus::with_feed_capacity(2);
+        let mut follower = bus.feed();
+        for version in 1..=3 {
+            let commit = Commit {
+                scope: Scope::default(),
+                task_id: "t".into(),
+                version,
+                state: TaskState::Working,
+                events: Vec::new(),
+            };
+            bus.announce(commit);
+        }
+        assert!(matches!(follower.recv().await, Err(broadcast::error::RecvError::Lagged(1))));
     }
 
     #[tokio::test]

@@ -17,10 +17,10 @@ use tokio_util::task::TaskTracker;
 
 use super::card::{CardConfig, Cards};
 use super::limits::{Limits, Retention};
-use super::push::{PushDispatcher, PushSettings};
 use super::Core;
 use crate::agent::AgentExecutor;
 use crate::auth::Authenticator;
+use crate::push::{PushDispatcher, PushSettings};
 use crate::RequestContext;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
@@ -244,7 +244,9 @@ impl RequestHandler {
         self.core.maintenance.cancel();
         self.core.tracker.close();
         self.core.tracker.wait().await;
-        self.core.push.shutdown().await;
+        if let Some(webhooks) = &self.core.webhooks {
+            webhooks.shutdown().await;
+        }
     }
 }
 
@@ -326,7 +328,12 @@ impl RequestHandlerBuilder {
         }
         let backend = self.backend.unwrap_or_default();
         let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
-        let push = PushDispatcher::start(self.push, Arc::clone(&push_configs), Arc::clone(&tasks));
+        let card = Cards::new(self.card, self.auth.is_some());
+        let offers_push = card.public().capabilities.push_notifications == Some(true);
+        let webhooks = offers_push.then(|| {
+            let feed = backend.bus().feed();
+            PushDispatcher::start(self.push.clone(), feed, Arc::clone(&push_configs), Arc::clone(&tasks))
+        });
         let core = Core {
             agent: self.agent,
             tasks,
@@ -334,8 +341,9 @@ impl RequestHandlerBuilder {
             bus: Arc::clone(backend.bus()),
             cancel: Arc::clone(backend.cancel()),
             tracker: TaskTracker::new(),
-            push,
-            card: Cards::new(self.card, self.auth.is_some()),
+            push_settings: self.push,
+            webhooks,
+            card,
             limits: self.limits,
             auth: self.auth,
             maintenance: CancellationToken::new(),

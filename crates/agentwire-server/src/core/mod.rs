@@ -5,7 +5,7 @@ mod broker;
 mod card;
 mod handler;
 mod limits;
-mod push;
+mod push_configs;
 mod runner;
 mod send;
 mod stream;
@@ -15,7 +15,7 @@ mod validate;
 use std::sync::Arc;
 
 use agentwire_store::{
-    CancelSignal, EventBus, Notice, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskStore,
+    CancelSignal, Commit, EventBus, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskStore,
 };
 use agentwire_types::{A2AError, StreamResponse, Task};
 use tokio_util::task::TaskTracker;
@@ -26,7 +26,6 @@ pub(crate) use card::card_json;
 pub use card::CardConfig;
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
-pub use push::{PushSettings, WebhookGuard};
 
 /// Storage failures become internal errors; the cause is logged, never sent.
 pub(crate) fn store_error(error: StoreError) -> A2AError {
@@ -55,7 +54,10 @@ pub(crate) struct Core {
     pub(crate) cancel: Arc<dyn CancelSignal>,
     /// Owns every spawned execution, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
-    pub(crate) push: push::PushDispatcher,
+    /// How webhooks are called; the addresses of new configs are checked with its guard.
+    pub(crate) push_settings: crate::PushSettings,
+    /// Delivers webhooks, following the bus's feed; `None` where the card offers no push.
+    pub(crate) webhooks: Option<crate::push::PushDispatcher>,
     pub(crate) card: card::Cards,
     pub(crate) limits: Limits,
     pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
@@ -105,12 +107,12 @@ impl Core {
             Ok(version)
         };
         let version = stored.await.map_err(store_error)?;
-        self.announce(scope, &task.id, version, events);
+        self.announce(scope, &task, version, events);
         Ok((task, version))
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
-    /// events atomically, then the new events are announced to readers and webhooks. Returns the
+    /// events atomically, then the commit is announced to readers and to the feed. Returns the
     /// task as committed and its version.
     pub(crate) async fn mutate(
         &self,
@@ -126,20 +128,15 @@ impl Core {
         };
         let updated = self.tasks.update(scope, task_id, &mut limited).await.map_err(store_error)?;
         if !updated.events.is_empty() {
-            self.announce(scope, task_id, updated.version, updated.events);
+            self.announce(scope, &updated.task, updated.version, updated.events);
         }
         Ok((updated.task, updated.version))
     }
 
-    /// Announces committed events to readers and queues their webhook deliveries.
-    fn announce(&self, scope: &Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
-        let first_seq = version + 1 - events.len() as u64;
-        for (event, seq) in events.iter().zip(first_seq..) {
-            self.bus.publish(scope, task_id, Notice::Event { seq, event: Some(Arc::clone(event)) });
-        }
-        if self.push_enabled() {
-            self.push.enqueue(scope.clone(), task_id, version, events);
-        }
+    /// Announces a commit to the task's readers and to the feed of commits.
+    fn announce(&self, scope: &Scope, task: &Task, version: u64, events: Vec<Arc<StreamResponse>>) {
+        let state = task.status.state;
+        self.bus.announce(Commit { scope: scope.clone(), task_id: task.id.clone(), version, state, events });
     }
 }
 

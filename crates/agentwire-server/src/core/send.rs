@@ -102,7 +102,7 @@ impl Core {
         let scope = scope(&ctx, "");
         let push = config.task_push_notification_config;
         if let Some(push) = &push {
-            self.push.settings.guard.check_url(&push.url)?;
+            self.push_settings.guard.check_url(&push.url)?;
         }
         Ok(Checked { ctx, scope, message: req.message, history_length, push, follow })
     }

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{notice_payload, parse_notice, PostgresStore};
-use crate::bus::{CancelSignal, EventBus, LocalBus, LocalCancel, Notice, Subscription};
+use crate::bus::{CancelSignal, Commit, CommitFeed, EventBus, LocalBus, LocalCancel, Notice, Subscription};
 use crate::sql::{backend, now_millis};
 use crate::{Result, Scope};
 
@@ -299,6 +299,17 @@ impl EventBus for Coordinator {
 
     fn subscribe(&self, scope: &Scope, task_id: &str, buffer: usize) -> Subscription {
         self.inner.bus.subscribe(scope, task_id, buffer)
+    }
+
+    /// Readers here are told at once; other instances learn of the commit from its notification,
+    /// sent by the commit itself. The feed is this instance's commits only: each instance
+    /// delivers the webhooks of what it committed.
+    fn announce(&self, commit: Commit) {
+        self.inner.bus.announce(commit);
+    }
+
+    fn feed(&self) -> CommitFeed {
+        self.inner.bus.feed()
     }
 }
 

@@ -1,22 +1,5 @@
-//! Push notifications: config operations, the webhook address guard, and delivery.
-//!
-//! Delivery is at least once, in order per webhook: each committed event is queued, and one lane
-//! per (task, config) posts them one after another, retrying with exponential backoff. The task's
-//! event log is the outbox: each config keeps a cursor, the last event its webhook was handed, so
-//! what is due is always in the store. Events that find the queue or a lane full are read back
-//! from the log, and a process that starts delivers what an earlier one left due. Each event is
-//! serialized once, whatever the number of webhooks, and a global limit caps the attempts in
-//! flight.
-//!
-//! Only globally reachable addresses are called unless private targets are allowed: URLs are
-//! checked when a config is created, names are checked as they are resolved for the connection
-//! (which then goes only to the checked addresses), and redirects are not followed.
-
-mod courier;
-mod deliver;
-mod guard;
-
-use std::time::Duration;
+//! The push-config operations: create, get, list and delete a task's webhook configs. Delivery
+//! is [`crate::push`]'s.
 
 use agentwire_store::{PushConfigRecord, Scope};
 use agentwire_types::{
@@ -28,51 +11,6 @@ use super::{store_error, Core};
 use crate::context::scope;
 use crate::ids::new_id;
 use crate::RequestContext;
-
-pub(crate) use deliver::PushDispatcher;
-pub use guard::WebhookGuard;
-
-/// How webhooks are called.
-#[derive(Debug, Clone)]
-pub struct PushSettings {
-    /// Which webhook addresses are allowed (default: public addresses only).
-    pub guard: WebhookGuard,
-    /// Attempts per delivery, the first included (default 5).
-    pub max_attempts: u32,
-    /// Wait before the first retry; doubles each time, up to 30 s (default 500 ms).
-    pub initial_backoff: Duration,
-    /// Time limit of one attempt (default 10 s).
-    pub timeout: Duration,
-    /// Commits waiting in memory to be matched with their task's webhooks, across all tasks;
-    /// beyond it, their deliveries are found in the store within seconds (default 4096).
-    pub queue_capacity: usize,
-    /// Deliveries one webhook config of one task may hold in memory behind the one in flight;
-    /// beyond it, the lane reads them back from the task's log when it has room (default 64).
-    pub lane_capacity: usize,
-    /// Attempts in flight at once across all webhooks; other lanes wait for a free slot, which
-    /// they do not hold while they back off (default 64).
-    pub max_concurrent_deliveries: usize,
-    /// Make deliveries (default). Off, configs are still validated and stored, and each event
-    /// that would have been delivered is logged instead and passed over for good (a later run
-    /// with delivery on does not deliver it): for conformance suites whose webhook URLs are
-    /// placeholders on hosts the server must not call.
-    pub deliver: bool,
-}
-
-impl Default for PushSettings {
-    fn default() -> Self {
-        Self {
-            guard: WebhookGuard::default(),
-            max_attempts: 5,
-            initial_backoff: Duration::from_millis(500),
-            timeout: Duration::from_secs(10),
-            queue_capacity: 4096,
-            lane_capacity: 64,
-            max_concurrent_deliveries: 64,
-            deliver: true,
-        }
-    }
-}
 
 impl Core {
     /// The scope of a push-config operation on `task_id`, once push is known to be offered and
@@ -124,7 +62,7 @@ impl Core {
                 self.limits.max_push_config_bytes
             )));
         }
-        self.push.settings.guard.check_url(&config.url)?;
+        self.push_settings.guard.check_url(&config.url)?;
         if config.id.is_empty() {
             config.id = new_id();
         }

@@ -1,4 +1,4 @@
-use agentwire_types::{TaskPushNotificationConfig, TaskStatusUpdateEvent};
+use agentwire_types::{StreamResponse, TaskPushNotificationConfig, TaskStatusUpdateEvent};
 
 use super::*;
 
@@ -24,7 +24,13 @@ fn every_config_shares_the_one_serialization_of_each_event() {
         record("v03-task", Dialect::V03),
         record("legacy-task", Dialect::Legacy),
     ];
-    let job = Job { scope: Scope::default(), task_id: "t1".into(), events: events.to_vec(), first_seq: 4 };
+    let job = Arc::new(Commit {
+        scope: Scope::default(),
+        task_id: "t1".into(),
+        version: 5,
+        state: agentwire_types::TaskState::Working,
+        events: events.to_vec(),
+    });
     let fanned = fan_out(records, &job);
     let ids: Vec<&str> = fanned.iter().map(|(record, _, _)| record.config.id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "v03-task", "legacy-task"]);
@@ -49,7 +55,7 @@ fn every_config_shares_the_one_serialization_of_each_event() {
 
 #[test]
 fn a_job_without_events_asks_every_webhook_to_catch_up() {
-    let job = Job { scope: Scope::default(), task_id: "t1".into(), events: Vec::new(), first_seq: 0 };
+    let job = catch_up(Scope::default(), "t1".into());
     let fanned = fan_out(vec![record("a", Dialect::V1), record("b", Dialect::V03)], &job);
     assert!(fanned.iter().all(|(_, _, dues)| matches!(dues[..], [Due::CatchUp { .. }])));
 }

@@ -1,25 +1,27 @@
-//! Webhook delivery: the queue of committed events, and one bounded lane per (task, config) that
-//! hands its notifications, in order, to the courier.
+//! Webhook delivery: the follower of the feed of commits, and one bounded lane per (task, config)
+//! that hands its notifications, in order, to the courier.
 //!
 //! The task's event log is the outbox. Each config stores how far its webhook has been served
 //! (`delivered_through`), and a lane moves that cursor after each delivery, so the events still
 //! due to a webhook are always the log's events past its cursor. Committed events reach the lanes
-//! from memory; whatever does not (a full lane or queue, a restart) is read back from the log.
+//! from the feed; whatever does not (a full lane, a feed that lagged, a restart) is read back from
+//! the log.
 //!
 //! A webhook of an older generation receives the whole task. Its lane queues only which event it
 //! is owed, and writes the body when the delivery starts, from the task as it is then: that one
 //! body covers every event queued before it, and the lanes of a task's webhooks share it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use agentwire_store::{PushConfigRecord, PushConfigStore, Scope, TaskStore};
+use agentwire_store::{Commit, CommitFeed, PushConfigRecord, PushConfigStore, Scope, TaskStore};
 use agentwire_types::dialect::{Encoded, PushPayload};
 use agentwire_types::Dialect;
-use agentwire_types::StreamResponse;
+use agentwire_types::TaskState;
 use bytes::Bytes;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tokio_util::task::TaskTracker;
@@ -27,33 +29,35 @@ use tokio_util::task::TaskTracker;
 use super::courier::{Courier, Delivery, Target};
 use super::PushSettings;
 
-/// Events of one task, waiting to be matched with its webhooks. It holds no task snapshot: most
-/// tasks have no webhook, and copying the task for each commit would cost every request; a
-/// config that wants the whole task reads it when the job is handled.
-struct Job {
-    scope: Scope,
-    task_id: String,
-    /// Committed events, the first numbered `first_seq`; none asks each webhook of the task to
-    /// catch up with the log.
-    events: Vec<Arc<StreamResponse>>,
-    first_seq: u64,
+/// What the dispatcher matches with a task's webhooks: a commit from the feed, or, with no
+/// events, a task whose webhooks catch up with its log. It holds no task snapshot: most tasks
+/// have no webhook, and copying the task for each commit would cost every request; a config that
+/// wants the whole task reads it when the job is handled.
+type Job = Arc<Commit>;
+
+/// A job asking every webhook of a task to catch up with the task's log.
+fn catch_up(scope: Scope, task_id: String) -> Job {
+    Arc::new(Commit { scope, task_id, version: 0, state: TaskState::Unspecified, events: Vec::new() })
 }
 
+/// Webhook delivery, following the bus's feed of commits.
 pub(crate) struct PushDispatcher {
-    jobs: mpsc::Sender<Job>,
-    pub(crate) settings: PushSettings,
     tracker: TaskTracker,
-    /// Tells the dispatcher to take no more jobs, so that shutdown does not wait on an idle queue.
+    /// Tells the dispatcher to take no more commits, so that shutdown does not wait on an idle
+    /// feed.
     closing: CancellationToken,
-    /// Set when a job did not fit in the queue: the dispatcher then looks for what is due.
-    missed: Arc<AtomicBool>,
 }
 
 impl PushDispatcher {
-    pub(crate) fn start(settings: PushSettings, configs: Arc<dyn PushConfigStore>, tasks: Arc<dyn TaskStore>) -> Self {
-        let (jobs, rx) = mpsc::channel(settings.queue_capacity.max(1));
+    /// Starts delivery: first what the store holds due (left by an earlier process), then every
+    /// commit `feed` brings.
+    pub(crate) fn start(
+        settings: PushSettings,
+        feed: CommitFeed,
+        configs: Arc<dyn PushConfigStore>,
+        tasks: Arc<dyn TaskStore>,
+    ) -> Self {
         let tracker = TaskTracker::new();
-        let missed = Arc::new(AtomicBool::new(false));
         let worker = Dispatcher {
             context: Arc::new(LaneContext {
                 courier: Courier::new(settings.clone()),
@@ -64,28 +68,15 @@ impl PushDispatcher {
             lane_capacity: settings.lane_capacity.max(1),
             lanes: HashMap::new(),
             tracker: tracker.clone(),
-            missed: Arc::clone(&missed),
+            missed: false,
             deliver: settings.deliver,
         };
         let closing = CancellationToken::new();
-        tracker.spawn(worker.run(rx, closing.clone()));
-        Self { jobs, settings, tracker, closing, missed }
+        tracker.spawn(worker.run(feed, closing.clone()));
+        Self { tracker, closing }
     }
 
-    /// Queues the deliveries of events just committed, `version` being the last one's number.
-    pub(crate) fn enqueue(&self, scope: Scope, task_id: &str, version: u64, events: Vec<Arc<StreamResponse>>) {
-        if !self.settings.deliver {
-            tracing::info!(task_id, events = events.len(), "webhook delivery is off; these events are not delivered");
-        }
-        let first_seq = version + 1 - events.len() as u64;
-        let job = Job { scope, task_id: task_id.to_owned(), events, first_seq };
-        // The events are in the log; the dispatcher finds them there shortly. Said once until then.
-        if self.jobs.try_send(job).is_err() && !self.missed.swap(true, Ordering::Relaxed) {
-            tracing::warn!("push queue full; deliveries due are read back from the store");
-        }
-    }
-
-    /// Waits (at most a few seconds) for queued deliveries.
+    /// Waits (at most a few seconds) for the deliveries under way.
     pub(crate) async fn shutdown(&self) {
         self.closing.cancel();
         self.tracker.close();
@@ -149,7 +140,9 @@ struct Dispatcher {
     /// By (scope, task id, config id).
     lanes: HashMap<(Scope, String, String), Lane>,
     tracker: TaskTracker,
-    missed: Arc<AtomicBool>,
+    /// Set when commits may have been missed (the feed lagged, the store failed): the dispatcher
+    /// then looks in the store for what is due.
+    missed: bool,
     /// Off, the cursors are moved past each job's events instead: nothing is delivered, and
     /// nothing is owed to a later run that delivers.
     deliver: bool,
@@ -165,31 +158,53 @@ const MISSED_CHECK: Duration = Duration::from_secs(2);
 const JOB_BATCH: usize = 256;
 
 impl Dispatcher {
-    /// Delivers what an earlier process left due, then handles jobs until `closing` fires and
-    /// the jobs already queued are handled.
-    async fn run(mut self, mut jobs: mpsc::Receiver<Job>, closing: CancellationToken) {
+    /// Delivers what an earlier process left due, then the commits of the feed until `closing`
+    /// fires and the commits already in the feed are handled.
+    async fn run(mut self, mut feed: CommitFeed, closing: CancellationToken) {
         self.catch_up_with_store().await;
         let mut check = tokio::time::interval(MISSED_CHECK);
-        let mut batch = Vec::with_capacity(JOB_BATCH);
         loop {
             let received = tokio::select! {
-                received = jobs.recv_many(&mut batch, JOB_BATCH) => received,
+                received = feed.recv() => received,
                 _ = check.tick() => {
-                    if self.missed.swap(false, Ordering::Relaxed) {
+                    if std::mem::take(&mut self.missed) {
                         self.catch_up_with_store().await;
                     }
                     continue;
                 }
-                () = closing.cancelled(), if !jobs.is_closed() => {
-                    jobs.close();
-                    continue;
+                () = closing.cancelled() => {
+                    let batch = self.take_ready(&mut feed, Vec::new(), usize::MAX);
+                    self.handle(batch).await;
+                    return;
                 }
             };
-            if received == 0 {
-                break;
+            match received {
+                Ok(commit) => {
+                    let batch = self.take_ready(&mut feed, vec![commit], JOB_BATCH);
+                    self.handle(batch).await;
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "webhook delivery fell behind the commits; reading what is due from the store"
+                    );
+                    self.catch_up_with_store().await;
+                }
+                Err(RecvError::Closed) => return,
             }
-            self.handle(std::mem::take(&mut batch)).await;
         }
+    }
+
+    /// `batch` with the commits the feed already holds, up to `limit` in all.
+    fn take_ready(&mut self, feed: &mut CommitFeed, mut batch: Vec<Job>, limit: usize) -> Vec<Job> {
+        while batch.len() < limit {
+            match feed.try_recv() {
+                Ok(commit) => batch.push(commit),
+                Err(TryRecvError::Lagged(_)) => self.missed = true,
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            }
+        }
+        batch
     }
 
     /// Asks the webhooks of every task with deliveries due to catch up with the log.
@@ -198,15 +213,14 @@ impl Dispatcher {
             Ok(due) => due,
             Err(error) => {
                 tracing::error!(%error, "cannot look for push notifications due; they wait for the next look");
-                self.missed.store(true, Ordering::Relaxed);
+                self.missed = true;
                 return;
             }
         };
         if !due.is_empty() {
             tracing::info!(tasks = due.len(), "resuming the push notifications due");
         }
-        let jobs = due.into_iter().map(|(scope, task_id)| Job { scope, task_id, events: Vec::new(), first_seq: 0 });
-        self.handle(jobs.collect()).await;
+        self.handle(due.into_iter().map(|(scope, task_id)| catch_up(scope, task_id)).collect()).await;
     }
 
     /// Matches jobs with their tasks' configs, read at once, and queues their deliveries.
@@ -229,13 +243,14 @@ impl Dispatcher {
             }
             Err(error) => {
                 tracing::error!(%error, "cannot read push configs; their events wait for the next look");
-                self.missed.store(true, Ordering::Relaxed);
+                self.missed = true;
                 return;
             }
         }
         for job in jobs {
             let Some(records) = configs.get(&(job.scope.clone(), job.task_id.clone())) else { continue };
             if !self.deliver {
+                tracing::info!(task_id = %job.task_id, events = job.events.len(), "webhook delivery is off; these events are not delivered");
                 self.pass_over(&job, records).await;
                 continue;
             }
@@ -257,7 +272,7 @@ impl Dispatcher {
                     return;
                 }
             },
-            n => job.first_seq + n - 1,
+            _ => job.version,
         };
         for record in records.iter().filter(|r| r.delivered_through < through) {
             let config = &record.config;
@@ -340,15 +355,14 @@ fn fan_out(records: Vec<PushConfigRecord>, job: &Job) -> Vec<(PushConfigRecord, 
             _ if job.events.is_empty() => vec![Due::CatchUp { target: Arc::clone(&target) }],
             PushPayload::Event => event_bodies
                 .get_or_insert_with(|| {
-                    let numbered = job.events.iter().zip(job.first_seq..);
+                    let numbered = job.events.iter().zip(job.first_seq()..);
                     numbered.filter_map(|(event, seq)| Some((seq, to_body(&**event, task_id)?))).collect()
                 })
                 .iter()
                 .map(|(seq, body)| Due::Event { target: Arc::clone(&target), seq: *seq, body: body.clone() })
                 .collect(),
             PushPayload::Task => {
-                let seq = job.first_seq + job.events.len() as u64 - 1;
-                vec![Due::Task { target: Arc::clone(&target), seq }]
+                vec![Due::Task { target: Arc::clone(&target), seq: job.version }]
             }
         };
         deliveries.push((record, target, dues));
