@@ -16,3 +16,13 @@ wait_for() {
         sleep 0.1
     done
 }
+
+# The `--store` of an agentwire server: `memory` (what the tables measure), or `sqlite` for a
+# fresh SQLite file, PATH.db (the default store of `agentwire serve`). Usage: store_url KIND PATH.
+store_url() {
+    case $1 in
+        memory) echo memory ;;
+        sqlite) echo "sqlite:$2.db" ;;
+        *) echo "BENCH_STORE must be memory or sqlite, not $1" >&2; return 2 ;;
+    esac
+}

@@ -10,13 +10,15 @@
 #
 # A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
 # port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;
-# COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead.
+# COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead;
+# an agentwire binary serves the memory store, or a fresh SQLite file with BENCH_STORE=sqlite.
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh"
 a=$1
 b=$2
 rounds=${3:-3}
+store_url "${BENCH_STORE:-memory}" . >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
@@ -26,7 +28,7 @@ launch() {
     if [[ $server == *PORT* ]]; then
         read -r -a words <<<"${server//PORT/$port}"
     else
-        words=("$server" serve --agent echo --http "127.0.0.1:$port")
+        words=("$server" serve --agent echo --store "$(store_url "${BENCH_STORE:-memory}" "$work/$port")" --http "127.0.0.1:$port")
     fi
     taskset -c 0 "${words[@]}" >/dev/null 2>&1 &
 }

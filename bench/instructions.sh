@@ -5,6 +5,7 @@
 #
 #   bench/instructions.sh                        # target/release/agentwire, 5 s of load
 #   bench/instructions.sh path/to/agentwire 10   # another build, 10 s
+#   BENCH_STORE=sqlite bench/instructions.sh     # on a fresh SQLite store instead of memory
 #
 # Needs valgrind and a built loadgen (`bench/run.sh` builds both binaries; valgrind comes from the
 # system's packages). The server runs twice: once idle, to subtract what starting and stopping
@@ -14,8 +15,10 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bin=${1:-$root/target/release/agentwire}
 seconds=${2:-5}
+store_url "${BENCH_STORE:-memory}" . >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+store_for() { store_url "${BENCH_STORE:-memory}" "$work/$1"; }
 
 # Prints "<requests> <instructions>" for one server run under `seconds` of load (0: none).
 measure() {
@@ -23,7 +26,7 @@ measure() {
     port=$(free_port)
     out=$work/cachegrind.$port
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
-        "$bin" serve --agent echo --http "127.0.0.1:$port" >"$work/server.$port.log" 2>&1 &
+        "$bin" serve --agent echo --store "$(store_for "$port")" --http "127.0.0.1:$port" >"$work/server.$port.log" 2>&1 &
     pid=$!
     wait_for "$port"
     if [ "$load" != 0 ]; then

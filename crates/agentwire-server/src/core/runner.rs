@@ -230,11 +230,14 @@ impl Core {
     async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream, guard: ExecutionGuard) {
         {
             let cancel = execution.cancel.clone();
+            // One wait for the whole execution: a wait made afresh for each event would join and
+            // leave the token's list of waiters every time.
+            let mut cancelled = std::pin::pin!(cancel.cancelled());
             let mut grace_deadline: Option<Instant> = None;
             loop {
                 let next = tokio::select! {
                     event = events.next() => event,
-                    () = cancel.cancelled(), if grace_deadline.is_none() => {
+                    () = &mut cancelled, if grace_deadline.is_none() => {
                         grace_deadline = Some(Instant::now() + self.limits.cancel_grace);
                         continue;
                     }

@@ -221,18 +221,23 @@ impl Core {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let started = self.start(ctx, req, Follow::Block { return_immediately }).await?;
-        let Following::Result(result) = started.following else {
+        let Started { following, snapshot: (task, _), new_task, history_length } =
+            self.start(ctx, req, Follow::Block { return_immediately }).await?;
+        let Following::Result(result) = following else {
             return Err(A2AError::internal("a blocking send lost its execution's result"));
         };
-        let settled = match started.snapshot {
+        let settled = if return_immediately && !new_task {
             // A continuation that returns immediately answers with the task holding the message.
-            (task, _) if return_immediately && !started.new_task => Some(Settled::Task(task)),
-            _ => result.await.ok(),
+            Some(Settled::Task(task))
+        } else {
+            // Not held while waiting: the execution's first commit would otherwise have to copy
+            // the whole task rather than change the store's in place.
+            drop(task);
+            result.await.ok()
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
-            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(view(task, started.history_length, true))),
+            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(view(task, history_length, true))),
             None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
     }

@@ -7,6 +7,7 @@
 //! the time is up.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
@@ -19,10 +20,11 @@ use tower::{Layer, Service, ServiceExt};
 /// A gRPC service as the steer holds it.
 type GrpcService = BoxCloneSyncService<Request, Response, Infallible>;
 
-/// Sends gRPC requests to `grpc`, everything else to the routes it wraps.
+/// Sends gRPC requests to `grpc`, everything else to the routes it wraps. axum clones a route's
+/// services for every request: the gRPC service is shared, and copied for gRPC calls only.
 #[derive(Clone)]
 pub(crate) struct GrpcSteerLayer {
-    grpc: GrpcService,
+    grpc: Arc<GrpcService>,
 }
 
 impl GrpcSteerLayer {
@@ -39,7 +41,7 @@ impl GrpcSteerLayer {
             .map_request(move |request: Request| request.map(|body| deadline::within(body, read_timeout)))
             .map_response(|response: http::Response<tonic::body::Body>| response.map(axum::body::Body::new))
             .service(crate::grpc::routes(operations, max_message_bytes));
-        Self { grpc: BoxCloneSyncService::new(service) }
+        Self { grpc: Arc::new(BoxCloneSyncService::new(service)) }
     }
 
     /// Without the gRPC binding, every call is UNIMPLEMENTED.
@@ -49,7 +51,7 @@ impl GrpcSteerLayer {
         _max_message_bytes: usize,
         _read_timeout: std::time::Duration,
     ) -> Self {
-        Self { grpc: BoxCloneSyncService::new(tower::service_fn(unimplemented::answer)) }
+        Self { grpc: Arc::new(BoxCloneSyncService::new(tower::service_fn(unimplemented::answer))) }
     }
 }
 
@@ -57,14 +59,14 @@ impl<S> Layer<S> for GrpcSteerLayer {
     type Service = GrpcSteer<S>;
 
     fn layer(&self, routes: S) -> GrpcSteer<S> {
-        GrpcSteer { routes, grpc: self.grpc.clone() }
+        GrpcSteer { routes, grpc: Arc::clone(&self.grpc) }
     }
 }
 
 #[derive(Clone)]
 pub(crate) struct GrpcSteer<S> {
     routes: S,
-    grpc: GrpcService,
+    grpc: Arc<GrpcService>,
 }
 
 impl<S> Service<Request> for GrpcSteer<S>
@@ -81,7 +83,7 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         if is_grpc(&request) {
-            Either::Right(self.grpc.clone().oneshot(request))
+            Either::Right(GrpcService::clone(&self.grpc).oneshot(request))
         } else {
             Either::Left(self.routes.call(request))
         }

@@ -1,6 +1,7 @@
 //! CORS, with tower-http's `CorsLayer`, for the requests browsers make.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -25,48 +26,50 @@ pub enum CorsOrigins {
 /// browsers act on CORS headers, and of the answers other clients get only the card may be
 /// cached where a browser could meet it; it says that it varies by `Origin`.
 #[derive(Clone)]
-pub(crate) struct BrowserCorsLayer(CorsLayer);
+pub(crate) struct BrowserCorsLayer(Arc<CorsLayer>);
 
 impl BrowserCorsLayer {
     pub(crate) fn new(origins: &CorsOrigins) -> Self {
-        Self(cors(origins))
+        Self(Arc::new(cors(origins)))
     }
 }
 
-impl<S: Clone> Layer<S> for BrowserCorsLayer {
+impl<S> Layer<S> for BrowserCorsLayer {
     type Service = BrowserCors<S>;
 
     fn layer(&self, inner: S) -> BrowserCors<S> {
-        BrowserCors { cors: self.0.layer(inner.clone()), plain: inner }
+        BrowserCors { cors: Arc::clone(&self.0), inner }
     }
 }
 
+/// The routes, and the CORS layer a browser's request goes through. axum clones a route's
+/// services for every request it serves: the layer is shared, and the routes held once.
 #[derive(Clone)]
 pub(crate) struct BrowserCors<S> {
-    cors: Cors<S>,
-    plain: S,
+    cors: Arc<CorsLayer>,
+    inner: S,
 }
 
 impl<S> Service<Request<Body>> for BrowserCors<S>
 where
-    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
 {
     type Response = Response;
     type Error = Infallible;
     type Future = Either<<Cors<S> as Service<Request<Body>>>::Future, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        match (self.cors.poll_ready(cx), self.plain.poll_ready(cx)) {
-            (Poll::Ready(_), Poll::Ready(_)) => Poll::Ready(Ok(())),
-            _ => Poll::Pending,
-        }
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         if request.headers().contains_key(header::ORIGIN) {
-            Either::Left(self.cors.call(request))
+            // The ready service goes into `Cors`; a clone, not yet polled, stays here.
+            let fresh = self.inner.clone();
+            let ready = std::mem::replace(&mut self.inner, fresh);
+            Either::Left(self.cors.layer(ready).call(request))
         } else {
-            Either::Right(self.plain.call(request))
+            Either::Right(self.inner.call(request))
         }
     }
 }
