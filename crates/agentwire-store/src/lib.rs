@@ -283,8 +283,24 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
     task_id: &str,
     change: &mut Change<'_>,
 ) -> Result<Updated> {
+    optimistic_update_from(store, scope, task_id, change, None).await
+}
+
+/// [`optimistic_update`], starting from `known` (what this process last wrote of the task, which
+/// another process may have changed since) instead of reading the task first: a commit from the
+/// right version is then one write.
+pub(crate) async fn optimistic_update_from<S: TaskStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    task_id: &str,
+    change: &mut Change<'_>,
+    mut known: Option<TaskRecord>,
+) -> Result<Updated> {
     for attempt in 1..=MAX_UPDATE_ATTEMPTS {
-        let record = store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let (record, read) = match known.take() {
+            Some(record) => (record, false),
+            None => (store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?, true),
+        };
         let mut task = Arc::unwrap_or_clone(record.task);
         let events = change(&mut task).map_err(StoreError::Refused)?;
         let task = Arc::new(task);
@@ -294,8 +310,10 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
         let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
         match store.commit(scope, Arc::clone(&task), &events, record.version).await {
             Ok(version) => return Ok(Updated { task, version, events }),
-            // Another process won; let it finish before reading again.
-            Err(StoreError::Conflict { .. }) => tokio::time::sleep(CONFLICT_PAUSE * attempt).await,
+            // Another process won; let it finish before reading again (at once when the version
+            // that lost was not read but remembered).
+            Err(StoreError::Conflict { .. }) if read => tokio::time::sleep(CONFLICT_PAUSE * attempt).await,
+            Err(StoreError::Conflict { .. }) => {}
             Err(other) => return Err(other),
         }
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agentwire_types::{Dialect, StreamResponse, Task, TaskPushNotificationConfig, Timestamp};
 
 use crate::page::status_millis;
-use crate::{PushConfigRecord, Scope, StoreError, StoredEvent};
+use crate::{PushConfigRecord, Scope, StoreError, StoredEvent, TaskRecord};
 
 /// A task's columns.
 pub(crate) struct TaskRow {
@@ -18,19 +18,141 @@ pub(crate) struct TaskRow {
     pub(crate) status_millis: i64,
     /// Whether it is in a terminal state.
     pub(crate) ended: bool,
-    pub(crate) snapshot: String,
+    /// The whole task, when this write stores it; `None` leaves the stored snapshot as it is, and
+    /// the events of the write are folded in when the task is read.
+    pub(crate) snapshot: Option<String>,
+    /// How many of the task's events the stored snapshot lacks after this write.
+    pub(crate) behind: u64,
 }
 
 impl TaskRow {
+    /// The columns of `task` with its snapshot.
     pub(crate) fn of(task: &Task) -> Result<Self, StoreError> {
+        Self::after(task, None)
+    }
+
+    /// The columns of `task` committed with `events`, given what this process last wrote of it:
+    /// the snapshot is left behind the log when reads can fold the events into the stored one
+    /// (see [`behind_after`]).
+    pub(crate) fn after(task: &Task, behind: Option<u64>) -> Result<Self, StoreError> {
         Ok(Self {
             context_id: task.context_id.clone(),
             state: task.status.state.number(),
             status_millis: status_millis(task),
             ended: task.status.state.is_terminal(),
-            snapshot: encode(task)?,
+            snapshot: if behind.is_some() { None } else { Some(encode(task)?) },
+            behind: behind.unwrap_or_default(),
         })
     }
+}
+
+/// A task's snapshot is written at least every this many events: a read folds at most this many
+/// events into the snapshot it reads, while a streaming agent's chunks cost their own size to
+/// write, not the task's.
+pub(crate) const SNAPSHOT_EVERY: u64 = 32;
+
+/// What this process last committed of a task: the task, its version, and how many of its
+/// events the stored snapshot lacks.
+#[derive(Debug, Clone)]
+pub(crate) struct Written {
+    pub(crate) record: TaskRecord,
+    pub(crate) behind: u64,
+}
+
+/// The tasks a process last committed while they were running (SUBMITTED or WORKING), as it
+/// committed them.
+#[derive(Default)]
+pub(crate) struct RunningTasks(dashmap::DashMap<(Scope, String), Written, foldhash::fast::RandomState>);
+
+impl RunningTasks {
+    /// Records a commit of `task` at `version`, with `behind` events its stored snapshot lacks.
+    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: u64) {
+        let key = (scope.clone(), task.id.clone());
+        if task.status.state.is_running() {
+            self.0.insert(key, Written { record: TaskRecord { task: Arc::clone(task), version }, behind });
+        } else {
+            self.0.remove(&key);
+        }
+    }
+
+    /// The task as last committed here, if it is running.
+    pub(crate) fn record(&self, scope: &Scope, task_id: &str) -> Option<TaskRecord> {
+        self.0.get(&(scope.clone(), task_id.to_owned())).map(|w| w.record.clone())
+    }
+
+    /// What a commit from version `expected` starts from, if this process wrote that version.
+    pub(crate) fn at(&self, scope: &Scope, task_id: &str, expected: u64) -> Option<Written> {
+        let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
+        (written.record.version == expected).then(|| written.clone())
+    }
+
+    pub(crate) fn forget(&self, scope: &Scope, task_id: &str) {
+        self.0.remove(&(scope.clone(), task_id.to_owned()));
+    }
+}
+
+/// How many events the stored snapshot will lack once `events` are committed, turning the task
+/// this process last wrote (`before`, if it wrote the version the commit starts from) into
+/// `after`; `None` when the commit must write the snapshot. It must when this process does not
+/// know the stored snapshot, when the task settles (it ended or waits for the client, and is
+/// read rather than written from now on), every [`SNAPSHOT_EVERY`] events, and when folding the
+/// events into `before` would not give `after`: a change that trims the history, or edits the
+/// task beyond what its events announce.
+pub(crate) fn behind_after(before: Option<&Written>, after: &Task, events: &[Arc<StreamResponse>]) -> Option<u64> {
+    let before_task = &*before?.record.task;
+    let behind = before?.behind + events.len() as u64;
+    if !after.status.state.is_running() || behind >= SNAPSHOT_EVERY {
+        return None;
+    }
+    let history = Task::history_added_by(events.iter().map(|e| &**e))?;
+    let mut new_artifacts: Vec<&str> = Vec::new();
+    let mut status = &before_task.status;
+    for event in events {
+        match &**event {
+            StreamResponse::ArtifactUpdate(update) => {
+                let id = update.artifact.artifact_id.as_str();
+                if !before_task.artifacts.iter().any(|a| a.artifact_id == id) && !new_artifacts.contains(&id) {
+                    new_artifacts.push(id);
+                }
+            }
+            StreamResponse::StatusUpdate(update) => status = &update.status,
+            StreamResponse::Message(_) | StreamResponse::Task(_) => {}
+        }
+    }
+    let folds = after.id == before_task.id
+        && after.context_id == before_task.context_id
+        && after.history.len() == before_task.history.len() + history
+        && after.artifacts.len() == before_task.artifacts.len() + new_artifacts.len()
+        && after.status == *status
+        && after.metadata == before_task.metadata;
+    folds.then_some(behind)
+}
+
+/// A task row as a read selects it ([`queries::snapshot`], [`queries::page`]): its key, its
+/// stored snapshot, its version and how many of its last events the snapshot lacks.
+pub(crate) type SnapshotRow = (i64, String, i64, i64);
+
+/// An event as [`queries::unfolded`] selects it: the task's key, the sequence number, the body.
+pub(crate) type EventRow = (i64, i64, String);
+
+/// The tasks of `rows`, each its snapshot with `events` (the events the snapshots lack, by
+/// [`queries::unfolded`]) folded in. A task whose events are gone was deleted since its row was
+/// read, and is left out.
+pub(crate) fn fold_rows(rows: &[SnapshotRow], events: &[EventRow]) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut records = Vec::with_capacity(rows.len());
+    for (key, snapshot, version, behind) in rows {
+        let mut task: Task = decode(snapshot)?;
+        let lacking = events.iter().filter(|(task, ..)| task == key);
+        let mut folded = 0;
+        for (_, _, body) in lacking {
+            task.fold(&decode(body)?);
+            folded += 1;
+        }
+        if folded == *behind {
+            records.push(TaskRecord { task: Arc::new(task), version: as_seq(*version) });
+        }
+    }
+    Ok(records)
 }
 
 /// The time that marks when a task ended, in ms since the epoch.
@@ -44,10 +166,6 @@ pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreErro
 
 fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Backend(format!("a stored record does not parse: {e}")))
-}
-
-pub(crate) fn decode_task(snapshot: &str) -> Result<Arc<Task>, StoreError> {
-    decode(snapshot).map(Arc::new)
 }
 
 pub(crate) fn encode_events(events: &[Arc<StreamResponse>]) -> Result<Vec<String>, StoreError> {
@@ -170,7 +288,8 @@ pub(crate) mod queries {
         tasks("COUNT(*)", scope, query, false)
     }
 
-    /// The snapshots of a listing's page, and one more if there is a next page.
+    /// The [`SnapshotRow`](super::SnapshotRow)s of a listing's page, and one more if there is a
+    /// next page.
     pub(crate) fn page<'q, DB>(scope: &'q Scope, query: &'q TaskQuery) -> QueryBuilder<'q, DB>
     where
         DB: Database,
@@ -178,10 +297,46 @@ pub(crate) mod queries {
         i64: Encode<'q, DB> + Type<DB>,
         i32: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = tasks("snapshot", scope, query, true);
+        let mut sql = tasks(SNAPSHOT_COLUMNS, scope, query, true);
         let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
         sql.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
         sql
+    }
+
+    /// The columns of a [`SnapshotRow`](super::SnapshotRow).
+    const SNAPSHOT_COLUMNS: &str = "key, snapshot, version, snapshot_behind";
+
+    /// The [`SnapshotRow`](super::SnapshotRow) of a task.
+    pub(crate) fn snapshot<'q, DB>(scope: &'q Scope, task_id: &'q str) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(format!("SELECT {SNAPSHOT_COLUMNS} FROM tasks WHERE tenant = "));
+        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        sql.push(" AND id = ").push_bind(task_id);
+        sql
+    }
+
+    /// The [`EventRow`](super::EventRow)s the snapshots of `rows` lack, in order; `None` if they
+    /// lack none.
+    pub(crate) fn unfolded<'q, DB>(rows: &[super::SnapshotRow]) -> Option<QueryBuilder<'q, DB>>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut behind = rows.iter().filter(|(.., behind)| *behind > 0).peekable();
+        behind.peek()?;
+        let mut sql = QueryBuilder::new("SELECT task, seq, body FROM events WHERE ");
+        let mut any = sql.separated(" OR ");
+        for (key, _, version, behind) in behind {
+            any.push("(task = ").push_bind_unseparated(*key);
+            any.push_unseparated(" AND seq > ").push_bind_unseparated(version - behind);
+            any.push_unseparated(" AND seq <= ").push_bind_unseparated(*version).push_unseparated(")");
+        }
+        sql.push(" ORDER BY task, seq");
+        Some(sql)
     }
 
     /// `seq, body` of a task's events after `after`, oldest first.
@@ -320,13 +475,13 @@ pub(crate) mod queries {
     }
 }
 
-/// A listing's page from its snapshots (one more than the page if there is a next page) and its
+/// A listing's page from its tasks (one more than the page if there is a next page) and its
 /// total.
-pub(crate) fn page_of(snapshots: Vec<String>, total: i64, page_size: usize) -> Result<crate::TaskPage, StoreError> {
-    let more = snapshots.len() > page_size;
-    let tasks = snapshots.iter().take(page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>, _>>()?;
+pub(crate) fn page_of(tasks: Vec<TaskRecord>, total: i64, page_size: usize) -> crate::TaskPage {
+    let more = tasks.len() > page_size;
+    let tasks: Vec<Arc<Task>> = tasks.into_iter().take(page_size).map(|record| record.task).collect();
     let next = if more { tasks.last().map(|t| crate::PageToken::after(t)) } else { None };
-    Ok(crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+    crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() }
 }
 
 /// SQL's `LIMIT` for a count.
