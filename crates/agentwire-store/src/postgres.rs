@@ -117,8 +117,13 @@ impl PostgresStore {
     /// would be a second round trip. The notice is lost only with this process, whose lease then
     /// runs out: every instance reads its logs again when it sees that (see `orphans`).
     async fn announce(&self, scope: &Scope, task_id: &str, version: u64) {
-        // The sender lives as long as the store; a full queue holds the commit back.
-        let _ = self.notices.send(notice_payload(scope, task_id, version)).await;
+        self.queue_notice(notice_payload(scope, task_id, version)).await;
+    }
+
+    /// Queues a notice on the events channel. Notices are sent in the order they are queued.
+    async fn queue_notice(&self, payload: String) {
+        // The receiver lives as long as the store; a full queue holds the caller back.
+        let _ = self.notices.send(payload).await;
     }
 
     /// The tasks of `rows`: their snapshots with the events they lack folded in, read by one more
