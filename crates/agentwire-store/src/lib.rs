@@ -2,9 +2,11 @@
 //!
 //! Two traits, each implemented by every backend:
 //! - [`TaskStore`]: task snapshots together with each task's event log. Every change to a task is
-//!   committed as the new snapshot plus the events that produced it, under a sequence number, in one
+//!   committed as the new task plus the events that produced it, under a sequence number, in one
 //!   step, before anything is sent to subscribers. Commits are optimistic: they name the version they
-//!   start from and fail with [`StoreError::Conflict`] if another writer got there first.
+//!   start from and fail with [`StoreError::Conflict`] if another writer got there first. The SQL
+//!   backends write the events and keep the snapshot as a cache, written every few events and when
+//!   the task settles; a read folds the events after it into it ([`Task::fold`]).
 //! - [`PushConfigStore`]: webhook configurations per task.
 //!
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
@@ -189,6 +191,10 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// A change to a task: it edits the snapshot and returns the events that announce the edit. When it
 /// returns an error, or no events, it must leave the task as it found it: no events means nothing
 /// to commit.
+///
+/// The events describe the edit: folding them into the task as it was ([`Task::fold`]) gives the
+/// task as edited, except that the change may also trim the history or set the metadata (a store
+/// that writes only the events then notices, and writes the whole task).
 pub type Change<'a> = dyn FnMut(&mut Task) -> std::result::Result<Vec<StreamResponse>, A2AError> + Send + 'a;
 
 /// What [`TaskStore::update`] committed.
@@ -234,8 +240,8 @@ pub trait TaskStore: Send + Sync + 'static {
     /// waits for input counts; a deleted one does not).
     async fn count_unfinished(&self, scope: &Scope) -> Result<usize>;
 
-    /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
-    /// Returns the new version.
+    /// Replaces the task and appends `events`, if the stored version is still `expected`.
+    /// Returns the new version. `events` describe the change as for a [`Change`].
     async fn commit(
         &self,
         scope: &Scope,

@@ -228,7 +228,7 @@ impl TaskStore for PostgresStore {
             });
         }
         let version = bodies.len() as u64;
-        self.written.committed(scope, &task, version, 0);
+        self.written.committed(scope, &task, version, row.behind);
         if version > 0 {
             self.announce(scope, &task.id, version).await;
         }
@@ -243,8 +243,8 @@ impl TaskStore for PostgresStore {
         expected: u64,
     ) -> Result<u64> {
         let before = self.written.at(scope, &task.id, expected);
-        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events))?;
         let bodies = encode_events(events)?;
+        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
         let now = now_millis();
         let added = bodies.len() as i64;
         let mut sql = QueryBuilder::<Postgres>::new("WITH written AS (UPDATE tasks SET context_id = ");

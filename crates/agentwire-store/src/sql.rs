@@ -21,8 +21,8 @@ pub(crate) struct TaskRow {
     /// The whole task, when this write stores it; `None` leaves the stored snapshot as it is, and
     /// the events of the write are folded in when the task is read.
     pub(crate) snapshot: Option<String>,
-    /// How many of the task's events the stored snapshot lacks after this write.
-    pub(crate) behind: u64,
+    /// What the stored snapshot lacks after this write.
+    pub(crate) behind: Lag,
 }
 
 impl TaskRow {
@@ -34,29 +34,47 @@ impl TaskRow {
     /// The columns of `task` committed with `events`, given what this process last wrote of it:
     /// the snapshot is left behind the log when reads can fold the events into the stored one
     /// (see [`behind_after`]).
-    pub(crate) fn after(task: &Task, behind: Option<u64>) -> Result<Self, StoreError> {
+    pub(crate) fn after(task: &Task, behind: Option<Lag>) -> Result<Self, StoreError> {
+        let (snapshot, behind) = match behind {
+            Some(behind) => (None, behind),
+            None => {
+                let snapshot = encode(task)?;
+                let behind = Lag { events: 0, bytes: 0, snapshot_bytes: snapshot.len() };
+                (Some(snapshot), behind)
+            }
+        };
         Ok(Self {
             context_id: task.context_id.clone(),
             state: task.status.state.number(),
             status_millis: status_millis(task),
             ended: task.status.state.is_terminal(),
-            snapshot: if behind.is_some() { None } else { Some(encode(task)?) },
-            behind: behind.unwrap_or_default(),
+            snapshot,
+            behind,
         })
     }
 }
 
 /// A task's snapshot is written at least every this many events: a read folds at most this many
-/// events into the snapshot it reads, while a streaming agent's chunks cost their own size to
-/// write, not the task's.
-pub(crate) const SNAPSHOT_EVERY: u64 = 32;
+/// events into the snapshot it reads.
+pub(crate) const MAX_BEHIND: u64 = 256;
 
-/// What this process last committed of a task: the task, its version, and how many of its
-/// events the stored snapshot lacks.
+/// How far a task's stored snapshot is behind its log.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Lag {
+    /// The events it lacks.
+    pub(crate) events: u64,
+    /// Their size as stored.
+    pub(crate) bytes: usize,
+    /// The size of the snapshot.
+    pub(crate) snapshot_bytes: usize,
+}
+
+/// What this process last committed of a task: the task, its version, and what the stored
+/// snapshot lacks.
 #[derive(Debug, Clone)]
 pub(crate) struct Written {
     pub(crate) record: TaskRecord,
-    pub(crate) behind: u64,
+    pub(crate) behind: Lag,
 }
 
 /// The tasks a process last committed while they were running (SUBMITTED or WORKING), as it
@@ -65,8 +83,8 @@ pub(crate) struct Written {
 pub(crate) struct RunningTasks(dashmap::DashMap<(Scope, String), Written, foldhash::fast::RandomState>);
 
 impl RunningTasks {
-    /// Records a commit of `task` at `version`, with `behind` events its stored snapshot lacks.
-    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: u64) {
+    /// Records a commit of `task` at `version`, whose stored snapshot lacks `behind`.
+    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: Lag) {
         let key = (scope.clone(), task.id.clone());
         if task.status.state.is_running() {
             self.0.insert(key, Written { record: TaskRecord { task: Arc::clone(task), version }, behind });
@@ -91,17 +109,29 @@ impl RunningTasks {
     }
 }
 
-/// How many events the stored snapshot will lack once `events` are committed, turning the task
-/// this process last wrote (`before`, if it wrote the version the commit starts from) into
-/// `after`; `None` when the commit must write the snapshot. It must when this process does not
-/// know the stored snapshot, when the task settles (it ended or waits for the client, and is
-/// read rather than written from now on), every [`SNAPSHOT_EVERY`] events, and when folding the
-/// events into `before` would not give `after`: a change that trims the history, or edits the
-/// task beyond what its events announce.
-pub(crate) fn behind_after(before: Option<&Written>, after: &Task, events: &[Arc<StreamResponse>]) -> Option<u64> {
+/// What the stored snapshot will lack once `events` (stored as `bodies`) are committed, turning
+/// the task this process last wrote (`before`, if it wrote the version the commit starts from)
+/// into `after`; `None` when the commit must write the snapshot. It must when this process does
+/// not know the stored snapshot; when the task settles (it ended or waits for the client, and is
+/// read rather than written from now on); once the events it lacks are as large as the snapshot
+/// itself, or [`MAX_BEHIND`] of them; and when folding the events into `before` would not give
+/// `after`: a change that trims the history, or edits the task beyond what its events announce.
+///
+/// So a read folds no more bytes of events than the snapshot it reads holds, and the snapshots
+/// a task's commits write add up to a few times the size of its events, whatever their number:
+/// each one written is larger than the last by the events since.
+pub(crate) fn behind_after(
+    before: Option<&Written>,
+    after: &Task,
+    events: &[Arc<StreamResponse>],
+    bodies: &[String],
+) -> Option<Lag> {
     let before_task = &*before?.record.task;
-    let behind = before?.behind + events.len() as u64;
-    if !after.status.state.is_running() || behind >= SNAPSHOT_EVERY {
+    let mut behind = before?.behind;
+    behind.events += events.len() as u64;
+    behind.bytes += bodies.iter().map(String::len).sum::<usize>();
+    let settles = !after.status.state.is_running();
+    if settles || behind.bytes >= behind.snapshot_bytes || behind.events >= MAX_BEHIND {
         return None;
     }
     let history = Task::history_added_by(events.iter().map(|e| &**e))?;

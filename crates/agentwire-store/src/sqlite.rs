@@ -646,9 +646,9 @@ impl TaskStore for SqliteStore {
         expected: u64,
     ) -> Result<u64> {
         let before = self.known.running.at(scope, &task.id, expected);
-        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events))?;
-        let events = encode_events(events)?;
-        self.write(Write::Commit { scope: scope.clone(), task, row, events, expected }).await
+        let bodies = encode_events(events)?;
+        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
+        self.write(Write::Commit { scope: scope.clone(), task, row, events: bodies, expected }).await
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
