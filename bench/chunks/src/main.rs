@@ -1,8 +1,9 @@
 //! A streaming agent writes 1,000 artifact chunks to one task, one at a time, the way an LLM
 //! agent streams its answer; the client reads the stream. Prints, for each of several streams in
 //! a row, the time per chunk of the first 100 chunks and of the last 100 as the reader saw them,
-//! and their ratio: a store whose commits cost the size of the whole task (rather than of the
-//! event) makes the last chunks slower than the first.
+//! and their ratio, each window taken from the stream where it was fastest: a store whose commits
+//! cost the size of the whole task (rather than of the event) makes the last chunks slower than
+//! the first.
 //!
 //! ```sh
 //! chunks --store sqlite:/tmp/chunks.db     # or memory, or postgres://…
@@ -116,9 +117,9 @@ async fn main() {
         rows.push((first, last, total));
     }
     handler.shutdown().await;
-    // The median stream by its ratio: the first stream also warms the process up.
-    rows.sort_by(|a, b| (a.1 / a.0).total_cmp(&(b.1 / b.0)));
-    let (first, last, total) = rows[rows.len() / 2];
+    // Each window's fastest stream: on a shared machine, noise only ever adds time.
+    let fastest = |window: fn(&(f64, f64, f64)) -> f64| rows.iter().map(window).fold(f64::INFINITY, f64::min);
+    let (first, last, total) = (fastest(|r| r.0), fastest(|r| r.1), fastest(|r| r.2));
     let summary = serde_json::json!({
         "store": opt.store.split(':').next(),
         "chunks": opt.chunks,
@@ -131,6 +132,6 @@ async fn main() {
     if opt.json {
         println!("{summary}");
     } else {
-        println!("median stream: {summary}");
+        println!("fastest of each window: {summary}");
     }
 }
