@@ -336,7 +336,7 @@ impl TaskStore for PostgresStore {
     /// Optimistic, with this process's updates of a task taking turns, from what this process
     /// last committed of the task when it has that: then one round trip, the commit.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        let known = self.written.record(scope, task_id);
+        let known = self.written.lend(scope, task_id);
         self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
     }
 

@@ -69,12 +69,38 @@ pub(crate) struct Lag {
     pub(crate) snapshot_bytes: usize,
 }
 
-/// What this process last committed of a task: the task, its version, and what the stored
+/// What a commit needs to know of the task it starts from to tell whether its events describe
+/// it: the parts of the task that a change may edit beyond its events, and what the stored
 /// snapshot lacks.
 #[derive(Debug, Clone)]
-pub(crate) struct Written {
-    pub(crate) record: TaskRecord,
-    pub(crate) behind: Lag,
+pub(crate) struct Before {
+    context_id: String,
+    history: usize,
+    artifact_ids: Vec<String>,
+    status: agentwire_types::TaskStatus,
+    metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    behind: Lag,
+}
+
+impl Before {
+    fn of(task: &Task, behind: Lag) -> Self {
+        Self {
+            context_id: task.context_id.clone(),
+            history: task.history.len(),
+            artifact_ids: task.artifacts.iter().map(|a| a.artifact_id.clone()).collect(),
+            status: task.status.clone(),
+            metadata: task.metadata.clone(),
+            behind,
+        }
+    }
+}
+
+/// What this process last committed of a task.
+struct Written {
+    /// The task, unless an update has borrowed it ([`RunningTasks::lend`]).
+    task: Option<Arc<Task>>,
+    version: u64,
+    before: Before,
 }
 
 /// The tasks a process last committed while they were running (SUBMITTED or WORKING), as it
@@ -87,21 +113,33 @@ impl RunningTasks {
     pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: Lag) {
         let key = (scope.clone(), task.id.clone());
         if task.status.state.is_running() {
-            self.0.insert(key, Written { record: TaskRecord { task: Arc::clone(task), version }, behind });
+            let before = Before::of(task, behind);
+            self.0.insert(key, Written { task: Some(Arc::clone(task)), version, before });
         } else {
             self.0.remove(&key);
         }
     }
 
-    /// The task as last committed here, if it is running.
+    /// The task as last committed here, if it is running and no update has it. The SQLite store,
+    /// which makes every write to its file, answers reads from it.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn record(&self, scope: &Scope, task_id: &str) -> Option<TaskRecord> {
-        self.0.get(&(scope.clone(), task_id.to_owned())).map(|w| w.record.clone())
+        let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
+        Some(TaskRecord { task: Arc::clone(written.task.as_ref()?), version: written.version })
+    }
+
+    /// Hands the task as last committed here to an update, which is then its only holder and
+    /// changes it without copying it; reads meanwhile read the stored task. The update's commit
+    /// records the changed task.
+    pub(crate) fn lend(&self, scope: &Scope, task_id: &str) -> Option<TaskRecord> {
+        let mut written = self.0.get_mut(&(scope.clone(), task_id.to_owned()))?;
+        Some(TaskRecord { task: written.task.take()?, version: written.version })
     }
 
     /// What a commit from version `expected` starts from, if this process wrote that version.
-    pub(crate) fn at(&self, scope: &Scope, task_id: &str, expected: u64) -> Option<Written> {
+    pub(crate) fn at(&self, scope: &Scope, task_id: &str, expected: u64) -> Option<Before> {
         let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
-        (written.record.version == expected).then(|| written.clone())
+        (written.version == expected).then(|| written.before.clone())
     }
 
     pub(crate) fn forget(&self, scope: &Scope, task_id: &str) {
@@ -121,13 +159,13 @@ impl RunningTasks {
 /// a task's commits write add up to a few times the size of its events, whatever their number:
 /// each one written is larger than the last by the events since.
 pub(crate) fn behind_after(
-    before: Option<&Written>,
+    before: Option<&Before>,
     after: &Task,
     events: &[Arc<StreamResponse>],
     bodies: &[String],
 ) -> Option<Lag> {
-    let before_task = &*before?.record.task;
-    let mut behind = before?.behind;
+    let before = before?;
+    let mut behind = before.behind;
     behind.events += events.len() as u64;
     behind.bytes += bodies.iter().map(String::len).sum::<usize>();
     let settles = !after.status.state.is_running();
@@ -136,12 +174,12 @@ pub(crate) fn behind_after(
     }
     let history = Task::history_added_by(events.iter().map(|e| &**e))?;
     let mut new_artifacts: Vec<&str> = Vec::new();
-    let mut status = &before_task.status;
+    let mut status = &before.status;
     for event in events {
         match &**event {
             StreamResponse::ArtifactUpdate(update) => {
                 let id = update.artifact.artifact_id.as_str();
-                if !before_task.artifacts.iter().any(|a| a.artifact_id == id) && !new_artifacts.contains(&id) {
+                if !before.artifact_ids.iter().any(|known| known == id) && !new_artifacts.contains(&id) {
                     new_artifacts.push(id);
                 }
             }
@@ -149,12 +187,11 @@ pub(crate) fn behind_after(
             StreamResponse::Message(_) | StreamResponse::Task(_) => {}
         }
     }
-    let folds = after.id == before_task.id
-        && after.context_id == before_task.context_id
-        && after.history.len() == before_task.history.len() + history
-        && after.artifacts.len() == before_task.artifacts.len() + new_artifacts.len()
+    let folds = after.context_id == before.context_id
+        && after.history.len() == before.history + history
+        && after.artifacts.len() == before.artifact_ids.len() + new_artifacts.len()
         && after.status == *status
-        && after.metadata == before_task.metadata;
+        && after.metadata == before.metadata;
     folds.then_some(behind)
 }
 

@@ -704,7 +704,7 @@ impl TaskStore for SqliteStore {
 
     /// Optimistic, with this process's updates of a task taking turns.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        let known = self.known.running.record(scope, task_id);
+        let known = self.known.running.lend(scope, task_id);
         self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
     }
 
