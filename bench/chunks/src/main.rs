@@ -12,7 +12,7 @@
 //! The server runs in this process (the request handler, without HTTP): what is measured is the
 //! execution's commits, the store and the fan-out to the reader.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::RequestHandler;
@@ -20,6 +20,7 @@ use agentwire_store::{Backend, MemoryStore, PostgresStore, SqliteStore};
 use agentwire_types::{Artifact, Message, Part, RequestContext, SendMessageRequest, StreamResponse, TaskState};
 use clap::Parser;
 use futures_util::StreamExt;
+use tokio::time::Instant;
 
 #[derive(Parser)]
 struct Opt {
