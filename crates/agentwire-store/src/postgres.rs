@@ -498,6 +498,64 @@ mod tests {
         .await;
     }
 
+    /// A database made before snapshots could fall behind the log opens, is brought up to date,
+    /// and reads its tasks as stored; their next commits leave the snapshot behind and still read
+    /// back as written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_database_from_before_the_log_write_path_opens_and_reads() {
+        let Some(url) = database() else {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return;
+        };
+        let schema = format!("before_log_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let dir = std::env::temp_dir().join(format!("agentwire-pg-old-{schema}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["0001_tasks.sql", "0002_unfinished_tasks.sql"] {
+            let from = format!("{}/migrations/postgres/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::copy(from, dir.join(name)).unwrap();
+        }
+        let options = PgConnectOptions::from_str(&url).unwrap();
+        let old = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.unwrap();
+        old.execute(format!("CREATE SCHEMA {schema}").as_str()).await.unwrap();
+        old.close().await;
+        let old = PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.options([("search_path", schema.as_str())]))
+            .await
+            .unwrap();
+        sqlx::migrate::Migrator::new(dir.as_path()).await.unwrap().run(&old).await.unwrap();
+        let mut stored = conformance::task("t", "c", 1, agentwire_types::TaskState::Working);
+        stored.history.push(agentwire_types::Message::user("m1", "hello"));
+        sqlx::query(
+            "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, changed_at, snapshot)
+             VALUES ('', 'a', 't', 'c', 3, 1, 1, 0, $1)",
+        )
+        .bind(encode(&stored).unwrap())
+        .execute(&old)
+        .await
+        .unwrap();
+        old.close().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let scope = Scope::new("", "a");
+        let read = store.get(&scope, "t").await.unwrap().unwrap();
+        assert_eq!((&*read.task, read.version), (&stored, 1));
+        let mut written = None;
+        for n in 0..3 {
+            let mut say = |task: &mut Task| {
+                let event = StreamResponse::Message(agentwire_types::Message::agent(format!("r{n}"), "hi"));
+                task.fold(&event);
+                Ok(vec![event])
+            };
+            written = Some(store.update(&scope, "t", &mut say).await.unwrap());
+        }
+        let written = written.unwrap();
+        let other = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let read = other.get(&scope, "t").await.unwrap().unwrap();
+        assert_eq!((read.task, read.version), (written.task, 4));
+    }
+
     /// Executions started and finished faster than a registry of one can take are all recorded
     /// once the writer has caught up: it rewrites them from the ones running here.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
