@@ -60,7 +60,7 @@ PYTHON=$BENCH/.venv/bin/python
 COMPARED=(
   "floor                 | jsonrpc rest-c16 stream-c16 | $FLOOR --addr 127.0.0.1:PORT"
   "agentwire             | jsonrpc rest-c16 stream-c16 v03-c16 grpc-c16 | $AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT"
-  "agentwire-sqlite      | jsonrpc-c16 | $AGENTWIRE serve --agent echo --store sqlite:STORE/tasks.db --http 127.0.0.1:PORT"
+  "agentwire-sqlite      | jsonrpc-c16 jsonrpc-c64 | $AGENTWIRE serve --agent echo --store sqlite:STORE/tasks.db --http 127.0.0.1:PORT"
   "official-rust         | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT"
   "official-rust-nodelay | jsonrpc rest-c16 stream-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --nodelay"
   # The SDK serves gRPC from a tonic server of its own, on a port without its HTTP routes.
@@ -141,7 +141,7 @@ if [[ -n ${BENCH_POSTGRES_URL:-} ]]; then
   for i in "${!COMPARED[@]}"; do
     if [[ ${COMPARED[i]} == agentwire-sqlite* ]]; then
       COMPARED=("${COMPARED[@]:0:i+1}"
-        "agentwire-postgres    | jsonrpc-c16 | $AGENTWIRE serve --agent echo --store $BENCH_POSTGRES_URL --http 127.0.0.1:PORT"
+        "agentwire-postgres    | jsonrpc-c16 jsonrpc-c64 | $AGENTWIRE serve --agent echo --store $BENCH_POSTGRES_URL --http 127.0.0.1:PORT"
         "${COMPARED[@]:i+1}")
       break
     fi

@@ -14,7 +14,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use agentwire_types::{
-    A2AError, Dialect, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
+    A2AError, Artifact, Dialect, Message, Part, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
 use crate::{PushConfigRecord, PushConfigStore, Scope, StoreError, TaskQuery, TaskStore};
@@ -41,6 +42,7 @@ where
     tasks_in_progress_are_found_in_every_scope(&make().await).await;
     unfinished_tasks_are_limited_per_scope(&make().await).await;
     concurrent_creates_keep_the_unfinished_count(&make().await).await;
+    reads_give_the_task_as_written(&make().await).await;
 }
 
 /// A task in `state` whose status changed at `millis`.
@@ -463,4 +465,91 @@ async fn concurrent_creates_keep_the_unfinished_count<S: TaskStore + Clone>(stor
     let made = made.into_inner();
     assert!(made >= 4, "only {made} of 4 created");
     assert_eq!(store.count_unfinished(&crowd).await.unwrap(), made);
+}
+
+/// The `n`th event of a streaming agent: mostly chunks of two artifacts, with now and then a
+/// status, a status with a message, an agent message or a replaced artifact.
+fn streamed(n: usize) -> StreamResponse {
+    let status = |message: Option<Message>| {
+        let mut status = TaskStatus::new(TaskState::Working);
+        status.message = message.map(Box::new);
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent { task_id: "t".into(), status, ..Default::default() })
+    };
+    match n % 12 {
+        0 => status(None),
+        5 => status(Some(Message::agent(format!("s{n}"), "thinking"))),
+        9 => StreamResponse::Message(Message::agent(format!("m{n}"), "an aside")),
+        chunk => {
+            let artifact = Artifact::new(format!("a{}", chunk % 2), "answer", vec![Part::text(format!("chunk {n} "))]);
+            let append = n % 40 != 7;
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: "t".into(),
+                artifact,
+                append,
+                ..Default::default()
+            })
+        }
+    }
+}
+
+/// A task read back, by `get` and in a listing, is the task as the last commit wrote it, at every
+/// step of a long stream of events committed one or several at a time (a backend may store only
+/// the events and fold them into an older snapshot on read), after a change that trims the history
+/// and edits the metadata beyond what its events say, and once the task settles.
+async fn reads_give_the_task_as_written<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    let listed = TaskQuery { page_size: 10, context_id: Some("folded".into()), ..TaskQuery::default() };
+    let check = |written: Arc<Task>, version: u64| {
+        let (scope, listed) = (scope.clone(), listed.clone());
+        async move {
+            let read = store.get(&scope, "t").await.unwrap().expect("the task is there");
+            assert_eq!((&*read.task, read.version), (&*written, version), "get at version {version}");
+            let page = store.list(&scope, &listed).await.unwrap();
+            assert_eq!(page.tasks.len(), 1);
+            assert_eq!(*page.tasks[0], *written, "the listing at version {version}");
+        }
+    };
+    let mut first = task("t", "folded", 1, TaskState::Submitted);
+    first.history.push(Message::user("m0", "write me a story"));
+    create(store, &scope, &first).await;
+    let mut n = 0;
+    for step in 0..60 {
+        // One event at a time, and now and then several in one commit.
+        let count = if step % 7 == 3 { 5 } else { 1 };
+        let mut change = |task: &mut Task| {
+            let events: Vec<StreamResponse> = (n..n + count).map(streamed).collect();
+            events.iter().for_each(|event| task.fold(event));
+            Ok(events)
+        };
+        let updated = store.update(&scope, "t", &mut change).await.expect("update");
+        n += count;
+        check(updated.task, updated.version).await;
+    }
+    let mut trim = |task: &mut Task| {
+        let event = streamed(9);
+        task.fold(&event);
+        task.history.drain(1..4);
+        task.metadata = Some(serde_json::Map::from_iter([("trimmed".to_owned(), serde_json::Value::Bool(true))]));
+        Ok(vec![event])
+    };
+    let trimmed = store.update(&scope, "t", &mut trim).await.expect("update");
+    check(trimmed.task, trimmed.version).await;
+    let mut chunk = |task: &mut Task| {
+        let event = streamed(1);
+        task.fold(&event);
+        Ok(vec![event])
+    };
+    for _ in 0..3 {
+        let updated = store.update(&scope, "t", &mut chunk).await.expect("update");
+        check(updated.task, updated.version).await;
+    }
+    let mut settle = |task: &mut Task| {
+        let status = TaskStatus::new(TaskState::InputRequired).with_message(Message::agent("q", "which ending?"));
+        let event =
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent { task_id: "t".into(), status, ..Default::default() });
+        task.fold(&event);
+        Ok(vec![event])
+    };
+    let settled = store.update(&scope, "t", &mut settle).await.expect("update");
+    check(settled.task, settled.version).await;
 }

@@ -2,9 +2,11 @@
 //!
 //! Two traits, each implemented by every backend:
 //! - [`TaskStore`]: task snapshots together with each task's event log. Every change to a task is
-//!   committed as the new snapshot plus the events that produced it, under a sequence number, in one
+//!   committed as the new task plus the events that produced it, under a sequence number, in one
 //!   step, before anything is sent to subscribers. Commits are optimistic: they name the version they
-//!   start from and fail with [`StoreError::Conflict`] if another writer got there first.
+//!   start from and fail with [`StoreError::Conflict`] if another writer got there first. The SQL
+//!   backends write the events and keep the snapshot as a cache, written every few events and when
+//!   the task settles; a read folds the events after it into it ([`Task::fold`]).
 //! - [`PushConfigStore`]: webhook configurations per task.
 //!
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
@@ -189,6 +191,10 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// A change to a task: it edits the snapshot and returns the events that announce the edit. When it
 /// returns an error, or no events, it must leave the task as it found it: no events means nothing
 /// to commit.
+///
+/// The events describe the edit: folding them into the task as it was ([`Task::fold`]) gives the
+/// task as edited, except that the change may also trim the history or set the metadata (a store
+/// that writes only the events then notices, and writes the whole task).
 pub type Change<'a> = dyn FnMut(&mut Task) -> std::result::Result<Vec<StreamResponse>, A2AError> + Send + 'a;
 
 /// What [`TaskStore::update`] committed.
@@ -234,8 +240,8 @@ pub trait TaskStore: Send + Sync + 'static {
     /// waits for input counts; a deleted one does not).
     async fn count_unfinished(&self, scope: &Scope) -> Result<usize>;
 
-    /// Replaces the snapshot and appends `events`, if the stored version is still `expected`.
-    /// Returns the new version.
+    /// Replaces the task and appends `events`, if the stored version is still `expected`.
+    /// Returns the new version. `events` describe the change as for a [`Change`].
     async fn commit(
         &self,
         scope: &Scope,
@@ -283,8 +289,24 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
     task_id: &str,
     change: &mut Change<'_>,
 ) -> Result<Updated> {
+    optimistic_update_from(store, scope, task_id, change, None).await
+}
+
+/// [`optimistic_update`], starting from `known` (what this process last wrote of the task, which
+/// another process may have changed since) instead of reading the task first: a commit from the
+/// right version is then one write.
+pub(crate) async fn optimistic_update_from<S: TaskStore + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    task_id: &str,
+    change: &mut Change<'_>,
+    mut known: Option<TaskRecord>,
+) -> Result<Updated> {
     for attempt in 1..=MAX_UPDATE_ATTEMPTS {
-        let record = store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let (record, read) = match known.take() {
+            Some(record) => (record, false),
+            None => (store.get(scope, task_id).await?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?, true),
+        };
         let mut task = Arc::unwrap_or_clone(record.task);
         let events = change(&mut task).map_err(StoreError::Refused)?;
         let task = Arc::new(task);
@@ -294,8 +316,10 @@ pub async fn optimistic_update<S: TaskStore + ?Sized>(
         let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
         match store.commit(scope, Arc::clone(&task), &events, record.version).await {
             Ok(version) => return Ok(Updated { task, version, events }),
-            // Another process won; let it finish before reading again.
-            Err(StoreError::Conflict { .. }) => tokio::time::sleep(CONFLICT_PAUSE * attempt).await,
+            // Another process won; let it finish before reading again (at once when the version
+            // that lost was not read but remembered).
+            Err(StoreError::Conflict { .. }) if read => tokio::time::sleep(CONFLICT_PAUSE * attempt).await,
+            Err(StoreError::Conflict { .. }) => {}
             Err(other) => return Err(other),
         }
     }

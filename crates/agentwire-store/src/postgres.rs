@@ -16,16 +16,17 @@ use std::time::Duration;
 use agentwire_types::{StreamResponse, Task, Timestamp};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Executor, PgPool, Postgres, QueryBuilder, Row};
+use sqlx::{Executor, PgPool, Postgres, QueryBuilder};
 
 use self::coordinator::Coordinator;
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
-    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, TaskRow, Turns,
+    as_seq, as_sql, backend, behind_after, decode_config, decode_event, dialect_name, encode, encode_events, fold_rows,
+    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, EventRow, RunningTasks, SnapshotRow, TaskRow,
+    Turns,
 };
 use crate::{
-    optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
-    TaskQuery, TaskRecord, TaskStore, Updated,
+    optimistic_update_from, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
+    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
 };
 
 /// Stores tasks, event logs and push configs in PostgreSQL.
@@ -41,6 +42,13 @@ use crate::{
 pub struct PostgresStore {
     pool: PgPool,
     turns: Arc<Turns>,
+    /// The tasks this process last committed while they were running (SUBMITTED or WORKING), as
+    /// it committed them: an update starts from there rather than reading the task, and a commit
+    /// whose events reads can fold leaves the snapshot as it is. Another process may have changed
+    /// a task since; its commit then fails on the version, and the update reads the task.
+    written: Arc<RunningTasks>,
+    /// Hands the notices of commits to the task that sends them.
+    notices: tokio::sync::mpsc::Sender<String>,
     /// The channel commits notify on: one per schema, so that databases shared by several
     /// deployments keep their notices apart.
     events_channel: Arc<str>,
@@ -79,10 +87,15 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(|e| StoreError::Backend(format!("could not bring the database schema up to date: {e}")))?;
+        let events_channel: Arc<str> = format!("agentwire_events_{schema}").into();
+        let (notices, queued) = tokio::sync::mpsc::channel(NOTICE_BATCH * 4);
+        tokio::spawn(send_notices(pool.clone(), Arc::clone(&events_channel), queued));
         Ok(Self {
             pool,
             turns: Arc::default(),
-            events_channel: format!("agentwire_events_{schema}").into(),
+            written: Arc::default(),
+            notices,
+            events_channel,
             cancel_channel: format!("agentwire_cancel_{schema}").into(),
         })
     }
@@ -97,21 +110,28 @@ impl PostgresStore {
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The
-    /// notice goes after the commit, as a statement of its own: a notice inside the transaction would hold
-    /// PostgreSQL's global notification lock through the commit's flush to disk, and every commit
-    /// that notifies, on every instance, would wait in line for it. The notice is lost only with
-    /// this process, whose lease then runs out: every instance reads its logs again when it sees
-    /// that (see `orphans`).
+    /// notice is sent after the commit, by a task of its own that sends the notices waiting in
+    /// one statement: a notice inside the commit's transaction would hold PostgreSQL's global
+    /// notification lock through the commit's flush to disk, and every commit that notifies, on
+    /// every instance, would wait in line for it; and a statement of its own after each commit
+    /// would be a second round trip. The notice is lost only with this process, whose lease then
+    /// runs out: every instance reads its logs again when it sees that (see `orphans`).
     async fn announce(&self, scope: &Scope, task_id: &str, version: u64) {
-        let sent = sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(&*self.events_channel)
-            .bind(notice_payload(scope, task_id, version))
-            .execute(&self.pool)
-            .await;
-        if let Err(error) = sent {
-            // Committed is committed; readers elsewhere catch up at their next notice.
-            tracing::warn!(%error, task_id, version, "could not notify the other instances of an event");
-        }
+        self.queue_notice(notice_payload(scope, task_id, version)).await;
+    }
+
+    /// Queues a notice on the events channel. Notices are sent in the order they are queued.
+    async fn queue_notice(&self, payload: String) {
+        // The receiver lives as long as the store; a full queue holds the caller back.
+        let _ = self.notices.send(payload).await;
+    }
+
+    /// The tasks of `rows`: their snapshots with the events they lack folded in, read by one more
+    /// query if any snapshot lacks some.
+    async fn read_folded(&self, rows: &[SnapshotRow]) -> Result<Vec<TaskRecord>> {
+        let Some(mut sql) = queries::unfolded::<Postgres>(rows) else { return fold_rows(rows, &[]) };
+        let events: Vec<EventRow> = sql.build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
+        fold_rows(rows, &events)
     }
 
     async fn notify(&self, channel: &str, scope: &Scope, task_id: &str, seq: u64) -> Result<()> {
@@ -122,6 +142,27 @@ impl PostgresStore {
             .await
             .map_err(backend)?;
         Ok(())
+    }
+}
+
+/// Most commit notices sent by one statement.
+const NOTICE_BATCH: usize = 256;
+
+/// Sends the notices of commits on `channel`, those waiting together in one statement, until
+/// the store is dropped.
+async fn send_notices(pool: PgPool, channel: Arc<str>, mut queued: tokio::sync::mpsc::Receiver<String>) {
+    let mut batch = Vec::with_capacity(NOTICE_BATCH);
+    while queued.recv_many(&mut batch, NOTICE_BATCH).await > 0 {
+        let sent = sqlx::query("SELECT pg_notify($1, notice) FROM UNNEST($2::text[]) AS notice")
+            .bind(&*channel)
+            .bind(&batch)
+            .execute(&pool)
+            .await;
+        if let Err(error) = sent {
+            // Committed is committed; readers elsewhere catch up at their next notice.
+            tracing::warn!(%error, notices = batch.len(), "could not notify the other instances of events");
+        }
+        batch.clear();
     }
 }
 
@@ -187,6 +228,7 @@ impl TaskStore for PostgresStore {
             });
         }
         let version = bodies.len() as u64;
+        self.written.committed(scope, &task, version, row.behind);
         if version > 0 {
             self.announce(scope, &task.id, version).await;
         }
@@ -200,26 +242,43 @@ impl TaskStore for PostgresStore {
         events: &[Arc<StreamResponse>],
         expected: u64,
     ) -> Result<u64> {
-        let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
+        let before = self.written.at(scope, &task.id, expected);
+        let bodies = encode_events(events)?;
+        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
         let now = now_millis();
+        let added = bodies.len() as i64;
         let mut sql = QueryBuilder::<Postgres>::new("WITH written AS (UPDATE tasks SET context_id = ");
         sql.push_bind(&row.context_id).push(", state = ").push_bind(row.state);
         sql.push(", status_millis = ").push_bind(row.status_millis);
-        sql.push(", version = version + ").push_bind(bodies.len() as i64).push(", changed_at = ").push_bind(now);
+        sql.push(", version = version + ").push_bind(added).push(", changed_at = ").push_bind(now);
         sql.push(", ended_at = CASE WHEN ").push_bind(row.ended).push(" THEN COALESCE(ended_at, ").push_bind(now);
-        sql.push(") END, snapshot = ").push_bind(&row.snapshot);
+        sql.push(") END");
+        match &row.snapshot {
+            Some(snapshot) => sql.push(", snapshot_behind = 0, snapshot = ").push_bind(snapshot),
+            None => sql.push(", snapshot_behind = snapshot_behind + ").push_bind(added),
+        };
         sql.push(" WHERE tenant = ").push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
         sql.push(" AND id = ").push_bind(&task.id).push(" AND version = ").push_bind(as_sql(expected));
         sql.push(" RETURNING key)");
         with_events(&mut sql, expected, &bodies);
         let written: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
         if written.is_none() {
-            return Err(match self.get(scope, &task.id).await? {
-                Some(record) => StoreError::Conflict { task_id: task.id.clone(), expected, found: record.version },
+            self.written.forget(scope, &task.id);
+            let found: Option<i64> =
+                sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3")
+                    .bind(&scope.tenant)
+                    .bind(&scope.owner)
+                    .bind(&task.id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+            return Err(match found {
+                Some(found) => StoreError::Conflict { task_id: task.id.clone(), expected, found: as_seq(found) },
                 None => StoreError::NotFound(task.id.clone()),
             });
         }
         let version = expected + bodies.len() as u64;
+        self.written.committed(scope, &task, version, row.behind);
         if !bodies.is_empty() {
             self.announce(scope, &task.id, version).await;
         }
@@ -227,16 +286,13 @@ impl TaskStore for PostgresStore {
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
-        let row = sqlx::query("SELECT snapshot, version FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3")
-            .bind(&scope.tenant)
-            .bind(&scope.owner)
-            .bind(task_id)
+        let row: Option<SnapshotRow> = queries::snapshot::<Postgres>(scope, task_id)
+            .build_query_as()
             .fetch_optional(&self.pool)
             .await
             .map_err(backend)?;
         let Some(row) = row else { return Ok(None) };
-        let task = decode_task(row.get::<&str, _>(0))?;
-        Ok(Some(TaskRecord { task, version: as_seq(row.get(1)) }))
+        Ok(self.read_folded(&[row]).await?.pop())
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -254,12 +310,9 @@ impl TaskStore for PostgresStore {
             .fetch_one(&self.pool)
             .await
             .map_err(backend)?;
-        let snapshots: Vec<String> = queries::page::<Postgres>(scope, query)
-            .build_query_scalar()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        page_of(snapshots, total, query.page_size)
+        let rows: Vec<SnapshotRow> =
+            queries::page::<Postgres>(scope, query).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
+        Ok(page_of(self.read_folded(&rows).await?, total, query.page_size))
     }
 
     async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
@@ -280,12 +333,15 @@ impl TaskStore for PostgresStore {
         Ok(rows.into_iter().map(scoped).collect())
     }
 
-    /// Optimistic, with this process's updates of a task taking turns.
+    /// Optimistic, with this process's updates of a task taking turns, from what this process
+    /// last committed of the task when it has that: then one round trip, the commit.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        self.turns.take(scope, task_id, optimistic_update(self, scope, task_id, change)).await
+        let known = self.written.lend(scope, task_id);
+        self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
     }
 
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
+        self.written.forget(scope, task_id);
         let done = sqlx::query("DELETE FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3")
             .bind(&scope.tenant)
             .bind(&scope.owner)
@@ -440,6 +496,64 @@ mod tests {
             async move { PostgresStore::connect_in_schema(&url, &schema).await.unwrap() }
         })
         .await;
+    }
+
+    /// A database made before snapshots could fall behind the log opens, is brought up to date,
+    /// and reads its tasks as stored; their next commits leave the snapshot behind and still read
+    /// back as written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_database_from_before_the_log_write_path_opens_and_reads() {
+        let Some(url) = database() else {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return;
+        };
+        let schema = format!("before_log_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let dir = std::env::temp_dir().join(format!("agentwire-pg-old-{schema}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["0001_tasks.sql", "0002_unfinished_tasks.sql"] {
+            let from = format!("{}/migrations/postgres/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::copy(from, dir.join(name)).unwrap();
+        }
+        let options = PgConnectOptions::from_str(&url).unwrap();
+        let old = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.unwrap();
+        old.execute(format!("CREATE SCHEMA {schema}").as_str()).await.unwrap();
+        old.close().await;
+        let old = PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.options([("search_path", schema.as_str())]))
+            .await
+            .unwrap();
+        sqlx::migrate::Migrator::new(dir.as_path()).await.unwrap().run(&old).await.unwrap();
+        let mut stored = conformance::task("t", "c", 1, agentwire_types::TaskState::Working);
+        stored.history.push(agentwire_types::Message::user("m1", "hello"));
+        sqlx::query(
+            "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, changed_at, snapshot)
+             VALUES ('', 'a', 't', 'c', 3, 1, 1, 0, $1)",
+        )
+        .bind(encode(&stored).unwrap())
+        .execute(&old)
+        .await
+        .unwrap();
+        old.close().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let scope = Scope::new("", "a");
+        let read = store.get(&scope, "t").await.unwrap().unwrap();
+        assert_eq!((&*read.task, read.version), (&stored, 1));
+        let mut written = None;
+        for n in 0..3 {
+            let mut say = |task: &mut Task| {
+                let event = StreamResponse::Message(agentwire_types::Message::agent(format!("r{n}"), "hi"));
+                task.fold(&event);
+                Ok(vec![event])
+            };
+            written = Some(store.update(&scope, "t", &mut say).await.unwrap());
+        }
+        let written = written.unwrap();
+        let other = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let read = other.get(&scope, "t").await.unwrap().unwrap();
+        assert_eq!((read.task, read.version), (written.task, 4));
     }
 
     /// Executions started and finished faster than a registry of one can take are all recorded

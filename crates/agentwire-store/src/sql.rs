@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agentwire_types::{Dialect, StreamResponse, Task, TaskPushNotificationConfig, Timestamp};
 
 use crate::page::status_millis;
-use crate::{PushConfigRecord, Scope, StoreError, StoredEvent};
+use crate::{PushConfigRecord, Scope, StoreError, StoredEvent, TaskRecord};
 
 /// A task's columns.
 pub(crate) struct TaskRow {
@@ -18,19 +18,208 @@ pub(crate) struct TaskRow {
     pub(crate) status_millis: i64,
     /// Whether it is in a terminal state.
     pub(crate) ended: bool,
-    pub(crate) snapshot: String,
+    /// The whole task, when this write stores it; `None` leaves the stored snapshot as it is, and
+    /// the events of the write are folded in when the task is read.
+    pub(crate) snapshot: Option<String>,
+    /// What the stored snapshot lacks after this write.
+    pub(crate) behind: Lag,
 }
 
 impl TaskRow {
+    /// The columns of `task` with its snapshot.
     pub(crate) fn of(task: &Task) -> Result<Self, StoreError> {
+        Self::after(task, None)
+    }
+
+    /// The columns of `task` committed with `events`, given what this process last wrote of it:
+    /// the snapshot is left behind the log when reads can fold the events into the stored one
+    /// (see [`behind_after`]).
+    pub(crate) fn after(task: &Task, behind: Option<Lag>) -> Result<Self, StoreError> {
+        let (snapshot, behind) = match behind {
+            Some(behind) => (None, behind),
+            None => {
+                let snapshot = encode(task)?;
+                let behind = Lag { events: 0, bytes: 0, snapshot_bytes: snapshot.len() };
+                (Some(snapshot), behind)
+            }
+        };
         Ok(Self {
             context_id: task.context_id.clone(),
             state: task.status.state.number(),
             status_millis: status_millis(task),
             ended: task.status.state.is_terminal(),
-            snapshot: encode(task)?,
+            snapshot,
+            behind,
         })
     }
+}
+
+/// A task's snapshot is written at least every this many events: a read folds at most this many
+/// events into the snapshot it reads.
+pub(crate) const MAX_BEHIND: u64 = 256;
+
+/// How far a task's stored snapshot is behind its log.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Lag {
+    /// The events it lacks.
+    pub(crate) events: u64,
+    /// Their size as stored.
+    pub(crate) bytes: usize,
+    /// The size of the snapshot.
+    pub(crate) snapshot_bytes: usize,
+}
+
+/// What a commit needs to know of the task it starts from to tell whether its events describe
+/// it: the parts of the task that a change may edit beyond its events, and what the stored
+/// snapshot lacks.
+#[derive(Debug, Clone)]
+pub(crate) struct Before {
+    context_id: String,
+    history: usize,
+    artifact_ids: Vec<String>,
+    status: agentwire_types::TaskStatus,
+    metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    behind: Lag,
+}
+
+impl Before {
+    fn of(task: &Task, behind: Lag) -> Self {
+        Self {
+            context_id: task.context_id.clone(),
+            history: task.history.len(),
+            artifact_ids: task.artifacts.iter().map(|a| a.artifact_id.clone()).collect(),
+            status: task.status.clone(),
+            metadata: task.metadata.clone(),
+            behind,
+        }
+    }
+}
+
+/// What this process last committed of a task.
+struct Written {
+    /// The task, unless an update has borrowed it ([`RunningTasks::lend`]).
+    task: Option<Arc<Task>>,
+    version: u64,
+    before: Before,
+}
+
+/// The tasks a process last committed while they were running (SUBMITTED or WORKING), as it
+/// committed them.
+#[derive(Default)]
+pub(crate) struct RunningTasks(dashmap::DashMap<(Scope, String), Written, foldhash::fast::RandomState>);
+
+impl RunningTasks {
+    /// Records a commit of `task` at `version`, whose stored snapshot lacks `behind`.
+    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: Lag) {
+        let key = (scope.clone(), task.id.clone());
+        if task.status.state.is_running() {
+            let before = Before::of(task, behind);
+            self.0.insert(key, Written { task: Some(Arc::clone(task)), version, before });
+        } else {
+            self.0.remove(&key);
+        }
+    }
+
+    /// The task as last committed here, if it is running and no update has it. The SQLite store,
+    /// which makes every write to its file, answers reads from it.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn record(&self, scope: &Scope, task_id: &str) -> Option<TaskRecord> {
+        let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
+        Some(TaskRecord { task: Arc::clone(written.task.as_ref()?), version: written.version })
+    }
+
+    /// Hands the task as last committed here to an update, which is then its only holder and
+    /// changes it without copying it; reads meanwhile read the stored task. The update's commit
+    /// records the changed task.
+    pub(crate) fn lend(&self, scope: &Scope, task_id: &str) -> Option<TaskRecord> {
+        let mut written = self.0.get_mut(&(scope.clone(), task_id.to_owned()))?;
+        Some(TaskRecord { task: written.task.take()?, version: written.version })
+    }
+
+    /// What a commit from version `expected` starts from, if this process wrote that version.
+    pub(crate) fn at(&self, scope: &Scope, task_id: &str, expected: u64) -> Option<Before> {
+        let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
+        (written.version == expected).then(|| written.before.clone())
+    }
+
+    pub(crate) fn forget(&self, scope: &Scope, task_id: &str) {
+        self.0.remove(&(scope.clone(), task_id.to_owned()));
+    }
+}
+
+/// What the stored snapshot will lack once `events` (stored as `bodies`) are committed, turning
+/// the task this process last wrote (`before`, if it wrote the version the commit starts from)
+/// into `after`; `None` when the commit must write the snapshot. It must when this process does
+/// not know the stored snapshot; when the task settles (it ended or waits for the client, and is
+/// read rather than written from now on); once the events it lacks are as large as the snapshot
+/// itself, or [`MAX_BEHIND`] of them; and when folding the events into `before` would not give
+/// `after`: a change that trims the history, or edits the task beyond what its events announce.
+///
+/// So a read folds no more bytes of events than the snapshot it reads holds, and the snapshots
+/// a task's commits write add up to a few times the size of its events, whatever their number:
+/// each one written is larger than the last by the events since.
+pub(crate) fn behind_after(
+    before: Option<&Before>,
+    after: &Task,
+    events: &[Arc<StreamResponse>],
+    bodies: &[String],
+) -> Option<Lag> {
+    let before = before?;
+    let mut behind = before.behind;
+    behind.events += events.len() as u64;
+    behind.bytes += bodies.iter().map(String::len).sum::<usize>();
+    let settles = !after.status.state.is_running();
+    if settles || behind.bytes >= behind.snapshot_bytes || behind.events >= MAX_BEHIND {
+        return None;
+    }
+    let history = Task::history_added_by(events.iter().map(|e| &**e))?;
+    let mut new_artifacts: Vec<&str> = Vec::new();
+    let mut status = &before.status;
+    for event in events {
+        match &**event {
+            StreamResponse::ArtifactUpdate(update) => {
+                let id = update.artifact.artifact_id.as_str();
+                if !before.artifact_ids.iter().any(|known| known == id) && !new_artifacts.contains(&id) {
+                    new_artifacts.push(id);
+                }
+            }
+            StreamResponse::StatusUpdate(update) => status = &update.status,
+            StreamResponse::Message(_) | StreamResponse::Task(_) => {}
+        }
+    }
+    let folds = after.context_id == before.context_id
+        && after.history.len() == before.history + history
+        && after.artifacts.len() == before.artifact_ids.len() + new_artifacts.len()
+        && after.status == *status
+        && after.metadata == before.metadata;
+    folds.then_some(behind)
+}
+
+/// A task row as a read selects it ([`queries::snapshot`], [`queries::page`]): its key, its
+/// stored snapshot, its version and how many of its last events the snapshot lacks.
+pub(crate) type SnapshotRow = (i64, String, i64, i64);
+
+/// An event as [`queries::unfolded`] selects it: the task's key, the sequence number, the body.
+pub(crate) type EventRow = (i64, i64, String);
+
+/// The tasks of `rows`, each its snapshot with `events` (the events the snapshots lack, by
+/// [`queries::unfolded`]) folded in. A task whose events are gone was deleted since its row was
+/// read, and is left out.
+pub(crate) fn fold_rows(rows: &[SnapshotRow], events: &[EventRow]) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut records = Vec::with_capacity(rows.len());
+    for (key, snapshot, version, behind) in rows {
+        let mut task: Task = decode(snapshot)?;
+        let lacking = events.iter().filter(|(task, ..)| task == key);
+        let mut folded = 0;
+        for (_, _, body) in lacking {
+            task.fold(&decode(body)?);
+            folded += 1;
+        }
+        if folded == *behind {
+            records.push(TaskRecord { task: Arc::new(task), version: as_seq(*version) });
+        }
+    }
+    Ok(records)
 }
 
 /// The time that marks when a task ended, in ms since the epoch.
@@ -44,10 +233,6 @@ pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreErro
 
 fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Backend(format!("a stored record does not parse: {e}")))
-}
-
-pub(crate) fn decode_task(snapshot: &str) -> Result<Arc<Task>, StoreError> {
-    decode(snapshot).map(Arc::new)
 }
 
 pub(crate) fn encode_events(events: &[Arc<StreamResponse>]) -> Result<Vec<String>, StoreError> {
@@ -170,7 +355,8 @@ pub(crate) mod queries {
         tasks("COUNT(*)", scope, query, false)
     }
 
-    /// The snapshots of a listing's page, and one more if there is a next page.
+    /// The [`SnapshotRow`](super::SnapshotRow)s of a listing's page, and one more if there is a
+    /// next page.
     pub(crate) fn page<'q, DB>(scope: &'q Scope, query: &'q TaskQuery) -> QueryBuilder<'q, DB>
     where
         DB: Database,
@@ -178,10 +364,46 @@ pub(crate) mod queries {
         i64: Encode<'q, DB> + Type<DB>,
         i32: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = tasks("snapshot", scope, query, true);
+        let mut sql = tasks(SNAPSHOT_COLUMNS, scope, query, true);
         let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
         sql.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
         sql
+    }
+
+    /// The columns of a [`SnapshotRow`](super::SnapshotRow).
+    const SNAPSHOT_COLUMNS: &str = "key, snapshot, version, snapshot_behind";
+
+    /// The [`SnapshotRow`](super::SnapshotRow) of a task.
+    pub(crate) fn snapshot<'q, DB>(scope: &'q Scope, task_id: &'q str) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(format!("SELECT {SNAPSHOT_COLUMNS} FROM tasks WHERE tenant = "));
+        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
+        sql.push(" AND id = ").push_bind(task_id);
+        sql
+    }
+
+    /// The [`EventRow`](super::EventRow)s the snapshots of `rows` lack, in order; `None` if they
+    /// lack none.
+    pub(crate) fn unfolded<'q, DB>(rows: &[super::SnapshotRow]) -> Option<QueryBuilder<'q, DB>>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut behind = rows.iter().filter(|(.., behind)| *behind > 0).peekable();
+        behind.peek()?;
+        let mut sql = QueryBuilder::new("SELECT task, seq, body FROM events WHERE ");
+        let mut any = sql.separated(" OR ");
+        for (key, _, version, behind) in behind {
+            any.push("(task = ").push_bind_unseparated(*key);
+            any.push_unseparated(" AND seq > ").push_bind_unseparated(version - behind);
+            any.push_unseparated(" AND seq <= ").push_bind_unseparated(*version).push_unseparated(")");
+        }
+        sql.push(" ORDER BY task, seq");
+        Some(sql)
     }
 
     /// `seq, body` of a task's events after `after`, oldest first.
@@ -320,13 +542,13 @@ pub(crate) mod queries {
     }
 }
 
-/// A listing's page from its snapshots (one more than the page if there is a next page) and its
+/// A listing's page from its tasks (one more than the page if there is a next page) and its
 /// total.
-pub(crate) fn page_of(snapshots: Vec<String>, total: i64, page_size: usize) -> Result<crate::TaskPage, StoreError> {
-    let more = snapshots.len() > page_size;
-    let tasks = snapshots.iter().take(page_size).map(|s| decode_task(s)).collect::<Result<Vec<_>, _>>()?;
+pub(crate) fn page_of(tasks: Vec<TaskRecord>, total: i64, page_size: usize) -> crate::TaskPage {
+    let more = tasks.len() > page_size;
+    let tasks: Vec<Arc<Task>> = tasks.into_iter().take(page_size).map(|record| record.task).collect();
     let next = if more { tasks.last().map(|t| crate::PageToken::after(t)) } else { None };
-    Ok(crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() })
+    crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() }
 }
 
 /// SQL's `LIMIT` for a count.

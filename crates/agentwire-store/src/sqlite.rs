@@ -22,12 +22,13 @@ use sqlx::{Connection, Executor, QueryBuilder, Row, Sqlite, SqliteConnection, Sq
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, decode_task, dialect_name, encode, encode_events,
-    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, TaskRow, Turns,
+    as_seq, as_sql, backend, behind_after, decode_config, decode_event, dialect_name, encode, encode_events, fold_rows,
+    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, EventRow, RunningTasks, SnapshotRow, TaskRow,
+    Turns,
 };
 use crate::{
-    optimistic_update, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
-    TaskQuery, TaskRecord, TaskStore, Updated,
+    optimistic_update_from, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
+    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
 };
 
 /// The most writes one transaction commits.
@@ -63,26 +64,15 @@ type Map<K, V> = dashmap::DashMap<K, V, foldhash::fast::RandomState>;
 #[derive(Default)]
 struct Known {
     /// The tasks in SUBMITTED or WORKING state, as last committed.
-    running: Map<(Scope, String), TaskRecord>,
+    running: RunningTasks,
     /// The tasks that may have push configs; the others have none.
     with_configs: Map<(Scope, String), ()>,
 }
 
 impl Known {
-    /// Records a committed snapshot.
-    fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64) {
-        let key = (scope.clone(), task.id.clone());
-        if task.status.state.is_running() {
-            self.running.insert(key, TaskRecord { task: Arc::clone(task), version });
-        } else {
-            self.running.remove(&key);
-        }
-    }
-
     fn forget(&self, scope: &Scope, task_id: &str) {
-        let key = (scope.clone(), task_id.to_owned());
-        self.running.remove(&key);
-        self.with_configs.remove(&key);
+        self.running.forget(scope, task_id);
+        self.with_configs.remove(&(scope.clone(), task_id.to_owned()));
     }
 }
 
@@ -149,6 +139,16 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// The tasks of `rows`: their snapshots with the events they lack folded in, read by one more
+    /// query if any snapshot lacks some.
+    async fn read_folded(&self, rows: &[SnapshotRow]) -> Result<Vec<TaskRecord>> {
+        let Some(mut sql) = queries::unfolded::<Sqlite>(rows) else { return fold_rows(rows, &[]) };
+        let events: Vec<EventRow> = sql.build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
+        fold_rows(rows, &events)
+    }
+}
+
 /// Notes which tasks have push configs.
 async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
     let rows =
@@ -209,7 +209,9 @@ async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>, k
 /// Updates what the store knows after `write` committed with `outcome`.
 fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
-        Write::Create { scope, task, .. } | Write::Commit { scope, task, .. } => known.committed(scope, task, outcome),
+        Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
+            known.running.committed(scope, task, outcome, row.behind);
+        }
         Write::Delete { scope, id } => known.forget(scope, id),
         Write::PutConfig { scope, record, .. } => {
             known.with_configs.insert((scope.clone(), record.config.task_id.clone()), ());
@@ -397,7 +399,8 @@ impl<'a> Script<'a> {
             });
             sql.push(
                 ") UPDATE tasks SET context_id = v.context_id, state = v.state, status_millis = v.status_millis,
-                     version = tasks.version + v.added, snapshot = v.snapshot,
+                     version = tasks.version + v.added, snapshot = COALESCE(v.snapshot, tasks.snapshot),
+                     snapshot_behind = CASE WHEN v.snapshot IS NULL THEN tasks.snapshot_behind + v.added ELSE 0 END,
                      ended_at = CASE WHEN v.ended THEN COALESCE(tasks.ended_at, ",
             );
             sql.push_bind(now_millis()).push(
@@ -510,9 +513,10 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
         Write::Commit { scope, task, row, events, expected } => {
             let id = &task.id;
             let updated: Option<i64> = sqlx::query_scalar(
-                "UPDATE tasks SET context_id = ?, state = ?, status_millis = ?, version = version + ?,
-                     ended_at = CASE WHEN ? THEN COALESCE(ended_at, ?) END, snapshot = ?
-                 WHERE tenant = ? AND owner = ? AND id = ? AND version = ? RETURNING key",
+                "UPDATE tasks SET context_id = ?1, state = ?2, status_millis = ?3, version = version + ?4,
+                     ended_at = CASE WHEN ?5 THEN COALESCE(ended_at, ?6) END, snapshot = COALESCE(?7, snapshot),
+                     snapshot_behind = CASE WHEN ?7 IS NULL THEN snapshot_behind + ?4 ELSE 0 END
+                 WHERE tenant = ?8 AND owner = ?9 AND id = ?10 AND version = ?11 RETURNING key",
             )
             .bind(&row.context_id)
             .bind(row.state)
@@ -641,24 +645,23 @@ impl TaskStore for SqliteStore {
         events: &[Arc<StreamResponse>],
         expected: u64,
     ) -> Result<u64> {
-        let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
-        self.write(Write::Commit { scope: scope.clone(), task, row, events, expected }).await
+        let before = self.known.running.at(scope, &task.id, expected);
+        let bodies = encode_events(events)?;
+        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
+        self.write(Write::Commit { scope: scope.clone(), task, row, events: bodies, expected }).await
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
-        if let Some(record) = self.known.running.get(&(scope.clone(), task_id.to_owned())) {
-            return Ok(Some(record.clone()));
+        if let Some(record) = self.known.running.record(scope, task_id) {
+            return Ok(Some(record));
         }
-        let row = sqlx::query("SELECT snapshot, version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
-            .bind(&scope.tenant)
-            .bind(&scope.owner)
-            .bind(task_id)
+        let row: Option<SnapshotRow> = queries::snapshot::<Sqlite>(scope, task_id)
+            .build_query_as()
             .fetch_optional(&self.reads)
             .await
             .map_err(backend)?;
         let Some(row) = row else { return Ok(None) };
-        let task = decode_task(row.get::<&str, _>(0))?;
-        Ok(Some(TaskRecord { task, version: as_seq(row.get(1)) }))
+        Ok(self.read_folded(&[row]).await?.pop())
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -676,9 +679,9 @@ impl TaskStore for SqliteStore {
             .fetch_one(&self.reads)
             .await
             .map_err(backend)?;
-        let snapshots: Vec<String> =
-            queries::page::<Sqlite>(scope, query).build_query_scalar().fetch_all(&self.reads).await.map_err(backend)?;
-        page_of(snapshots, total, query.page_size)
+        let rows: Vec<SnapshotRow> =
+            queries::page::<Sqlite>(scope, query).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
+        Ok(page_of(self.read_folded(&rows).await?, total, query.page_size))
     }
 
     async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
@@ -701,7 +704,8 @@ impl TaskStore for SqliteStore {
 
     /// Optimistic, with this process's updates of a task taking turns.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        self.turns.take(scope, task_id, optimistic_update(self, scope, task_id, change)).await
+        let known = self.known.running.lend(scope, task_id);
+        self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
     }
 
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
@@ -823,6 +827,42 @@ mod tests {
         assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 2 })), "{refused:?}");
         drop(store);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A running task whose last commits stored only their events reads back, after the file is
+    /// opened again, as it was written: the events are folded into the stored snapshot.
+    #[tokio::test]
+    async fn a_task_written_as_events_reads_back_after_a_restart() {
+        let path = std::env::temp_dir().join(format!("agentwire-sqlite-fold-{}.db", std::process::id()));
+        let scope = Scope::new("", "a");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let task = conformance::task("t", "c", 1, agentwire_types::TaskState::Working);
+        store.create(&scope, Arc::new(task.clone()), &[Arc::new(StreamResponse::Task(task))], None).await.unwrap();
+        let mut written = None;
+        for n in 0..10 {
+            let mut chunk = |task: &mut Task| {
+                let part = agentwire_types::Part::text(format!("chunk {n}"));
+                let artifact = agentwire_types::Artifact::new("a", "answer", vec![part]);
+                let event = StreamResponse::ArtifactUpdate(agentwire_types::TaskArtifactUpdateEvent {
+                    artifact,
+                    append: n > 0,
+                    ..Default::default()
+                });
+                task.fold(&event);
+                Ok(vec![event])
+            };
+            written = Some(store.update(&scope, "t", &mut chunk).await.unwrap());
+        }
+        drop(store);
+        let written = written.unwrap();
+        let store = SqliteStore::open(&path).await.unwrap();
+        let read = store.get(&scope, "t").await.unwrap().unwrap();
+        assert_eq!((read.task, read.version), (written.task, 11));
+        assert_eq!(read.version, written.version);
+        drop(store);
+        for suffix in ["", "-wal", "-shm", "-lock"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 
     /// While a store has a file open, a second one is refused with a message that says what to

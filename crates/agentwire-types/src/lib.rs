@@ -20,6 +20,7 @@ mod de;
 pub mod dialect;
 mod error;
 mod events;
+mod fold;
 pub mod jsonrpc;
 mod message;
 mod operation;

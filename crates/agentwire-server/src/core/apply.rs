@@ -7,8 +7,9 @@ use agentwire_types::{
 
 use crate::agent::AgentEvent;
 
-/// Applies `event` to `task` and returns the stream item that announces it. The event's artifact
-/// or message moves into the task; the announcement is a copy.
+/// Applies `event` to `task` and returns the stream item that announces it: the announcement is
+/// made first, then folded into the task with [`Task::fold`], the fold stores use to read a task
+/// back from its log.
 ///
 /// A status message and an agent message are added to the history; an artifact replaces the one
 /// with the same id, or is appended to it for `append` chunks. Terminal tasks are immutable.
@@ -19,56 +20,44 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
             task.id, task.status.state
         )));
     }
-    match event {
+    let announcement = match event {
         AgentEvent::Status { state, message, metadata } => {
             if state == TaskState::Unspecified {
                 return Err(A2AError::invalid_agent_response("the agent sent a status without a state"));
             }
-            let message = message.map(|m| own_message(task, m));
-            if let Some(m) = &message {
-                task.history.push(m.clone());
-            }
-            task.status = TaskStatus { state, message: message.map(Box::new), timestamp: Some(Timestamp::now()) };
-            Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            let message = message.map(|m| Box::new(own_message(task, m)));
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                 task_id: task.id.clone(),
                 context_id: task.context_id.clone(),
-                status: task.status.clone(),
+                status: TaskStatus { state, message, timestamp: Some(Timestamp::now()) },
                 metadata,
-            }))
+            })
         }
         AgentEvent::Artifact { artifact, append, last_chunk } => {
             if artifact.artifact_id.is_empty() {
                 return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
             }
-            let announcement = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                 task_id: task.id.clone(),
                 context_id: task.context_id.clone(),
-                artifact: artifact.clone(),
+                artifact,
                 append,
                 last_chunk,
                 metadata: None,
-            });
-            match task.artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
-                Some(existing) if append => existing.parts.extend(artifact.parts),
-                Some(existing) => *existing = artifact,
-                None => task.artifacts.push(artifact),
-            }
-            Ok(announcement)
+            })
         }
-        AgentEvent::Message(message) => {
-            let message = own_message(task, message);
-            let announcement = StreamResponse::Message(message.clone());
-            task.history.push(message);
-            Ok(announcement)
-        }
-    }
+        AgentEvent::Message(message) => StreamResponse::Message(own_message(task, message)),
+    };
+    // The task changes exactly as a store folding the logged announcement changes it.
+    task.fold(&announcement);
+    Ok(announcement)
 }
 
 /// Adds a client's follow-up message to the history of an existing task.
 pub(crate) fn add_user_message(task: &mut Task, message: Message) -> StreamResponse {
-    let message = own_message(task, message);
-    task.history.push(message.clone());
-    StreamResponse::Message(message)
+    let announcement = StreamResponse::Message(own_message(task, message));
+    task.fold(&announcement);
+    announcement
 }
 
 /// Messages stored with a task always name it and its context.

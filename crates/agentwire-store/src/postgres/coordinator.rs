@@ -128,12 +128,12 @@ impl CoordinatorInner {
                 sql.push(")").build().execute(&self.store.pool).await?
             }
             Some(Registration::Ended(..)) => {
-                let notices: Vec<String> = tasks.map(|(scope, task_id)| notice_payload(scope, task_id, 0)).collect();
-                sqlx::query("SELECT pg_notify($1, notice) FROM UNNEST($2::text[]) AS notice")
-                    .bind(&*self.store.events_channel)
-                    .bind(notices)
-                    .execute(&self.store.pool)
-                    .await?
+                // Behind the notices of the executions' commits, in the store's one queue of
+                // notices: another instance hears of an execution's last event before its end.
+                for (scope, task_id) in tasks {
+                    self.store.queue_notice(notice_payload(scope, task_id, 0)).await;
+                }
+                return Ok(());
             }
             None => return Ok(()),
         };
