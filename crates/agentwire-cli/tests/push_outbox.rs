@@ -43,6 +43,28 @@ async fn webhook(up: Arc<AtomicBool>) -> (String, mpsc::UnboundedReceiver<Value>
     (url, delivered, refused)
 }
 
+/// The notifications delivered until one `last` accepts: they start with the task's first event,
+/// and none comes twice.
+async fn every_owed_notification_once(
+    delivered: &mut mpsc::UnboundedReceiver<Value>,
+    last: impl Fn(&Value) -> bool,
+    task_id: &str,
+) -> Vec<Value> {
+    let mut bodies: Vec<Value> = Vec::new();
+    while !bodies.last().is_some_and(&last) {
+        let body = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+            .await
+            .expect("the notifications owed are delivered")
+            .unwrap();
+        bodies.push(body);
+    }
+    assert_eq!(bodies[0]["task"]["id"], task_id, "from the first event on: {bodies:#?}");
+    for (i, body) in bodies.iter().enumerate() {
+        assert!(!bodies[..i].contains(body), "delivered twice: {body}");
+    }
+    bodies
+}
+
 fn completes(body: &Value) -> bool {
     body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 }
@@ -76,18 +98,7 @@ async fn a_delivery_due_before_a_kill_is_made_after_the_restart(name: &str, stor
 
     up.store(true, Ordering::SeqCst);
     let server = Server::start(&dir.0, &args).await;
-    let mut bodies = Vec::new();
-    while !bodies.last().is_some_and(completes) {
-        let body = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
-            .await
-            .expect("the restarted server delivers what was due")
-            .unwrap();
-        bodies.push(body);
-    }
-    assert_eq!(bodies[0]["task"]["id"], task_id.as_str(), "from the first event on: {bodies:#?}");
-    for (i, body) in bodies.iter().enumerate() {
-        assert!(!bodies[..i].contains(body), "delivered twice: {body}");
-    }
+    every_owed_notification_once(&mut delivered, completes, &task_id).await;
     let task = rpc(&client, &server.base, "GetTask", json!({"id": task_id})).await.unwrap();
     assert_eq!(task["result"]["status"]["state"], "TASK_STATE_COMPLETED");
 }
@@ -125,20 +136,9 @@ async fn the_survivor_delivers_what_a_killed_instance_owed() {
     up.store(true, Ordering::SeqCst);
 
     let ends = |body: &Value| body["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED";
-    let mut bodies: Vec<Value> = Vec::new();
-    while !bodies.last().is_some_and(ends) {
-        let body = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
-            .await
-            .expect("the survivor delivers what was owed")
-            .unwrap();
-        bodies.push(body);
-    }
-    assert_eq!(bodies[0]["task"]["id"], task_id.as_str(), "from the first event on: {bodies:#?}");
+    let bodies = every_owed_notification_once(&mut delivered, ends, &task_id).await;
     let states: Vec<&str> = bodies.iter().filter_map(|b| b["statusUpdate"]["status"]["state"].as_str()).collect();
     assert_eq!(states.first(), Some(&"TASK_STATE_WORKING"), "in order: {bodies:#?}");
-    for (i, body) in bodies.iter().enumerate() {
-        assert!(!bodies[..i].contains(body), "delivered twice: {body}");
-    }
     let task = rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap();
     assert_eq!(task["result"]["status"]["state"], "TASK_STATE_FAILED");
 }
