@@ -1,7 +1,7 @@
 //! Push notifications outlive the process that owed them: a webhook that was down when the server
 //! was killed with SIGKILL gets its notifications from the restarted server, in order, on SQLite
 //! and on PostgreSQL, or, with two instances on one PostgreSQL, from the survivor once the killed
-//! instance's lease has run out.
+//! instance's lease has run out, whether the task was still running or had ended.
 
 mod common;
 
@@ -69,6 +69,24 @@ fn completes(body: &Value) -> bool {
     body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 }
 
+/// Sends `text` with a webhook config `hook` for `url`; the reply's task.
+async fn send_with_webhook(client: &reqwest::Client, server: &Server, url: &str, text: &str, wait: bool) -> Value {
+    let message = json!({"messageId": format!("{text}-1"), "role": "ROLE_USER", "parts": [{"text": text}]});
+    let configuration = json!({"taskPushNotificationConfig": {"id": "hook", "url": url}, "returnImmediately": !wait});
+    let reply = rpc(client, &server.base, "SendMessage", json!({"message": message, "configuration": configuration}));
+    reply.await.unwrap()["result"]["task"].clone()
+}
+
+/// Two instances of `--agent conformance` on a fresh PostgreSQL database with a 2 s lease, each
+/// allowed to call a webhook on loopback.
+async fn two_instances(name: &str) -> Option<(TempDir, Server, Server)> {
+    let database = fresh_database(name).await?;
+    let dir = TempDir::new(name);
+    let args = ["--agent", "conformance", "--store", &database, "--allow-private-webhooks", "--lease", "2"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    Some((dir, one, two))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_due_before_a_kill_is_made_after_the_restart_on_sqlite() {
     a_delivery_due_before_a_kill_is_made_after_the_restart("outbox-sqlite", "sqlite:tasks.db").await;
@@ -88,11 +106,8 @@ async fn a_delivery_due_before_a_kill_is_made_after_the_restart(name: &str, stor
     let mut server = Server::start(&dir.0, &args).await;
     let client = reqwest::Client::new();
 
-    let message = json!({"messageId": "tck-complete-task-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
-    let config = json!({"id": "hook", "url": url});
-    let params = json!({"message": message, "configuration": {"taskPushNotificationConfig": config}});
-    let reply = rpc(&client, &server.base, "SendMessage", params).await.unwrap();
-    let task_id = reply["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let task = send_with_webhook(&client, &server, &url, "tck-complete-task", true).await;
+    let task_id = task["id"].as_str().expect("a task").to_owned();
     tokio::time::timeout(Duration::from_secs(10), refused.recv()).await.expect("a first attempt");
     server.kill();
 
@@ -108,21 +123,13 @@ async fn a_delivery_due_before_a_kill_is_made_after_the_restart(name: &str, stor
 /// FAILED and delivers every notification still owed, from the first, in order, each once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_survivor_delivers_what_a_killed_instance_owed() {
-    let Some(database) = fresh_database("takeover").await else { return };
-    let dir = TempDir::new("push-takeover");
-    let args = ["--agent", "conformance", "--store", &database, "--allow-private-webhooks", "--lease", "2"];
+    let Some((_dir, mut one, two)) = two_instances("takeover").await else { return };
     let up = Arc::new(AtomicBool::new(false));
     let (url, mut delivered, mut refused) = webhook(Arc::clone(&up)).await;
-    let mut one = Server::start(&dir.0, &args).await;
-    let two = Server::start(&dir.0, &args).await;
     let client = reqwest::Client::new();
 
-    let message = json!({"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "tck-cancel"}]});
-    let config = json!({"id": "hook", "url": url});
-    let configuration = json!({"taskPushNotificationConfig": config, "returnImmediately": true});
-    let reply = rpc(&client, &one.base, "SendMessage", json!({"message": message, "configuration": configuration}));
-    let reply = reply.await.unwrap();
-    let task_id = reply["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let task = send_with_webhook(&client, &one, &url, "tck-cancel", false).await;
+    let task_id = task["id"].as_str().expect("a task").to_owned();
     tokio::time::timeout(Duration::from_secs(10), refused.recv()).await.expect("a first attempt");
     let working = async {
         while rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap()["result"]["status"]["state"]
@@ -141,4 +148,26 @@ async fn the_survivor_delivers_what_a_killed_instance_owed() {
     assert_eq!(states.first(), Some(&"TASK_STATE_WORKING"), "in order: {bodies:#?}");
     let task = rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap();
     assert_eq!(task["result"]["status"]["state"], "TASK_STATE_FAILED");
+}
+
+/// Two instances on one PostgreSQL database; one completes a task while its webhook is down and
+/// is killed with SIGKILL before it could deliver. Once its lease has run out, the survivor
+/// delivers what it owed, in order, each once, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_survivor_delivers_what_a_killed_instance_owed_on_an_ended_task() {
+    let Some((_dir, mut one, two)) = two_instances("takeover_ended").await else { return };
+    let up = Arc::new(AtomicBool::new(false));
+    let (url, mut delivered, mut refused) = webhook(Arc::clone(&up)).await;
+    let client = reqwest::Client::new();
+
+    let task = send_with_webhook(&client, &one, &url, "tck-complete-task", true).await;
+    let task_id = task["id"].as_str().expect("a task").to_owned();
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
+    tokio::time::timeout(Duration::from_secs(10), refused.recv()).await.expect("a first attempt");
+    one.kill();
+    up.store(true, Ordering::SeqCst);
+
+    every_owed_notification_once(&mut delivered, completes, &task_id).await;
+    let task = rpc(&client, &two.base, "GetTask", json!({"id": task_id})).await.unwrap();
+    assert_eq!(task["result"]["status"]["state"], "TASK_STATE_COMPLETED");
 }

@@ -2,9 +2,9 @@
 //!
 //! Delivery follows the bus's feed of commits, like any consumer: the core commits and announces,
 //! and knows nothing of webhooks. It catches up from the store when it starts, when it falls
-//! behind the feed, and when a commit's events did not reach it (a full lane); a commit another
-//! instance could not deliver (it died) is delivered here once that instance's lease runs out
-//! and this one ends its tasks, since every config's cursor is in the store.
+//! behind the feed, when a commit's events did not reach it (a full lane), and when the feed
+//! says another instance is gone: what that instance owed is delivered here, since every
+//! config's cursor is in the store.
 //!
 //! Delivery is at least once, in order per webhook: each committed event is matched with its
 //! task's configs, and one lane per (task, config) posts them one after another, retrying with

@@ -59,9 +59,19 @@ impl Commit {
     }
 }
 
+/// What the followers of the feed are told.
+#[derive(Debug, Clone)]
+pub enum FeedNotice {
+    /// A commit this process made.
+    Commit(Arc<Commit>),
+    /// What the followers owe may be in the store with no commit here to tell of it: an instance
+    /// that made commits is gone. Read the store.
+    Check,
+}
+
 /// A follower of every commit announced in this process, from when it started following.
 /// [`broadcast::error::RecvError::Lagged`] means commits were missed: read the store.
-pub type CommitFeed = broadcast::Receiver<Arc<Commit>>;
+pub type CommitFeed = broadcast::Receiver<FeedNotice>;
 
 /// Where committed events are announced, per task, and the feed of every commit.
 pub trait EventBus: Send + Sync + 'static {
@@ -79,7 +89,7 @@ pub trait EventBus: Send + Sync + 'static {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// use agentwire_store::{Commit, EventBus, LocalBus, Scope};
+    /// use agentwire_store::{Commit, EventBus, FeedNotice, LocalBus, Scope};
     /// use agentwire_types::{StreamResponse, Task, TaskState};
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -88,7 +98,7 @@ pub trait EventBus: Send + Sync + 'static {
     /// let event = Arc::new(StreamResponse::Task(Task { id: "t1".into(), ..Task::default() }));
     /// let commit = Commit { scope: Scope::default(), task_id: "t1".into(), version: 1, state: TaskState::Submitted, events: vec![event] };
     /// bus.announce(commit);
-    /// let followed = feed.recv().await.unwrap();
+    /// let Ok(FeedNotice::Commit(followed)) = feed.recv().await else { panic!("a commit") };
     /// assert_eq!((followed.task_id.as_str(), followed.first_seq(), followed.state), ("t1", 1, TaskState::Submitted));
     /// # });
     /// ```
@@ -149,7 +159,7 @@ impl Channels {
 #[derive(Clone)]
 pub struct LocalBus {
     channels: Arc<Channels>,
-    feed: broadcast::Sender<Arc<Commit>>,
+    feed: broadcast::Sender<FeedNotice>,
 }
 
 /// Commits the feed holds for its slowest follower by default.
@@ -177,6 +187,14 @@ impl LocalBus {
     pub fn check_all(&self) {
         for channel in self.channels.map.iter() {
             let _ = channel.send(Notice::Check);
+        }
+    }
+
+    /// Tells the followers of the feed to read the store: an instance that shared it is gone,
+    /// and what it committed may still be owed.
+    pub fn check_feed(&self) {
+        if self.feed.receiver_count() > 0 {
+            let _ = self.feed.send(FeedNotice::Check);
         }
     }
 
@@ -209,7 +227,7 @@ impl EventBus for LocalBus {
         }
         if self.feed.receiver_count() > 0 {
             // A follower may have just left; nobody following is fine.
-            let _ = self.feed.send(Arc::new(commit));
+            let _ = self.feed.send(FeedNotice::Commit(Arc::new(commit)));
         }
     }
 
@@ -342,11 +360,14 @@ mod tests {
         for expected in [6, 7] {
             assert!(matches!(reader.recv().await, Ok(Notice::Event { seq, event: Some(_) }) if seq == expected));
         }
-        let followed: Vec<(String, u64)> = [follower.recv().await.unwrap(), follower.recv().await.unwrap()]
-            .iter()
-            .map(|c| (c.task_id.clone(), c.first_seq()))
-            .collect();
+        let mut followed = Vec::new();
+        for _ in 0..2 {
+            let Ok(FeedNotice::Commit(commit)) = follower.recv().await else { panic!("a commit") };
+            followed.push((commit.task_id.clone(), commit.first_seq()));
+        }
         assert_eq!(followed, [("t1".to_owned(), 6), ("t2".to_owned(), 2)], "every task's commits, in order");
+        bus.check_feed();
+        assert!(matches!(follower.recv().await, Ok(FeedNotice::Check)), "told to read the store");
     }
 
     #[tokio::test]

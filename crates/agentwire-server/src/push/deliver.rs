@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use agentwire_store::{Commit, CommitFeed, PushConfigRecord, PushConfigStore, Scope, TaskStore};
+use agentwire_store::{Commit, CommitFeed, FeedNotice, PushConfigRecord, PushConfigStore, Scope, TaskStore};
 use agentwire_types::dialect::{Encoded, PushPayload};
 use agentwire_types::Dialect;
 use agentwire_types::TaskState;
@@ -179,10 +179,11 @@ impl Dispatcher {
                 }
             };
             match received {
-                Ok(commit) => {
+                Ok(FeedNotice::Commit(commit)) => {
                     let batch = self.take_ready(&mut feed, vec![commit], JOB_BATCH);
                     self.handle(batch).await;
                 }
+                Ok(FeedNotice::Check) => self.catch_up_with_store().await,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::warn!(
                         missed,
@@ -199,7 +200,8 @@ impl Dispatcher {
     fn take_ready(&mut self, feed: &mut CommitFeed, mut batch: Vec<Job>, limit: usize) -> Vec<Job> {
         while batch.len() < limit {
             match feed.try_recv() {
-                Ok(commit) => batch.push(commit),
+                Ok(FeedNotice::Commit(commit)) => batch.push(commit),
+                Ok(FeedNotice::Check) => self.missed = true,
                 Err(TryRecvError::Lagged(_)) => self.missed = true,
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }

@@ -303,7 +303,8 @@ impl EventBus for Coordinator {
 
     /// Readers here are told at once; other instances learn of the commit from its notification,
     /// sent by the commit itself. The feed is this instance's commits only: each instance
-    /// delivers the webhooks of what it committed.
+    /// delivers the webhooks of what it committed, and its followers are told to read the store
+    /// when another instance is found gone.
     fn announce(&self, commit: Commit) {
         self.inner.bus.announce(commit);
     }
@@ -358,8 +359,10 @@ impl CancelSignal for Coordinator {
             .await
             .map_err(backend)?;
         if gone.rows_affected() > 0 {
-            // A notice the instance had yet to send after a commit died with it.
+            // A notice the instance had yet to send after a commit died with it, and the webhook
+            // deliveries it owed, which this instance's followers of the feed take over.
             self.inner.bus.check_all();
+            self.inner.bus.check_feed();
         }
         // Running tasks that no live instance runs, and that nobody has touched for a lease: a
         // task just created may not be registered yet.
