@@ -201,8 +201,7 @@ impl Dispatcher {
         while batch.len() < limit {
             match feed.try_recv() {
                 Ok(FeedNotice::Commit(commit)) => batch.push(commit),
-                Ok(FeedNotice::Check) => self.missed = true,
-                Err(TryRecvError::Lagged(_)) => self.missed = true,
+                Ok(FeedNotice::Check) | Err(TryRecvError::Lagged(_)) => self.missed = true,
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
         }
