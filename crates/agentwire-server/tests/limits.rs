@@ -2,6 +2,11 @@
 //! ListTasks pages and retention, each refused or trimmed the way its limit says.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+use agentwire_server::RequestHandler;
 
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::Limits;
@@ -93,6 +98,52 @@ async fn rest_answers_429_at_the_limit_of_tasks_in_progress() {
     let (status, refused) = server.rest(Method::POST, "/message:send", Some(body)).await;
     assert_eq!(status, 429, "{refused}");
     assert_eq!(refused["error"]["status"], "RESOURCE_EXHAUSTED", "{refused}");
+}
+
+/// Counts its executions, says it works, and waits to be canceled.
+#[derive(Default)]
+struct CountsAndWaits {
+    executions: Arc<AtomicUsize>,
+}
+
+impl AgentExecutor for CountsAndWaits {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        self.executions.fetch_add(1, Ordering::SeqCst);
+        ctx.run(|ctx, updater| async move {
+            updater.working().await?;
+            ctx.cancellation().cancelled().await;
+            updater.canceled().await
+        })
+    }
+}
+
+/// Sends racing for the last places under the limit of tasks in progress never pass it, and a
+/// send refused there never runs its agent: the limit is decided before the agent starts.
+#[tokio::test]
+async fn racing_sends_never_pass_the_limit_and_a_refused_one_never_runs() {
+    let agent = CountsAndWaits::default();
+    let executions = Arc::clone(&agent.executions);
+    let limits = Limits { max_unfinished_tasks: 3, ..Limits::default() };
+    let server = Arc::new(TestServer::start(RequestHandler::builder(agent).limits(limits)).await);
+    let sends = (0..24).map(|i| {
+        let server = Arc::clone(&server);
+        let params =
+            json!({"message": user_message(&format!("m{i}"), "hi"), "configuration": {"returnImmediately": true}});
+        tokio::spawn(async move { server.rpc("SendMessage", params).await })
+    });
+    let mut admitted = 0;
+    for send in sends.collect::<Vec<_>>() {
+        let envelope = send.await.unwrap();
+        if envelope["result"]["task"]["id"].is_string() {
+            admitted += 1;
+        } else {
+            assert_eq!(envelope["error"]["data"][0]["reason"], "RESOURCE_EXHAUSTED", "{envelope}");
+        }
+    }
+    assert_eq!(admitted, 3);
+    assert_eq!(executions.load(Ordering::SeqCst), 3, "only admitted sends run their agent");
+    let listed = server.rpc_ok("ListTasks", json!({})).await;
+    assert_eq!(listed["tasks"].as_array().map(Vec::len), Some(3), "{listed}");
 }
 
 /// A direct message reply leaves no task behind, so it never counts against the limit of tasks in

@@ -67,12 +67,32 @@ struct Known {
     running: RunningTasks,
     /// The tasks that may have push configs; the others have none.
     with_configs: Map<(Scope, String), ()>,
+    /// The ids of each scope's unfinished tasks (not in a terminal state), which
+    /// [`TaskStore::count_unfinished`] counts: a new task's admission asks it on every send.
+    unfinished: Map<Scope, std::collections::HashSet<String, foldhash::fast::RandomState>>,
 }
 
 impl Known {
     fn forget(&self, scope: &Scope, task_id: &str) {
         self.running.forget(scope, task_id);
         self.with_configs.remove(&(scope.clone(), task_id.to_owned()));
+        self.ended(scope, task_id);
+    }
+
+    /// Notes whether a task just written is unfinished.
+    fn unfinished(&self, scope: &Scope, task_id: &str, ended: bool) {
+        if ended {
+            self.ended(scope, task_id);
+        } else if !self.unfinished.get(scope).is_some_and(|ids| ids.contains(task_id)) {
+            self.unfinished.entry(scope.clone()).or_default().insert(task_id.to_owned());
+        }
+    }
+
+    fn ended(&self, scope: &Scope, task_id: &str) {
+        self.unfinished.remove_if_mut(scope, |_, ids| {
+            ids.remove(task_id);
+            ids.is_empty()
+        });
     }
 }
 
@@ -109,6 +129,7 @@ impl SqliteStore {
             SqlitePoolOptions::new().max_connections(4).connect_with(options.read_only(true)).await.map_err(backend)?;
         let known = Arc::new(Known::default());
         load_config_owners(&reads, &known).await?;
+        load_unfinished(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
         tokio::spawn(write_loop(writer, jobs, Arc::clone(&known)));
         Ok(Self { reads, writes, turns: Arc::default(), known, path: Arc::new(path), _lock: lock })
@@ -164,6 +185,19 @@ async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
     Ok(())
 }
 
+/// Notes which tasks are unfinished.
+async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL")
+            .fetch_all(reads)
+            .await
+            .map_err(backend)?;
+    for (tenant, owner, id) in rows {
+        known.unfinished(&Scope::new(tenant, owner), &id, false);
+    }
+    Ok(())
+}
+
 /// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
 /// for it to be created.
 enum Write {
@@ -211,6 +245,7 @@ fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
         Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
             known.running.committed(scope, task, outcome, row.behind);
+            known.unfinished(scope, &task.id, row.ended);
         }
         Write::Delete { scope, id } => known.forget(scope, id),
         Write::PutConfig { scope, record, .. } => {
@@ -684,13 +719,9 @@ impl TaskStore for SqliteStore {
         Ok(page_of(self.read_folded(&rows).await?, total, query.page_size))
     }
 
+    /// Counted without reading the file, which only this store writes.
     async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
-        let count: i64 = queries::count_unfinished::<Sqlite>(scope)
-            .build_query_scalar()
-            .fetch_one(&self.reads)
-            .await
-            .map_err(backend)?;
-        Ok(usize::try_from(count).unwrap_or_default())
+        Ok(self.known.unfinished.get(scope).map_or(0, |ids| ids.len()))
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {

@@ -347,6 +347,7 @@ impl RequestHandlerBuilder {
             limits: self.limits,
             auth: self.auth,
             maintenance: CancellationToken::new(),
+            admissions: super::admission::Admissions::default(),
         };
         tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, core.maintenance.clone()));
         let core = Arc::new(core);

@@ -1,5 +1,6 @@
 //! The transport-agnostic core: every A2A operation once, over canonical v1.0 types.
 
+mod admission;
 mod apply;
 mod broker;
 mod card;
@@ -63,6 +64,8 @@ pub(crate) struct Core {
     pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
     /// Stops the background work that keeps the store within its retention.
     pub(crate) maintenance: tokio_util::sync::CancellationToken,
+    /// The new tasks admitted under the limit of unfinished tasks and not yet written.
+    pub(crate) admissions: admission::Admissions,
 }
 
 /// What a writer wants to do to a task, given its current state.
@@ -86,29 +89,35 @@ impl Core {
         self.tasks.get(scope, task_id).await.map_err(store_error)?.ok_or_else(|| A2AError::task_not_found(task_id))
     }
 
-    /// Stores a new task, with the event that announces it and the push config given with the
-    /// send that made it, then announces it. Returns the task as stored and its version. The store
-    /// refuses it while the scope has [`Limits::max_unfinished_tasks`] tasks in progress.
+    /// Stores a new task with its first events (the event that announces it, then what its agent
+    /// did before the task was written) and the push config given with the send that made it,
+    /// then announces it. Returns the task's version. The store refuses it while the scope has
+    /// [`Limits::max_unfinished_tasks`] tasks in progress (the send's admission counted this
+    /// process's; the store's check catches other processes racing it).
     pub(crate) async fn create(
         &self,
         scope: &Scope,
-        mut task: Task,
-        push: Option<PushConfigRecord>,
-    ) -> Result<(Arc<Task>, u64), A2AError> {
-        trim_history(&mut task, self.limits.max_history_length);
-        let events = vec![Arc::new(StreamResponse::Task(task.clone()))];
-        let task = Arc::new(task);
+        task: &Arc<Task>,
+        events: Vec<Arc<StreamResponse>>,
+        push: Option<&PushConfigRecord>,
+    ) -> Result<u64, A2AError> {
         let stored = async {
             let limit = Some(self.limits.max_unfinished_tasks);
-            let version = self.tasks.create(scope, Arc::clone(&task), &events, limit).await?;
-            if let Some(record) = &push {
+            let version = self.tasks.create(scope, Arc::clone(task), &events, limit).await?;
+            if let Some(record) = push {
                 self.push_configs.put_config(scope, record).await?;
             }
             Ok(version)
         };
         let version = stored.await.map_err(store_error)?;
-        self.announce(scope, &task, version, events);
-        Ok((task, version))
+        self.announce(scope, task, version, events);
+        Ok(version)
+    }
+
+    /// Takes a place for a new task under [`Limits::max_unfinished_tasks`] in `scope`, before
+    /// its agent starts.
+    pub(crate) async fn admit(&self, scope: &Scope) -> Result<admission::Place, A2AError> {
+        self.admissions.admit(&*self.tasks, scope, self.limits.max_unfinished_tasks).await
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
@@ -142,7 +151,7 @@ impl Core {
 
 /// Keeps a task's history within `max` messages: the first (the request that started the task,
 /// which agents read for what the task is about) and the most recent ones.
-fn trim_history(task: &mut Task, max: usize) {
+pub(crate) fn trim_history(task: &mut Task, max: usize) {
     let excess = task.history.len().saturating_sub(max);
     if excess == 0 {
         return;

@@ -25,6 +25,8 @@ struct Execution {
     task_id: Arc<str>,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
+    /// A new task not yet written: the execution's first step writes it.
+    creation: Option<Creation>,
     /// For a new task, the task as created until the agent's first event: a direct reply then
     /// removes it, since a reply makes no task.
     fresh: Option<Arc<Task>>,
@@ -44,12 +46,25 @@ pub(crate) struct Run {
     pub(crate) message: Message,
     /// The task with the new message in its history.
     pub(crate) task: Arc<Task>,
-    /// Whether the task was created for this execution.
-    pub(crate) new_task: bool,
+    /// For a new task, which the execution writes: `task` as created.
+    pub(crate) creation: Option<Creation>,
     pub(crate) request: crate::RequestContext,
     pub(crate) streaming: bool,
     /// A blocking SendMessage waiting for this execution's result.
     pub(crate) waiter: Option<Waiter>,
+}
+
+/// A new task to write, with the agent's first events: the send that made it waits for the write.
+pub(crate) struct Creation {
+    /// The push config given with the send, stored with the task.
+    pub(crate) push: Option<agentwire_store::PushConfigRecord>,
+    /// The task's place under the scope's limit of unfinished tasks, until it is written.
+    pub(crate) place: super::admission::Place,
+    /// Write the task before the agent starts: its id was chosen by the client, and whether it
+    /// is taken is only known once the store has it.
+    pub(crate) write_first: bool,
+    /// Told when the task is written, or why it was not; a direct reply writes none.
+    pub(crate) written: oneshot::Sender<Result<(), A2AError>>,
 }
 
 /// What a blocking SendMessage gets from the execution it started.
@@ -194,7 +209,8 @@ impl Core {
 
     /// The future that drives `run` from start to end.
     fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
-        let Run { scope, task_id: id, context_id, message, task, new_task, request, streaming, waiter } = run;
+        let Run { scope, task_id: id, context_id, message, task, creation, request, streaming, waiter } = run;
+        let new_task = creation.is_some();
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.cancel.started(&scope, &task_id);
         let reply_as_task = request.dialect.profile().reply_as_task();
@@ -208,6 +224,7 @@ impl Core {
             task_id,
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
+            creation,
             fresh,
             waiter,
         };
@@ -234,7 +251,14 @@ impl Core {
             // leave the token's list of waiters every time.
             let mut cancelled = std::pin::pin!(cancel.cancelled());
             let mut grace_deadline: Option<Instant> = None;
-            loop {
+            let mut stopped = false;
+            if let Some(creation) = execution.creation.take() {
+                let mut batch = Vec::new();
+                let agent_ended = !creation.write_first && ready_events(&mut events, &mut batch).await;
+                let flow = Box::pin(self.create_task(&mut execution, creation, &mut batch)).await;
+                stopped = agent_ended || flow.is_break();
+            }
+            while !stopped {
                 let next = tokio::select! {
                     event = events.next() => event,
                     () = &mut cancelled, if grace_deadline.is_none() => {
@@ -247,9 +271,7 @@ impl Core {
                     }
                 };
                 let Some(event) = next else { break };
-                if Box::pin(self.handle(&mut execution, &mut events, event)).await.is_break() {
-                    break;
-                }
+                stopped = Box::pin(self.handle(&mut execution, &mut events, event)).await.is_break();
             }
             drop(events);
             self.wind_up(&mut execution).await;
@@ -271,25 +293,68 @@ impl Core {
         flow
     }
 
+    /// Writes a new task with the events its agent produced before it first waited (`batch`,
+    /// none if it waits at once or the task is written first): one commit for a send whose agent
+    /// answers at once. Tells the send how it went, then commits what the write left of `batch`.
+    /// A direct reply writes no task.
+    async fn create_task(
+        &self,
+        execution: &mut Execution,
+        creation: Creation,
+        batch: &mut Vec<AgentEvent>,
+    ) -> ControlFlow<()> {
+        let Creation { push, place, written, .. } = creation;
+        if let Some(reply) = direct_reply(execution, batch) {
+            execution.fresh = None;
+            self.reply(execution, reply);
+            let _ = written.send(Ok(()));
+            return ControlFlow::Break(());
+        }
+        let Some(created) = execution.fresh.take() else { return ControlFlow::Break(()) };
+        let announcement = Arc::new(StreamResponse::Task(Task::clone(&created)));
+        // The send no longer holds the task: the events fold into it without another copy.
+        let mut task = Arc::unwrap_or_clone(created);
+        let mut events = Vec::new();
+        let mut ready = std::mem::take(batch).into_iter();
+        let (taken, refused) = apply_ready(&mut task, ready.by_ref(), &mut events);
+        batch.extend(ready);
+        report_refused(refused);
+        super::trim_history(&mut task, self.limits.max_history_length);
+        let task = Arc::new(task);
+        let events = std::iter::once(Arc::clone(&announcement)).chain(events.into_iter().map(Arc::new)).collect();
+        if let Err(error) = self.create(&execution.scope, &task, events, push.as_ref()).await {
+            // Nothing was written: there is no task to end, and the send fails with the reason.
+            let _ = written.send(Err(error));
+            return ControlFlow::Break(());
+        }
+        drop(place);
+        let _ = written.send(Ok(()));
+        if taken == 0 {
+            // The agent has not taken the task on yet: it is still as created.
+            execution.fresh = Some(Arc::clone(&task));
+        } else if execution.waiter.as_ref().is_some_and(|w| w.on_creation) {
+            // The agent took the task on: a caller who returns immediately gets it as created.
+            if let StreamResponse::Task(created) = &*announcement {
+                settle_if(&mut execution.waiter, &Arc::new(created.clone()), |_| true);
+            }
+        }
+        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        if task.status.state.is_terminal() {
+            return ControlFlow::Break(());
+        }
+        self.commit_batch(execution, batch).await
+    }
+
     /// Commits `batch` (see [`handle`](Self::handle)).
     async fn commit_batch(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
-        if let Some(created) = execution.fresh.take() {
-            if let Some(AgentEvent::Message(reply)) = batch.first_mut() {
-                if execution.reply_as_task {
-                    // The reply completes the task, as its status message (and so in its history).
-                    let message = Some(std::mem::take(reply));
-                    batch.truncate(1);
-                    batch[0] = AgentEvent::Status { state: TaskState::Completed, message, metadata: None };
-                } else {
-                    // A direct reply: it makes no task, and nothing after it counts.
-                    let reply = std::mem::take(reply);
-                    if let Err(error) = self.tasks.delete(&execution.scope, &execution.task_id).await {
-                        tracing::warn!(%error, "could not remove the task a direct reply made unnecessary");
-                    }
-                    self.reply(execution, reply);
-                    return ControlFlow::Break(());
-                }
+        if let Some(reply) = direct_reply(execution, batch) {
+            if let Err(error) = self.tasks.delete(&execution.scope, &execution.task_id).await {
+                tracing::warn!(%error, "could not remove the task a direct reply made unnecessary");
             }
+            self.reply(execution, reply);
+            return ControlFlow::Break(());
+        }
+        if let Some(created) = execution.fresh.take_if(|_| !batch.is_empty()) {
             // The agent took the task on: a caller who returns immediately gets it as created.
             settle_if(&mut execution.waiter, &created, |w| w.on_creation);
         }
@@ -423,6 +488,23 @@ fn ready_events<'a>(
         }
         Poll::Ready(false)
     })
+}
+
+/// The reply of an agent that answered a new task's message with a message: it makes no task, and
+/// nothing after it counts. In the legacy family, where every send is answered with a task, the
+/// reply completes the task instead (as its status message, and so in its history) and `batch`
+/// says so.
+fn direct_reply(execution: &Execution, batch: &mut Vec<AgentEvent>) -> Option<Message> {
+    execution.fresh.as_ref()?;
+    let Some(AgentEvent::Message(reply)) = batch.first_mut() else { return None };
+    let reply = std::mem::take(reply);
+    batch.truncate(1);
+    if execution.reply_as_task {
+        batch[0] = AgentEvent::Status { state: TaskState::Completed, message: Some(reply), metadata: None };
+        return None;
+    }
+    batch.clear();
+    Some(reply)
 }
 
 /// Applies `events` to `task` in order, up to and including the first that settles it (the rest

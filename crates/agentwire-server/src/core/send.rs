@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::apply::add_user_message;
 use super::broker::EventFeed;
-use super::runner::{Run, Settled, Waiter};
+use super::runner::{Creation, Run, Settled, Waiter};
 use super::stream::{task_event_stream, Opening};
 use super::tasks::view;
 use super::{validate, Core};
@@ -38,8 +38,10 @@ enum Following {
 /// A started execution, seen from the request that started it.
 struct Started {
     following: Following,
-    /// The task with the new message, and its version.
-    snapshot: (Arc<Task>, u64),
+    /// The task with the new message, and its version; `None` for a new task's blocking send,
+    /// which answers with what the execution hands over (not holding the task lets the execution
+    /// change it without a copy).
+    snapshot: Option<(Arc<Task>, u64)>,
     /// Whether the send created the task.
     new_task: bool,
     history_length: Option<usize>,
@@ -74,13 +76,14 @@ impl Core {
                 Err(error) => return Err(error),
             }
         }
-        let task_id = if task_id.is_empty() {
-            new_id()
-        } else {
+        let client_named = !task_id.is_empty();
+        let task_id = if client_named {
             validate::client_task_id(&task_id, self.limits.max_client_task_id_bytes)?;
             task_id
+        } else {
+            new_id()
         };
-        self.start_new_task(send, task_id).await
+        self.start_new_task(send, task_id, client_named).await
     }
 
     fn check(&self, mut ctx: RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
@@ -107,43 +110,52 @@ impl Core {
         Ok(Checked { ctx, scope, message: req.message, history_length, push, follow })
     }
 
-    /// Creates the task at SUBMITTED with the message, before the agent sees it, so that an
-    /// accepted send leaves a record whatever happens next.
-    async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String) -> Result<Started> {
+    /// Starts a new task at SUBMITTED with the message. Its execution writes it before the agent
+    /// starts waiting: together with the agent's first events when it answers at once (one
+    /// commit), alone otherwise, so that an accepted send leaves a record whatever happens next.
+    /// The send waits for that write, and fails if the store refuses it.
+    async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String, client_named: bool) -> Result<Started> {
         let Checked { ctx, scope, message, history_length, push, follow } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let first = Message { task_id: task_id.clone(), context_id: context_id.clone(), ..message.clone() };
-        let task = Task {
+        let task = Arc::new(Task {
             id: task_id.clone(),
             context_id: context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![first],
             ..Task::default()
-        };
+        });
         let push = push
             .map(|config| {
                 let config = TaskPushNotificationConfig { task_id: task_id.clone(), ..config };
                 self.push_record(&scope, config, ctx.dialect)
             })
             .transpose()?;
+        let place = self.admit(&scope).await?;
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
-        let (task, version) = self.create(&scope, task, push).await?;
         if let Following::Feed(feed) = &mut following {
-            feed.start_after(version);
+            // The task's first event, which announces it, is the one the stream opens with.
+            feed.start_after(CREATED_VERSION);
         }
+        let snapshot = matches!(follow, Follow::Stream).then(|| (Arc::clone(&task), CREATED_VERSION));
+        let (written, creation_result) = oneshot::channel();
+        let creation = Creation { push, place, write_first: client_named, written };
         let run = Run {
             scope,
             task_id,
             context_id,
             message,
-            task: Arc::clone(&task),
-            new_task: true,
+            task,
+            creation: Some(creation),
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
             waiter,
         };
         self.launch(run);
-        Ok(Started { following, snapshot: (task, version), new_task: true, history_length })
+        creation_result
+            .await
+            .map_err(|_| A2AError::invalid_agent_response("the agent stopped before its task was stored"))??;
+        Ok(Started { following, snapshot, new_task: true, history_length })
     }
 
     /// A message that continues `existing`: it joins the history, then a new execution starts.
@@ -180,13 +192,13 @@ impl Core {
             context_id: task.context_id.clone(),
             message,
             task: Arc::clone(&task),
-            new_task: false,
+            creation: None,
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
             waiter,
         };
         self.launch(run);
-        Ok(Started { following, snapshot: (task, version), new_task: false, history_length })
+        Ok(Started { following, snapshot: Some((task, version)), new_task: false, history_length })
     }
 
     /// Attaches the request to the execution it is about to start: a stream subscribes now, so
@@ -221,19 +233,17 @@ impl Core {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let Started { following, snapshot: (task, _), new_task, history_length } =
+        let Started { following, snapshot, new_task, history_length } =
             self.start(ctx, req, Follow::Block { return_immediately }).await?;
         let Following::Result(result) = following else {
             return Err(A2AError::internal("a blocking send lost its execution's result"));
         };
-        let settled = if return_immediately && !new_task {
+        let settled = match snapshot {
             // A continuation that returns immediately answers with the task holding the message.
-            Some(Settled::Task(task))
-        } else {
+            Some((task, _)) if return_immediately && !new_task => Some(Settled::Task(task)),
             // Not held while waiting: the execution's first commit would otherwise have to copy
             // the whole task rather than change the store's in place.
-            drop(task);
-            result.await.ok()
+            _ => result.await.ok(),
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
@@ -255,7 +265,9 @@ impl Core {
         let Following::Feed(feed) = started.following else {
             return Err(A2AError::internal("a streaming send lost its execution's events"));
         };
-        let (task, seq) = started.snapshot;
+        let Some((task, seq)) = started.snapshot else {
+            return Err(A2AError::internal("a streaming send lost its task"));
+        };
         let first = StreamItem { seq, response: Arc::new(StreamResponse::Task(Arc::unwrap_or_clone(task))) };
         // A new task is announced only once the agent takes it on: an agent that replies with a
         // message makes no task, and its stream is the message alone.
@@ -263,6 +275,9 @@ impl Core {
         Ok(task_event_stream(feed, opening, true, profile))
     }
 }
+
+/// The version of a task as created: its log holds the one event that announces it.
+const CREATED_VERSION: u64 = 1;
 
 /// UnsupportedOperation for a message to a task that ended.
 fn terminal_task(task: &Task) -> A2AError {
