@@ -54,3 +54,53 @@ impl ProtocolVersion {
 pub(crate) fn scope(ctx: &RequestContext, tenant: &str) -> Scope {
     Scope::new(ctx.tenant_for(tenant).to_owned(), ctx.owner().to_owned())
 }
+
+/// Copies the values of `metadata` into one buffer of its own. hyper parses a request's header
+/// values as slices of the connection's read buffer, so a context kept beyond its request (an
+/// execution keeps its request's for as long as the task runs) would otherwise keep that whole
+/// buffer, 8 KiB or more, alive with it.
+pub(crate) fn detach_metadata(metadata: &mut http::HeaderMap) {
+    let mut bytes = Vec::with_capacity(metadata.values().map(|value| value.len()).sum());
+    for value in metadata.values() {
+        bytes.extend_from_slice(value.as_bytes());
+    }
+    let bytes = bytes::Bytes::from(bytes);
+    let mut start = 0;
+    for value in metadata.values_mut() {
+        let end = start + value.len();
+        let sensitive = value.is_sensitive();
+        // The bytes were a valid value a moment ago.
+        if let Ok(mut own) = http::HeaderValue::from_maybe_shared(bytes.slice(start..end)) {
+            own.set_sensitive(sensitive);
+            *value = own;
+        }
+        start = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::{HeaderMap, HeaderValue};
+
+    /// Every value stays as it was, repeated names and sensitivity included, in its own buffer.
+    #[test]
+    fn detached_metadata_keeps_every_value() {
+        let read_buffer = bytes::Bytes::from_static(b"Bearer secret-token;v1;v2;x");
+        let shared = |range: std::ops::Range<usize>| HeaderValue::from_maybe_shared(read_buffer.slice(range)).unwrap();
+        let mut metadata = HeaderMap::new();
+        let mut token = shared(0..19);
+        token.set_sensitive(true);
+        metadata.insert("authorization", token);
+        metadata.append("x-a2a-extensions", shared(20..22));
+        metadata.append("x-a2a-extensions", shared(23..25));
+        metadata.insert("x-empty", HeaderValue::from_static(""));
+        let before = metadata.clone();
+
+        super::detach_metadata(&mut metadata);
+
+        assert_eq!(metadata, before);
+        assert!(metadata["authorization"].is_sensitive());
+        let extensions: Vec<_> = metadata.get_all("x-a2a-extensions").iter().collect();
+        assert_eq!(extensions, ["v1", "v2"]);
+    }
+}

@@ -209,7 +209,9 @@ impl Core {
 
     /// The future that drives `run` from start to end.
     fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
-        let Run { scope, task_id: id, context_id, message, task, creation, request, streaming, waiter } = run;
+        let Run { scope, task_id: id, context_id, message, task, creation, mut request, streaming, waiter } = run;
+        // The execution outlives its request: it keeps nothing of the request's connection.
+        crate::context::detach_metadata(&mut request.metadata);
         let new_task = creation.is_some();
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.cancel.started(&scope, &task_id);
@@ -323,7 +325,9 @@ impl Core {
         let task = Arc::new(task);
         let events = std::iter::once(Arc::clone(&announcement)).chain(events.into_iter().map(Arc::new)).collect();
         if let Err(error) = self.create(&execution.scope, &task, events, push.as_ref()).await {
-            // Nothing was written: there is no task to end, and the send fails with the reason.
+            // Nothing was written: there is no task to end or hand over, and the send fails
+            // with the reason.
+            execution.waiter = None;
             let _ = written.send(Err(error));
             return ControlFlow::Break(());
         }
