@@ -195,6 +195,22 @@ async fn subscription_starts_with_the_task_and_follows_a_later_turn() {
     assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
 }
 
+/// A turn that returns immediately answers with the task holding its message, whatever the agent
+/// does next.
+#[tokio::test]
+async fn a_turn_that_returns_immediately_gets_the_task_with_its_message() {
+    let server = TestServer::start(conformance()).await;
+    let task = input_required_task(&server).await;
+    let follow_up = json!({"messageId": "tck-complete-task-9", "role": "ROLE_USER", "parts": [{"text": "go"}], "taskId": task["id"]});
+    let params = json!({"message": follow_up, "configuration": {"returnImmediately": true}});
+    let answer = server.rpc_ok("SendMessage", params).await;
+    let history = answer["task"]["history"].as_array().expect("a task with its history");
+    assert_eq!(history.last().map(|m| &m["messageId"]), Some(&json!("tck-complete-task-9")), "{answer}");
+    let stored = server.rpc_ok("GetTask", json!({"id": task["id"]})).await;
+    let history = stored["history"].as_array().expect("a task with its history");
+    assert!(history.iter().any(|m| m["messageId"] == "tck-complete-task-9"), "{stored}");
+}
+
 #[tokio::test]
 async fn list_tasks_filters_by_status_time() {
     let server = TestServer::start(conformance()).await;

@@ -288,3 +288,28 @@ async fn auth_required_is_not_final_in_a_v03_stream() {
     let expected = [("auth-required".to_owned(), Some(false)), ("completed".to_owned(), Some(true))];
     assert_eq!(updates, expected, "the stream goes on after AUTH_REQUIRED; only its last event is final");
 }
+
+/// A turn streamed to a task that waits for input opens with the task holding the new message,
+/// then carries every event of the turn after it, with consecutive ids, to the end of the task.
+#[tokio::test]
+async fn a_streamed_turn_opens_with_its_message_then_follows_the_agent() {
+    let server = TestServer::start(conformance()).await;
+    let first = server.rpc_ok("SendMessage", json!({"message": user_message("tck-input-required-1", "hi")})).await;
+    assert_eq!(first["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let mut turn = user_message("tck-complete-task-9", "go on");
+    turn["taskId"] = first["task"]["id"].clone();
+    let mut stream = server.open_rpc_stream("SendStreamingMessage", json!({"message": turn})).await;
+
+    let opening = stream.next_event().await.expect("the task first");
+    let history = opening.data["result"]["task"]["history"].as_array().expect("a task with its history").clone();
+    assert_eq!(history.last().map(|m| &m["messageId"]), Some(&json!("tck-complete-task-9")), "{:?}", opening.data);
+    let mut ids = vec![opening.id.expect("an id").parse::<u64>().unwrap()];
+    let mut last = None;
+    while let Some(event) = stream.next_event().await {
+        ids.push(event.id.expect("an id").parse::<u64>().unwrap());
+        last = Some(event.data);
+    }
+    assert_eq!(ids, (ids[0]..ids[0] + ids.len() as u64).collect::<Vec<_>>(), "consecutive after the opening");
+    let last = last.expect("the turn's events after the opening");
+    assert_eq!(last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED", "{last}");
+}

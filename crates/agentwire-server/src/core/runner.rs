@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use agentwire_store::Notice;
 
-use super::apply::apply;
+use super::apply::{add_user_message, apply};
 use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
@@ -25,8 +25,8 @@ struct Execution {
     task_id: Arc<str>,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
-    /// A new task not yet written: the execution's first step writes it.
-    creation: Option<Creation>,
+    /// What the send wrote not yet: the execution's first step writes it.
+    first_write: Option<FirstWrite>,
     /// For a new task, the task as created until the agent's first event: a direct reply then
     /// removes it, since a reply makes no task.
     fresh: Option<Arc<Task>>,
@@ -46,15 +46,43 @@ pub(crate) struct Run {
     pub(crate) message: Message,
     /// The task with the new message in its history.
     pub(crate) task: Arc<Task>,
-    /// For a new task, which the execution writes: `task` as created.
-    pub(crate) creation: Option<Creation>,
+    /// What the execution writes with its agent's first events: a new task (`task` as created),
+    /// or the message appended to an existing one (`task` with it).
+    pub(crate) first_write: FirstWrite,
     pub(crate) request: crate::RequestContext,
     pub(crate) streaming: bool,
     /// A blocking SendMessage waiting for this execution's result.
     pub(crate) waiter: Option<Waiter>,
 }
 
-/// A new task to write, with the agent's first events: the send that made it waits for the write.
+/// What a send writes with its agent's first events, in one commit; the send waits for it.
+pub(crate) enum FirstWrite {
+    /// A new task.
+    Create(Creation),
+    /// The message, appended to an existing task.
+    Append(Appending),
+}
+
+/// A message to append to an existing task.
+pub(crate) struct Appending {
+    /// The message, with its task's id.
+    pub(crate) message: Message,
+    /// Whether the send needs the task as the message left it (a stream opens with it; a
+    /// `returnImmediately` caller gets it): copying it costs the whole task.
+    pub(crate) keep_snapshot: bool,
+    /// Told how the message was written, or why it was refused.
+    pub(crate) written: oneshot::Sender<Result<Appended, A2AError>>,
+}
+
+/// A message appended to its task.
+pub(crate) struct Appended {
+    /// The task as the message left it, if [`Appending::keep_snapshot`] asked for it.
+    pub(crate) snapshot: Option<Arc<Task>>,
+    /// The message's sequence number in the task's log.
+    pub(crate) seq: u64,
+}
+
+/// A new task to write.
 pub(crate) struct Creation {
     /// The push config given with the send, stored with the task.
     pub(crate) push: Option<agentwire_store::PushConfigRecord>,
@@ -209,10 +237,10 @@ impl Core {
 
     /// The future that drives `run` from start to end.
     fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
-        let Run { scope, task_id: id, context_id, message, task, creation, mut request, streaming, waiter } = run;
+        let Run { scope, task_id: id, context_id, message, task, first_write, mut request, streaming, waiter } = run;
         // The execution outlives its request: it keeps nothing of the request's connection.
         crate::context::detach_metadata(&mut request.metadata);
-        let new_task = creation.is_some();
+        let new_task = matches!(first_write, FirstWrite::Create(_));
         let task_id: Arc<str> = Arc::from(id.as_str());
         let cancel = self.cancel.started(&scope, &task_id);
         let reply_as_task = request.dialect.profile().reply_as_task();
@@ -226,7 +254,7 @@ impl Core {
             task_id,
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
-            creation,
+            first_write: Some(first_write),
             fresh,
             waiter,
         };
@@ -254,10 +282,18 @@ impl Core {
             let mut cancelled = std::pin::pin!(cancel.cancelled());
             let mut grace_deadline: Option<Instant> = None;
             let mut stopped = false;
-            if let Some(creation) = execution.creation.take() {
+            if let Some(first_write) = execution.first_write.take() {
                 let mut batch = Vec::new();
-                let agent_ended = !creation.write_first && ready_events(&mut events, &mut batch).await;
-                let flow = Box::pin(self.create_task(&mut execution, creation, &mut batch)).await;
+                let write_first = matches!(&first_write, FirstWrite::Create(creation) if creation.write_first);
+                let agent_ended = !write_first && ready_events(&mut events, &mut batch).await;
+                let flow = match first_write {
+                    FirstWrite::Create(creation) => {
+                        Box::pin(self.create_task(&mut execution, creation, &mut batch)).await
+                    }
+                    FirstWrite::Append(appending) => {
+                        Box::pin(self.append_message(&mut execution, appending, &mut batch)).await
+                    }
+                };
                 stopped = agent_ended || flow.is_break();
             }
             while !stopped {
@@ -342,6 +378,54 @@ impl Core {
                 settle_if(&mut execution.waiter, &Arc::new(created.clone()), |_| true);
             }
         }
+        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        if task.status.state.is_terminal() {
+            return ControlFlow::Break(());
+        }
+        self.commit_batch(execution, batch).await
+    }
+
+    /// Appends the message that started this execution to its task, with the events its agent
+    /// produced before it first waited (`batch`): one commit for a turn whose agent answers at
+    /// once. Tells the send how it went, then commits what the write left of `batch`.
+    async fn append_message(
+        &self,
+        execution: &mut Execution,
+        appending: Appending,
+        batch: &mut Vec<AgentEvent>,
+    ) -> ControlFlow<()> {
+        let Appending { message, keep_snapshot, written } = appending;
+        let max_history = self.limits.max_history_length;
+        let mut outcome = (0, Vec::new(), 0, None);
+        let mut change = |task: &mut Task| {
+            if task.status.state.is_terminal() {
+                return Err(super::send::terminal_task(task));
+            }
+            // A retry after a conflict applies the message and the events again to the fresh task.
+            let mut events = vec![add_user_message(task, message.clone())];
+            let snapshot = keep_snapshot.then(|| {
+                let mut snapshot = task.clone();
+                super::trim_history(&mut snapshot, max_history);
+                Arc::new(snapshot)
+            });
+            let (taken, refused) = apply_ready(task, batch.iter().cloned(), &mut events);
+            outcome = (taken, refused, events.len(), snapshot);
+            Ok(events)
+        };
+        let committed = self.mutate(&execution.scope, &execution.task_id, &mut change).await;
+        let (taken, refused, written_events, snapshot) = outcome;
+        let (task, version) = match committed {
+            Ok(committed) => committed,
+            Err(error) => {
+                // The message was not appended: the send fails with the reason.
+                execution.waiter = None;
+                let _ = written.send(Err(error));
+                return ControlFlow::Break(());
+            }
+        };
+        report_refused(refused);
+        let _ = written.send(Ok(Appended { snapshot, seq: version + 1 - written_events as u64 }));
+        batch.drain(..taken);
         settle_if(&mut execution.waiter, &task, |_| settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());

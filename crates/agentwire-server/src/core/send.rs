@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::apply::add_user_message;
 use super::broker::EventFeed;
-use super::runner::{Creation, Run, Settled, Waiter};
+use super::runner::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::stream::{task_event_stream, Opening};
 use super::tasks::view;
 use super::{validate, Core};
@@ -146,7 +146,7 @@ impl Core {
             context_id,
             message,
             task,
-            creation: Some(creation),
+            first_write: FirstWrite::Create(creation),
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
             waiter,
@@ -158,7 +158,9 @@ impl Core {
         Ok(Started { following, snapshot, new_task: true, history_length })
     }
 
-    /// A message that continues `existing`: it joins the history, then a new execution starts.
+    /// A message that continues `existing`. Its execution appends it to the history together with
+    /// the events the agent produces before it first waits (one commit for a turn whose agent
+    /// answers at once, the message alone otherwise); the send waits for that write.
     async fn continue_task(self: &Arc<Self>, send: Checked, existing: Arc<Task>) -> Result<Started> {
         let Checked { ctx, scope, message, history_length, push, follow } = send;
         let task_id = message.task_id.clone();
@@ -171,34 +173,37 @@ impl Core {
                 message.context_id
             )));
         }
-        let (mut following, waiter) = self.follow(follow, &scope, &task_id);
-        let (task, version) = self
-            .mutate(&scope, &task_id, &mut |task| {
-                if task.status.state.is_terminal() {
-                    return Err(terminal_task(task));
-                }
-                Ok(vec![add_user_message(task, message.clone())])
-            })
-            .await?;
         if let Some(push) = push {
+            // Stored before the message, so that its webhook is due the message and what follows.
             self.register_push_config(&scope, &task_id, push, ctx.dialect).await?;
         }
-        if let Following::Feed(feed) = &mut following {
-            feed.start_after(version);
-        }
+        // What the agent sees: the task with the message, as the commit will make it.
+        let mut task = Arc::unwrap_or_clone(existing);
+        add_user_message(&mut task, message.clone());
+        super::trim_history(&mut task, self.limits.max_history_length);
+        let keep_snapshot = matches!(follow, Follow::Stream | Follow::Block { return_immediately: true });
+        let (mut following, waiter) = self.follow(follow, &scope, &task_id);
+        let (written, append_result) = oneshot::channel();
+        let appending = Appending { message: message.clone(), keep_snapshot, written };
         let run = Run {
             scope,
             task_id,
             context_id: task.context_id.clone(),
             message,
-            task: Arc::clone(&task),
-            creation: None,
+            task: Arc::new(task),
+            first_write: FirstWrite::Append(appending),
             request: ctx,
             streaming: matches!(follow, Follow::Stream),
             waiter,
         };
         self.launch(run);
-        Ok(Started { following, snapshot: Some((task, version)), new_task: false, history_length })
+        let Appended { snapshot, seq } = append_result
+            .await
+            .map_err(|_| A2AError::invalid_agent_response("the agent stopped before the message was stored"))??;
+        if let Following::Feed(feed) = &mut following {
+            feed.start_after(seq);
+        }
+        Ok(Started { following, snapshot: snapshot.map(|task| (task, seq)), new_task: false, history_length })
     }
 
     /// Attaches the request to the execution it is about to start: a stream subscribes now, so
@@ -280,7 +285,7 @@ impl Core {
 const CREATED_VERSION: u64 = 1;
 
 /// UnsupportedOperation for a message to a task that ended.
-fn terminal_task(task: &Task) -> A2AError {
+pub(crate) fn terminal_task(task: &Task) -> A2AError {
     A2AError::unsupported_operation(format!(
         "task {} is {} and accepts no more messages; start a new task",
         task.id, task.status.state
