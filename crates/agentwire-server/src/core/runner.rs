@@ -25,8 +25,6 @@ struct Execution {
     task_id: Arc<str>,
     context_id: String,
     cancel: tokio_util::sync::CancellationToken,
-    /// What the send wrote not yet: the execution's first step writes it.
-    first_write: Option<FirstWrite>,
     /// For a new task, the task as created until the agent's first event: a direct reply then
     /// removes it, since a reply makes no task.
     fresh: Option<Arc<Task>>,
@@ -254,7 +252,6 @@ impl Core {
             task_id,
             context_id: ctx.context_id.clone(),
             cancel: ctx.cancel.clone(),
-            first_write: Some(first_write),
             fresh,
             waiter,
         };
@@ -267,35 +264,37 @@ impl Core {
             armed: true,
         };
         let events = self.agent.execute(ctx);
-        Arc::clone(self).drive(execution, events, guard).instrument(span)
+        Arc::clone(self).drive(execution, first_write, events, guard).instrument(span)
     }
 
     /// Reads the agent's events until it stops or the task ends. The events the agent has
     /// already queued when one arrives are committed with it, in one store write (see
     /// [`ready_events`]). Handling them is boxed: an execution's future is held for as long as
     /// its agent works or waits, so it keeps only what the wait needs.
-    async fn drive(self: Arc<Self>, mut execution: Execution, mut events: EventStream, guard: ExecutionGuard) {
+    async fn drive(
+        self: Arc<Self>,
+        mut execution: Execution,
+        first_write: FirstWrite,
+        mut events: EventStream,
+        guard: ExecutionGuard,
+    ) {
         {
             let cancel = execution.cancel.clone();
             // One wait for the whole execution: a wait made afresh for each event would join and
             // leave the token's list of waiters every time.
             let mut cancelled = std::pin::pin!(cancel.cancelled());
             let mut grace_deadline: Option<Instant> = None;
-            let mut stopped = false;
-            if let Some(first_write) = execution.first_write.take() {
-                let mut batch = Vec::new();
-                let write_first = matches!(&first_write, FirstWrite::Create(creation) if creation.write_first);
-                let agent_ended = !write_first && ready_events(&mut events, &mut batch).await;
-                let flow = match first_write {
-                    FirstWrite::Create(creation) => {
-                        Box::pin(self.create_task(&mut execution, creation, &mut batch)).await
-                    }
-                    FirstWrite::Append(appending) => {
-                        Box::pin(self.append_message(&mut execution, appending, &mut batch)).await
-                    }
-                };
-                stopped = agent_ended || flow.is_break();
-            }
+            // The send's own write goes first, with whatever the agent does before it first waits.
+            let mut batch = Vec::new();
+            let write_first = matches!(&first_write, FirstWrite::Create(creation) if creation.write_first);
+            let agent_ended = !write_first && ready_events(&mut events, &mut batch).await;
+            let flow = match first_write {
+                FirstWrite::Create(creation) => Box::pin(self.create_task(&mut execution, creation, &mut batch)).await,
+                FirstWrite::Append(appending) => {
+                    Box::pin(self.append_message(&mut execution, appending, &mut batch)).await
+                }
+            };
+            let mut stopped = agent_ended || flow.is_break();
             while !stopped {
                 let next = tokio::select! {
                     event = events.next() => event,

@@ -38,9 +38,10 @@ enum Following {
 /// A started execution, seen from the request that started it.
 struct Started {
     following: Following,
-    /// The task with the new message, and its version; `None` for a new task's blocking send,
-    /// which answers with what the execution hands over (not holding the task lets the execution
-    /// change it without a copy).
+    /// The task with the new message, and the message's sequence number: kept for a stream,
+    /// which opens with it, and for a turn that returns immediately. A blocking send answers with
+    /// what the execution hands over instead (not holding the task lets the execution change it
+    /// without a copy).
     snapshot: Option<(Arc<Task>, u64)>,
     /// Whether the send created the task.
     new_task: bool,
