@@ -34,3 +34,25 @@ async fn sigterm_with_a_task_running_and_a_stream_open_stops_within_one_drain() 
     let line = log.lines().find(|line| line.contains("stopped unfinished")).unwrap_or_else(|| panic!("{log}"));
     assert!(line.contains("the server is shutting down"), "{log}");
 }
+
+/// A clean stop folds SQLite's write-ahead log into the database: the file (and its lock) stays,
+/// with everything answered in it, and no `-wal` or `-shm` file beside it.
+#[tokio::test]
+async fn sigterm_leaves_the_sqlite_file_without_its_write_ahead_log() {
+    let dir = TempDir::new("sigterm-wal");
+    let mut server = Server::start(&dir.0, &["--agent", "echo", "--store", "sqlite:tasks.db"]).await;
+    let client = reqwest::Client::new();
+    let message = json!({"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]});
+    let sent = common::rpc(&client, &server.base, "SendMessage", json!({"message": message})).await.unwrap();
+    let task_id = sent["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let (wal, shm) = (dir.0.join("tasks.db-wal"), dir.0.join("tasks.db-shm"));
+    assert!(wal.exists(), "a running server writes ahead");
+
+    let (exit, log) = server.terminate().await;
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(!wal.exists() && !shm.exists(), "{:?}", std::fs::read_dir(&dir.0).unwrap().collect::<Vec<_>>());
+
+    let server = Server::start(&dir.0, &["--agent", "echo", "--store", "sqlite:tasks.db"]).await;
+    let task = common::rpc(&client, &server.base, "GetTask", json!({"id": task_id})).await.unwrap();
+    assert_eq!(task["result"]["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+}

@@ -271,6 +271,14 @@ pub trait TaskStore: Send + Sync + 'static {
     /// removed. Returns how many were removed.
     async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64>;
 
+    /// Ends this process's use of the store, once nothing will read or write through it any more
+    /// (a server calls it last in its shutdown): a backend with files or connections puts them in
+    /// order. SQLite folds its write-ahead log into the database, so a clean stop leaves no `-wal`
+    /// or `-shm` file beside it. Reads and writes after it fail. The default does nothing.
+    async fn close(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Reads the task, applies `change`, and commits the result with its events, atomically. A
     /// missing task is [`StoreError::NotFound`]; a change that refuses is [`StoreError::Refused`].
     ///

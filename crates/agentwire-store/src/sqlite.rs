@@ -51,6 +51,7 @@ const SIBLING_YIELDS: usize = 4;
 pub struct SqliteStore {
     reads: SqlitePool,
     writes: mpsc::Sender<Job>,
+    closer: mpsc::Sender<CloseRequest>,
     turns: Arc<Turns>,
     known: Arc<Known>,
     path: Arc<PathBuf>,
@@ -131,8 +132,9 @@ impl SqliteStore {
         load_config_owners(&reads, &known).await?;
         load_unfinished(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
-        tokio::spawn(write_loop(writer, jobs, Arc::clone(&known)));
-        Ok(Self { reads, writes, turns: Arc::default(), known, path: Arc::new(path), _lock: lock })
+        let (closer, closes) = mpsc::channel(1);
+        tokio::spawn(write_loop(writer, jobs, closes, Arc::clone(&known)));
+        Ok(Self { reads, writes, closer, turns: Arc::default(), known, path: Arc::new(path), _lock: lock })
     }
 
     /// Opens `sqlite:PATH` (or `sqlite://PATH`).
@@ -215,10 +217,24 @@ struct Job {
     reply: oneshot::Sender<Result<u64>>,
 }
 
-/// Commits the waiting writes in groups until every store handle is gone.
-async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>, known: Arc<Known>) {
+/// Asked of [`write_loop`] by [`SqliteStore::close`]: told once the writer's connection is closed.
+type CloseRequest = oneshot::Sender<()>;
+
+/// Commits the waiting writes in groups until every store handle is gone or the store is closed;
+/// the writes already waiting go first.
+async fn write_loop(
+    mut conn: SqliteConnection,
+    mut jobs: mpsc::Receiver<Job>,
+    mut closes: mpsc::Receiver<CloseRequest>,
+    known: Arc<Known>,
+) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
+    let close = loop {
+        tokio::select! {
+            biased;
+            taken = jobs.recv_many(&mut group, MAX_GROUP) => if taken == 0 { break None },
+            Some(close) = closes.recv() => break Some(close),
+        }
         let results = commit_group(&mut conn, &group).await;
         for (job, result) in group.drain(..).zip(results) {
             if let Ok(outcome) = &result {
@@ -236,8 +252,13 @@ async fn write_loop(mut conn: SqliteConnection, mut jobs: mpsc::Receiver<Job>, k
                 break;
             }
         }
-    }
+    };
+    // Closed last, after the readers, the connection checkpoints the write-ahead log into the
+    // database and removes it with its shared-memory file.
     let _ = conn.close().await;
+    if let Some(close) = close {
+        let _ = close.send(());
+    }
 }
 
 /// Updates what the store knows after `write` committed with `outcome`.
@@ -731,6 +752,18 @@ impl TaskStore for SqliteStore {
             .await
             .map_err(backend)?;
         Ok(rows.into_iter().map(scoped).collect())
+    }
+
+    /// Closes the readers, then the writer once the writes already sent are committed: the
+    /// connection closed last folds the write-ahead log into the database and removes it.
+    async fn close(&self) -> Result<()> {
+        self.reads.close().await;
+        let (close, closed) = oneshot::channel();
+        if self.closer.send(close).await.is_ok() {
+            // An error means the writer had stopped already.
+            let _ = closed.await;
+        }
+        Ok(())
     }
 
     /// Optimistic, with this process's updates of a task taking turns.

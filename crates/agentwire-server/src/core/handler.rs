@@ -239,13 +239,18 @@ impl RequestHandler {
         self.core.fail_orphans().await
     }
 
-    /// Stops accepting executions and waits for the running ones and pending webhook deliveries.
+    /// Stops accepting executions, waits for the running ones and pending webhook deliveries,
+    /// then closes the store ([`TaskStore::close`](agentwire_store::TaskStore::close)): the
+    /// handler serves nothing after it.
     pub async fn shutdown(&self) {
         self.core.maintenance.cancel();
         self.core.tracker.close();
         self.core.tracker.wait().await;
         if let Some(webhooks) = &self.core.webhooks {
             webhooks.shutdown().await;
+        }
+        if let Err(error) = self.core.tasks.close().await {
+            tracing::warn!(%error, "could not close the store");
         }
     }
 }
