@@ -80,8 +80,8 @@ impl Known {
         self.ended(scope, task_id);
     }
 
-    /// Notes whether a task just written is unfinished.
-    fn unfinished(&self, scope: &Scope, task_id: &str, ended: bool) {
+    /// Notes a task just written: unfinished, or `ended`.
+    fn written(&self, scope: &Scope, task_id: &str, ended: bool) {
         if ended {
             self.ended(scope, task_id);
         } else if !self.unfinished.get(scope).is_some_and(|ids| ids.contains(task_id)) {
@@ -89,6 +89,7 @@ impl Known {
         }
     }
 
+    /// Notes a task ended or gone: it no longer counts as unfinished.
     fn ended(&self, scope: &Scope, task_id: &str) {
         self.unfinished.remove_if_mut(scope, |_, ids| {
             ids.remove(task_id);
@@ -195,7 +196,7 @@ async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
             .await
             .map_err(backend)?;
     for (tenant, owner, id) in rows {
-        known.unfinished(&Scope::new(tenant, owner), &id, false);
+        known.written(&Scope::new(tenant, owner), &id, false);
     }
     Ok(())
 }
@@ -266,7 +267,7 @@ fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
         Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
             known.running.committed(scope, task, outcome, row.behind);
-            known.unfinished(scope, &task.id, row.ended);
+            known.written(scope, &task.id, row.ended);
         }
         Write::Delete { scope, id } => known.forget(scope, id),
         Write::PutConfig { scope, record, .. } => {
