@@ -154,9 +154,18 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     pub(crate) max_history: usize,
 
-    /// Most tasks one principal may have in progress at once.
+    /// Most tasks one principal may have in progress at once, in all tenants together.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) max_tasks_in_progress: usize,
+
+    /// Most bytes one principal's tasks in progress may take in the store, in all tenants
+    /// together.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub(crate) max_size_in_progress: usize,
+
+    /// Most memory one task's history and artifacts may take.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    pub(crate) max_task_size: usize,
 
     /// Most task memory one ListTasks page carries; a fuller page ends early.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
@@ -178,8 +187,8 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "SECONDS")]
     pub(crate) retain_for: Option<u64>,
 
-    /// ...and, with `--store memory`, at most this much memory in all; the ones that ended first
-    /// go first.
+    /// ...and at most this many bytes in all (in the store's files, or in memory with `--store
+    /// memory`); the ones that ended first go first.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub(crate) retain_size: usize,
 

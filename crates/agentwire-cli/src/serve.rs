@@ -142,6 +142,7 @@ async fn build_handler(
     let mut builder =
         builder.card(card_config).push_settings(push).limits(request_limits(limits)).retention(Retention {
             keep_ended: Some(limits.retain_tasks),
+            keep_ended_bytes: Some(limits.retain_size as u64),
             ended_ttl: limits.retain_for.map(Duration::from_secs),
             ..Retention::default()
         });
@@ -212,6 +213,8 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_message_bytes: opt.max_message_size,
         max_history_length: opt.max_history,
         max_unfinished_tasks: opt.max_tasks_in_progress,
+        max_unfinished_bytes: opt.max_size_in_progress,
+        max_task_bytes: opt.max_task_size,
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
         max_push_config_bytes: opt.max_push_config_size,

@@ -18,7 +18,7 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
-use crate::{PushConfigRecord, PushConfigStore, Scope, StoreError, TaskQuery, TaskStore};
+use crate::{Purge, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskQuery, TaskStore};
 
 /// Runs every case, each on a fresh store from `make`; panics on the first failure.
 pub async fn run<S, F, Fut>(make: F)
@@ -40,9 +40,12 @@ where
     delete_removes_everything_of_a_task(&make().await).await;
     purge_removes_only_ended_tasks(&make().await).await;
     tasks_in_progress_are_found_in_every_scope(&make().await).await;
-    unfinished_tasks_are_limited_per_scope(&make().await).await;
+    unfinished_tasks_are_limited_per_principal(&make().await).await;
     concurrent_creates_keep_the_unfinished_count(&make().await).await;
     reads_give_the_task_as_written(&make().await).await;
+    a_resumed_reader_folds_the_task_as_written(&make().await).await;
+    listings_carry_the_view_asked_within_their_budget(&make().await).await;
+    purge_keeps_the_last_ended_tasks_that_fit(&make().await).await;
 }
 
 /// A task in `state` whose status changed at `millis`.
@@ -62,8 +65,14 @@ async fn create<S: TaskStore>(store: &S, scope: &Scope, task: &Task) -> u64 {
 /// Moves a task to `state`, announcing it with one event.
 async fn set_state<S: TaskStore>(store: &S, scope: &Scope, id: &str, state: TaskState) -> u64 {
     let mut change = |task: &mut Task| {
-        task.status = TaskStatus::new(state);
-        Ok(vec![StreamResponse::Task(task.clone())])
+        let status = TaskStatus::new(state);
+        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: task.id.clone(),
+            status,
+            ..Default::default()
+        });
+        task.fold(&event);
+        Ok(vec![event])
     };
     store.update(scope, id, &mut change).await.expect("update").version
 }
@@ -360,8 +369,9 @@ async fn purge_removes_only_ended_tasks<S: TaskStore + PushConfigStore>(store: &
         set_state(store, &scope, &format!("done{i}"), TaskState::Completed).await;
     }
     let an_hour_ago = Timestamp::from_millis(Timestamp::now().as_millis() - 3_600_000);
-    assert_eq!(store.purge(an_hour_ago, None).await.unwrap(), 0, "nothing ended that long ago");
-    assert_eq!(store.purge(None, Some(2)).await.unwrap(), 2, "the two that ended first go");
+    let purge = |ended_before, keep_ended| Purge { ended_before, keep_ended, keep_ended_bytes: None };
+    assert_eq!(store.purge(&purge(an_hour_ago, None)).await.unwrap(), 0, "nothing ended that long ago");
+    assert_eq!(store.purge(&purge(None, Some(2))).await.unwrap(), 2, "the two that ended first go");
     let kept = |id: &'static str| {
         let scope = scope.clone();
         async move { store.get(&scope, id).await.unwrap().is_some() }
@@ -373,7 +383,7 @@ async fn purge_removes_only_ended_tasks<S: TaskStore + PushConfigStore>(store: &
     assert!(store.events_after(&scope, "done0", 0, 10).await.unwrap().is_empty());
     assert!(store.list_configs(&scope, "done0").await.unwrap().is_empty());
     let in_a_minute = Timestamp::from_millis(Timestamp::now().as_millis() + 60_000);
-    assert_eq!(store.purge(in_a_minute, None).await.unwrap(), 2);
+    assert_eq!(store.purge(&purge(in_a_minute, None)).await.unwrap(), 2);
     assert!(kept("running").await, "a task in progress is never purged");
     assert_eq!(store.list(&scope, &TaskQuery { page_size: 10, ..TaskQuery::default() }).await.unwrap().total, 1);
 }
@@ -395,15 +405,21 @@ async fn limited<S: TaskStore>(store: &S, limit: usize, scope: &Scope, task: Tas
     store.create(scope, Arc::new(task), &events, Some(limit)).await
 }
 
-async fn unfinished_tasks_are_limited_per_scope<S: TaskStore>(store: &S) {
+async fn unfinished_tasks_are_limited_per_principal<S: TaskStore>(store: &S) {
     let (alice, bob) = (Scope::new("", "alice"), Scope::new("", "bob"));
+    let tasks_of = |owner: &'static str| async move { store.unfinished(owner).await.unwrap().tasks };
     limited(store, 3, &alice, task("submitted", "c", 1, TaskState::Submitted)).await.unwrap();
     limited(store, 3, &alice, task("working", "c", 1, TaskState::Working)).await.unwrap();
-    limited(store, 3, &alice, task("waiting", "c", 1, TaskState::InputRequired)).await.unwrap();
-    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 3, "a task waiting for input is unfinished");
+    limited(store, 3, &Scope::new("elsewhere", "alice"), task("waiting", "c", 1, TaskState::InputRequired))
+        .await
+        .unwrap();
+    assert_eq!(tasks_of("alice").await, 3, "a task waiting for input is unfinished, in any tenant");
     let refused = limited(store, 3, &alice, task("fourth", "c", 1, TaskState::Submitted)).await;
     assert!(matches!(refused, Err(StoreError::TooManyUnfinished { limit: 3 })), "{refused:?}");
     assert!(store.get(&alice, "fourth").await.unwrap().is_none(), "a refused task is not stored");
+    let another = Scope::new("another", "alice");
+    let elsewhere = limited(store, 3, &another, task("fourth", "c", 1, TaskState::Submitted)).await;
+    assert!(matches!(elsewhere, Err(StoreError::TooManyUnfinished { limit: 3 })), "another tenant is no way out");
     let taken = limited(store, 3, &alice, task("working", "c", 1, TaskState::Submitted)).await;
     assert!(matches!(taken, Err(StoreError::AlreadyExists(_)) | Err(StoreError::TooManyUnfinished { .. })));
     limited(store, 3, &alice, task("ended", "c", 1, TaskState::Completed))
@@ -411,22 +427,34 @@ async fn unfinished_tasks_are_limited_per_scope<S: TaskStore>(store: &S) {
         .expect("an ended task is no more work");
     limited(store, 3, &bob, task("bobs", "c", 1, TaskState::Submitted))
         .await
-        .expect("other scopes have their own count");
-    assert_eq!(store.count_unfinished(&bob).await.unwrap(), 1);
+        .expect("other principals have their own count");
+    assert_eq!(tasks_of("bob").await, 1);
 
     // A task that ends, or is deleted, makes room.
+    let bytes = store.unfinished("alice").await.unwrap().bytes;
+    assert!(bytes > 0, "unfinished tasks take room");
     set_state(store, &alice, "working", TaskState::Completed).await;
-    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 2);
+    assert_eq!(tasks_of("alice").await, 2);
+    assert!(store.unfinished("alice").await.unwrap().bytes < bytes, "an ended task's log no longer counts");
     limited(store, 3, &alice, task("fourth", "c", 1, TaskState::Submitted)).await.expect("room after an end");
     assert!(store.delete(&alice, "submitted").await.unwrap());
-    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 2, "a deleted task no longer counts");
+    assert_eq!(tasks_of("alice").await, 2, "a deleted task no longer counts");
     limited(store, 3, &alice, task("fifth", "c", 1, TaskState::Submitted)).await.expect("room after a delete");
     let again = limited(store, 3, &alice, task("sixth", "c", 1, TaskState::Submitted)).await;
     assert!(matches!(again, Err(StoreError::TooManyUnfinished { .. })), "{again:?}");
     // Without a limit, a create is never refused for the count.
     create(store, &alice, &task("sixth", "c", 1, TaskState::Submitted)).await;
-    assert_eq!(store.count_unfinished(&alice).await.unwrap(), 4);
-    assert_eq!(store.count_unfinished(&Scope::new("", "carol")).await.unwrap(), 0);
+    assert_eq!(tasks_of("alice").await, 4);
+    assert_eq!(store.unfinished("carol").await.unwrap(), crate::Unfinished::default());
+    // The log of a task in progress grows with its events.
+    let before = store.unfinished("bob").await.unwrap().bytes;
+    let mut say = |task: &mut Task| {
+        let event = StreamResponse::Message(Message::agent("m", "x".repeat(10_000)));
+        task.fold(&event);
+        Ok(vec![event])
+    };
+    store.update(&bob, "bobs", &mut say).await.unwrap();
+    assert!(store.unfinished("bob").await.unwrap().bytes >= before + 10_000);
 }
 
 async fn concurrent_creates_keep_the_unfinished_count<S: TaskStore + Clone>(store: &S) {
@@ -446,7 +474,7 @@ async fn concurrent_creates_keep_the_unfinished_count<S: TaskStore + Clone>(stor
     });
     futures_join_all(creates).await;
     let unfinished = (0..TASKS).filter(|i| i % 2 == 1 && i % 3 != 0).count();
-    assert_eq!(store.count_unfinished(&scope).await.unwrap(), unfinished);
+    assert_eq!(store.unfinished("a").await.unwrap().tasks, unfinished);
 
     // Limited creates at once in a fresh scope: the limit is never refused short of.
     let crowd = Scope::new("", "crowd");
@@ -464,7 +492,7 @@ async fn concurrent_creates_keep_the_unfinished_count<S: TaskStore + Clone>(stor
     futures_join_all(creates).await;
     let made = made.into_inner();
     assert!(made >= 4, "only {made} of 4 created");
-    assert_eq!(store.count_unfinished(&crowd).await.unwrap(), made);
+    assert_eq!(store.unfinished("crowd").await.unwrap().tasks, made);
 }
 
 /// The `n`th event of a streaming agent: mostly chunks of two artifacts, with now and then a
@@ -494,11 +522,12 @@ fn streamed(n: usize) -> StreamResponse {
 
 /// A task read back, by `get` and in a listing, is the task as the last commit wrote it, at every
 /// step of a long stream of events committed one or several at a time (a backend may store only
-/// the events and fold them into an older snapshot on read), after a change that trims the history
-/// and edits the metadata beyond what its events say, and once the task settles.
+/// the events and fold them on read), after a change that trims the history and edits the
+/// metadata beyond what its events say, once the task settles, and once it ends.
 async fn reads_give_the_task_as_written<S: TaskStore>(store: &S) {
     let scope = Scope::new("", "a");
-    let listed = TaskQuery { page_size: 10, context_id: Some("folded".into()), ..TaskQuery::default() };
+    let listed =
+        TaskQuery { page_size: 10, context_id: Some("folded".into()), include_artifacts: true, ..TaskQuery::default() };
     let check = |written: Arc<Task>, version: u64| {
         let (scope, listed) = (scope.clone(), listed.clone());
         async move {
@@ -506,7 +535,7 @@ async fn reads_give_the_task_as_written<S: TaskStore>(store: &S) {
             assert_eq!((&*read.task, read.version), (&*written, version), "get at version {version}");
             let page = store.list(&scope, &listed).await.unwrap();
             assert_eq!(page.tasks.len(), 1);
-            assert_eq!(*page.tasks[0], *written, "the listing at version {version}");
+            assert_eq!(page.tasks[0], *written, "the listing at version {version}");
         }
     };
     let mut first = task("t", "folded", 1, TaskState::Submitted);
@@ -552,4 +581,116 @@ async fn reads_give_the_task_as_written<S: TaskStore>(store: &S) {
     };
     let settled = store.update(&scope, "t", &mut settle).await.expect("update");
     check(settled.task, settled.version).await;
+}
+
+/// A reader that saw a task up to any of its events and resumes after it (a stream cut and
+/// resumed with Last-Event-ID, a webhook catching up) gets what turns the task it has into the
+/// task as written: the events after the one it saw, or, where a backend compacted them away, the
+/// whole task as compacted first. Checked after every event of a long stream of small and large
+/// events, and once the task ends.
+async fn a_resumed_reader_folds_the_task_as_written<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    let mut first = task("t", "c", 1, TaskState::Submitted);
+    first.history.push(Message::user("m0", "hello"));
+    create(store, &scope, &first).await;
+    let mut seen = vec![Task::default(), first];
+    for n in 0..320 {
+        let mut change = |task: &mut Task| {
+            let mut event = streamed(n);
+            if n % 50 == 17 {
+                // Now and then a large event, which outgrows what came before.
+                event = StreamResponse::Message(Message::agent(format!("big{n}"), "w".repeat(40_000)));
+            }
+            if n == 319 {
+                let status = TaskStatus::new(TaskState::Completed);
+                event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: "t".into(),
+                    status,
+                    ..Default::default()
+                });
+            }
+            task.fold(&event);
+            Ok(vec![event])
+        };
+        let updated = store.update(&scope, "t", &mut change).await.unwrap();
+        assert_eq!(updated.version as usize, seen.len());
+        seen.push((*updated.task).clone());
+    }
+    let written = seen.last().unwrap().clone();
+    for after in (0..seen.len()).step_by(7).chain([seen.len() - 2, seen.len() - 1]) {
+        let mut task = seen[after].clone();
+        let mut last = after as u64;
+        loop {
+            let batch = store.events_after(&scope, "t", last, 64).await.unwrap();
+            let Some(end) = batch.last() else { break };
+            last = end.seq;
+            batch.iter().for_each(|e| task.fold(&e.event));
+        }
+        assert_eq!(last as usize, seen.len() - 1, "resumed after {after}");
+        assert_eq!(task, written, "resumed after {after}");
+    }
+}
+
+/// A listing carries each task as asked (its last messages, its artifacts or not), and ends
+/// before the task that would take it past its byte budget, with a token for the rest; a task
+/// larger than the budget alone still makes a page.
+async fn listings_carry_the_view_asked_within_their_budget<S: TaskStore>(store: &S) {
+    use agentwire_types::MemorySize;
+
+    let scope = Scope::new("", "a");
+    for i in 0..6 {
+        let mut t = task(&format!("t{i}"), "c", 1_000 - i, TaskState::Completed);
+        t.history = (0..3).map(|m| Message::user(format!("m{m}"), "x".repeat(10_000))).collect();
+        t.artifacts.push(Artifact::new("a", "answer", vec![Part::text("y".repeat(10_000))]));
+        create(store, &scope, &t).await;
+    }
+    let view = TaskQuery { page_size: 10, history_length: Some(1), ..TaskQuery::default() };
+    let page = store.list(&scope, &view).await.unwrap();
+    assert_eq!(page.tasks.len(), 6);
+    assert!(page
+        .tasks
+        .iter()
+        .all(|t| t.history.len() == 1 && t.history[0].message_id == "m2" && t.artifacts.is_empty()));
+    let one = page.tasks[0].memory_size();
+    let mut query = TaskQuery { page_size: 10, max_bytes: Some(one * 2 + one / 2), ..view.clone() };
+    let mut seen = Vec::new();
+    loop {
+        let page = store.list(&scope, &query).await.unwrap();
+        assert!(page.tasks.len() <= 2, "{} tasks past the budget", page.tasks.len());
+        seen.extend(page.tasks.iter().map(|t| t.id.clone()));
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["t0", "t1", "t2", "t3", "t4", "t5"]);
+    let whole = TaskQuery { page_size: 10, include_artifacts: true, max_bytes: Some(10), ..TaskQuery::default() };
+    let page = store.list(&scope, &whole).await.unwrap();
+    assert_eq!(page.tasks.len(), 1, "one task even past the budget");
+    assert_eq!((page.tasks[0].history.len(), page.tasks[0].artifacts.len()), (3, 1));
+    assert!(page.next.is_some());
+}
+
+/// A purge by bytes keeps the ended tasks that ended last while their logs fit together.
+async fn purge_keeps_the_last_ended_tasks_that_fit<S: TaskStore>(store: &S) {
+    let scope = Scope::new("", "a");
+    create(store, &scope, &task("running", "c", 0, TaskState::Working)).await;
+    for i in 0..5 {
+        let mut t = task(&format!("done{i}"), "c", i, TaskState::Working);
+        t.history.push(Message::user("m", "x".repeat(100_000)));
+        create(store, &scope, &t).await;
+        set_state(store, &scope, &format!("done{i}"), TaskState::Completed).await;
+    }
+    // A store counts 100 kB or more for each: at most two fit in 250 kB.
+    let rules = Purge { keep_ended_bytes: Some(250_000), ..Purge::default() };
+    let removed = store.purge(&rules).await.unwrap();
+    assert!((3..5).contains(&removed), "{removed} removed");
+    let mut kept = Vec::new();
+    for i in 0..5 {
+        kept.push(store.get(&scope, &format!("done{i}")).await.unwrap().is_some());
+    }
+    let first_kept = removed as usize;
+    assert_eq!(kept, (0..5).map(|i| i >= first_kept).collect::<Vec<_>>(), "the last to end are kept");
+    assert!(store.get(&scope, "running").await.unwrap().is_some());
+    assert_eq!(store.purge(&rules).await.unwrap(), 0);
 }

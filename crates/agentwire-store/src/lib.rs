@@ -1,12 +1,12 @@
 //! Storage for agentwire.
 //!
 //! Two traits, each implemented by every backend:
-//! - [`TaskStore`]: task snapshots together with each task's event log. Every change to a task is
-//!   committed as the new task plus the events that produced it, under a sequence number, in one
-//!   step, before anything is sent to subscribers. Commits are optimistic: they name the version they
-//!   start from and fail with [`StoreError::Conflict`] if another writer got there first. The SQL
-//!   backends write the events and keep the snapshot as a cache, written every few events and when
-//!   the task settles; a read folds the events after it into it ([`Task::fold`]).
+//! - [`TaskStore`]: tasks and their event logs. Every change to a task is committed as the new
+//!   task plus the events that produced it, under a sequence number, in one step, before anything
+//!   is sent to subscribers. Commits are optimistic: they name the version they start from and fail
+//!   with [`StoreError::Conflict`] if another writer got there first. The SQL backends keep the
+//!   log alone, each message once: a read folds it ([`Task::fold`]), and a log whose events
+//!   outgrow the task is compacted into one event holding the whole task.
 //! - [`PushConfigStore`]: webhook configurations per task.
 //!
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
@@ -96,6 +96,30 @@ pub struct TaskRecord {
     pub version: u64,
 }
 
+/// What one principal has in progress, across the tenants it named: its tasks not in a terminal
+/// state, and the size of their logs as the store keeps them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unfinished {
+    /// The tasks.
+    pub tasks: usize,
+    /// The size of their logs: bytes of stored text in the SQL backends, the memory estimate of
+    /// their events in the memory store.
+    pub bytes: u64,
+}
+
+/// Which ended tasks [`TaskStore::purge`] removes: those that ended before `ended_before`, and,
+/// oldest end first, those beyond the `keep_ended` that ended last or beyond the last ones whose
+/// logs fit in `keep_ended_bytes` together. Tasks in progress are never removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purge {
+    /// Remove the tasks that ended before this time.
+    pub ended_before: Option<Timestamp>,
+    /// Keep at most this many ended tasks.
+    pub keep_ended: Option<usize>,
+    /// Keep at most this many bytes of ended tasks' logs, counted as in [`Unfinished::bytes`].
+    pub keep_ended_bytes: Option<u64>,
+}
+
 /// An event from a task's log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEvent {
@@ -105,7 +129,7 @@ pub struct StoredEvent {
     pub event: Arc<StreamResponse>,
 }
 
-/// Filters and cursor of a task listing.
+/// Filters, cursor and view of a task listing.
 #[derive(Debug, Clone, Default)]
 pub struct TaskQuery {
     /// Only tasks of this context.
@@ -118,13 +142,21 @@ pub struct TaskQuery {
     pub page_size: usize,
     /// Where the previous page ended.
     pub after: Option<PageToken>,
+    /// How many of each task's most recent messages the page carries (all with `None`).
+    pub history_length: Option<usize>,
+    /// Whether the page carries the tasks' artifacts.
+    pub include_artifacts: bool,
+    /// The most memory the page's tasks may take, as [`MemorySize`](agentwire_types::MemorySize)
+    /// estimates it: the page ends before the task that would pass it, but always holds one. A
+    /// store reads no more tasks than the page holds, so a listing of large tasks stays small.
+    pub max_bytes: Option<usize>,
 }
 
 /// One page of a task listing, newest status first.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPage {
-    /// The tasks, as stored: the caller copies only what it sends.
-    pub tasks: Vec<Arc<Task>>,
+    /// The tasks, as the query's view of them ([`Task::view`]).
+    pub tasks: Vec<Task>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<PageToken>,
     /// How many tasks match the filters in all.
@@ -170,9 +202,9 @@ pub enum StoreError {
     /// A limit was reached (e.g. push configs per task).
     #[error("limit reached: {0}")]
     Limit(String),
-    /// The scope already has as many unfinished tasks as [`TaskStore::create`] was allowed; no
-    /// task was created.
-    #[error("the scope already has {limit} unfinished tasks")]
+    /// The principal already has as many unfinished tasks as [`TaskStore::create`] was allowed;
+    /// no task was created.
+    #[error("the principal already has {limit} unfinished tasks")]
     TooManyUnfinished {
         /// The limit that was reached.
         limit: usize,
@@ -214,10 +246,15 @@ const MAX_UPDATE_ATTEMPTS: u32 = 16;
 /// How long it waits after its first lost race; longer after each one.
 const CONFLICT_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Task snapshots and their event logs.
+/// Tasks and their event logs.
 ///
-/// Every backend keeps the whole log of a task for as long as it keeps the task: each event under
-/// its sequence number, none left out, so that a reader can resume after any event it saw.
+/// Every backend keeps the log of a task from its last compaction for as long as it keeps the
+/// task: each event under its sequence number, none left out, so that a reader can resume after
+/// any event it saw since. A compaction replaces the log with one event holding the whole task,
+/// numbered like the last event it replaces; a reader resuming from an earlier event gets that
+/// task, then the events after it. The SQL backends compact a task's log when the events after
+/// the last compaction outgrow it, so that a read folds a bounded log; the memory store keeps
+/// every event.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task with its first events; returns the new version (the number of events).
@@ -225,9 +262,9 @@ pub trait TaskStore: Send + Sync + 'static {
     /// another task.
     ///
     /// With `max_unfinished`, an unfinished task (one not in a terminal state) is refused with
-    /// [`StoreError::TooManyUnfinished`] while `scope` has that many unfinished tasks already (see
-    /// [`count_unfinished`](Self::count_unfinished)). A backend shared by several processes may
-    /// let creates that race in one scope pass the limit by at most their number.
+    /// [`StoreError::TooManyUnfinished`] while the scope's owner has that many unfinished tasks
+    /// already, in any tenant (see [`unfinished`](Self::unfinished)). A backend shared by several
+    /// processes may let creates that race for one owner pass the limit by at most their number.
     async fn create(
         &self,
         scope: &Scope,
@@ -236,9 +273,9 @@ pub trait TaskStore: Send + Sync + 'static {
         max_unfinished: Option<usize>,
     ) -> Result<u64>;
 
-    /// How many tasks of `scope` are unfinished: stored and not in a terminal state (a task that
-    /// waits for input counts; a deleted one does not).
-    async fn count_unfinished(&self, scope: &Scope) -> Result<usize>;
+    /// What `owner` has unfinished, in every tenant: the tasks stored and not in a terminal state
+    /// (a task that waits for input counts; a deleted one does not), and the size of their logs.
+    async fn unfinished(&self, owner: &str) -> Result<Unfinished>;
 
     /// Replaces the task and appends `events`, if the stored version is still `expected`.
     /// Returns the new version. `events` describe the change as for a [`Change`].
@@ -253,10 +290,12 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The task and its version, if it exists in `scope`.
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>>;
 
-    /// Events with a sequence number greater than `after`, oldest first, at most `limit`.
+    /// Events with a sequence number greater than `after`, oldest first, at most `limit`. When
+    /// the log was compacted after `after`, the first is the event holding the whole task.
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>>;
 
-    /// A page of the tasks in `scope` matching `query`, newest status first.
+    /// A page of the tasks in `scope` matching `query`, newest status first, each as the query's
+    /// view of it, within the query's byte budget.
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage>;
 
     /// Tasks of any scope that an execution was working on (SUBMITTED or WORKING), at most
@@ -266,10 +305,9 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Removes a task with its event log and push configs; `false` if there was none.
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool>;
 
-    /// Removes the tasks that ended before `ended_before`, and the ended tasks beyond the
-    /// `keep_ended` that ended last, with their logs and configs. Tasks in progress are never
-    /// removed. Returns how many were removed.
-    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64>;
+    /// Removes the ended tasks `rules` select, with their logs and configs, and gives the space
+    /// they took back. Returns how many were removed.
+    async fn purge(&self, rules: &Purge) -> Result<u64>;
 
     /// Ends this process's use of the store, once nothing will read or write through it any more
     /// (a server calls it last in its shutdown): a backend with files or connections puts them in

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 
 use crate::page::status_millis;
 use crate::{
-    Change, PageToken, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
-    TaskRecord, TaskStore, Updated,
+    Change, PageToken, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
+    TaskQuery, TaskRecord, TaskStore, Unfinished, Updated,
 };
 
 /// Maps keyed by ids: foldhash is seeded per process, so it resists collision attacks like the
@@ -56,15 +56,20 @@ struct Inner {
     ended: Mutex<VecDeque<(TaskKey, Timestamp)>>,
     /// The memory the ended tasks still stored hold: the sum of their entries' `retained`.
     ended_bytes: AtomicUsize,
-    /// How many entries of each scope are `unfinished`; scopes with none are left out.
-    unfinished: dashmap::DashMap<Scope, usize, foldhash::fast::RandomState>,
+    /// What each principal has `unfinished`; principals with nothing are left out.
+    unfinished: dashmap::DashMap<String, Unfinished, foldhash::fast::RandomState>,
     retention: RetentionPolicy,
 }
 
 struct Entry {
     task: Arc<Task>,
-    /// Every event committed, in order: the version is their number.
+    /// The sequence number of the last event committed.
+    version: u64,
+    /// Every event committed, in order, the last numbered `version`.
     events: Vec<Arc<StreamResponse>>,
+    /// The memory the events hold, counted in their owner's [`Unfinished::bytes`] while the task
+    /// is unfinished.
+    log_bytes: u64,
     /// Webhook configurations, in creation order.
     configs: Vec<PushConfigRecord>,
     /// Once the task has ended: the memory it holds, counted in [`Inner::ended_bytes`]. Changed
@@ -78,7 +83,16 @@ struct Entry {
 
 impl Entry {
     fn version(&self) -> u64 {
-        self.events.len() as u64
+        self.version
+    }
+
+    /// Appends `events`, and returns the memory they hold.
+    fn log(&mut self, events: &[Arc<StreamResponse>]) -> u64 {
+        let bytes: u64 = events.iter().map(|event| event.memory_size() as u64).sum();
+        self.events.extend(events.iter().cloned());
+        self.version += events.len() as u64;
+        self.log_bytes += bytes;
+        bytes
     }
 }
 
@@ -104,18 +118,29 @@ impl MemoryStore {
     /// A task reached a terminal state: it no longer counts as unfinished, and retention keeps
     /// track of it.
     fn ended(&self, scope: &Scope, entry: &Mutex<Entry>) -> Result<()> {
-        if std::mem::take(&mut entry.lock().map_err(poisoned)?.unfinished) {
-            self.count_finished(scope);
+        {
+            let mut e = entry.lock().map_err(poisoned)?;
+            if std::mem::take(&mut e.unfinished) {
+                self.count_finished(&scope.owner, e.log_bytes);
+            }
         }
         self.note_terminal(scope, entry)
     }
 
-    /// Takes an entry that stopped counting off its scope's count of unfinished tasks.
-    fn count_finished(&self, scope: &Scope) {
-        self.inner.unfinished.remove_if_mut(scope, |_, n| {
-            *n = n.saturating_sub(1);
-            *n == 0
+    /// Takes an entry whose log held `bytes` off its owner's unfinished tasks.
+    fn count_finished(&self, owner: &str, bytes: u64) {
+        self.inner.unfinished.remove_if_mut(owner, |_, unfinished| {
+            unfinished.tasks = unfinished.tasks.saturating_sub(1);
+            unfinished.bytes = unfinished.bytes.saturating_sub(bytes);
+            unfinished.tasks == 0
         });
+    }
+
+    /// Adds `bytes` logged by an unfinished task to its owner's.
+    fn count_logged(&self, owner: &str, bytes: u64) {
+        if let Some(mut unfinished) = self.inner.unfinished.get_mut(owner) {
+            unfinished.bytes += bytes;
+        }
     }
 
     /// Records that a task ended, then evicts the tasks that ended first while either retention
@@ -123,7 +148,7 @@ impl MemoryStore {
     fn note_terminal(&self, scope: &Scope, entry: &Mutex<Entry>) -> Result<()> {
         let id = {
             let mut e = entry.lock().map_err(poisoned)?;
-            e.retained = e.task.memory_size() + e.events.iter().map(|event| event.memory_size()).sum::<usize>();
+            e.retained = e.task.memory_size() + e.log_bytes as usize;
             self.inner.ended_bytes.fetch_add(e.retained, Ordering::Relaxed);
             Arc::<str>::from(e.task.id.as_str())
         };
@@ -166,10 +191,10 @@ impl MemoryStore {
         let (ended, unfinished) = {
             let mut e = entry.lock().map_err(poisoned)?;
             self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
-            (e.task.status.state.is_terminal(), std::mem::take(&mut e.unfinished))
+            (e.task.status.state.is_terminal(), std::mem::take(&mut e.unfinished).then_some(e.log_bytes))
         };
-        if unfinished {
-            self.count_finished(scope);
+        if let Some(bytes) = unfinished {
+            self.count_finished(&scope.owner, bytes);
         }
         // Freed outside the locks.
         drop(entry);
@@ -188,7 +213,16 @@ impl TaskStore for MemoryStore {
     ) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
         let id: Arc<str> = Arc::from(task.id.as_str());
-        let entry = Entry { task, events: events.to_vec(), configs: Vec::new(), retained: 0, unfinished: !terminal };
+        let mut entry = Entry {
+            task,
+            version: 0,
+            events: Vec::new(),
+            log_bytes: 0,
+            configs: Vec::new(),
+            retained: 0,
+            unfinished: !terminal,
+        };
+        let bytes = entry.log(events);
         let version = entry.version();
         let entry = Arc::new(Mutex::new(entry));
         {
@@ -198,13 +232,14 @@ impl TaskStore for MemoryStore {
                 return Err(StoreError::AlreadyExists(id.to_string()));
             }
             if !terminal {
-                let mut count = self.inner.unfinished.entry(scope.clone()).or_default();
-                if let Some(limit) = max_unfinished.filter(|limit| *count >= *limit) {
-                    drop(count);
-                    self.inner.unfinished.remove_if(scope, |_, n| *n == 0);
+                let mut unfinished = self.inner.unfinished.entry(scope.owner.clone()).or_default();
+                if let Some(limit) = max_unfinished.filter(|limit| unfinished.tasks >= *limit) {
+                    drop(unfinished);
+                    self.inner.unfinished.remove_if(&scope.owner, |_, u| u.tasks == 0);
                     return Err(StoreError::TooManyUnfinished { limit });
                 }
-                *count += 1;
+                unfinished.tasks += 1;
+                unfinished.bytes += bytes;
             }
             tasks.entry(scope.clone()).or_default().insert(id, Arc::clone(&entry));
         }
@@ -229,7 +264,10 @@ impl TaskStore for MemoryStore {
             }
             let ended = task.status.state.is_terminal() && !e.task.status.state.is_terminal();
             e.task = Arc::clone(&task);
-            e.events.extend(events.iter().cloned());
+            let bytes = e.log(events);
+            if e.unfinished {
+                self.count_logged(&scope.owner, bytes);
+            }
             (e.version(), ended)
         };
         if ended {
@@ -238,8 +276,8 @@ impl TaskStore for MemoryStore {
         Ok(version)
     }
 
-    /// Changes the task in place under its lock; the snapshot is copied only if a reader still
-    /// holds it.
+    /// Changes the task in place under its lock; the task is copied only if a reader still holds
+    /// it.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
         let entry = self.entry(scope, task_id)?.ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         let (updated, ended) = {
@@ -247,7 +285,10 @@ impl TaskStore for MemoryStore {
             let was_terminal = e.task.status.state.is_terminal();
             let events = change(Arc::make_mut(&mut e.task)).map_err(StoreError::Refused)?;
             let events: Vec<Arc<StreamResponse>> = events.into_iter().map(Arc::new).collect();
-            e.events.extend(events.iter().cloned());
+            let bytes = e.log(&events);
+            if e.unfinished {
+                self.count_logged(&scope.owner, bytes);
+            }
             let ended = !was_terminal && e.task.status.state.is_terminal();
             (Updated { task: Arc::clone(&e.task), version: e.version(), events }, ended)
         };
@@ -296,15 +337,26 @@ impl TaskStore for MemoryStore {
             Some(token) => matches.partition_point(|(millis, id, _)| !token.precedes(*millis, id)),
             None => 0,
         };
-        let page: Vec<_> = matches.drain(start..).take(query.page_size).collect();
-        let next = (start + page.len() < total && !page.is_empty())
-            .then(|| page.last().map(|(millis, id, _)| PageToken { status_millis: *millis, task_id: id.clone() }))
-            .flatten();
-        Ok(TaskPage { tasks: page.into_iter().map(|(_, _, task)| task).collect(), next, total })
+        let mut page = TaskPage { tasks: Vec::new(), next: None, total };
+        let mut bytes = 0;
+        let mut last = None;
+        for (millis, id, task) in matches.drain(start..).take(query.page_size) {
+            let task = task.view(query.history_length, query.include_artifacts);
+            bytes += task.memory_size();
+            if query.max_bytes.is_some_and(|max| bytes > max) && !page.tasks.is_empty() {
+                break;
+            }
+            page.tasks.push(task);
+            last = Some(PageToken { status_millis: millis, task_id: id });
+        }
+        if start + page.tasks.len() < total {
+            page.next = last;
+        }
+        Ok(page)
     }
 
-    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
-        Ok(self.inner.unfinished.get(scope).map_or(0, |n| *n))
+    async fn unfinished(&self, owner: &str) -> Result<Unfinished> {
+        Ok(self.inner.unfinished.get(owner).map_or_else(Unfinished::default, |u| *u))
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
@@ -332,9 +384,12 @@ impl TaskStore for MemoryStore {
         Ok(removed.is_some())
     }
 
-    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
+    async fn purge(&self, rules: &Purge) -> Result<u64> {
+        let ended_bytes = &self.inner.ended_bytes;
         self.evict_while(|_, at, len| {
-            ended_before.is_some_and(|before| at < before) || keep_ended.is_some_and(|keep| len > keep)
+            rules.ended_before.is_some_and(|before| at < before)
+                || rules.keep_ended.is_some_and(|keep| len > keep)
+                || rules.keep_ended_bytes.is_some_and(|keep| ended_bytes.load(Ordering::Relaxed) as u64 > keep)
         })
     }
 }

@@ -13,20 +13,20 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task, Timestamp};
+use agentwire_types::{StreamResponse, Task};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor, PgPool, Postgres, QueryBuilder};
 
 use self::coordinator::Coordinator;
 use crate::sql::{
-    as_seq, as_sql, backend, behind_after, decode_config, decode_event, dialect_name, encode, encode_events, fold_rows,
-    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, EventRow, RunningTasks, SnapshotRow, TaskRow,
-    Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, dialect_name, encode, fold_logs, limit as sql_limit,
+    now_millis, plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks,
+    TaskRow, Turns,
 };
 use crate::{
-    optimistic_update_from, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
-    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
+    Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
+    TaskRecord, TaskStore, Unfinished, Updated,
 };
 
 /// Stores tasks, event logs and push configs in PostgreSQL.
@@ -44,8 +44,8 @@ pub struct PostgresStore {
     turns: Arc<Turns>,
     /// The tasks this process last committed while they were running (SUBMITTED or WORKING), as
     /// it committed them: an update starts from there rather than reading the task, and a commit
-    /// whose events reads can fold leaves the snapshot as it is. Another process may have changed
-    /// a task since; its commit then fails on the version, and the update reads the task.
+    /// whose events reads can fold appends them to the log. Another process may have changed a
+    /// task since; its commit then fails on the version, and the update reads the task.
     written: Arc<RunningTasks>,
     /// Hands the notices of commits to the task that sends them.
     notices: tokio::sync::mpsc::Sender<String>,
@@ -126,12 +126,11 @@ impl PostgresStore {
         let _ = self.notices.send(payload).await;
     }
 
-    /// The tasks of `rows`: their snapshots with the events they lack folded in, read by one more
-    /// query if any snapshot lacks some.
-    async fn read_folded(&self, rows: &[SnapshotRow]) -> Result<Vec<TaskRecord>> {
-        let Some(mut sql) = queries::unfolded::<Postgres>(rows) else { return fold_rows(rows, &[]) };
-        let events: Vec<EventRow> = sql.build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
-        fold_rows(rows, &events)
+    /// The task as its log folds.
+    async fn read_log(&self, scope: &Scope, task_id: &str) -> Result<Option<Folded>> {
+        let rows: Vec<LogRow> =
+            queries::log::<Postgres>(scope, task_id).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
+        Ok(fold_logs(&rows)?.pop())
     }
 
     async fn notify(&self, channel: &str, scope: &Scope, task_id: &str, seq: u64) -> Result<()> {
@@ -176,25 +175,31 @@ fn parse_notice(payload: &str) -> Option<(Scope, String, u64)> {
     Some((Scope::new(tenant, owner), task_id, seq))
 }
 
-/// Ends a statement that wrote a task row (the CTE `written`, returning its `key`) with the
-/// insert of `events` after sequence number `after`, all in one statement: one round trip, and
+/// Ends a statement that wrote a task row (the CTE `written`, returning its `key`) with what
+/// `row` stores in the log when the write starts from version `from`: its events, and for a
+/// compaction the removal of the events it replaces. All in one statement: one round trip, and
 /// atomic without a transaction around it. Selects the task's key, if it was written.
-fn with_events<'q>(sql: &mut QueryBuilder<'q, Postgres>, after: u64, events: &'q [String]) {
-    if !events.is_empty() {
+fn with_log<'q>(sql: &mut QueryBuilder<'q, Postgres>, from: u64, row: &'q TaskRow) {
+    let first = row.first_seq(from);
+    if !row.bodies().is_empty() {
         sql.push(", logged AS (INSERT INTO events (task, seq, body) SELECT written.key, v.seq, v.body FROM written, (");
-        sql.push_values(events.iter().zip(as_sql(after) + 1..), |mut row, (body, seq)| {
-            row.push_bind(seq).push_bind(body);
+        sql.push_values(row.bodies().iter().zip(as_sql(first)..), |mut values, (body, seq)| {
+            values.push_bind(seq).push_bind(body);
         });
         sql.push(") AS v (seq, body)) ");
+    }
+    if row.compacts() && from > 0 {
+        sql.push(", replaced AS (DELETE FROM events WHERE task IN (SELECT key FROM written) AND seq < ");
+        sql.push_bind(as_sql(first)).push(")");
     }
     sql.push(" SELECT key FROM written");
 }
 
 #[async_trait]
 impl TaskStore for PostgresStore {
-    /// One statement: the insert, if the scope has room for the task, and its events. Creates
-    /// that race in one scope each count the tasks committed before them, so together they may
-    /// pass the limit by their number.
+    /// One statement: the insert, if the owner has room for the task, and its log. Creates that
+    /// race for one owner each count the tasks committed before them, so together they may pass
+    /// the limit by their number.
     async fn create(
         &self,
         scope: &Scope,
@@ -202,19 +207,20 @@ impl TaskStore for PostgresStore {
         events: &[Arc<StreamResponse>],
         max_unfinished: Option<usize>,
     ) -> Result<u64> {
-        let (row, bodies) = (TaskRow::of(&task)?, encode_events(events)?);
+        let row = plan_create(&task, events)?;
         let mut sql = QueryBuilder::<Postgres>::new(
-            "WITH written AS (INSERT INTO tasks
-                 (tenant, owner, id, context_id, state, status_millis, version, changed_at, ended_at, snapshot) SELECT ",
+            "WITH written AS (INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version,
+                 changed_at, ended_at, base, log_bytes) SELECT ",
         );
         let mut values = sql.separated(", ");
         values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(&task.id).push_bind(&row.context_id);
-        values.push_bind(row.state).push_bind(row.status_millis).push_bind(bodies.len() as i64);
-        values.push_bind(now_millis()).push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
+        values.push_bind(row.state).push_bind(row.status_millis).push_bind(as_sql(row.added));
+        values.push_bind(now_millis()).push_bind(row.ended.then(now_millis));
+        values.push_bind(as_sql(row.first_seq(0))).push_bind(row.bytes());
         let limit = max_unfinished.filter(|_| !row.ended);
         queries::push_room_under(&mut sql, scope, limit);
         sql.push(" ON CONFLICT DO NOTHING RETURNING key)");
-        with_events(&mut sql, 0, &bodies);
+        with_log(&mut sql, 0, &row);
         let key: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
         if key.is_none() {
             let taken: bool = queries::exists::<Postgres>(scope, &task.id)
@@ -227,8 +233,8 @@ impl TaskStore for PostgresStore {
                 _ => StoreError::AlreadyExists(task.id.clone()),
             });
         }
-        let version = bodies.len() as u64;
-        self.written.committed(scope, &task, version, row.behind);
+        let version = row.added;
+        self.written.committed(scope, &task, version, row.lag);
         if version > 0 {
             self.announce(scope, &task.id, version).await;
         }
@@ -243,24 +249,24 @@ impl TaskStore for PostgresStore {
         expected: u64,
     ) -> Result<u64> {
         let before = self.written.at(scope, &task.id, expected);
-        let bodies = encode_events(events)?;
-        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
+        let row = plan_commit(before.as_ref(), &task, events)?;
+        let version = expected + row.added;
         let now = now_millis();
-        let added = bodies.len() as i64;
         let mut sql = QueryBuilder::<Postgres>::new("WITH written AS (UPDATE tasks SET context_id = ");
         sql.push_bind(&row.context_id).push(", state = ").push_bind(row.state);
         sql.push(", status_millis = ").push_bind(row.status_millis);
-        sql.push(", version = version + ").push_bind(added).push(", changed_at = ").push_bind(now);
+        sql.push(", version = ").push_bind(as_sql(version)).push(", changed_at = ").push_bind(now);
         sql.push(", ended_at = CASE WHEN ").push_bind(row.ended).push(" THEN COALESCE(ended_at, ").push_bind(now);
         sql.push(") END");
-        match &row.snapshot {
-            Some(snapshot) => sql.push(", snapshot_behind = 0, snapshot = ").push_bind(snapshot),
-            None => sql.push(", snapshot_behind = snapshot_behind + ").push_bind(added),
-        };
+        if row.compacts() {
+            sql.push(", base = ").push_bind(as_sql(version)).push(", log_bytes = ").push_bind(row.bytes());
+        } else {
+            sql.push(", log_bytes = log_bytes + ").push_bind(row.bytes());
+        }
         sql.push(" WHERE tenant = ").push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
         sql.push(" AND id = ").push_bind(&task.id).push(" AND version = ").push_bind(as_sql(expected));
         sql.push(" RETURNING key)");
-        with_events(&mut sql, expected, &bodies);
+        with_log(&mut sql, expected, &row);
         let written: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
         if written.is_none() {
             self.written.forget(scope, &task.id);
@@ -277,22 +283,15 @@ impl TaskStore for PostgresStore {
                 None => StoreError::NotFound(task.id.clone()),
             });
         }
-        let version = expected + bodies.len() as u64;
-        self.written.committed(scope, &task, version, row.behind);
-        if !bodies.is_empty() {
+        self.written.committed(scope, &task, version, row.lag);
+        if row.added > 0 {
             self.announce(scope, &task.id, version).await;
         }
         Ok(version)
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
-        let row: Option<SnapshotRow> = queries::snapshot::<Postgres>(scope, task_id)
-            .build_query_as()
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(backend)?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(self.read_folded(&[row]).await?.pop())
+        Ok(self.read_log(scope, task_id).await?.map(|folded| folded.record))
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -310,18 +309,18 @@ impl TaskStore for PostgresStore {
             .fetch_one(&self.pool)
             .await
             .map_err(backend)?;
-        let rows: Vec<SnapshotRow> =
+        let rows: Vec<PageRow> =
             queries::page::<Postgres>(scope, query).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
-        Ok(page_of(self.read_folded(&rows).await?, total, query.page_size))
+        read_page(rows, total, query, |keys| async move {
+            queries::logs_of::<Postgres>(keys).build_query_as().fetch_all(&self.pool).await.map_err(backend)
+        })
+        .await
     }
 
-    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
-        let count: i64 = queries::count_unfinished::<Postgres>(scope)
-            .build_query_scalar()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(backend)?;
-        Ok(usize::try_from(count).unwrap_or_default())
+    async fn unfinished(&self, owner: &str) -> Result<Unfinished> {
+        let (tasks, bytes): (i64, i64) =
+            queries::unfinished::<Postgres>(owner).build_query_as().fetch_one(&self.pool).await.map_err(backend)?;
+        Ok(Unfinished { tasks: usize::try_from(tasks).unwrap_or_default(), bytes: as_seq(bytes) })
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
@@ -333,11 +332,11 @@ impl TaskStore for PostgresStore {
         Ok(rows.into_iter().map(scoped).collect())
     }
 
-    /// Optimistic, with this process's updates of a task taking turns, from what this process
-    /// last committed of the task when it has that: then one round trip, the commit.
+    /// From what this process last committed of the task when it has that: then one round trip,
+    /// the commit.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        let known = self.written.lend(scope, task_id);
-        self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
+        let read = || self.read_log(scope, task_id);
+        crate::sql::update(self, &self.written, &self.turns, scope, task_id, change, read).await
     }
 
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
@@ -352,28 +351,10 @@ impl TaskStore for PostgresStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
-        let mut removed = 0;
-        if let Some(before) = ended_before {
-            let done = sqlx::query("DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1")
-                .bind(before.as_millis())
-                .execute(&self.pool)
-                .await
-                .map_err(backend)?;
-            removed += done.rows_affected();
-        }
-        if let Some(keep) = keep_ended {
-            let done = sqlx::query(
-                "DELETE FROM tasks WHERE key IN (SELECT key FROM tasks WHERE ended_at IS NOT NULL
-                 ORDER BY ended_at DESC, key DESC OFFSET $1)",
-            )
-            .bind(i64::try_from(keep).unwrap_or(i64::MAX))
-            .execute(&self.pool)
-            .await
-            .map_err(backend)?;
-            removed += done.rows_affected();
-        }
-        Ok(removed)
+    /// PostgreSQL reuses the space of the removed rows once its autovacuum has passed.
+    async fn purge(&self, rules: &Purge) -> Result<u64> {
+        let done = queries::purge::<Postgres>(rules).build().execute(&self.pool).await.map_err(backend)?;
+        Ok(done.rows_affected())
     }
 }
 

@@ -1,6 +1,16 @@
 //! What the SQL backends share: how a task, an event and a push config become columns, and back.
-//! Snapshots, events and configs are stored as their ProtoJSON text, the form every binding
-//! already reads and writes; the columns beside them exist only to find and order rows.
+//! Events and configs are stored as their ProtoJSON text, the form every binding already reads
+//! and writes; the columns beside them exist only to find and order rows.
+//!
+//! A task is its event log: a read folds the events from the log's base, an event holding the
+//! whole task, to its last ([`Task::fold`]). A commit appends its events; it compacts the log
+//! instead (one event holding the task as committed, numbered like the commit's last event, in
+//! place of every event before it) when the events after the base have grown as large as the
+//! base (and 64 KiB) or as many as [`MAX_LOG_EVENTS`], and when folding them would not give the
+//! task. So the log holds each message once, a read folds no more than twice the task and a
+//! bounded number of events, and the compactions of a growing task add up to a few times its
+//! size. A task that ends keeps its log as it is: every event since the last compaction stays
+//! there for the readers and webhooks that resume after one.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,7 +20,7 @@ use agentwire_types::{Dialect, StreamResponse, Task, TaskPushNotificationConfig,
 use crate::page::status_millis;
 use crate::{PushConfigRecord, Scope, StoreError, StoredEvent, TaskRecord};
 
-/// A task's columns.
+/// A task's columns and what a write of it stores in its log.
 pub(crate) struct TaskRow {
     pub(crate) context_id: String,
     /// The state's number in `lf.a2a.v1.TaskState`.
@@ -18,60 +28,98 @@ pub(crate) struct TaskRow {
     pub(crate) status_millis: i64,
     /// Whether it is in a terminal state.
     pub(crate) ended: bool,
-    /// The whole task, when this write stores it; `None` leaves the stored snapshot as it is, and
-    /// the events of the write are folded in when the task is read.
-    pub(crate) snapshot: Option<String>,
-    /// What the stored snapshot lacks after this write.
-    pub(crate) behind: Lag,
+    /// How many events the write commits: the task's version moves on by as many.
+    pub(crate) added: u64,
+    /// What the write stores in the log.
+    pub(crate) log: LogWrite,
+    /// The log once written.
+    pub(crate) lag: Lag,
+}
+
+/// What a write stores in a task's log.
+pub(crate) enum LogWrite {
+    /// The events, appended after the version the write starts from.
+    Append(Vec<String>),
+    /// The task as committed, as one event numbered like the write's last, in place of the whole
+    /// log: the task's new base.
+    Compact(String),
 }
 
 impl TaskRow {
-    /// The columns of `task` with its snapshot.
-    pub(crate) fn of(task: &Task) -> Result<Self, StoreError> {
-        Self::after(task, None)
+    /// The bodies the write inserts.
+    pub(crate) fn bodies(&self) -> &[String] {
+        match &self.log {
+            LogWrite::Append(bodies) => bodies,
+            LogWrite::Compact(task) => std::slice::from_ref(task),
+        }
     }
 
-    /// The columns of `task` committed with `events`, given what this process last wrote of it:
-    /// the snapshot is left behind the log when reads can fold the events into the stored one
-    /// (see [`behind_after`]).
-    pub(crate) fn after(task: &Task, behind: Option<Lag>) -> Result<Self, StoreError> {
-        let (snapshot, behind) = match behind {
-            Some(behind) => (None, behind),
-            None => {
-                let snapshot = encode(task)?;
-                let behind = Lag { events: 0, bytes: 0, snapshot_bytes: snapshot.len() };
-                (Some(snapshot), behind)
-            }
-        };
-        Ok(Self {
+    /// The sequence number of the first body the write inserts, when it starts from `expected`.
+    pub(crate) fn first_seq(&self, expected: u64) -> u64 {
+        match &self.log {
+            LogWrite::Append(_) => expected + 1,
+            LogWrite::Compact(_) => expected + self.added,
+        }
+    }
+
+    /// Whether the write compacts the log.
+    pub(crate) fn compacts(&self) -> bool {
+        matches!(self.log, LogWrite::Compact(_))
+    }
+
+    /// The size of the log's new part.
+    pub(crate) fn bytes(&self) -> i64 {
+        self.bodies().iter().map(|body| body.len() as i64).sum()
+    }
+
+    /// The columns of `task`, written with `events` as `log` says, leaving `lag` in the log.
+    fn with_log(task: &Task, events: &[Arc<StreamResponse>], log: LogWrite, lag: Lag) -> Self {
+        Self {
             context_id: task.context_id.clone(),
             state: task.status.state.number(),
             status_millis: status_millis(task),
             ended: task.status.state.is_terminal(),
-            snapshot,
-            behind,
-        })
+            added: events.len() as u64,
+            log,
+            lag,
+        }
     }
 }
 
-/// A task's snapshot is written at least every this many events: a read folds at most this many
-/// events into the snapshot it reads.
-pub(crate) const MAX_BEHIND: u64 = 256;
+/// A task's log is compacted at least every this many events: a read folds at most this many.
+pub(crate) const MAX_LOG_EVENTS: u64 = 256;
 
-/// How far a task's stored snapshot is behind its log.
+/// The events after a small base are kept until they take this much: a task in progress whose
+/// events replace earlier ones (a status, an artifact sent whole each time) is compacted, while
+/// most keep every event until they end, for the readers that resume after one.
+const MIN_COMPACTED_BYTES: usize = 64 * 1024;
+
+/// What a task's log holds.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Lag {
-    /// The events it lacks.
+    /// Its events, the base included.
     pub(crate) events: u64,
     /// Their size as stored.
     pub(crate) bytes: usize,
-    /// The size of the snapshot.
-    pub(crate) snapshot_bytes: usize,
+    /// The size of the base.
+    pub(crate) base_bytes: usize,
+}
+
+impl Lag {
+    /// A log of one event of `bytes`, the base.
+    fn base(bytes: usize) -> Self {
+        Self { events: 1, bytes, base_bytes: bytes }
+    }
+
+    /// Whether the log should be compacted: the events after the base have grown as large as
+    /// the base (and [`MIN_COMPACTED_BYTES`]), or too many.
+    fn outgrown(&self) -> bool {
+        self.bytes - self.base_bytes >= self.base_bytes.max(MIN_COMPACTED_BYTES) || self.events > MAX_LOG_EVENTS
+    }
 }
 
 /// What a commit needs to know of the task it starts from to tell whether its events describe
-/// it: the parts of the task that a change may edit beyond its events, and what the stored
-/// snapshot lacks.
+/// it: the parts of the task that a change may edit beyond its events, and what the log holds.
 #[derive(Debug, Clone)]
 pub(crate) struct Before {
     context_id: String,
@@ -79,45 +127,145 @@ pub(crate) struct Before {
     artifact_ids: Vec<String>,
     status: agentwire_types::TaskStatus,
     metadata: Option<serde_json::Map<String, serde_json::Value>>,
-    behind: Lag,
+    lag: Lag,
 }
 
 impl Before {
-    fn of(task: &Task, behind: Lag) -> Self {
+    fn of(task: &Task, lag: Lag) -> Self {
         Self {
             context_id: task.context_id.clone(),
             history: task.history.len(),
             artifact_ids: task.artifacts.iter().map(|a| a.artifact_id.clone()).collect(),
             status: task.status.clone(),
             metadata: task.metadata.clone(),
-            behind,
+            lag,
         }
+    }
+
+    /// Whether folding `events` into this task gives `after`: they announce every change,
+    /// unlike a change that trims the history or edits the task beyond its events.
+    fn folds_into(&self, after: &Task, events: &[Arc<StreamResponse>]) -> bool {
+        let Some(history) = Task::history_added_by(events.iter().map(|e| &**e)) else { return false };
+        let mut new_artifacts: Vec<&str> = Vec::new();
+        let mut status = &self.status;
+        for event in events {
+            match &**event {
+                StreamResponse::ArtifactUpdate(update) => {
+                    let id = update.artifact.artifact_id.as_str();
+                    if !self.artifact_ids.iter().any(|known| known == id) && !new_artifacts.contains(&id) {
+                        new_artifacts.push(id);
+                    }
+                }
+                StreamResponse::StatusUpdate(update) => status = &update.status,
+                StreamResponse::Message(_) | StreamResponse::Task(_) => {}
+            }
+        }
+        after.context_id == self.context_id
+            && after.history.len() == self.history + history
+            && after.artifacts.len() == self.artifact_ids.len() + new_artifacts.len()
+            && after.status == *status
+            && after.metadata == self.metadata
     }
 }
 
-/// What this process last committed of a task.
+/// How a commit of `after` with `events`, from the task as this process last wrote or read it
+/// (`before`; `None` if it does not know the version the commit starts from), stores the log: it
+/// appends the events, or compacts the log when the log has outgrown its base, or when the
+/// events would not fold into the task.
+pub(crate) fn plan_commit(
+    before: Option<&Before>,
+    after: &Task,
+    events: &[Arc<StreamResponse>],
+) -> Result<TaskRow, StoreError> {
+    if events.is_empty() {
+        let lag = before.map(|before| before.lag).unwrap_or_default();
+        return Ok(TaskRow::with_log(after, events, LogWrite::Append(Vec::new()), lag));
+    }
+    let appended = match before {
+        Some(before) => {
+            let bodies = encode_events(events)?;
+            let mut lag = before.lag;
+            lag.events += events.len() as u64;
+            lag.bytes += bodies.iter().map(String::len).sum::<usize>();
+            (!lag.outgrown() && before.folds_into(after, events)).then_some((bodies, lag))
+        }
+        _ => None,
+    };
+    Ok(match appended {
+        Some((bodies, lag)) => TaskRow::with_log(after, events, LogWrite::Append(bodies), lag),
+        None => compacted(after, events)?,
+    })
+}
+
+/// How a new task with its first `events` is stored: the events, when the first holds the task
+/// as the others found it and they fold into it; else the task alone.
+pub(crate) fn plan_create(task: &Task, events: &[Arc<StreamResponse>]) -> Result<TaskRow, StoreError> {
+    if let Some(StreamResponse::Task(first)) = events.first().map(|e| &**e) {
+        let base = encode(&*events[0])?;
+        let before = Before::of(first, Lag::base(base.len()));
+        let mut row = plan_commit(Some(&before), task, &events[1..])?;
+        if let LogWrite::Append(bodies) = &mut row.log {
+            bodies.insert(0, base);
+            row.added += 1;
+            return Ok(row);
+        }
+    }
+    compacted(task, events)
+}
+
+/// A write of `task` that compacts its log.
+fn compacted(task: &Task, events: &[Arc<StreamResponse>]) -> Result<TaskRow, StoreError> {
+    let body = encode_task_event(task)?;
+    let lag = Lag::base(body.len());
+    Ok(TaskRow::with_log(task, events, LogWrite::Compact(body), lag))
+}
+
+/// `task` as the event that holds it whole, as [`StreamResponse::Task`] is written, without
+/// copying it into one.
+fn encode_task_event(task: &Task) -> Result<String, StoreError> {
+    #[derive(serde::Serialize)]
+    struct TaskEvent<'a> {
+        task: &'a Task,
+    }
+    encode(&TaskEvent { task })
+}
+
+/// What this process last committed of a task, or read of it for an update.
 struct Written {
-    /// The task, unless an update has borrowed it ([`RunningTasks::lend`]).
+    /// The task, unless an update has borrowed it ([`RunningTasks::lend`]), or this process
+    /// only read it.
     task: Option<Arc<Task>>,
     version: u64,
     before: Before,
 }
 
 /// The tasks a process last committed while they were running (SUBMITTED or WORKING), as it
-/// committed them.
+/// committed them, and the tasks it is updating.
 #[derive(Default)]
 pub(crate) struct RunningTasks(dashmap::DashMap<(Scope, String), Written, foldhash::fast::RandomState>);
 
 impl RunningTasks {
-    /// Records a commit of `task` at `version`, whose stored snapshot lacks `behind`.
-    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, behind: Lag) {
+    /// Records a commit of `task` at `version`, whose log now holds `lag`.
+    pub(crate) fn committed(&self, scope: &Scope, task: &Arc<Task>, version: u64, lag: Lag) {
         let key = (scope.clone(), task.id.clone());
         if task.status.state.is_running() {
-            let before = Before::of(task, behind);
+            let before = Before::of(task, lag);
             self.0.insert(key, Written { task: Some(Arc::clone(task)), version, before });
         } else {
             self.0.remove(&key);
         }
+    }
+
+    /// Records what a read for an update found: its commit then knows what it starts from.
+    pub(crate) fn read(&self, scope: &Scope, record: &TaskRecord, lag: Lag) {
+        let before = Before::of(&record.task, lag);
+        let key = (scope.clone(), record.task.id.clone());
+        self.0.insert(key, Written { task: None, version: record.version, before });
+    }
+
+    /// Forgets a task an update has borrowed or read and did not commit.
+    pub(crate) fn settle(&self, scope: &Scope, task_id: &str) {
+        self.0.remove_if(&(scope.clone(), task_id.to_owned()), |_, written| written.task.is_none());
     }
 
     /// The task as last committed here, if it is running and no update has it. The SQLite store,
@@ -136,7 +284,8 @@ impl RunningTasks {
         Some(TaskRecord { task: written.task.take()?, version: written.version })
     }
 
-    /// What a commit from version `expected` starts from, if this process wrote that version.
+    /// What a commit from version `expected` starts from, if this process wrote or read that
+    /// version.
     pub(crate) fn at(&self, scope: &Scope, task_id: &str, expected: u64) -> Option<Before> {
         let written = self.0.get(&(scope.clone(), task_id.to_owned()))?;
         (written.version == expected).then(|| written.before.clone())
@@ -147,79 +296,96 @@ impl RunningTasks {
     }
 }
 
-/// What the stored snapshot will lack once `events` (stored as `bodies`) are committed, turning
-/// the task this process last wrote (`before`, if it wrote the version the commit starts from)
-/// into `after`; `None` when the commit must write the snapshot. It must when this process does
-/// not know the stored snapshot; when the task settles (it ended or waits for the client, and is
-/// read rather than written from now on); once the events it lacks are as large as the snapshot
-/// itself, or [`MAX_BEHIND`] of them; and when folding the events into `before` would not give
-/// `after`: a change that trims the history, or edits the task beyond what its events announce.
-///
-/// So a read folds no more bytes of events than the snapshot it reads holds, and the snapshots
-/// a task's commits write add up to a few times the size of its events, whatever their number:
-/// each one written is larger than the last by the events since.
-pub(crate) fn behind_after(
-    before: Option<&Before>,
-    after: &Task,
-    events: &[Arc<StreamResponse>],
-    bodies: &[String],
-) -> Option<Lag> {
-    let before = before?;
-    let mut behind = before.behind;
-    behind.events += events.len() as u64;
-    behind.bytes += bodies.iter().map(String::len).sum::<usize>();
-    let settles = !after.status.state.is_running();
-    if settles || behind.bytes >= behind.snapshot_bytes || behind.events >= MAX_BEHIND {
-        return None;
-    }
-    let history = Task::history_added_by(events.iter().map(|e| &**e))?;
-    let mut new_artifacts: Vec<&str> = Vec::new();
-    let mut status = &before.status;
-    for event in events {
-        match &**event {
-            StreamResponse::ArtifactUpdate(update) => {
-                let id = update.artifact.artifact_id.as_str();
-                if !before.artifact_ids.iter().any(|known| known == id) && !new_artifacts.contains(&id) {
-                    new_artifacts.push(id);
-                }
-            }
-            StreamResponse::StatusUpdate(update) => status = &update.status,
-            StreamResponse::Message(_) | StreamResponse::Task(_) => {}
-        }
-    }
-    let folds = after.context_id == before.context_id
-        && after.history.len() == before.history + history
-        && after.artifacts.len() == before.artifact_ids.len() + new_artifacts.len()
-        && after.status == *status
-        && after.metadata == before.metadata;
-    folds.then_some(behind)
+/// A task's log as a read selects it, event by event with its task's columns: the task's key,
+/// version, base and log size, then the event's sequence number and body.
+pub(crate) type LogRow = (i64, i64, i64, i64, i64, String);
+
+/// A task as its log folds, with its row key and what its log holds.
+pub(crate) struct Folded {
+    pub(crate) key: i64,
+    pub(crate) record: TaskRecord,
+    pub(crate) lag: Lag,
 }
 
-/// A task row as a read selects it ([`queries::snapshot`], [`queries::page`]): its key, its
-/// stored snapshot, its version and how many of its last events the snapshot lacks.
-pub(crate) type SnapshotRow = (i64, String, i64, i64);
-
-/// An event as [`queries::unfolded`] selects it: the task's key, the sequence number, the body.
-pub(crate) type EventRow = (i64, i64, String);
-
-/// The tasks of `rows`, each its snapshot with `events` (the events the snapshots lack, by
-/// [`queries::unfolded`]) folded in. A task whose events are gone was deleted since its row was
-/// read, and is left out.
-pub(crate) fn fold_rows(rows: &[SnapshotRow], events: &[EventRow]) -> Result<Vec<TaskRecord>, StoreError> {
-    let mut records = Vec::with_capacity(rows.len());
-    for (key, snapshot, version, behind) in rows {
-        let mut task: Task = decode(snapshot)?;
-        let lacking = events.iter().filter(|(task, ..)| task == key);
-        let mut folded = 0;
-        for (_, _, body) in lacking {
-            task.fold(&decode(body)?);
-            folded += 1;
+/// The tasks whose logs `rows` hold (ordered by task, then sequence number), in the order of
+/// `rows`. A log that does not run from its base to its version, because a compaction removed
+/// it meanwhile, is left out.
+pub(crate) fn fold_logs(rows: &[LogRow]) -> Result<Vec<Folded>, StoreError> {
+    let mut tasks = Vec::new();
+    let mut rest = rows;
+    while let Some(&(key, version, base, log_bytes, ..)) = rest.first() {
+        let len = rest.iter().take_while(|row| row.0 == key).count();
+        let (log, after) = rest.split_at(len);
+        rest = after;
+        if log[0].4 != base || log[len - 1].4 != version {
+            continue;
         }
-        if folded == *behind {
-            records.push(TaskRecord { task: Arc::new(task), version: as_seq(*version) });
+        let mut task = Task::default();
+        for (.., body) in log {
+            task.fold(&decode::<StreamResponse>(body)?);
+        }
+        let lag = Lag {
+            events: len as u64,
+            bytes: usize::try_from(log_bytes).unwrap_or_default(),
+            base_bytes: log[0].5.len(),
+        };
+        tasks.push(Folded { key, record: TaskRecord { task: Arc::new(task), version: as_seq(version) }, lag });
+    }
+    Ok(tasks)
+}
+
+/// A task of a listing's page, as [`queries::page`] selects it: its key, status time, id and log
+/// size.
+pub(crate) type PageRow = (i64, i64, String, i64);
+
+/// Most bytes of logs one read of a listing's page fetches: tasks are read a few at a time, and
+/// the page ends once it is full, so a listing of large tasks never holds more than it sends.
+const PAGE_READ_BYTES: i64 = 1 << 20;
+
+/// A listing's page: the tasks of `rows` (one more than the page if there is a next page) as the
+/// query's view, read by `read_logs` a few at a time ([`queries::logs_of`]) until the page or
+/// its byte budget is full.
+pub(crate) async fn read_page<F, Fut>(
+    rows: Vec<PageRow>,
+    total: i64,
+    query: &crate::TaskQuery,
+    mut read_logs: F,
+) -> Result<crate::TaskPage, StoreError>
+where
+    F: FnMut(Vec<i64>) -> Fut,
+    Fut: Future<Output = Result<Vec<LogRow>, StoreError>>,
+{
+    use agentwire_types::MemorySize;
+
+    let total = usize::try_from(total).unwrap_or_default();
+    let mut page = crate::TaskPage { tasks: Vec::new(), next: None, total };
+    let (mut bytes, mut last) = (0, None);
+    let mut waiting = rows.iter().take(query.page_size).peekable();
+    'page: while waiting.peek().is_some() {
+        let mut batch: Vec<&PageRow> = Vec::new();
+        let mut batch_bytes = 0;
+        while let Some(row) = waiting.next_if(|row| batch.is_empty() || batch_bytes + row.3 <= PAGE_READ_BYTES) {
+            batch_bytes += row.3;
+            batch.push(row);
+        }
+        let mut read = fold_logs(&read_logs(batch.iter().map(|row| row.0).collect()).await?)?;
+        for row in batch {
+            // A task deleted since the page was selected is left out.
+            let Some(at) = read.iter().position(|folded| folded.key == row.0) else { continue };
+            let task = read.swap_remove(at).record.task.view(query.history_length, query.include_artifacts);
+            bytes += task.memory_size();
+            if query.max_bytes.is_some_and(|max| bytes > max) && !page.tasks.is_empty() {
+                page.next = last.take();
+                break 'page;
+            }
+            page.tasks.push(task);
+            last = Some(crate::PageToken { status_millis: row.1, task_id: row.2.clone() });
         }
     }
-    Ok(records)
+    if page.next.is_none() && rows.len() > query.page_size {
+        page.next = last;
+    }
+    Ok(page)
 }
 
 /// The time that marks when a task ended, in ms since the epoch.
@@ -275,6 +441,42 @@ pub(crate) fn as_sql(value: u64) -> i64 {
 
 pub(crate) fn backend(error: sqlx::Error) -> StoreError {
     StoreError::Backend(error.to_string())
+}
+
+/// [`TaskStore::update`](crate::TaskStore::update) on a SQL store: optimistic, with this
+/// process's updates of a task taking turns, from what this process last committed of the task
+/// if it has that, else from the task as `read` finds it now. Either way the commit knows what
+/// the log holds, and appends to it rather than compacting it.
+pub(crate) async fn update<S, R, Fut>(
+    store: &S,
+    running: &RunningTasks,
+    turns: &Turns,
+    scope: &Scope,
+    task_id: &str,
+    change: &mut crate::Change<'_>,
+    read: R,
+) -> crate::Result<crate::Updated>
+where
+    S: crate::TaskStore,
+    R: FnOnce() -> Fut,
+    Fut: Future<Output = Result<Option<Folded>, StoreError>>,
+{
+    turns
+        .take(scope, task_id, async {
+            let known = match running.lend(scope, task_id) {
+                Some(record) => Some(record),
+                None => read().await?.map(|folded| {
+                    running.read(scope, &folded.record, folded.lag);
+                    folded.record
+                }),
+            };
+            let updated = crate::optimistic_update_from(store, scope, task_id, change, known).await;
+            if !matches!(&updated, Ok(done) if !done.events.is_empty()) {
+                running.settle(scope, task_id);
+            }
+            updated
+        })
+        .await
 }
 
 /// Lets the updates of one task in this process take turns: an optimistic update that waits for
@@ -355,8 +557,8 @@ pub(crate) mod queries {
         tasks("COUNT(*)", scope, query, false)
     }
 
-    /// The [`SnapshotRow`](super::SnapshotRow)s of a listing's page, and one more if there is a
-    /// next page.
+    /// The [`PageRow`](super::PageRow)s of a listing's page, and one more if there is a next
+    /// page.
     pub(crate) fn page<'q, DB>(scope: &'q Scope, query: &'q TaskQuery) -> QueryBuilder<'q, DB>
     where
         DB: Database,
@@ -364,46 +566,55 @@ pub(crate) mod queries {
         i64: Encode<'q, DB> + Type<DB>,
         i32: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = tasks(SNAPSHOT_COLUMNS, scope, query, true);
+        let mut sql = tasks("key, status_millis, id, log_bytes", scope, query, true);
         let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
         sql.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
         sql
     }
 
-    /// The columns of a [`SnapshotRow`](super::SnapshotRow).
-    const SNAPSHOT_COLUMNS: &str = "key, snapshot, version, snapshot_behind";
+    /// The [`LogRow`](super::LogRow)s of the tasks the condition that follows selects (`t` is
+    /// the task): push it, then end the statement with [`end_logs`].
+    fn logs<'q, DB: Database>() -> QueryBuilder<'q, DB> {
+        QueryBuilder::new(
+            "SELECT t.key, t.version, t.base, t.log_bytes, e.seq, e.body
+             FROM tasks t JOIN events e ON e.task = t.key AND e.seq >= t.base WHERE ",
+        )
+    }
 
-    /// The [`SnapshotRow`](super::SnapshotRow) of a task.
-    pub(crate) fn snapshot<'q, DB>(scope: &'q Scope, task_id: &'q str) -> QueryBuilder<'q, DB>
+    fn end_logs<DB: Database>(sql: &mut QueryBuilder<'_, DB>) {
+        sql.push(" ORDER BY t.key, e.seq");
+    }
+
+    /// The [`LogRow`](super::LogRow)s of a task: one statement, so that a compaction cannot come
+    /// between the task's row and its events.
+    pub(crate) fn log<'q, DB>(scope: &'q Scope, task_id: &'q str) -> QueryBuilder<'q, DB>
     where
         DB: Database,
         String: Encode<'q, DB> + Type<DB>,
         &'q str: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = QueryBuilder::new(format!("SELECT {SNAPSHOT_COLUMNS} FROM tasks WHERE tenant = "));
-        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner);
-        sql.push(" AND id = ").push_bind(task_id);
+        let mut sql = logs();
+        sql.push("t.tenant = ").push_bind(&scope.tenant).push(" AND t.owner = ").push_bind(&scope.owner);
+        sql.push(" AND t.id = ").push_bind(task_id);
+        end_logs(&mut sql);
         sql
     }
 
-    /// The [`EventRow`](super::EventRow)s the snapshots of `rows` lack, in order; `None` if they
-    /// lack none.
-    pub(crate) fn unfolded<'q, DB>(rows: &[super::SnapshotRow]) -> Option<QueryBuilder<'q, DB>>
+    /// The [`LogRow`](super::LogRow)s of the tasks with these row keys.
+    pub(crate) fn logs_of<'q, DB>(keys: Vec<i64>) -> QueryBuilder<'q, DB>
     where
         DB: Database,
         i64: Encode<'q, DB> + Type<DB>,
     {
-        let mut behind = rows.iter().filter(|(.., behind)| *behind > 0).peekable();
-        behind.peek()?;
-        let mut sql = QueryBuilder::new("SELECT task, seq, body FROM events WHERE ");
-        let mut any = sql.separated(" OR ");
-        for (key, _, version, behind) in behind {
-            any.push("(task = ").push_bind_unseparated(*key);
-            any.push_unseparated(" AND seq > ").push_bind_unseparated(version - behind);
-            any.push_unseparated(" AND seq <= ").push_bind_unseparated(*version).push_unseparated(")");
+        let mut sql = logs();
+        sql.push("t.key IN (");
+        let mut keys_list = sql.separated(", ");
+        for key in keys {
+            keys_list.push_bind(key);
         }
-        sql.push(" ORDER BY task, seq");
-        Some(sql)
+        sql.push(")");
+        end_logs(&mut sql);
+        sql
     }
 
     /// `seq, body` of a task's events after `after`, oldest first.
@@ -487,19 +698,45 @@ pub(crate) mod queries {
         sql
     }
 
-    /// How many unfinished tasks `scope` has.
-    pub(crate) fn count_unfinished<'q, DB>(scope: &'q Scope) -> QueryBuilder<'q, DB>
+    /// How many unfinished tasks `owner` has in every tenant, and the size of their logs.
+    pub(crate) fn unfinished<'q, DB>(owner: &'q str) -> QueryBuilder<'q, DB>
     where
         DB: Database,
-        String: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = QueryBuilder::new("SELECT COUNT(*) FROM tasks WHERE tenant = ");
-        sql.push_bind(&scope.tenant).push(" AND owner = ").push_bind(&scope.owner).push(" AND ended_at IS NULL");
+        let mut sql =
+            QueryBuilder::new("SELECT COUNT(*), CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM tasks WHERE owner = ");
+        sql.push_bind(owner).push(" AND ended_at IS NULL");
+        sql
+    }
+
+    /// Removes the ended tasks `rules` select (see [`crate::Purge`]) with their logs and configs.
+    pub(crate) fn purge<'q, DB>(rules: &crate::Purge) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(
+            "DELETE FROM tasks WHERE key IN (SELECT key FROM (SELECT key, ended_at,
+                 ROW_NUMBER() OVER newest AS position, SUM(log_bytes) OVER newest AS kept
+             FROM tasks WHERE ended_at IS NOT NULL WINDOW newest AS (ORDER BY ended_at DESC, key DESC)) AS ended
+             WHERE FALSE",
+        );
+        if let Some(before) = rules.ended_before {
+            sql.push(" OR ended_at < ").push_bind(before.as_millis());
+        }
+        if let Some(keep) = rules.keep_ended {
+            sql.push(" OR position > ").push_bind(super::limit(keep));
+        }
+        if let Some(keep) = rules.keep_ended_bytes {
+            sql.push(" OR kept > ").push_bind(i64::try_from(keep).unwrap_or(i64::MAX));
+        }
+        sql.push(")");
         sql
     }
 
     /// Ends the `SELECT` of a task's insert with its condition: there is room for one more
-    /// unfinished task in `scope` under `limit` (always, without one).
+    /// unfinished task of `scope`'s owner under `limit` (always, without one).
     pub(crate) fn push_room_under<'q, DB>(sql: &mut QueryBuilder<'q, DB>, scope: &'q Scope, limit: Option<usize>)
     where
         DB: Database,
@@ -511,8 +748,8 @@ pub(crate) mod queries {
             return;
         };
         let limit = super::limit(limit);
-        sql.push(" WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE tenant = ").push_bind(&scope.tenant);
-        sql.push(" AND owner = ").push_bind(&scope.owner).push(" AND ended_at IS NULL LIMIT ").push_bind(limit);
+        sql.push(" WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner = ").push_bind(&scope.owner);
+        sql.push(" AND ended_at IS NULL LIMIT ").push_bind(limit);
         sql.push(") AS unfinished) < ").push_bind(limit);
     }
 
@@ -540,15 +777,6 @@ pub(crate) mod queries {
         sql.push_bind(agentwire_types::TaskState::Working.number()).push(") LIMIT ").push_bind(limit);
         sql
     }
-}
-
-/// A listing's page from its tasks (one more than the page if there is a next page) and its
-/// total.
-pub(crate) fn page_of(tasks: Vec<TaskRecord>, total: i64, page_size: usize) -> crate::TaskPage {
-    let more = tasks.len() > page_size;
-    let tasks: Vec<Arc<Task>> = tasks.into_iter().take(page_size).map(|record| record.task).collect();
-    let next = if more { tasks.last().map(|t| crate::PageToken::after(t)) } else { None };
-    crate::TaskPage { tasks, next, total: usize::try_from(total).unwrap_or_default() }
 }
 
 /// SQL's `LIMIT` for a count.

@@ -15,20 +15,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task, Timestamp};
+use agentwire_types::{StreamResponse, Task};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Executor, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
-    as_seq, as_sql, backend, behind_after, decode_config, decode_event, dialect_name, encode, encode_events, fold_rows,
-    limit as sql_limit, now_millis, page_of, queries, scoped, ConfigRow, EventRow, RunningTasks, SnapshotRow, TaskRow,
-    Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, dialect_name, encode, fold_logs, limit as sql_limit,
+    now_millis, plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks,
+    TaskRow, Turns,
 };
 use crate::{
-    optimistic_update_from, Change, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent,
-    TaskPage, TaskQuery, TaskRecord, TaskStore, Updated,
+    Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
+    TaskRecord, TaskStore, Unfinished, Updated,
 };
 
 /// The most writes one transaction commits.
@@ -68,9 +68,16 @@ struct Known {
     running: RunningTasks,
     /// The tasks that may have push configs; the others have none.
     with_configs: Map<(Scope, String), ()>,
-    /// The ids of each scope's unfinished tasks (not in a terminal state), which
-    /// [`TaskStore::count_unfinished`] counts: a new task's admission asks it on every send.
-    unfinished: Map<Scope, std::collections::HashSet<String, foldhash::fast::RandomState>>,
+    /// Each principal's unfinished tasks (not in a terminal state), which
+    /// [`TaskStore::unfinished`] adds up: a send's admission asks it every time.
+    unfinished: Map<String, OwnerTasks>,
+}
+
+/// One principal's unfinished tasks, by tenant and id, with the size of their logs.
+#[derive(Default)]
+struct OwnerTasks {
+    logs: std::collections::HashMap<(String, String), u64, foldhash::fast::RandomState>,
+    bytes: u64,
 }
 
 impl Known {
@@ -80,20 +87,25 @@ impl Known {
         self.ended(scope, task_id);
     }
 
-    /// Notes a task just written: unfinished, or `ended`.
-    fn written(&self, scope: &Scope, task_id: &str, ended: bool) {
+    /// Notes a task just written, whose log now takes `bytes`: unfinished, or `ended`.
+    fn written(&self, scope: &Scope, task_id: &str, ended: bool, bytes: u64) {
         if ended {
-            self.ended(scope, task_id);
-        } else if !self.unfinished.get(scope).is_some_and(|ids| ids.contains(task_id)) {
-            self.unfinished.entry(scope.clone()).or_default().insert(task_id.to_owned());
+            return self.ended(scope, task_id);
         }
+        let mut owner = self.unfinished.entry(scope.owner.clone()).or_default();
+        let owner = &mut *owner;
+        let key = (scope.tenant.clone(), task_id.to_owned());
+        let before = owner.logs.insert(key, bytes).unwrap_or_default();
+        owner.bytes = owner.bytes + bytes - before;
     }
 
     /// Notes a task ended or gone: it no longer counts as unfinished.
     fn ended(&self, scope: &Scope, task_id: &str) {
-        self.unfinished.remove_if_mut(scope, |_, ids| {
-            ids.remove(task_id);
-            ids.is_empty()
+        self.unfinished.remove_if_mut(&scope.owner, |_, owner| {
+            if let Some(bytes) = owner.logs.remove(&(scope.tenant.clone(), task_id.to_owned())) {
+                owner.bytes -= bytes;
+            }
+            owner.logs.is_empty()
         });
     }
 }
@@ -120,10 +132,13 @@ impl SqliteStore {
             // rewrites (the newest rows and their index pages) are copied to the database once per
             // checkpoint, and a checkpoint stalls the group that triggers it.
             .pragma("wal_autocheckpoint", "10000")
+            // A log that grew past this with large writes is cut back to it after a checkpoint.
+            .pragma("journal_size_limit", "67108864")
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
         let mut writer =
             SqliteConnection::connect_with(&options.clone().create_if_missing(true)).await.map_err(backend)?;
+        reclaim_freed_pages(&mut writer, &path).await?;
         sqlx::migrate!("migrations/sqlite").run(&mut writer).await.map_err(|e| {
             StoreError::Backend(format!("could not bring the schema of {} up to date: {e}", path.display()))
         })?;
@@ -164,12 +179,11 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
-    /// The tasks of `rows`: their snapshots with the events they lack folded in, read by one more
-    /// query if any snapshot lacks some.
-    async fn read_folded(&self, rows: &[SnapshotRow]) -> Result<Vec<TaskRecord>> {
-        let Some(mut sql) = queries::unfolded::<Sqlite>(rows) else { return fold_rows(rows, &[]) };
-        let events: Vec<EventRow> = sql.build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
-        fold_rows(rows, &events)
+    /// The task as its log folds, read from the file.
+    async fn read_log(&self, scope: &Scope, task_id: &str) -> Result<Option<Folded>> {
+        let rows: Vec<LogRow> =
+            queries::log::<Sqlite>(scope, task_id).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
+        Ok(fold_logs(&rows)?.pop())
     }
 }
 
@@ -190,13 +204,40 @@ async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
 
 /// Notes which tasks are unfinished.
 async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
-    let rows: Vec<(String, String, String)> =
-        sqlx::query_as("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL")
+    let rows: Vec<(String, String, String, i64)> =
+        sqlx::query_as("SELECT tenant, owner, id, log_bytes FROM tasks WHERE ended_at IS NULL")
             .fetch_all(reads)
             .await
             .map_err(backend)?;
-    for (tenant, owner, id) in rows {
-        known.written(&Scope::new(tenant, owner), &id, false);
+    for (tenant, owner, id, bytes) in rows {
+        known.written(&Scope::new(tenant, owner), &id, false, as_seq(bytes));
+    }
+    Ok(())
+}
+
+/// Makes the file give the pages of removed tasks back to the file system
+/// ([`give_back_free_pages`]): a file made before it did is rebuilt once.
+async fn reclaim_freed_pages(conn: &mut SqliteConnection, path: &Path) -> Result<()> {
+    const INCREMENTAL: i64 = 2;
+    let mode: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&mut *conn).await.map_err(backend)?;
+    if mode != INCREMENTAL {
+        tracing::info!(path = %path.display(), "rebuilding the store's file once, so that it shrinks when tasks go");
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL").await.map_err(backend)?;
+        conn.execute("VACUUM").await.map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Free pages the file keeps for writes to come; beyond them, they are given back.
+const KEPT_FREE_PAGES: i64 = 2048;
+
+/// Gives the file's free pages, beyond [`KEPT_FREE_PAGES`], back to the file system: the file
+/// shrinks by as much.
+async fn give_back_free_pages(conn: &mut SqliteConnection) -> Result<()> {
+    let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&mut *conn).await.map_err(backend)?;
+    if free > KEPT_FREE_PAGES {
+        let pragma = format!("PRAGMA incremental_vacuum({})", free - KEPT_FREE_PAGES / 2);
+        conn.execute(pragma.as_str()).await.map_err(backend)?;
     }
     Ok(())
 }
@@ -204,10 +245,10 @@ async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
 /// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
 /// for it to be created.
 enum Write {
-    Create { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, limit: Option<usize> },
-    Commit { scope: Scope, task: Arc<Task>, row: TaskRow, events: Vec<String>, expected: u64 },
+    Create { scope: Scope, task: Arc<Task>, row: TaskRow, limit: Option<usize> },
+    Commit { scope: Scope, task: Arc<Task>, row: TaskRow, expected: u64 },
     Delete { scope: Scope, id: String },
-    Purge { ended_before: Option<i64>, keep_ended: Option<usize> },
+    Purge(Purge),
     PutConfig { scope: Scope, record: PushConfigRecord, config: String },
     DeleteConfig { scope: Scope, task_id: String, config_id: String },
     MarkDelivered { scope: Scope, task_id: String, config_id: String, seq: u64 },
@@ -266,14 +307,14 @@ async fn write_loop(
 fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
         Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
-            known.running.committed(scope, task, outcome, row.behind);
-            known.written(scope, &task.id, row.ended);
+            known.running.committed(scope, task, outcome, row.lag);
+            known.written(scope, &task.id, row.ended, row.lag.bytes as u64);
         }
         Write::Delete { scope, id } => known.forget(scope, id),
         Write::PutConfig { scope, record, .. } => {
             known.with_configs.insert((scope.clone(), record.config.task_id.clone()), ());
         }
-        Write::Purge { .. } | Write::DeleteConfig { .. } | Write::MarkDelivered { .. } => {}
+        Write::Purge(_) | Write::DeleteConfig { .. } | Write::MarkDelivered { .. } => {}
     }
 }
 
@@ -367,11 +408,21 @@ struct Planned<'a> {
     scope: &'a Scope,
     task: &'a Arc<Task>,
     row: &'a TaskRow,
-    events: &'a [String],
     /// The version a commit starts from; `None` for a create.
     expected: Option<u64>,
-    /// A create's limit of unfinished tasks in its scope.
+    /// A create's limit of unfinished tasks for its owner.
     limit: Option<usize>,
+}
+
+impl Planned<'_> {
+    fn from(&self) -> u64 {
+        self.expected.unwrap_or_default()
+    }
+
+    /// The task's version once written.
+    fn version(&self) -> u64 {
+        self.from() + self.row.added
+    }
 }
 
 impl<'a> Script<'a> {
@@ -381,17 +432,17 @@ impl<'a> Script<'a> {
         let mut values = 0;
         for job in group {
             let step = match &job.write {
-                Write::Create { scope, task, row, events, limit } => {
-                    Step::Put(Planned { scope, task, row, events, expected: None, limit: *limit })
+                Write::Create { scope, task, row, limit } => {
+                    Step::Put(Planned { scope, task, row, expected: None, limit: *limit })
                 }
-                Write::Commit { scope, task, row, events, expected } => {
-                    Step::Put(Planned { scope, task, row, events, expected: Some(*expected), limit: None })
+                Write::Commit { scope, task, row, expected } => {
+                    Step::Put(Planned { scope, task, row, expected: Some(*expected), limit: None })
                 }
                 Write::Delete { scope, id } => Step::Delete { scope, id },
                 _ => return None,
             };
             values += match &step {
-                Step::Put(planned) => 12 + 5 * planned.events.len(),
+                Step::Put(planned) => 16 + 6 * planned.row.bodies().len(),
                 Step::Delete { .. } => 3,
             };
             if !tasks.insert(step.task()) || values > MAX_SCRIPT_VALUES {
@@ -410,15 +461,15 @@ impl<'a> Script<'a> {
             self.writes.iter().filter(|w| matches!(w, Step::Delete { .. })).map(Step::task).collect();
         let mut sql = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
         if !creates.is_empty() {
-            // A limited create goes in while its scope's unfinished tasks, with the limited
+            // A limited create goes in while its owner's unfinished tasks, with the limited
             // creates before it in this group, are fewer than its limit: the count is taken
             // before the statement inserts anything.
-            let mut earlier: std::collections::HashMap<&Scope, i64> = std::collections::HashMap::new();
+            let mut earlier: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
             let before: Vec<i64> = creates
                 .iter()
                 .map(|w| match w.limit {
                     Some(_) => {
-                        let n = earlier.entry(w.scope).or_default();
+                        let n = earlier.entry(w.scope.owner.as_str()).or_default();
                         *n += 1;
                         *n - 1
                     }
@@ -426,38 +477,39 @@ impl<'a> Script<'a> {
                 })
                 .collect();
             sql.push(
-                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
-                 SELECT column1, column2, column3, column4, column5, column6, column7, column8, column9 FROM (",
+                "INSERT INTO tasks
+                     (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes)
+                 SELECT column1, column2, column3, column4, column5, column6, column7, column8, column9, column10
+                 FROM (",
             );
             sql.push_values(creates.iter().zip(&before), |mut values, (w, before)| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
                 values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
-                values
-                    .push_bind(w.events.len() as i64)
-                    .push_bind(w.row.ended.then(now_millis))
-                    .push_bind(&w.row.snapshot);
+                values.push_bind(as_sql(w.version())).push_bind(w.row.ended.then(now_millis));
+                values.push_bind(as_sql(w.row.first_seq(0))).push_bind(w.row.bytes());
                 values.push_bind(w.limit.map(sql_limit)).push_bind(*before);
             });
             sql.push(
-                ") AS v WHERE v.column10 IS NULL OR v.column11 + (SELECT COUNT(*) FROM tasks t
-                     WHERE t.tenant = v.column1 AND t.owner = v.column2 AND t.ended_at IS NULL) < v.column10
+                ") AS v WHERE v.column11 IS NULL OR v.column12 + (SELECT COUNT(*) FROM tasks t
+                     WHERE t.owner = v.column2 AND t.ended_at IS NULL) < v.column11
                  ON CONFLICT DO NOTHING RETURNING key, tenant, owner, id; ",
             );
         }
         if !commits.is_empty() {
             sql.push(
-                "WITH v (tenant, owner, id, expected, added, context_id, state, status_millis, ended, snapshot) AS (",
+                "WITH v (tenant, owner, id, expected, added, context_id, state, status_millis, ended, base, bytes) AS (",
             );
             sql.push_values(&commits, |mut values, w| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
-                values.push_bind(as_sql(w.expected.unwrap_or_default())).push_bind(w.events.len() as i64);
+                values.push_bind(as_sql(w.from())).push_bind(as_sql(w.row.added));
                 values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
-                values.push_bind(w.row.ended).push_bind(&w.row.snapshot);
+                values.push_bind(w.row.ended).push_bind(w.row.compacts().then(|| as_sql(w.version())));
+                values.push_bind(w.row.bytes());
             });
             sql.push(
                 ") UPDATE tasks SET context_id = v.context_id, state = v.state, status_millis = v.status_millis,
-                     version = tasks.version + v.added, snapshot = COALESCE(v.snapshot, tasks.snapshot),
-                     snapshot_behind = CASE WHEN v.snapshot IS NULL THEN tasks.snapshot_behind + v.added ELSE 0 END,
+                     version = tasks.version + v.added, base = COALESCE(v.base, tasks.base),
+                     log_bytes = CASE WHEN v.base IS NULL THEN tasks.log_bytes + v.bytes ELSE v.bytes END,
                      ended_at = CASE WHEN v.ended THEN COALESCE(tasks.ended_at, ",
             );
             sql.push_bind(now_millis()).push(
@@ -465,23 +517,36 @@ impl<'a> Script<'a> {
                  AND tasks.version = v.expected RETURNING key, tenant, owner, id; ",
             );
         }
-        // The events of every write, joined to their task. A refused write's events are left out:
-        // past the task's version, or already logged under the same numbers by another writer.
+        // The events of every write, joined to their task. A refused write's events are left
+        // out: its task is at another version, or its numbers are taken, or were compacted away.
         let events: Vec<(&Planned<'_>, i64, &String)> = puts()
             .flat_map(|w| {
-                w.events.iter().zip(as_sql(w.expected.unwrap_or_default()) + 1..).map(move |(body, seq)| (w, seq, body))
+                let first = as_sql(w.row.first_seq(w.from()));
+                w.row.bodies().iter().zip(first..).map(move |(body, seq)| (w, seq, body))
             })
             .collect();
         if !events.is_empty() {
             sql.push("INSERT OR IGNORE INTO events (task, seq, body) SELECT t.key, v.column4, v.column5 FROM (");
             sql.push_values(&events, |mut values, (w, seq, body)| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
-                values.push_bind(*seq).push_bind(*body);
+                values.push_bind(*seq).push_bind(*body).push_bind(as_sql(w.version()));
             });
             sql.push(
                 ") AS v JOIN tasks t ON t.tenant = v.column1 AND t.owner = v.column2 AND t.id = v.column3
-                 WHERE v.column4 <= t.version; ",
+                 WHERE t.version = v.column6 AND v.column4 >= t.base; ",
             );
+        }
+        let compacted: Vec<&Planned<'_>> = commits.iter().copied().filter(|w| w.row.compacts()).collect();
+        if !compacted.is_empty() {
+            // The events a compaction replaced: those before the task's new base.
+            sql.push("DELETE FROM events WHERE task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN (VALUES ");
+            let mut separated = sql.separated(", ");
+            for w in &compacted {
+                separated.push("(").push_bind_unseparated(&w.scope.tenant).push_unseparated(", ");
+                separated.push_bind_unseparated(&w.scope.owner).push_unseparated(", ");
+                separated.push_bind_unseparated(&w.task.id).push_unseparated(")");
+            }
+            sql.push(")) AND seq < (SELECT base FROM tasks WHERE key = events.task); ");
         }
         if !deletes.is_empty() {
             // Their events, configs and executions go with them (ON DELETE CASCADE).
@@ -504,7 +569,7 @@ impl<'a> Script<'a> {
             let done = written.contains(&(scope.tenant.clone(), scope.owner.clone(), id.clone()));
             results.push(match (w, done) {
                 (Step::Delete { .. }, done) => Ok(u64::from(done)),
-                (Step::Put(w), true) => Ok(w.expected.unwrap_or_default() + w.events.len() as u64),
+                (Step::Put(w), true) => Ok(w.version()),
                 (Step::Put(Planned { expected: None, limit, .. }), false) => {
                     Err(create_refusal(conn, scope, id, *limit).await?)
                 }
@@ -550,38 +615,40 @@ async fn refusal(conn: &mut SqliteConnection, scope: &Scope, task_id: &str, expe
 
 async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
     match write {
-        Write::Create { scope, task, row, events, limit } => {
+        Write::Create { scope, task, row, limit } => {
             let id = &task.id;
             let mut sql = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, snapshot)
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes)
                  SELECT ",
             );
             let mut values = sql.separated(", ");
             values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(id).push_bind(&row.context_id);
-            values.push_bind(row.state).push_bind(row.status_millis).push_bind(events.len() as i64);
-            values.push_bind(row.ended.then(now_millis)).push_bind(&row.snapshot);
+            values.push_bind(row.state).push_bind(row.status_millis).push_bind(as_sql(row.added));
+            values.push_bind(row.ended.then(now_millis)).push_bind(as_sql(row.first_seq(0))).push_bind(row.bytes());
             queries::push_room_under(&mut sql, scope, *limit);
             sql.push(" ON CONFLICT DO NOTHING RETURNING key");
             let key: Option<i64> = sql.build_query_scalar().fetch_optional(&mut *conn).await.map_err(backend)?;
             let Some(key) = key else { return Err(create_refusal(conn, scope, id, *limit).await?) };
-            append(conn, key, 0, events).await?;
-            Ok(events.len() as u64)
+            append(conn, key, row.first_seq(0), row.bodies()).await?;
+            Ok(row.added)
         }
-        Write::Commit { scope, task, row, events, expected } => {
+        Write::Commit { scope, task, row, expected } => {
             let id = &task.id;
+            let version = expected + row.added;
             let updated: Option<i64> = sqlx::query_scalar(
                 "UPDATE tasks SET context_id = ?1, state = ?2, status_millis = ?3, version = version + ?4,
-                     ended_at = CASE WHEN ?5 THEN COALESCE(ended_at, ?6) END, snapshot = COALESCE(?7, snapshot),
-                     snapshot_behind = CASE WHEN ?7 IS NULL THEN snapshot_behind + ?4 ELSE 0 END
-                 WHERE tenant = ?8 AND owner = ?9 AND id = ?10 AND version = ?11 RETURNING key",
+                     ended_at = CASE WHEN ?5 THEN COALESCE(ended_at, ?6) END, base = COALESCE(?7, base),
+                     log_bytes = CASE WHEN ?7 IS NULL THEN log_bytes + ?8 ELSE ?8 END
+                 WHERE tenant = ?9 AND owner = ?10 AND id = ?11 AND version = ?12 RETURNING key",
             )
             .bind(&row.context_id)
             .bind(row.state)
             .bind(row.status_millis)
-            .bind(events.len() as i64)
+            .bind(as_sql(row.added))
             .bind(row.ended)
             .bind(now_millis())
-            .bind(&row.snapshot)
+            .bind(row.compacts().then(|| as_sql(version)))
+            .bind(row.bytes())
             .bind(&scope.tenant)
             .bind(&scope.owner)
             .bind(id)
@@ -590,8 +657,16 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             .await
             .map_err(backend)?;
             let Some(key) = updated else { return Err(refusal(conn, scope, id, *expected).await?) };
-            append(conn, key, *expected, events).await?;
-            Ok(expected + events.len() as u64)
+            append(conn, key, row.first_seq(*expected), row.bodies()).await?;
+            if row.compacts() {
+                sqlx::query("DELETE FROM events WHERE task = ? AND seq < ?")
+                    .bind(key)
+                    .bind(as_sql(version))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+            }
+            Ok(version)
         }
         Write::Delete { scope, id } => {
             let done = sqlx::query("DELETE FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
@@ -603,28 +678,12 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
                 .map_err(backend)?;
             Ok(done.rows_affected())
         }
-        Write::Purge { ended_before, keep_ended } => {
-            let mut removed = 0;
-            if let Some(before) = ended_before {
-                let done = sqlx::query("DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < ?")
-                    .bind(before)
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(backend)?;
-                removed += done.rows_affected();
+        Write::Purge(rules) => {
+            let done = queries::purge::<Sqlite>(rules).build().execute(&mut *conn).await.map_err(backend)?;
+            if done.rows_affected() > 0 {
+                give_back_free_pages(conn).await?;
             }
-            if let Some(keep) = keep_ended {
-                let done = sqlx::query(
-                    "DELETE FROM tasks WHERE key IN (SELECT key FROM tasks WHERE ended_at IS NOT NULL
-                     ORDER BY ended_at DESC, key DESC LIMIT -1 OFFSET ?)",
-                )
-                .bind(i64::try_from(*keep).unwrap_or(i64::MAX))
-                .execute(&mut *conn)
-                .await
-                .map_err(backend)?;
-                removed += done.rows_affected();
-            }
-            Ok(removed)
+            Ok(done.rows_affected())
         }
         Write::PutConfig { scope, record, config } => {
             let task_id = &record.config.task_id;
@@ -668,13 +727,13 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
     }
 }
 
-/// Appends `events` to a task's log after sequence number `after`.
-async fn append(conn: &mut SqliteConnection, task: i64, after: u64, events: &[String]) -> Result<()> {
+/// Writes `events` to a task's log, the first numbered `first`.
+async fn append(conn: &mut SqliteConnection, task: i64, first: u64, events: &[String]) -> Result<()> {
     if events.is_empty() {
         return Ok(());
     }
     let mut insert = QueryBuilder::<Sqlite>::new("INSERT INTO events (task, seq, body) ");
-    insert.push_values(events.iter().zip(as_sql(after) + 1..), |mut row, (body, seq)| {
+    insert.push_values(events.iter().zip(as_sql(first)..), |mut row, (body, seq)| {
         row.push_bind(task).push_bind(seq).push_bind(body);
     });
     insert.build().execute(&mut *conn).await.map_err(backend)?;
@@ -690,9 +749,9 @@ impl TaskStore for SqliteStore {
         events: &[Arc<StreamResponse>],
         max_unfinished: Option<usize>,
     ) -> Result<u64> {
-        let (row, events) = (TaskRow::of(&task)?, encode_events(events)?);
+        let row = plan_create(&task, events)?;
         let limit = max_unfinished.filter(|_| !row.ended);
-        self.write(Write::Create { scope: scope.clone(), task, row, events, limit }).await
+        self.write(Write::Create { scope: scope.clone(), task, row, limit }).await
     }
 
     async fn commit(
@@ -703,22 +762,15 @@ impl TaskStore for SqliteStore {
         expected: u64,
     ) -> Result<u64> {
         let before = self.known.running.at(scope, &task.id, expected);
-        let bodies = encode_events(events)?;
-        let row = TaskRow::after(&task, behind_after(before.as_ref(), &task, events, &bodies))?;
-        self.write(Write::Commit { scope: scope.clone(), task, row, events: bodies, expected }).await
+        let row = plan_commit(before.as_ref(), &task, events)?;
+        self.write(Write::Commit { scope: scope.clone(), task, row, expected }).await
     }
 
     async fn get(&self, scope: &Scope, task_id: &str) -> Result<Option<TaskRecord>> {
         if let Some(record) = self.known.running.record(scope, task_id) {
             return Ok(Some(record));
         }
-        let row: Option<SnapshotRow> = queries::snapshot::<Sqlite>(scope, task_id)
-            .build_query_as()
-            .fetch_optional(&self.reads)
-            .await
-            .map_err(backend)?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(self.read_folded(&[row]).await?.pop())
+        Ok(self.read_log(scope, task_id).await?.map(|folded| folded.record))
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -736,14 +788,21 @@ impl TaskStore for SqliteStore {
             .fetch_one(&self.reads)
             .await
             .map_err(backend)?;
-        let rows: Vec<SnapshotRow> =
+        let rows: Vec<PageRow> =
             queries::page::<Sqlite>(scope, query).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
-        Ok(page_of(self.read_folded(&rows).await?, total, query.page_size))
+        read_page(rows, total, query, |keys| async move {
+            queries::logs_of::<Sqlite>(keys).build_query_as().fetch_all(&self.reads).await.map_err(backend)
+        })
+        .await
     }
 
     /// Counted without reading the file, which only this store writes.
-    async fn count_unfinished(&self, scope: &Scope) -> Result<usize> {
-        Ok(self.known.unfinished.get(scope).map_or(0, |ids| ids.len()))
+    async fn unfinished(&self, owner: &str) -> Result<Unfinished> {
+        Ok(self
+            .known
+            .unfinished
+            .get(owner)
+            .map_or_else(Unfinished::default, |tasks| Unfinished { tasks: tasks.logs.len(), bytes: tasks.bytes }))
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
@@ -767,19 +826,19 @@ impl TaskStore for SqliteStore {
         Ok(())
     }
 
-    /// Optimistic, with this process's updates of a task taking turns.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
-        let known = self.known.running.lend(scope, task_id);
-        self.turns.take(scope, task_id, optimistic_update_from(self, scope, task_id, change, known)).await
+        let read = || self.read_log(scope, task_id);
+        crate::sql::update(self, &self.known.running, &self.turns, scope, task_id, change, read).await
     }
 
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool> {
         Ok(self.write(Write::Delete { scope: scope.clone(), id: task_id.to_owned() }).await? > 0)
     }
 
-    async fn purge(&self, ended_before: Option<Timestamp>, keep_ended: Option<usize>) -> Result<u64> {
-        let removed =
-            self.write(Write::Purge { ended_before: ended_before.map(|t| t.as_millis()), keep_ended }).await?;
+    /// Removes the tasks, then gives the pages they took back to the file system, beyond a few
+    /// kept for the writes to come.
+    async fn purge(&self, rules: &Purge) -> Result<u64> {
+        let removed = self.write(Write::Purge(*rules)).await?;
         if removed > 0 {
             // Only ended tasks go, which `running` never holds; their configs go with them.
             load_config_owners(&self.reads, &self.known).await?;
@@ -885,7 +944,7 @@ mod tests {
 
         let store = SqliteStore::open(&path).await.unwrap();
         let scope = Scope::new("", "a");
-        assert_eq!(store.count_unfinished(&scope).await.unwrap(), 2);
+        assert_eq!(store.unfinished("a").await.unwrap().tasks, 2);
         let task = conformance::task("new", "c", 1, agentwire_types::TaskState::Submitted);
         let first = Arc::new(StreamResponse::Task(task.clone()));
         let refused = store.create(&scope, Arc::new(task), &[first], Some(2)).await;
@@ -971,7 +1030,7 @@ mod tests {
             }
         }
         assert_eq!(made, 5);
-        assert_eq!(store.count_unfinished(&scope).await.unwrap(), 5);
+        assert_eq!(store.unfinished("a").await.unwrap().tasks, 5);
         drop(store);
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));

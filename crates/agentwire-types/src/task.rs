@@ -38,6 +38,41 @@ impl Task {
             self.history.drain(..excess);
         }
     }
+
+    /// What a reader is sent of a stored task: at most `history_length` recent messages (all
+    /// with `None`), and the artifacts if `artifacts`. Only that much is copied, and nothing if
+    /// the caller holds the only reference.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use agentwire_types::{Message, Task};
+    ///
+    /// let task = Arc::new(Task { history: vec![Message::user("m1", "hi"), Message::user("m2", "again")], ..Task::default() });
+    /// let view = Arc::clone(&task).view(Some(1), false);
+    /// assert_eq!(view.history, [Message::user("m2", "again")]);
+    /// assert_eq!(task.history.len(), 2);
+    /// ```
+    pub fn view(self: std::sync::Arc<Self>, history_length: Option<usize>, artifacts: bool) -> Task {
+        let keep = history_length.unwrap_or(usize::MAX).min(self.history.len());
+        match std::sync::Arc::try_unwrap(self) {
+            Ok(mut task) => {
+                task.truncate_history(Some(keep));
+                if !artifacts {
+                    task.artifacts = Vec::new();
+                }
+                task
+            }
+            Err(shared) => Task {
+                id: shared.id.clone(),
+                context_id: shared.context_id.clone(),
+                status: shared.status.clone(),
+                artifacts: if artifacts { shared.artifacts.clone() } else { Vec::new() },
+                history: shared.history[shared.history.len() - keep..].to_vec(),
+                metadata: shared.metadata.clone(),
+            },
+        }
+    }
 }
 
 /// A task's state, with an optional message and the time it was set.

@@ -65,6 +65,11 @@ impl Server {
         (exit, std::fs::read_to_string(&self.log).unwrap())
     }
 
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn kill(&mut self) {
         // SIGKILL: no shutdown code runs.
         let _ = self.child.kill();

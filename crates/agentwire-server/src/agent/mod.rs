@@ -66,6 +66,20 @@ pub enum AgentEvent {
     Message(Message),
 }
 
+impl AgentEvent {
+    /// How much memory the event may add to its task's history and artifacts, as
+    /// [`MemorySize`](agentwire_types::MemorySize) estimates it: a message's or an artifact's
+    /// (a replaced artifact may add less).
+    pub(crate) fn added_size(&self) -> usize {
+        use agentwire_types::MemorySize;
+        match self {
+            Self::Status { message, .. } => message.as_ref().map_or(0, MemorySize::memory_size),
+            Self::Artifact { artifact, .. } => artifact.memory_size(),
+            Self::Message(message) => message.memory_size(),
+        }
+    }
+}
+
 /// The events of one execution.
 pub type EventStream = Pin<Box<dyn Stream<Item = AgentEvent> + Send + 'static>>;
 

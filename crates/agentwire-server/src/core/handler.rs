@@ -352,9 +352,11 @@ impl RequestHandlerBuilder {
             limits: self.limits,
             auth: self.auth,
             maintenance: CancellationToken::new(),
+            task_ended: Arc::default(),
             admissions: super::admission::Admissions::default(),
         };
-        tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, core.maintenance.clone()));
+        let ended = Arc::clone(&core.task_ended);
+        tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, ended, core.maintenance.clone()));
         let core = Arc::new(core);
         if let Some(every) = core.cancel.orphan_check_interval() {
             tokio::spawn(Core::reap_orphans(Arc::downgrade(&core), every));
@@ -363,25 +365,48 @@ impl RequestHandlerBuilder {
     }
 }
 
-/// Removes the ended tasks [`Retention`] no longer keeps, until `stop` or until the handler is
-/// gone.
-async fn purge_ended(tasks: std::sync::Weak<dyn TaskStore>, retention: Retention, stop: CancellationToken) {
+/// Removes the ended tasks [`Retention`] no longer keeps, every [`Retention::every`] and soon
+/// after tasks end (`ended`), at most once per [`PURGE_PAUSE`], until `stop` or until the handler
+/// is gone.
+async fn purge_ended(
+    tasks: std::sync::Weak<dyn TaskStore>,
+    retention: Retention,
+    ended: Arc<tokio::sync::Notify>,
+    stop: CancellationToken,
+) {
     let mut ticks = tokio::time::interval(retention.every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let counts_ended = retention.keep_ended.is_some() || retention.keep_ended_bytes.is_some();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             _ = ticks.tick() => {}
+            () = ended.notified(), if counts_ended => {}
         }
         let ended_before = retention.ended_ttl.and_then(|ttl| {
             let ttl = i64::try_from(ttl.as_millis()).ok()?;
             agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
         });
+        let rules = agentwire_store::Purge {
+            ended_before,
+            keep_ended: retention.keep_ended,
+            keep_ended_bytes: retention.keep_ended_bytes,
+        };
         let Some(tasks) = tasks.upgrade() else { return };
-        match tasks.purge(ended_before, retention.keep_ended).await {
+        match tasks.purge(&rules).await {
             Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "removed ended tasks past their retention"),
+            Ok(removed) => tracing::debug!(removed, "removed ended tasks past their retention"),
             Err(error) => tracing::warn!(%error, "could not remove ended tasks"),
+        }
+        drop(tasks);
+        // The tasks that end meanwhile wait for the next purge: one store write a pause, however
+        // many end.
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(PURGE_PAUSE) => {}
         }
     }
 }
+
+/// The least time between two purges.
+const PURGE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);

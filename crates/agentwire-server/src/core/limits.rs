@@ -27,9 +27,19 @@ pub struct Limits {
     /// Most messages a task's history keeps: the first (the request that started the task) and
     /// the most recent ones; the oldest after the first are dropped.
     pub max_history_length: usize,
-    /// Most tasks one principal may have in progress (not in a terminal state) at once; a send
-    /// that would start one more is refused with ResourceExhausted.
+    /// Most tasks one principal may have in progress (not in a terminal state) at once, across
+    /// every tenant it names; a send that would start one more is refused with ResourceExhausted.
     pub max_unfinished_tasks: usize,
+    /// Most bytes the tasks one principal has in progress may take together, across every
+    /// tenant it names, as the store counts their logs ([`Unfinished::bytes`]); a send whose
+    /// message would take them past it is refused with ResourceExhausted.
+    ///
+    /// [`Unfinished::bytes`]: agentwire_store::Unfinished::bytes
+    pub max_unfinished_bytes: usize,
+    /// Most memory one task's history and artifacts may take together, as
+    /// [`MemorySize`](agentwire_types::MemorySize) estimates it. A message that would take its
+    /// task past it is refused with PayloadTooLarge; an agent event that would, fails the task.
+    pub max_task_bytes: usize,
     /// Most task memory one ListTasks page carries; a page that would hold more ends early, with
     /// a `nextPageToken` for the rest.
     pub max_list_bytes: usize,
@@ -61,6 +71,8 @@ impl Default for Limits {
             max_message_bytes: 8 * 1024 * 1024,
             max_history_length: 1_000,
             max_unfinished_tasks: 10_000,
+            max_unfinished_bytes: 256 * 1024 * 1024,
+            max_task_bytes: 64 * 1024 * 1024,
             max_list_bytes: 16 * 1024 * 1024,
             max_push_configs_per_task: 32,
             max_push_config_bytes: 8 * 1024,
@@ -73,9 +85,10 @@ impl Default for Limits {
     }
 }
 
-/// How long ended tasks are kept, on any store: the ones that ended before `ended_ttl`, and the
-/// ended ones beyond the `keep_ended` that ended last, are removed with their events and push
-/// configs, every `every`. Tasks in progress are never removed.
+/// How long ended tasks are kept, on any store: the ones that ended before `ended_ttl`, and,
+/// oldest end first, the ended ones beyond the `keep_ended` that ended last or beyond the last
+/// ones that fit in `keep_ended_bytes`, are removed with their logs and push configs. The store is
+/// asked every `every`, and soon after tasks end. Tasks in progress are never removed.
 ///
 /// ```
 /// use std::time::Duration;
@@ -89,14 +102,22 @@ impl Default for Limits {
 pub struct Retention {
     /// Keep at most this many ended tasks (default 10,000).
     pub keep_ended: Option<usize>,
+    /// Keep at most this many bytes of ended tasks, as the store counts their logs (default
+    /// 256 MiB).
+    pub keep_ended_bytes: Option<u64>,
     /// Remove tasks this long after they ended (default: never for that reason).
     pub ended_ttl: Option<Duration>,
-    /// How often to look (default: a minute).
+    /// How often to look when no task ends (default: a minute).
     pub every: Duration,
 }
 
 impl Default for Retention {
     fn default() -> Self {
-        Self { keep_ended: Some(10_000), ended_ttl: None, every: Duration::from_secs(60) }
+        Self {
+            keep_ended: Some(10_000),
+            keep_ended_bytes: Some(256 * 1024 * 1024),
+            ended_ttl: None,
+            every: Duration::from_secs(60),
+        }
     }
 }

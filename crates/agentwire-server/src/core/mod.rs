@@ -34,7 +34,7 @@ pub(crate) fn store_error(error: StoreError) -> A2AError {
         StoreError::NotFound(id) => A2AError::task_not_found(&id),
         StoreError::Limit(what) => A2AError::invalid_params(what),
         StoreError::TooManyUnfinished { limit } => A2AError::resource_exhausted(format!(
-            "at most {limit} tasks may be in progress at once; wait for one to end, or cancel one"
+            "at most {limit} tasks of one principal may be in progress at once; wait for one to end, or cancel one"
         )),
         StoreError::Refused(error) => error,
         other => {
@@ -64,7 +64,10 @@ pub(crate) struct Core {
     pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
     /// Stops the background work that keeps the store within its retention.
     pub(crate) maintenance: tokio_util::sync::CancellationToken,
-    /// The new tasks admitted under the limit of unfinished tasks and not yet written.
+    /// Rung when a task ends, for the purge of ended tasks to run soon: a doorbell that wakes
+    /// nobody while a purge is waiting its turn, unlike a follower of the feed of commits.
+    pub(crate) task_ended: Arc<tokio::sync::Notify>,
+    /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
 }
 
@@ -91,8 +94,8 @@ impl Core {
 
     /// Stores a new task with its first events (the event that announces it, then what its agent
     /// did before the task was written) and the push config given with the send that made it,
-    /// then announces it. Returns the task's version. The store refuses it while the scope has
-    /// [`Limits::max_unfinished_tasks`] tasks in progress (the send's admission counted this
+    /// then announces it. Returns the task's version. The store refuses it while the principal
+    /// has [`Limits::max_unfinished_tasks`] tasks in progress (the send's admission counted this
     /// process's; the store's check catches other processes racing it).
     pub(crate) async fn create(
         &self,
@@ -114,10 +117,18 @@ impl Core {
         Ok(version)
     }
 
-    /// Takes a place for a new task under [`Limits::max_unfinished_tasks`] in `scope`, before
-    /// its agent starts.
-    pub(crate) async fn admit(&self, scope: &Scope) -> Result<admission::Place, A2AError> {
-        self.admissions.admit(&*self.tasks, scope, self.limits.max_unfinished_tasks).await
+    /// Takes a place for what a send brings (a new task or not, and its message) under the limits
+    /// of what `scope`'s principal may have in progress, before its agent starts.
+    pub(crate) async fn admit(
+        &self,
+        scope: &Scope,
+        new_task: bool,
+        message: &agentwire_types::Message,
+    ) -> Result<admission::Place, A2AError> {
+        use agentwire_types::MemorySize;
+        let bringing =
+            agentwire_store::Unfinished { tasks: usize::from(new_task), bytes: message.memory_size() as u64 };
+        self.admissions.admit(&*self.tasks, &scope.owner, bringing, &self.limits).await
     }
 
     /// The one write path for existing tasks: the store applies `change` and commits it with its
@@ -145,6 +156,9 @@ impl Core {
     /// Announces a commit to the task's readers and to the feed of commits.
     fn announce(&self, scope: &Scope, task: &Task, version: u64, events: Vec<Arc<StreamResponse>>) {
         let state = task.status.state;
+        if state.is_terminal() {
+            self.task_ended.notify_one();
+        }
         self.bus.announce(Commit { scope: scope.clone(), task_id: task.id.clone(), version, state, events });
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use agentwire_store::Scope;
-use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState};
+use agentwire_types::{A2AError, MemorySize, Message, StreamResponse, Task, TaskState};
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -68,6 +68,8 @@ pub(crate) struct Appending {
     /// Whether the send needs the task as the message left it (a stream opens with it; a
     /// `returnImmediately` caller gets it): copying it costs the whole task.
     pub(crate) keep_snapshot: bool,
+    /// The message's place under its principal's limits of work in progress, until it is written.
+    pub(crate) place: super::admission::Place,
     /// Told how the message was written, or why it was refused.
     pub(crate) written: oneshot::Sender<Result<Appended, A2AError>>,
 }
@@ -84,7 +86,7 @@ pub(crate) struct Appended {
 pub(crate) struct Creation {
     /// The push config given with the send, stored with the task.
     pub(crate) push: Option<agentwire_store::PushConfigRecord>,
-    /// The task's place under the scope's limit of unfinished tasks, until it is written.
+    /// The task's place under its principal's limits of work in progress, until it is written.
     pub(crate) place: super::admission::Place,
     /// Write the task before the agent starts: its id was chosen by the client, and whether it
     /// is taken is only known once the store has it.
@@ -353,7 +355,7 @@ impl Core {
         let mut task = Arc::unwrap_or_clone(created);
         let mut events = Vec::new();
         let mut ready = std::mem::take(batch).into_iter();
-        let (taken, refused) = apply_ready(&mut task, ready.by_ref(), &mut events);
+        let (taken, refused) = apply_ready(&mut task, ready.by_ref(), &mut events, self.limits.max_task_bytes);
         batch.extend(ready);
         report_refused(refused);
         super::trim_history(&mut task, self.limits.max_history_length);
@@ -393,8 +395,8 @@ impl Core {
         appending: Appending,
         batch: &mut Vec<AgentEvent>,
     ) -> ControlFlow<()> {
-        let Appending { message, keep_snapshot, written } = appending;
-        let max_history = self.limits.max_history_length;
+        let Appending { message, keep_snapshot, place, written } = appending;
+        let (max_history, max_task_bytes) = (self.limits.max_history_length, self.limits.max_task_bytes);
         let mut outcome = (0, Vec::new(), 0, None);
         let mut change = |task: &mut Task| {
             if task.status.state.is_terminal() {
@@ -407,11 +409,12 @@ impl Core {
                 super::trim_history(&mut snapshot, max_history);
                 Arc::new(snapshot)
             });
-            let (taken, refused) = apply_ready(task, batch.iter().cloned(), &mut events);
+            let (taken, refused) = apply_ready(task, batch.iter().cloned(), &mut events, max_task_bytes);
             outcome = (taken, refused, events.len(), snapshot);
             Ok(events)
         };
         let committed = self.mutate(&execution.scope, &execution.task_id, &mut change).await;
+        drop(place);
         let (taken, refused, written_events, snapshot) = outcome;
         let (task, version) = match committed {
             Ok(committed) => committed,
@@ -497,12 +500,12 @@ impl Core {
 
     /// Commits the ready events at the front of `batch` in one store write, and removes them.
     async fn commit_events(&self, execution: &mut Execution, batch: &mut Vec<AgentEvent>) -> ControlFlow<()> {
-        let task_id = &*execution.task_id;
+        let (task_id, max_task_bytes) = (&*execution.task_id, self.limits.max_task_bytes);
         let mut outcome = (0, Vec::new());
         let mut change = |task: &mut Task| {
             // A retry after a conflict applies the same events again to the fresh task.
             let mut events = Vec::new();
-            outcome = apply_ready(task, batch.iter().cloned(), &mut events);
+            outcome = apply_ready(task, batch.iter().cloned(), &mut events, max_task_bytes);
             Ok(events)
         };
         let committed = self.mutate(&execution.scope, task_id, &mut change).await;
@@ -595,20 +598,41 @@ fn direct_reply(execution: &Execution, batch: &mut Vec<AgentEvent>) -> Option<Me
 }
 
 /// Applies `events` to `task` in order, up to and including the first that settles it (the rest
-/// are left in the iterator), adding their announcements to `announcements`.
+/// are left in the iterator), adding their announcements to `announcements`. An event that would
+/// take the task's history and artifacts past `max_bytes` is refused, and the task fails instead.
 /// Returns how many events it took and the reasons the task refused some of them (a refused event
 /// changes nothing).
 fn apply_ready(
     task: &mut Task,
     events: impl Iterator<Item = AgentEvent>,
     announcements: &mut Vec<StreamResponse>,
+    max_bytes: usize,
 ) -> (usize, Vec<A2AError>) {
     let mut refused = Vec::new();
     let mut taken = 0;
+    // Measured once, when the first event that adds content comes; then kept up to date.
+    let mut size = None;
     for event in events {
         taken += 1;
+        let adds = event.added_size();
+        if adds > 0 {
+            let held = *size.get_or_insert_with(|| task.memory_size());
+            if held + adds > max_bytes {
+                refused.push(A2AError::invalid_agent_response(format!(
+                    "the agent's event would take task {} to about {} bytes; a task may hold {max_bytes}",
+                    task.id,
+                    held + adds
+                )));
+                let reason = format!("the task outgrew the {max_bytes} bytes a task may hold");
+                announcements.extend(ending_events(task, TaskState::Failed, Some(&reason)));
+                break;
+            }
+        }
         match apply(task, event) {
-            Ok(announcement) => announcements.push(announcement),
+            Ok(announcement) => {
+                size = size.map(|held| held + adds);
+                announcements.push(announcement);
+            }
             Err(error) => refused.push(error),
         }
         if settles(task) {

@@ -13,7 +13,6 @@ use super::apply::add_user_message;
 use super::broker::EventFeed;
 use super::runner::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::stream::{task_event_stream, Opening};
-use super::tasks::view;
 use super::{validate, Core};
 use crate::context::scope;
 use crate::ids::new_id;
@@ -132,7 +131,7 @@ impl Core {
                 self.push_record(&scope, config, ctx.dialect)
             })
             .transpose()?;
-        let place = self.admit(&scope).await?;
+        let place = self.admit(&scope, true, &message).await?;
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         if let Following::Feed(feed) = &mut following {
             // The task's first event, which announces it, is the one the stream opens with.
@@ -178,6 +177,8 @@ impl Core {
             // Stored before the message, so that its webhook is due the message and what follows.
             self.register_push_config(&scope, &task_id, push, ctx.dialect).await?;
         }
+        super::validate::task_size(&existing, &message, self.limits.max_task_bytes)?;
+        let place = self.admit(&scope, false, &message).await?;
         // What the agent sees: the task with the message, as the commit will make it.
         let mut task = Arc::unwrap_or_clone(existing);
         add_user_message(&mut task, message.clone());
@@ -185,7 +186,7 @@ impl Core {
         let keep_snapshot = matches!(follow, Follow::Stream | Follow::Block { return_immediately: true });
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         let (written, append_result) = oneshot::channel();
-        let appending = Appending { message: message.clone(), keep_snapshot, written };
+        let appending = Appending { message: message.clone(), keep_snapshot, place, written };
         let run = Run {
             scope,
             task_id,
@@ -253,7 +254,7 @@ impl Core {
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
-            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(view(task, history_length, true))),
+            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(task.view(history_length, true))),
             None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
     }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use agentwire_store::{PageToken, TaskQuery};
 use agentwire_types::{
-    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, MemorySize, Result,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskState,
+    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Result, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskState,
 };
 
 use super::broker::FeedItem;
@@ -22,7 +22,7 @@ impl Core {
     pub(crate) async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
         let history_length = validate::history_length(req.history_length)?;
         let scope = scope(ctx, &req.tenant);
-        Ok(view(self.load(&scope, &req.id).await?.task, history_length, true))
+        Ok(self.load(&scope, &req.id).await?.task.view(history_length, true))
     }
 
     pub(crate) async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
@@ -42,35 +42,23 @@ impl Core {
             "" => None,
             token => Some(PageToken::decode(token).ok_or_else(|| A2AError::invalid_params("pageToken is not valid"))?),
         };
+        // A page ends early rather than grow past the response budget; it always has one task, so
+        // that paging goes on.
         let query = TaskQuery {
             context_id: Some(req.context_id.clone()).filter(|c| !c.is_empty()),
             state: req.status.filter(|s| *s != TaskState::Unspecified),
             status_after: req.status_timestamp_after,
             page_size,
             after,
+            history_length,
+            include_artifacts: req.include_artifacts.unwrap_or(false),
+            max_bytes: Some(self.limits.max_list_bytes),
         };
         let scope = scope(ctx, &req.tenant);
         let page = self.tasks.list(&scope, &query).await.map_err(store_error)?;
-        let include_artifacts = req.include_artifacts.unwrap_or(false);
-        // A page ends early rather than grow past the response budget; it always has one task, so
-        // that paging goes on.
-        let (mut tasks, mut bytes, mut cut) = (Vec::with_capacity(page.tasks.len()), 0, false);
-        for stored in page.tasks {
-            let task = view(stored, history_length, include_artifacts);
-            bytes += task.memory_size();
-            if bytes > self.limits.max_list_bytes && !tasks.is_empty() {
-                cut = true;
-                break;
-            }
-            tasks.push(task);
-        }
-        let next = match (cut, tasks.last()) {
-            (true, Some(last)) => Some(PageToken::after(last)),
-            _ => page.next,
-        };
         Ok(ListTasksResponse {
-            tasks,
-            next_page_token: next.map(|t| t.encode()).unwrap_or_default(),
+            tasks: page.tasks,
+            next_page_token: page.next.map(|t| t.encode()).unwrap_or_default(),
             page_size: i32::try_from(page_size).unwrap_or(i32::MAX),
             total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
         })
@@ -146,29 +134,5 @@ impl Core {
             return Ok(Box::pin(futures_util::stream::iter([Ok(first)])));
         }
         Ok(task_event_stream(feed, Opening::Now(first), false, ctx.dialect.profile()))
-    }
-}
-
-/// What a reader is sent of a stored task: at most `history_length` recent messages, and the
-/// artifacts if asked for. Only that much is copied, and nothing if the caller holds the only
-/// reference.
-pub(crate) fn view(task: Arc<Task>, history_length: Option<usize>, artifacts: bool) -> Task {
-    let keep = history_length.unwrap_or(usize::MAX).min(task.history.len());
-    match Arc::try_unwrap(task) {
-        Ok(mut task) => {
-            task.truncate_history(Some(keep));
-            if !artifacts {
-                task.artifacts = Vec::new();
-            }
-            task
-        }
-        Err(shared) => Task {
-            id: shared.id.clone(),
-            context_id: shared.context_id.clone(),
-            status: shared.status.clone(),
-            artifacts: if artifacts { shared.artifacts.clone() } else { Vec::new() },
-            history: shared.history[shared.history.len() - keep..].to_vec(),
-            metadata: shared.metadata.clone(),
-        },
     }
 }

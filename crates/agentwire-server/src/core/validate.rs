@@ -24,6 +24,24 @@ pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<()> {
     Ok(())
 }
 
+/// A message to `task`: it must not take the task's history and artifacts past `max_bytes`.
+pub(crate) fn task_size(task: &agentwire_types::Task, message: &Message, max_bytes: usize) -> Result<()> {
+    let size = task.memory_size() + message.memory_size();
+    if size > max_bytes {
+        return Err(A2AError::new(
+            ErrorKind::PayloadTooLarge,
+            format!(
+                "task {} would take about {size} bytes to hold with this message; a task may hold {max_bytes}. \
+                 Start a new task",
+                task.id
+            ),
+        )
+        .with_metadata("taskId", &task.id)
+        .with_metadata("limitBytes", max_bytes.to_string()));
+    }
+    Ok(())
+}
+
 /// A task id the client chose for a new task: not longer than `max_bytes`, and with no control
 /// characters, which would otherwise reach log lines as they are.
 pub(crate) fn client_task_id(id: &str, max_bytes: usize) -> Result<()> {
