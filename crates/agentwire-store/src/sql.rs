@@ -320,8 +320,16 @@ pub(crate) fn fold_logs(rows: &[LogRow]) -> Result<Vec<Folded>, StoreError> {
         if log[0].4 != base || log[len - 1].4 != version {
             continue;
         }
-        let mut task = Task::default();
-        for (.., body) in log {
+        // The base holds the whole task: it becomes the task, without the copy a fold makes.
+        let mut task = match decode::<StreamResponse>(&log[0].5)? {
+            StreamResponse::Task(base) => base,
+            other => {
+                let mut task = Task::default();
+                task.fold(&other);
+                task
+            }
+        };
+        for (.., body) in &log[1..] {
             task.fold(&decode::<StreamResponse>(body)?);
         }
         let lag = Lag {

@@ -240,8 +240,9 @@ impl RequestHandler {
     }
 
     /// Stops accepting executions, waits for the running ones and pending webhook deliveries,
-    /// then closes the store ([`TaskStore::close`](agentwire_store::TaskStore::close)): the
-    /// handler serves nothing after it.
+    /// removes the ended tasks the [`Retention`] no longer keeps, then closes the store
+    /// ([`TaskStore::close`](agentwire_store::TaskStore::close)): the handler serves nothing
+    /// after it, and the store is left within its retention.
     pub async fn shutdown(&self) {
         self.core.maintenance.cancel();
         self.core.tracker.close();
@@ -249,6 +250,7 @@ impl RequestHandler {
         if let Some(webhooks) = &self.core.webhooks {
             webhooks.shutdown().await;
         }
+        purge(&*self.core.tasks, &self.core.retention).await;
         if let Err(error) = self.core.tasks.close().await {
             tracing::warn!(%error, "could not close the store");
         }
@@ -353,6 +355,7 @@ impl RequestHandlerBuilder {
             auth: self.auth,
             maintenance: CancellationToken::new(),
             task_ended: Arc::default(),
+            retention: self.retention.clone(),
             admissions: super::admission::Admissions::default(),
         };
         let ended = Arc::clone(&core.task_ended);
@@ -383,21 +386,8 @@ async fn purge_ended(
             _ = ticks.tick() => {}
             () = ended.notified(), if counts_ended => {}
         }
-        let ended_before = retention.ended_ttl.and_then(|ttl| {
-            let ttl = i64::try_from(ttl.as_millis()).ok()?;
-            agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
-        });
-        let rules = agentwire_store::Purge {
-            ended_before,
-            keep_ended: retention.keep_ended,
-            keep_ended_bytes: retention.keep_ended_bytes,
-        };
         let Some(tasks) = tasks.upgrade() else { return };
-        match tasks.purge(&rules).await {
-            Ok(0) => {}
-            Ok(removed) => tracing::debug!(removed, "removed ended tasks past their retention"),
-            Err(error) => tracing::warn!(%error, "could not remove ended tasks"),
-        }
+        purge(&*tasks, &retention).await;
         drop(tasks);
         // The tasks that end meanwhile wait for the next purge: one store write a pause, however
         // many end.
@@ -405,6 +395,24 @@ async fn purge_ended(
             () = stop.cancelled() => return,
             () = tokio::time::sleep(PURGE_PAUSE) => {}
         }
+    }
+}
+
+/// Removes the ended tasks `retention` no longer keeps.
+async fn purge(tasks: &dyn TaskStore, retention: &Retention) {
+    let ended_before = retention.ended_ttl.and_then(|ttl| {
+        let ttl = i64::try_from(ttl.as_millis()).ok()?;
+        agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
+    });
+    let rules = agentwire_store::Purge {
+        ended_before,
+        keep_ended: retention.keep_ended,
+        keep_ended_bytes: retention.keep_ended_bytes,
+    };
+    match tasks.purge(&rules).await {
+        Ok(0) => {}
+        Ok(removed) => tracing::debug!(removed, "removed ended tasks past their retention"),
+        Err(error) => tracing::warn!(%error, "could not remove ended tasks"),
     }
 }
 

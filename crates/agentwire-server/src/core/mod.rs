@@ -67,6 +67,8 @@ pub(crate) struct Core {
     /// Rung when a task ends, for the purge of ended tasks to run soon: a doorbell that wakes
     /// nobody while a purge is waiting its turn, unlike a follower of the feed of commits.
     pub(crate) task_ended: Arc<tokio::sync::Notify>,
+    /// Which ended tasks are kept: the purge loop and the shutdown apply it.
+    pub(crate) retention: Retention,
     /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
 }
@@ -117,17 +119,15 @@ impl Core {
         Ok(version)
     }
 
-    /// Takes a place for what a send brings (a new task or not, and its message) under the limits
-    /// of what `scope`'s principal may have in progress, before its agent starts.
+    /// Takes a place for what a send brings (a new task or not, and a message of `message_bytes`)
+    /// under the limits of what `scope`'s principal may have in progress, before its agent starts.
     pub(crate) async fn admit(
         &self,
         scope: &Scope,
         new_task: bool,
-        message: &agentwire_types::Message,
+        message_bytes: usize,
     ) -> Result<admission::Place, A2AError> {
-        use agentwire_types::MemorySize;
-        let bringing =
-            agentwire_store::Unfinished { tasks: usize::from(new_task), bytes: message.memory_size() as u64 };
+        let bringing = agentwire_store::Unfinished { tasks: usize::from(new_task), bytes: message_bytes as u64 };
         self.admissions.admit(&*self.tasks, &scope.owner, bringing, &self.limits).await
     }
 

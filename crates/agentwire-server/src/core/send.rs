@@ -52,6 +52,8 @@ struct Checked {
     ctx: RequestContext,
     scope: Scope,
     message: Message,
+    /// The memory the message takes ([`MemorySize`](agentwire_types::MemorySize)).
+    message_bytes: usize,
     history_length: Option<usize>,
     push: Option<TaskPushNotificationConfig>,
     follow: Follow,
@@ -94,7 +96,7 @@ impl Core {
             // v0.1 messages have no id of their own.
             req.message.message_id = new_id();
         }
-        validate::message(&req.message, self.limits.max_message_bytes)?;
+        let message_bytes = validate::message(&req.message, self.limits.max_message_bytes)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
         validate::input_modes(self.card.public(), &req.message)?;
         let config = req.configuration.unwrap_or_default();
@@ -107,7 +109,7 @@ impl Core {
         if let Some(push) = &push {
             self.push_settings.guard.check_url(&push.url)?;
         }
-        Ok(Checked { ctx, scope, message: req.message, history_length, push, follow })
+        Ok(Checked { ctx, scope, message: req.message, message_bytes, history_length, push, follow })
     }
 
     /// Starts a new task at SUBMITTED with the message. Its execution writes it before the agent
@@ -115,7 +117,7 @@ impl Core {
     /// commit), alone otherwise, so that an accepted send leaves a record whatever happens next.
     /// The send waits for that write, and fails if the store refuses it.
     async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String, client_named: bool) -> Result<Started> {
-        let Checked { ctx, scope, message, history_length, push, follow } = send;
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let first = Message { task_id: task_id.clone(), context_id: context_id.clone(), ..message.clone() };
         let task = Arc::new(Task {
@@ -131,7 +133,7 @@ impl Core {
                 self.push_record(&scope, config, ctx.dialect)
             })
             .transpose()?;
-        let place = self.admit(&scope, true, &message).await?;
+        let place = self.admit(&scope, true, message_bytes).await?;
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         if let Following::Feed(feed) = &mut following {
             // The task's first event, which announces it, is the one the stream opens with.
@@ -162,7 +164,7 @@ impl Core {
     /// the events the agent produces before it first waits (one commit for a turn whose agent
     /// answers at once, the message alone otherwise); the send waits for that write.
     async fn continue_task(self: &Arc<Self>, send: Checked, existing: Arc<Task>) -> Result<Started> {
-        let Checked { ctx, scope, message, history_length, push, follow } = send;
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow } = send;
         let task_id = message.task_id.clone();
         if existing.status.state.is_terminal() {
             return Err(terminal_task(&existing));
@@ -177,8 +179,8 @@ impl Core {
             // Stored before the message, so that its webhook is due the message and what follows.
             self.register_push_config(&scope, &task_id, push, ctx.dialect).await?;
         }
-        super::validate::task_size(&existing, &message, self.limits.max_task_bytes)?;
-        let place = self.admit(&scope, false, &message).await?;
+        super::validate::task_size(&existing, message_bytes, self.limits.max_task_bytes)?;
+        let place = self.admit(&scope, false, message_bytes).await?;
         // What the agent sees: the task with the message, as the commit will make it.
         let mut task = Arc::unwrap_or_clone(existing);
         add_user_message(&mut task, message.clone());

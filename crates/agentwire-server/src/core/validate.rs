@@ -2,8 +2,8 @@
 
 use agentwire_types::{A2AError, AgentCard, ErrorKind, MemorySize, Message, PartContent, Result};
 
-/// The required members of a client message, and its size.
-pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<()> {
+/// The required members of a client message, and its size; returns the size.
+pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<usize> {
     if message.message_id.is_empty() {
         return Err(A2AError::invalid_params("message.messageId is required"));
     }
@@ -21,12 +21,13 @@ pub(crate) fn message(message: &Message, max_bytes: usize) -> Result<()> {
         )
         .with_metadata("limitBytes", max_bytes.to_string()));
     }
-    Ok(())
+    Ok(size)
 }
 
-/// A message to `task`: it must not take the task's history and artifacts past `max_bytes`.
-pub(crate) fn task_size(task: &agentwire_types::Task, message: &Message, max_bytes: usize) -> Result<()> {
-    let size = task.memory_size() + message.memory_size();
+/// A message of `message_bytes` to `task`: it must not take the task's history and artifacts
+/// past `max_bytes`.
+pub(crate) fn task_size(task: &agentwire_types::Task, message_bytes: usize, max_bytes: usize) -> Result<()> {
+    let size = task.memory_size() + message_bytes;
     if size > max_bytes {
         return Err(A2AError::new(
             ErrorKind::PayloadTooLarge,

@@ -1,7 +1,7 @@
 -- A task is its event log alone. The log starts at its base: an event holding the whole task,
--- which a read folds the later events into. A compaction (when the task ends, and when the events
--- after the base outgrow it) replaces the log with one such event, numbered like the last event
--- it replaces, so each message is stored once. log_bytes is the size of the log as stored, which
+-- which a read folds the later events into. A compaction (when the events after the base outgrow
+-- it) replaces the log with one such event, numbered like the last event it replaces, so each
+-- message is stored once. log_bytes is the size of the log as stored, which
 -- byte budgets and retention count.
 ALTER TABLE tasks ADD COLUMN base BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE tasks ADD COLUMN log_bytes BIGINT NOT NULL DEFAULT 0;
