@@ -536,6 +536,9 @@ async fn reads_give_the_task_as_written<S: TaskStore>(store: &S) {
             let page = store.list(&scope, &listed).await.unwrap();
             assert_eq!(page.tasks.len(), 1);
             assert_eq!(page.tasks[0], *written, "the listing at version {version}");
+            let bare = TaskQuery { history_length: Some(0), include_artifacts: false, ..listed };
+            let page = store.list(&scope, &bare).await.unwrap();
+            assert_eq!(page.tasks, [written.view(Some(0), false)], "the bare listing at version {version}");
         }
     };
     let mut first = task("t", "folded", 1, TaskState::Submitted);

@@ -210,13 +210,13 @@ impl TaskStore for PostgresStore {
         let row = plan_create(&task, events)?;
         let mut sql = QueryBuilder::<Postgres>::new(
             "WITH written AS (INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version,
-                 changed_at, ended_at, base, log_bytes) SELECT ",
+                 changed_at, ended_at, base, log_bytes, head) SELECT ",
         );
         let mut values = sql.separated(", ");
         values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(&task.id).push_bind(&row.context_id);
         values.push_bind(row.state).push_bind(row.status_millis).push_bind(as_sql(row.added));
         values.push_bind(now_millis()).push_bind(row.ended.then(now_millis));
-        values.push_bind(as_sql(row.first_seq(0))).push_bind(row.bytes());
+        values.push_bind(as_sql(row.first_seq(0))).push_bind(row.bytes()).push_bind(&row.head);
         let limit = max_unfinished.filter(|_| !row.ended);
         queries::push_room_under(&mut sql, scope, limit);
         sql.push(" ON CONFLICT DO NOTHING RETURNING key)");
@@ -258,6 +258,9 @@ impl TaskStore for PostgresStore {
         sql.push(", version = ").push_bind(as_sql(version)).push(", changed_at = ").push_bind(now);
         sql.push(", ended_at = CASE WHEN ").push_bind(row.ended).push(" THEN COALESCE(ended_at, ").push_bind(now);
         sql.push(") END");
+        if let Some(head) = &row.head {
+            sql.push(", head = ").push_bind(head);
+        }
         if row.compacts() {
             sql.push(", base = ").push_bind(as_sql(version)).push(", log_bytes = ").push_bind(row.bytes());
         } else {
@@ -311,15 +314,21 @@ impl TaskStore for PostgresStore {
             .map_err(backend)?;
         let rows: Vec<PageRow> =
             queries::page::<Postgres>(scope, query).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
-        read_page(rows, total, query, |keys| async move {
+        read_page(&rows, total, query, |keys| async move {
             queries::logs_of::<Postgres>(keys).build_query_as().fetch_all(&self.pool).await.map_err(backend)
         })
         .await
     }
 
     async fn unfinished(&self, owner: &str) -> Result<Unfinished> {
-        let (tasks, bytes): (i64, i64) =
-            queries::unfinished::<Postgres>(owner).build_query_as().fetch_one(&self.pool).await.map_err(backend)?;
+        let (tasks, bytes): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM tasks
+             WHERE owner = $1 AND ended_at IS NULL",
+        )
+        .bind(owner)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(backend)?;
         Ok(Unfinished { tasks: usize::try_from(tasks).unwrap_or_default(), bytes: as_seq(bytes) })
     }
 
@@ -351,9 +360,27 @@ impl TaskStore for PostgresStore {
         Ok(done.rows_affected() > 0)
     }
 
-    /// PostgreSQL reuses the space of the removed rows once its autovacuum has passed.
+    /// One statement over the ended tasks, newest first, with their positions and the running
+    /// sum of their logs' sizes: it reads every ended task's row. PostgreSQL reuses the space of
+    /// the removed rows once its autovacuum has passed.
     async fn purge(&self, rules: &Purge) -> Result<u64> {
-        let done = queries::purge::<Postgres>(rules).build().execute(&self.pool).await.map_err(backend)?;
+        let mut sql = QueryBuilder::<Postgres>::new(
+            "DELETE FROM tasks WHERE key IN (SELECT key FROM (SELECT key, ended_at,
+                 ROW_NUMBER() OVER newest AS position, SUM(log_bytes) OVER newest AS kept
+             FROM tasks WHERE ended_at IS NOT NULL WINDOW newest AS (ORDER BY ended_at DESC, key DESC)) AS ended
+             WHERE FALSE",
+        );
+        if let Some(before) = rules.ended_before {
+            sql.push(" OR ended_at < ").push_bind(before.as_millis());
+        }
+        if let Some(keep) = rules.keep_ended {
+            sql.push(" OR position > ").push_bind(sql_limit(keep));
+        }
+        if let Some(keep) = rules.keep_ended_bytes {
+            sql.push(" OR kept > ").push_bind(i64::try_from(keep).unwrap_or(i64::MAX));
+        }
+        sql.push(")");
+        let done = sql.build().execute(&self.pool).await.map_err(backend)?;
         Ok(done.rows_affected())
     }
 }

@@ -34,6 +34,9 @@ pub(crate) struct TaskRow {
     pub(crate) log: LogWrite,
     /// The log once written.
     pub(crate) lag: Lag,
+    /// The task without its history and artifacts ([`encode_head`]), when the write changes it
+    /// (its status, or more); `None` leaves the stored one.
+    pub(crate) head: Option<String>,
 }
 
 /// What a write stores in a task's log.
@@ -72,9 +75,13 @@ impl TaskRow {
         self.bodies().iter().map(|body| body.len() as i64).sum()
     }
 
-    /// The columns of `task`, written with `events` as `log` says, leaving `lag` in the log.
-    fn with_log(task: &Task, events: &[Arc<StreamResponse>], log: LogWrite, lag: Lag) -> Self {
-        Self {
+    /// The columns of `task`, written with `events` as `log` says, leaving `lag` in the log. The
+    /// head is written with a compaction and with a new status; otherwise the events changed
+    /// only the history or the artifacts.
+    fn with_log(task: &Task, events: &[Arc<StreamResponse>], log: LogWrite, lag: Lag) -> Result<Self, StoreError> {
+        let new_status = events.iter().any(|event| matches!(**event, StreamResponse::StatusUpdate(_)));
+        let head = (new_status || matches!(log, LogWrite::Compact(_))).then(|| encode_head(task)).transpose()?;
+        Ok(Self {
             context_id: task.context_id.clone(),
             state: task.status.state.number(),
             status_millis: status_millis(task),
@@ -82,8 +89,24 @@ impl TaskRow {
             added: events.len() as u64,
             log,
             lag,
-        }
+            head,
+        })
     }
+}
+
+/// `task` without its history and artifacts, as a task's ProtoJSON: what a listing with
+/// `historyLength` 0 and without artifacts sends, read without the task's log.
+fn encode_head(task: &Task) -> Result<String, StoreError> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head<'a> {
+        id: &'a str,
+        context_id: &'a str,
+        status: &'a agentwire_types::TaskStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        metadata: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    }
+    encode(&Head { id: &task.id, context_id: &task.context_id, status: &task.status, metadata: task.metadata.as_ref() })
 }
 
 /// A task's log is compacted at least every this many events: a read folds at most this many.
@@ -179,7 +202,7 @@ pub(crate) fn plan_commit(
 ) -> Result<TaskRow, StoreError> {
     if events.is_empty() {
         let lag = before.map(|before| before.lag).unwrap_or_default();
-        return Ok(TaskRow::with_log(after, events, LogWrite::Append(Vec::new()), lag));
+        return TaskRow::with_log(after, events, LogWrite::Append(Vec::new()), lag);
     }
     let appended = match before {
         Some(before) => {
@@ -191,10 +214,10 @@ pub(crate) fn plan_commit(
         }
         _ => None,
     };
-    Ok(match appended {
+    match appended {
         Some((bodies, lag)) => TaskRow::with_log(after, events, LogWrite::Append(bodies), lag),
-        None => compacted(after, events)?,
-    })
+        None => compacted(after, events),
+    }
 }
 
 /// How a new task with its first `events` is stored: the events, when the first holds the task
@@ -207,6 +230,9 @@ pub(crate) fn plan_create(task: &Task, events: &[Arc<StreamResponse>]) -> Result
         if let LogWrite::Append(bodies) = &mut row.log {
             bodies.insert(0, base);
             row.added += 1;
+            if row.head.is_none() {
+                row.head = Some(encode_head(task)?);
+            }
             return Ok(row);
         }
     }
@@ -217,7 +243,7 @@ pub(crate) fn plan_create(task: &Task, events: &[Arc<StreamResponse>]) -> Result
 fn compacted(task: &Task, events: &[Arc<StreamResponse>]) -> Result<TaskRow, StoreError> {
     let body = encode_task_event(task)?;
     let lag = Lag::base(body.len());
-    Ok(TaskRow::with_log(task, events, LogWrite::Compact(body), lag))
+    TaskRow::with_log(task, events, LogWrite::Compact(body), lag)
 }
 
 /// `task` as the event that holds it whole, as [`StreamResponse::Task`] is written, without
@@ -342,9 +368,9 @@ pub(crate) fn fold_logs(rows: &[LogRow]) -> Result<Vec<Folded>, StoreError> {
     Ok(tasks)
 }
 
-/// A task of a listing's page, as [`queries::page`] selects it: its key, status time, id and log
-/// size.
-pub(crate) type PageRow = (i64, i64, String, i64);
+/// A task of a listing's page, as [`queries::page`] selects it: its key, status time, id, log
+/// size and head (the task without history and artifacts; `NULL` in rows from before it).
+pub(crate) type PageRow = (i64, i64, String, i64, Option<String>);
 
 /// Most bytes of logs one read of a listing's page fetches: tasks are read a few at a time, and
 /// the page ends once it is full, so a listing of large tasks never holds more than it sends.
@@ -353,8 +379,8 @@ const PAGE_READ_BYTES: i64 = 1 << 20;
 /// A listing's page: the tasks of `rows` (one more than the page if there is a next page) as the
 /// query's view, read by `read_logs` a few at a time ([`queries::logs_of`]) until the page or
 /// its byte budget is full.
-pub(crate) async fn read_page<F, Fut>(
-    rows: Vec<PageRow>,
+pub(crate) async fn read_page<'r, F, Fut>(
+    rows: &'r [PageRow],
     total: i64,
     query: &crate::TaskQuery,
     mut read_logs: F,
@@ -368,19 +394,29 @@ where
     let total = usize::try_from(total).unwrap_or_default();
     let mut page = crate::TaskPage { tasks: Vec::new(), next: None, total };
     let (mut bytes, mut last) = (0, None);
+    // A view without history and artifacts is the task's head: no log to read.
+    let heads_suffice = query.history_length == Some(0) && !query.include_artifacts;
+    let head = |row: &'r PageRow| row.4.as_ref().filter(|_| heads_suffice);
     let mut waiting = rows.iter().take(query.page_size).peekable();
     'page: while waiting.peek().is_some() {
-        let mut batch: Vec<&PageRow> = Vec::new();
-        let mut batch_bytes = 0;
-        while let Some(row) = waiting.next_if(|row| batch.is_empty() || batch_bytes + row.3 <= PAGE_READ_BYTES) {
-            batch_bytes += row.3;
+        let (mut batch, mut logged, mut batch_bytes) = (Vec::new(), Vec::new(), 0);
+        while let Some(row) = waiting.next_if(|row| logged.is_empty() || batch_bytes + row.3 <= PAGE_READ_BYTES) {
+            if head(row).is_none() {
+                batch_bytes += row.3;
+                logged.push(row.0);
+            }
             batch.push(row);
         }
-        let mut read = fold_logs(&read_logs(batch.iter().map(|row| row.0).collect()).await?)?;
+        let mut read = if logged.is_empty() { Vec::new() } else { fold_logs(&read_logs(logged).await?)? };
         for row in batch {
-            // A task deleted since the page was selected is left out.
-            let Some(at) = read.iter().position(|folded| folded.key == row.0) else { continue };
-            let task = read.swap_remove(at).record.task.view(query.history_length, query.include_artifacts);
+            let task = match head(row) {
+                Some(head) => decode::<Task>(head)?,
+                // A task deleted since the page was selected is left out.
+                None => match read.iter().position(|folded| folded.key == row.0) {
+                    Some(at) => read.swap_remove(at).record.task.view(query.history_length, query.include_artifacts),
+                    None => continue,
+                },
+            };
             bytes += task.memory_size();
             if query.max_bytes.is_some_and(|max| bytes > max) && !page.tasks.is_empty() {
                 page.next = last.take();
@@ -574,7 +610,7 @@ pub(crate) mod queries {
         i64: Encode<'q, DB> + Type<DB>,
         i32: Encode<'q, DB> + Type<DB>,
     {
-        let mut sql = tasks("key, status_millis, id, log_bytes", scope, query, true);
+        let mut sql = tasks("key, status_millis, id, log_bytes, head", scope, query, true);
         let limit = i64::try_from(query.page_size.saturating_add(1)).unwrap_or(i64::MAX);
         sql.push(" ORDER BY status_millis DESC, id DESC LIMIT ").push_bind(limit);
         sql
@@ -703,43 +739,6 @@ pub(crate) mod queries {
              WHERE c.delivered_through < t.version LIMIT ",
         );
         sql.push_bind(limit);
-        sql
-    }
-
-    /// How many unfinished tasks `owner` has in every tenant, and the size of their logs.
-    pub(crate) fn unfinished<'q, DB>(owner: &'q str) -> QueryBuilder<'q, DB>
-    where
-        DB: Database,
-        &'q str: Encode<'q, DB> + Type<DB>,
-    {
-        let mut sql =
-            QueryBuilder::new("SELECT COUNT(*), CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM tasks WHERE owner = ");
-        sql.push_bind(owner).push(" AND ended_at IS NULL");
-        sql
-    }
-
-    /// Removes the ended tasks `rules` select (see [`crate::Purge`]) with their logs and configs.
-    pub(crate) fn purge<'q, DB>(rules: &crate::Purge) -> QueryBuilder<'q, DB>
-    where
-        DB: Database,
-        i64: Encode<'q, DB> + Type<DB>,
-    {
-        let mut sql = QueryBuilder::new(
-            "DELETE FROM tasks WHERE key IN (SELECT key FROM (SELECT key, ended_at,
-                 ROW_NUMBER() OVER newest AS position, SUM(log_bytes) OVER newest AS kept
-             FROM tasks WHERE ended_at IS NOT NULL WINDOW newest AS (ORDER BY ended_at DESC, key DESC)) AS ended
-             WHERE FALSE",
-        );
-        if let Some(before) = rules.ended_before {
-            sql.push(" OR ended_at < ").push_bind(before.as_millis());
-        }
-        if let Some(keep) = rules.keep_ended {
-            sql.push(" OR position > ").push_bind(super::limit(keep));
-        }
-        if let Some(keep) = rules.keep_ended_bytes {
-            sql.push(" OR kept > ").push_bind(i64::try_from(keep).unwrap_or(i64::MAX));
-        }
-        sql.push(")");
         sql
     }
 

@@ -71,6 +71,23 @@ struct Known {
     /// Each principal's unfinished tasks (not in a terminal state), which
     /// [`TaskStore::unfinished`] adds up: a send's admission asks it every time.
     unfinished: Map<String, OwnerTasks>,
+    /// The ended tasks stored, with the size of their logs: a purge within the retention's bounds
+    /// writes nothing, and one beyond them knows how much to remove.
+    ended: std::sync::Mutex<Ended>,
+}
+
+/// Ended tasks and the size of their logs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Ended {
+    tasks: u64,
+    bytes: u64,
+}
+
+impl Ended {
+    fn add(&mut self, bytes: u64) {
+        self.tasks += 1;
+        self.bytes += bytes;
+    }
 }
 
 /// One principal's unfinished tasks, by tenant and id, with the size of their logs.
@@ -87,10 +104,15 @@ impl Known {
         self.ended(scope, task_id);
     }
 
-    /// Notes a task just written, whose log now takes `bytes`: unfinished, or `ended`.
-    fn written(&self, scope: &Scope, task_id: &str, ended: bool, bytes: u64) {
+    /// Notes a task just written (`created`, or changed), whose log now takes `bytes`:
+    /// unfinished, or `ended`.
+    fn written(&self, scope: &Scope, task_id: &str, ended: bool, bytes: u64, created: bool) {
         if ended {
-            return self.ended(scope, task_id);
+            let was_unfinished = self.ended(scope, task_id);
+            if was_unfinished || created {
+                self.ended_totals().add(bytes);
+            }
+            return;
         }
         let mut owner = self.unfinished.entry(scope.owner.clone()).or_default();
         let owner = &mut *owner;
@@ -99,14 +121,29 @@ impl Known {
         owner.bytes = owner.bytes + bytes - before;
     }
 
-    /// Notes a task ended or gone: it no longer counts as unfinished.
-    fn ended(&self, scope: &Scope, task_id: &str) {
+    /// Notes a task ended or gone: it no longer counts as unfinished. Returns whether it did.
+    fn ended(&self, scope: &Scope, task_id: &str) -> bool {
+        let mut was_unfinished = false;
         self.unfinished.remove_if_mut(&scope.owner, |_, owner| {
             if let Some(bytes) = owner.logs.remove(&(scope.tenant.clone(), task_id.to_owned())) {
                 owner.bytes -= bytes;
+                was_unfinished = true;
             }
             owner.logs.is_empty()
         });
+        was_unfinished
+    }
+
+    fn ended_totals(&self) -> std::sync::MutexGuard<'_, Ended> {
+        // Held for a few additions; a panic while held leaves sums that are still sums.
+        self.ended.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes ended tasks removed.
+    fn removed(&self, removed: Ended) {
+        let mut ended = self.ended_totals();
+        ended.tasks = ended.tasks.saturating_sub(removed.tasks);
+        ended.bytes = ended.bytes.saturating_sub(removed.bytes);
     }
 }
 
@@ -147,6 +184,7 @@ impl SqliteStore {
         let known = Arc::new(Known::default());
         load_config_owners(&reads, &known).await?;
         load_unfinished(&reads, &known).await?;
+        load_ended(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
         let (closer, closes) = mpsc::channel(1);
         tokio::spawn(write_loop(writer, jobs, closes, Arc::clone(&known)));
@@ -202,6 +240,17 @@ async fn load_config_owners(reads: &SqlitePool, known: &Known) -> Result<()> {
     Ok(())
 }
 
+/// Notes how many tasks have ended, and the size of their logs.
+async fn load_ended(reads: &SqlitePool, known: &Known) -> Result<()> {
+    let (tasks, bytes): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(log_bytes), 0) FROM tasks WHERE ended_at IS NOT NULL")
+            .fetch_one(reads)
+            .await
+            .map_err(backend)?;
+    *known.ended_totals() = Ended { tasks: as_seq(tasks), bytes: as_seq(bytes) };
+    Ok(())
+}
+
 /// Notes which tasks are unfinished.
 async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
     let rows: Vec<(String, String, String, i64)> =
@@ -210,7 +259,7 @@ async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
             .await
             .map_err(backend)?;
     for (tenant, owner, id, bytes) in rows {
-        known.written(&Scope::new(tenant, owner), &id, false, as_seq(bytes));
+        known.written(&Scope::new(tenant, owner), &id, false, as_seq(bytes), false);
     }
     Ok(())
 }
@@ -277,7 +326,8 @@ async fn write_loop(
             taken = jobs.recv_many(&mut group, MAX_GROUP) => if taken == 0 { break None },
             Some(close) = closes.recv() => break Some(close),
         }
-        let results = commit_group(&mut conn, &group).await;
+        let (results, removed) = commit_group(&mut conn, &group, &known).await;
+        known.removed(removed);
         for (job, result) in group.drain(..).zip(results) {
             if let Ok(outcome) = &result {
                 note(&known, &job.write, *outcome);
@@ -308,9 +358,12 @@ fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
         Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
             known.running.committed(scope, task, outcome, row.lag);
-            known.written(scope, &task.id, row.ended, row.lag.bytes as u64);
+            let created = matches!(write, Write::Create { .. });
+            known.written(scope, &task.id, row.ended, row.lag.bytes as u64, created);
         }
-        Write::Delete { scope, id } => known.forget(scope, id),
+        Write::Delete { scope, id } => {
+            known.forget(scope, id);
+        }
         Write::PutConfig { scope, record, .. } => {
             known.with_configs.insert((scope.clone(), record.config.task_id.clone()), ());
         }
@@ -350,26 +403,33 @@ fn lock_exclusively(path: &Path) -> Result<std::fs::File> {
 /// Each statement is a round trip to the connection's thread, which costs more than SQLite's own
 /// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
 /// one script of a few statements whatever its size. Other groups go write by write.
-async fn commit_group(conn: &mut SqliteConnection, group: &[Job]) -> Vec<Result<u64>> {
+/// Returns each write's result, and the ended tasks the group removed.
+async fn commit_group(conn: &mut SqliteConnection, group: &[Job], known: &Known) -> (Vec<Result<u64>>, Ended) {
     let failed = |error: &StoreError, n: usize| (0..n).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
+    let mut removed = Ended::default();
     let outcome = match Script::of(group) {
-        Some(script) => script.run(conn).await,
-        None => one_by_one(conn, group).await,
+        Some(script) => script.run(conn, &mut removed).await,
+        None => one_by_one(conn, group, known, &mut removed).await,
     };
     match outcome {
-        Ok(results) => results,
+        Ok(results) => (results, removed),
         Err(error) => {
             let _ = conn.execute("ROLLBACK").await;
-            failed(&error, group.len())
+            (failed(&error, group.len()), Ended::default())
         }
     }
 }
 
-async fn one_by_one(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<u64>>> {
+async fn one_by_one(
+    conn: &mut SqliteConnection,
+    group: &[Job],
+    known: &Known,
+    removed: &mut Ended,
+) -> Result<Vec<Result<u64>>> {
     conn.execute("BEGIN IMMEDIATE").await.map_err(backend)?;
     let mut results = Vec::with_capacity(group.len());
     for job in group {
-        match apply(conn, &job.write).await {
+        match apply(conn, &job.write, known, removed).await {
             Err(StoreError::Backend(error)) => return Err(StoreError::Backend(error)),
             result => results.push(result),
         }
@@ -442,7 +502,7 @@ impl<'a> Script<'a> {
                 _ => return None,
             };
             values += match &step {
-                Step::Put(planned) => 16 + 6 * planned.row.bodies().len(),
+                Step::Put(planned) => 18 + 6 * planned.row.bodies().len(),
                 Step::Delete { .. } => 3,
             };
             if !tasks.insert(step.task()) || values > MAX_SCRIPT_VALUES {
@@ -453,7 +513,7 @@ impl<'a> Script<'a> {
         Some(Script { writes })
     }
 
-    async fn run(self, conn: &mut SqliteConnection) -> Result<Vec<Result<u64>>> {
+    async fn run(self, conn: &mut SqliteConnection, removed: &mut Ended) -> Result<Vec<Result<u64>>> {
         let puts = || self.writes.iter().filter_map(|w| if let Step::Put(planned) = w { Some(planned) } else { None });
         let creates: Vec<&Planned<'_>> = puts().filter(|w| w.expected.is_none()).collect();
         let commits: Vec<&Planned<'_>> = puts().filter(|w| w.expected.is_some()).collect();
@@ -478,37 +538,39 @@ impl<'a> Script<'a> {
                 .collect();
             sql.push(
                 "INSERT INTO tasks
-                     (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes)
-                 SELECT column1, column2, column3, column4, column5, column6, column7, column8, column9, column10
+                     (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes, head)
+                 SELECT column1, column2, column3, column4, column5, column6, column7, column8, column9, column10,
+                     column11
                  FROM (",
             );
             sql.push_values(creates.iter().zip(&before), |mut values, (w, before)| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
                 values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
                 values.push_bind(as_sql(w.version())).push_bind(w.row.ended.then(now_millis));
-                values.push_bind(as_sql(w.row.first_seq(0))).push_bind(w.row.bytes());
+                values.push_bind(as_sql(w.row.first_seq(0))).push_bind(w.row.bytes()).push_bind(&w.row.head);
                 values.push_bind(w.limit.map(sql_limit)).push_bind(*before);
             });
             sql.push(
-                ") AS v WHERE v.column11 IS NULL OR v.column12 + (SELECT COUNT(*) FROM tasks t
-                     WHERE t.owner = v.column2 AND t.ended_at IS NULL) < v.column11
+                ") AS v WHERE v.column12 IS NULL OR v.column13 + (SELECT COUNT(*) FROM tasks t
+                     WHERE t.owner = v.column2 AND t.ended_at IS NULL) < v.column12
                  ON CONFLICT DO NOTHING RETURNING key, tenant, owner, id; ",
             );
         }
         if !commits.is_empty() {
             sql.push(
-                "WITH v (tenant, owner, id, expected, added, context_id, state, status_millis, ended, base, bytes) AS (",
+                "WITH v (tenant, owner, id, expected, added, context_id, state, status_millis, ended, base, bytes, head) AS (",
             );
             sql.push_values(&commits, |mut values, w| {
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&w.task.id);
                 values.push_bind(as_sql(w.from())).push_bind(as_sql(w.row.added));
                 values.push_bind(&w.row.context_id).push_bind(w.row.state).push_bind(w.row.status_millis);
                 values.push_bind(w.row.ended).push_bind(w.row.compacts().then(|| as_sql(w.version())));
-                values.push_bind(w.row.bytes());
+                values.push_bind(w.row.bytes()).push_bind(&w.row.head);
             });
             sql.push(
                 ") UPDATE tasks SET context_id = v.context_id, state = v.state, status_millis = v.status_millis,
                      version = tasks.version + v.added, base = COALESCE(v.base, tasks.base),
+                     head = COALESCE(v.head, tasks.head),
                      log_bytes = CASE WHEN v.base IS NULL THEN tasks.log_bytes + v.bytes ELSE v.bytes END,
                      ended_at = CASE WHEN v.ended THEN COALESCE(tasks.ended_at, ",
             );
@@ -557,10 +619,15 @@ impl<'a> Script<'a> {
                 separated.push_bind_unseparated(&scope.owner).push_unseparated(", ");
                 separated.push_bind_unseparated(*id).push_unseparated(")");
             }
-            sql.push(") RETURNING key, tenant, owner, id; ");
+            sql.push(") RETURNING key, tenant, owner, id, ended_at, log_bytes; ");
         }
         sql.push("COMMIT;");
         let written = sql.build().fetch_all(&mut *conn).await.map_err(backend)?;
+        for deleted in written.iter().filter(|row| row.len() == 6) {
+            if deleted.get::<Option<i64>, _>(4).is_some() {
+                removed.add(as_seq(deleted.get(5)));
+            }
+        }
         let written: std::collections::HashSet<(String, String, String)> =
             written.iter().map(|row| (row.get(1), row.get(2), row.get(3))).collect();
         let mut results = Vec::with_capacity(self.writes.len());
@@ -613,18 +680,20 @@ async fn refusal(conn: &mut SqliteConnection, scope: &Scope, task_id: &str, expe
     })
 }
 
-async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
+async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, removed: &mut Ended) -> Result<u64> {
     match write {
         Write::Create { scope, task, row, limit } => {
             let id = &task.id;
             let mut sql = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO tasks (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes)
+                "INSERT INTO tasks
+                     (tenant, owner, id, context_id, state, status_millis, version, ended_at, base, log_bytes, head)
                  SELECT ",
             );
             let mut values = sql.separated(", ");
             values.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(id).push_bind(&row.context_id);
             values.push_bind(row.state).push_bind(row.status_millis).push_bind(as_sql(row.added));
             values.push_bind(row.ended.then(now_millis)).push_bind(as_sql(row.first_seq(0))).push_bind(row.bytes());
+            values.push_bind(&row.head);
             queries::push_room_under(&mut sql, scope, *limit);
             sql.push(" ON CONFLICT DO NOTHING RETURNING key");
             let key: Option<i64> = sql.build_query_scalar().fetch_optional(&mut *conn).await.map_err(backend)?;
@@ -638,7 +707,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             let updated: Option<i64> = sqlx::query_scalar(
                 "UPDATE tasks SET context_id = ?1, state = ?2, status_millis = ?3, version = version + ?4,
                      ended_at = CASE WHEN ?5 THEN COALESCE(ended_at, ?6) END, base = COALESCE(?7, base),
-                     log_bytes = CASE WHEN ?7 IS NULL THEN log_bytes + ?8 ELSE ?8 END
+                     log_bytes = CASE WHEN ?7 IS NULL THEN log_bytes + ?8 ELSE ?8 END, head = COALESCE(?13, head)
                  WHERE tenant = ?9 AND owner = ?10 AND id = ?11 AND version = ?12 RETURNING key",
             )
             .bind(&row.context_id)
@@ -653,6 +722,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             .bind(&scope.owner)
             .bind(id)
             .bind(as_sql(*expected))
+            .bind(&row.head)
             .fetch_optional(&mut *conn)
             .await
             .map_err(backend)?;
@@ -669,21 +739,23 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             Ok(version)
         }
         Write::Delete { scope, id } => {
-            let done = sqlx::query("DELETE FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
-                .bind(&scope.tenant)
-                .bind(&scope.owner)
-                .bind(id)
-                .execute(&mut *conn)
-                .await
-                .map_err(backend)?;
-            Ok(done.rows_affected())
+            let deleted: Option<(Option<i64>, i64)> = sqlx::query_as(
+                "DELETE FROM tasks WHERE tenant = ? AND owner = ? AND id = ? RETURNING ended_at, log_bytes",
+            )
+            .bind(&scope.tenant)
+            .bind(&scope.owner)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(backend)?;
+            if let Some((Some(_), bytes)) = deleted {
+                removed.add(as_seq(bytes));
+            }
+            Ok(u64::from(deleted.is_some()))
         }
         Write::Purge(rules) => {
-            let done = queries::purge::<Sqlite>(rules).build().execute(&mut *conn).await.map_err(backend)?;
-            if done.rows_affected() > 0 {
-                give_back_free_pages(conn).await?;
-            }
-            Ok(done.rows_affected())
+            let ended = *known.ended_totals();
+            purge(conn, rules, ended, removed).await
         }
         Write::PutConfig { scope, record, config } => {
             let task_id = &record.config.task_id;
@@ -725,6 +797,54 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<u64> {
             Ok(done.rows_affected())
         }
     }
+}
+
+/// Removes the ended tasks `rules` select, given the `ended` tasks the store holds (less those
+/// the group `removed` already), oldest end first: the ended tasks past their time by their
+/// index, then, from the oldest, as many as take the rest within the bounds. Reads no more of
+/// the index than it removes.
+async fn purge(conn: &mut SqliteConnection, rules: &Purge, ended: Ended, removed: &mut Ended) -> Result<u64> {
+    let before = *removed;
+    if let Some(ended_before) = rules.ended_before {
+        let gone: Vec<i64> =
+            sqlx::query_scalar("DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < ? RETURNING log_bytes")
+                .bind(ended_before.as_millis())
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(backend)?;
+        gone.into_iter().for_each(|bytes| removed.add(as_seq(bytes)));
+    }
+    let (tasks, bytes) = (ended.tasks.saturating_sub(removed.tasks), ended.bytes.saturating_sub(removed.bytes));
+    let mut excess_tasks = rules.keep_ended.map_or(0, |keep| tasks.saturating_sub(keep as u64));
+    let mut excess_bytes = rules.keep_ended_bytes.map_or(0, |keep| bytes.saturating_sub(keep));
+    let mut oldest = Vec::new();
+    if excess_tasks > 0 || excess_bytes > 0 {
+        use futures_util::TryStreamExt;
+        let mut rows = sqlx::query_as::<_, (i64, i64)>(
+            "SELECT key, log_bytes FROM tasks WHERE ended_at IS NOT NULL ORDER BY ended_at, key",
+        )
+        .fetch(&mut *conn);
+        while excess_tasks > 0 || excess_bytes > 0 {
+            let Some((key, bytes)) = rows.try_next().await.map_err(backend)? else { break };
+            excess_tasks = excess_tasks.saturating_sub(1);
+            excess_bytes = excess_bytes.saturating_sub(as_seq(bytes));
+            oldest.push(key);
+            removed.add(as_seq(bytes));
+        }
+    }
+    for keys in oldest.chunks(MAX_SCRIPT_VALUES) {
+        // Their logs and configs go with them (ON DELETE CASCADE).
+        let mut delete = QueryBuilder::<Sqlite>::new("DELETE FROM tasks WHERE key IN (");
+        let mut list = delete.separated(", ");
+        keys.iter().for_each(|key| _ = list.push_bind(*key));
+        delete.push(")");
+        delete.build().execute(&mut *conn).await.map_err(backend)?;
+    }
+    let gone = removed.tasks - before.tasks;
+    if gone > 0 {
+        give_back_free_pages(conn).await?;
+    }
+    Ok(gone)
 }
 
 /// Writes `events` to a task's log, the first numbered `first`.
@@ -790,7 +910,7 @@ impl TaskStore for SqliteStore {
             .map_err(backend)?;
         let rows: Vec<PageRow> =
             queries::page::<Sqlite>(scope, query).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
-        read_page(rows, total, query, |keys| async move {
+        read_page(&rows, total, query, |keys| async move {
             queries::logs_of::<Sqlite>(keys).build_query_as().fetch_all(&self.reads).await.map_err(backend)
         })
         .await
@@ -836,8 +956,15 @@ impl TaskStore for SqliteStore {
     }
 
     /// Removes the tasks, then gives the pages they took back to the file system, beyond a few
-    /// kept for the writes to come.
+    /// kept for the writes to come. Within the bounds, and with no time to keep them for, it
+    /// writes nothing.
     async fn purge(&self, rules: &Purge) -> Result<u64> {
+        let ended = *self.known.ended_totals();
+        let over = rules.keep_ended.is_some_and(|keep| ended.tasks > keep as u64)
+            || rules.keep_ended_bytes.is_some_and(|keep| ended.bytes > keep);
+        if rules.ended_before.is_none() && !over {
+            return Ok(0);
+        }
         let removed = self.write(Write::Purge(*rules)).await?;
         if removed > 0 {
             // Only ended tasks go, which `running` never holds; their configs go with them.
@@ -1002,6 +1129,36 @@ mod tests {
         drop(first);
         let again = SqliteStore::open(&path).await.unwrap();
         drop(again);
+        for suffix in ["", "-wal", "-shm", "-lock"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    /// The store counts its ended tasks to purge without reading them all: the count holds across
+    /// a restart and a delete, so a purge removes exactly what passes the bounds.
+    #[tokio::test]
+    async fn a_purge_counts_ended_tasks_across_restarts_and_deletes() {
+        let path = std::env::temp_dir().join(format!("agentwire-sqlite-purge-{}.db", std::process::id()));
+        let scope = Scope::new("", "a");
+        let store = SqliteStore::open(&path).await.unwrap();
+        for i in 0..6 {
+            let task = conformance::task(&format!("t{i}"), "c", i, agentwire_types::TaskState::Completed);
+            let first = Arc::new(StreamResponse::Task(task.clone()));
+            store.create(&scope, Arc::new(task), &[first], None).await.unwrap();
+        }
+        drop(store);
+        let store = SqliteStore::open(&path).await.unwrap();
+        assert!(store.delete(&scope, "t5").await.unwrap());
+        let keep_three = Purge { keep_ended: Some(3), ..Purge::default() };
+        assert_eq!(store.purge(&keep_three).await.unwrap(), 2, "five ended tasks, three kept");
+        assert_eq!(store.purge(&keep_three).await.unwrap(), 0);
+        let kept: Vec<bool> = futures_util::future::join_all((0..5).map(|i| {
+            let (store, scope) = (store.clone(), scope.clone());
+            async move { store.get(&scope, &format!("t{i}")).await.unwrap().is_some() }
+        }))
+        .await;
+        assert_eq!(kept, [false, false, true, true, true]);
+        drop(store);
         for suffix in ["", "-wal", "-shm", "-lock"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }

@@ -6,6 +6,11 @@
 ALTER TABLE tasks ADD COLUMN base INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE tasks ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;
 
+-- head is the task without its history and artifacts: what a listing without them sends, read
+-- without the log. A commit that changes the status writes it.
+ALTER TABLE tasks ADD COLUMN head TEXT;
+UPDATE tasks SET head = json_remove(snapshot, '$.history', '$.artifacts');
+
 -- The snapshot of each task becomes its base: the event at its number is replaced by the task,
 -- and the events before it, which the snapshot already holds, go.
 UPDATE tasks SET base = version - snapshot_behind;
