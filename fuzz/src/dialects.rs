@@ -23,7 +23,7 @@ const FORMS: [WireForm; 3] = [WireForm::V1, WireForm::V03, WireForm::V03Proto];
 /// The number of decoders [`dialects`] selects among.
 pub(crate) const DIALECT_DECODERS: usize = 32;
 
-/// `data`'s first byte selects a decoder (see [`DIALECT_DECODERS`]), the rest is its JSON:
+/// `data`'s first byte selects a decoder (modulo 32), the rest is its JSON:
 ///
 /// - 0–17: an answer read in a wire form: Task, ListTasksResponse, SendMessageResponse,
 ///   StreamResponse, TaskPushNotificationConfig and ListTaskPushNotificationConfigsResponse, each
@@ -35,8 +35,8 @@ pub(crate) const DIALECT_DECODERS: usize = 32;
 /// - 27–31: v0.3 GetTask, ListTasks, CancelTask, SubscribeToTask and GetExtendedAgentCard params,
 ///   which the canonical types read.
 ///
-/// What decodes is written back by the dialect's encoder and must settle (see
-/// [`assert_settles`](crate)).
+/// What decodes is written back by the dialect's encoder and must settle (see the crate's
+/// documentation).
 pub fn dialects(data: &[u8]) {
     let Some((selector, json)) = split_selector(data, DIALECT_DECODERS) else { return };
     let form = FORMS[selector % 3];

@@ -3,9 +3,11 @@
 //! fuzzer (`tests/replay.rs`).
 //!
 //! Each harness feeds its input to decoders of untrusted input and checks what must hold for any
-//! input: nothing panics, what a server writes back is well-formed, and what an encoder writes its
-//! own decoder reads back to the same thing. A harness whose input selects among several decoders
-//! takes the first byte as the selector (see [`split_selector`]).
+//! input: nothing panics, what a server writes back is well-formed, and a decoded value *settles*:
+//! what the encoder writes of it reads back as a value the encoder writes the same way (an encoder
+//! may drop what its form cannot hold, but one trip through the wire is enough). A harness whose
+//! input selects among several decoders takes the first byte as the selector, and its
+//! documentation lists the choices.
 
 #![forbid(unsafe_code)]
 

@@ -9,14 +9,16 @@ use crate::{assert_settles, split_selector};
 /// The number of messages [`protobuf`] selects among.
 pub(crate) const PROTOBUF_MESSAGES: usize = 32;
 
-/// `data`'s first byte selects a message, the rest is its protobuf encoding. 0–16 are `lf.a2a.v1`:
-/// the requests of every operation (SendMessage, GetTask, ListTasks, CancelTask, SubscribeToTask,
-/// the push config create, get, delete and list, GetExtendedAgentCard), then the answers (send
-/// result, stream response, Task, ListTasksResponse, the push config list, AgentCard, Message).
-/// 17–31 are `a2a.v1` in the same order, without ListTasks.
+/// `data`'s first byte selects a message (modulo 32), the rest is its protobuf encoding. 0–16
+/// are `lf.a2a.v1`: the requests of every operation (SendMessage, GetTask, ListTasks, CancelTask,
+/// SubscribeToTask, the push config create, get, delete and list, GetExtendedAgentCard), then the
+/// answers (send result, stream response, Task, ListTasksResponse, the push config list,
+/// AgentCard, Message). 17–31 are `a2a.v1`: the requests (SendMessage, GetTask, CancelTask,
+/// TaskSubscription, the push config create, get, delete and list), then the answers (send result,
+/// stream response, Task, push config, push config list, AgentCard, Message).
 ///
-/// A message that converts to a canonical value is converted back, and must settle (see
-/// [`assert_settles`](crate)).
+/// A message that converts to a canonical value is converted back, and must settle (see the
+/// crate's documentation).
 pub fn protobuf(data: &[u8]) {
     let Some((selector, bytes)) = split_selector(data, PROTOBUF_MESSAGES) else { return };
     match selector {

@@ -16,14 +16,15 @@ use crate::{assert_settles, split_selector};
 /// The number of types [`protojson`] selects among.
 pub(crate) const PROTOJSON_TYPES: usize = 18;
 
-/// `data`'s first byte selects a canonical type, the rest is its JSON: 0 Task, 1 Message, 2 Part,
-/// 3 StreamResponse, 4 SendMessageResponse, 5 AgentCard, 6 TaskPushNotificationConfig,
-/// 7 ListTasksResponse, 8 ListTaskPushNotificationConfigsResponse, 9 SendMessageRequest,
-/// 10 GetTaskRequest, 11 ListTasksRequest, 12 CancelTaskRequest, 13 SubscribeToTaskRequest,
-/// 14 TaskPushNotificationConfigRef, 15 ListTaskPushNotificationConfigsRequest,
-/// 16 GetExtendedAgentCardRequest, 17 a JSON-RPC error object.
+/// `data`'s first byte selects a canonical type (modulo 18), the rest is its JSON: 0 Task,
+/// 1 Message, 2 Part, 3 StreamResponse, 4 SendMessageResponse, 5 AgentCard,
+/// 6 TaskPushNotificationConfig, 7 ListTasksResponse, 8 ListTaskPushNotificationConfigsResponse,
+/// 9 SendMessageRequest, 10 GetTaskRequest, 11 ListTasksRequest, 12 CancelTaskRequest,
+/// 13 SubscribeToTaskRequest, 14 TaskPushNotificationConfigRef,
+/// 15 ListTaskPushNotificationConfigsRequest, 16 GetExtendedAgentCardRequest, 17 a JSON-RPC error
+/// object.
 ///
-/// What decodes is encoded again and must settle (see [`assert_settles`](crate)).
+/// What decodes is encoded again and must settle (see the crate's documentation).
 pub fn protojson(data: &[u8]) {
     let Some((selector, json)) = split_selector(data, PROTOJSON_TYPES) else { return };
     match selector {
