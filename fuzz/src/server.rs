@@ -8,6 +8,7 @@ use axum::Router;
 use http::header::CONTENT_TYPE;
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::BodyExt;
+use serde::de::IgnoredAny;
 use tokio::runtime::Runtime;
 use tower::ServiceExt;
 
@@ -90,21 +91,23 @@ fn call(request: Request<Body>) -> Answer {
 }
 
 /// What holds for every answer to any request: the server wrote it (a 500 is what a response it
-/// failed to encode becomes), and its body is JSON, or an event stream of JSON events.
+/// failed to encode becomes), and its body is JSON, or an event stream of JSON events. JSON's
+/// grammar is what is checked: a number beyond `f64` is JSON, and the server echoes a request's
+/// id as the client wrote it.
 fn check_response(answer: &Answer) {
     assert_ne!(answer.status, StatusCode::INTERNAL_SERVER_ERROR, "the server could not write its answer");
     if answer.body.is_empty() {
         return;
     }
+    let is_json = |text: &[u8]| serde_json::from_slice::<IgnoredAny>(text);
     if answer.content_type.starts_with("text/event-stream") {
         let text = std::str::from_utf8(&answer.body).expect("an event stream is UTF-8");
         for data in text.lines().filter_map(|line| line.strip_prefix("data:")) {
-            let event: serde_json::Value = serde_json::from_str(data.trim_start())
-                .unwrap_or_else(|error| panic!("an event is not JSON ({error}): {data}"));
-            assert!(event.get("error") != Some(&"could not encode the event".into()), "an event could not be written");
+            is_json(data.as_bytes()).unwrap_or_else(|error| panic!("an event is not JSON ({error}): {data}"));
+            assert!(!data.contains(r#""error":"could not encode the event""#), "an event could not be written");
         }
     } else {
-        serde_json::from_slice::<serde_json::Value>(&answer.body).unwrap_or_else(|error| {
+        is_json(&answer.body).unwrap_or_else(|error| {
             panic!("a {} answer is not JSON ({error}): {}", answer.status, String::from_utf8_lossy(&answer.body))
         });
     }
