@@ -3,16 +3,13 @@
 
 use std::time::Duration;
 
-use agentwire_types::StreamResponse;
-use eventsource_stream::Eventsource;
-use futures_util::stream::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::StatusCode;
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::stream::Events;
-use crate::{jsonrpc, rest};
+use crate::{jsonrpc, rest, sse};
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
 
@@ -99,22 +96,5 @@ pub(crate) async fn events(endpoint: &Endpoint, call: &A2aRequest, response: req
         });
     }
     let url = response.url().to_string();
-    let endpoint = endpoint.clone();
-    let events = response.bytes_stream().eventsource().filter_map(move |event| {
-        let item = match event {
-            Ok(event) if event.data.is_empty() => None,
-            Ok(event) => Some(read_event(&endpoint, &url, &event.data).map(|e| (event.id.parse().ok(), e))),
-            Err(eventsource_stream::EventStreamError::Transport(source)) => Some(Err(Error::transport(&url, source))),
-            Err(error) => Some(Err(Error::Decode { url: url.clone(), detail: error.to_string() })),
-        };
-        std::future::ready(item)
-    });
-    Ok(events.boxed())
-}
-
-fn read_event(endpoint: &Endpoint, url: &str, data: &str) -> Result<StreamResponse> {
-    match endpoint.binding {
-        Binding::JsonRpc => jsonrpc::read_event(endpoint, url, data),
-        _ => rest::read_event(endpoint, url, data),
-    }
+    Ok(sse::event_stream(endpoint.clone(), url, response.bytes_stream(), Error::transport))
 }

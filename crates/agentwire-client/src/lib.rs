@@ -38,6 +38,7 @@ mod grpc;
 mod http;
 mod jsonrpc;
 mod rest;
+mod sse;
 mod stream;
 #[cfg(feature = "webhook")]
 mod webhook;
@@ -48,6 +49,8 @@ pub use client::{Client, ClientBuilder};
 pub use credentials::Credentials;
 pub use endpoint::{Endpoint, Version};
 pub use error::{BoxError, Error, Result};
+#[doc(hidden)]
+pub use sse::read_event_stream;
 pub use stream::{EventStream, Reconnect};
 #[cfg(feature = "webhook")]
 pub use webhook::{Notification, Notifications, WebhookReceiver};

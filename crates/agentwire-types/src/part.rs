@@ -245,6 +245,15 @@ mod tests {
     }
 
     #[test]
+    fn a_number_in_data_reads_back_as_the_number_its_author_wrote() {
+        let digits = format!("42{}", "0".repeat(102));
+        let part: Part = serde_json::from_str(&format!(r#"{{"data":{{"count":{digits}}}}}"#)).unwrap();
+        assert_eq!(part.content, PartContent::Data(json!({"count": 4.2e103})));
+        let written = serde_json::to_string(&part).unwrap();
+        assert_eq!(serde_json::from_str::<Part>(&written).unwrap(), part, "{written}");
+    }
+
+    #[test]
     fn decodes_legacy_file_shapes() {
         let p: Part = serde_json::from_value(json!({
             "kind": "file", "file": {"name": "a.txt", "mimeType": "text/plain", "bytes": "aGk="}

@@ -7,7 +7,8 @@
 //!
 //! Where the shapes differ:
 //! - tasks and push configs are named by resource, `tasks/{task_id}` and
-//!   `tasks/{task_id}/pushNotificationConfigs/{config_id}`; a name that does not parse is refused;
+//!   `tasks/{task_id}/pushNotificationConfigs/{config_id}`; a name that does not parse is refused,
+//!   and so is a push config id with a `/`, which no name could hold;
 //! - CANCELED is `TASK_STATE_CANCELLED` (the same number, 5);
 //! - a file part nests `{file_with_uri | file_with_bytes, mime_type, name}`, and
 //!   `file_with_bytes` holds the file's base64 text, as the official Python, Go and Java v0.3
@@ -364,6 +365,18 @@ fn push_config_from_proto(c: pb::PushNotificationConfig) -> t::TaskPushNotificat
     }
 }
 
+/// `config`, if its id can be named: an id with a `/` would be written into a name no reader
+/// parses, so it is refused as such a name is. An empty id is left for the server to choose.
+fn nameable(config: t::TaskPushNotificationConfig, field: &str) -> Result<t::TaskPushNotificationConfig> {
+    if config.id.contains('/') {
+        return Err(A2AError::invalid_params(format!(
+            "{field} must not contain '/', which separates the segments of the config's name, got {:?}",
+            config.id
+        )));
+    }
+    Ok(config)
+}
+
 impl From<t::TaskPushNotificationConfig> for pb::TaskPushNotificationConfig {
     fn from(c: t::TaskPushNotificationConfig) -> Self {
         pb::TaskPushNotificationConfig {
@@ -387,7 +400,7 @@ impl TryFrom<pb::TaskPushNotificationConfig> for t::TaskPushNotificationConfig {
         if config.id.is_empty() {
             config.id = config_id;
         }
-        Ok(config)
+        nameable(config, "push_notification_config.id")
     }
 }
 
@@ -408,7 +421,7 @@ impl TryFrom<pb::CreateTaskPushNotificationConfigRequest> for t::TaskPushNotific
         if config.id.is_empty() {
             config.id = r.config_id;
         }
-        Ok(config)
+        nameable(config, "config_id")
     }
 }
 
@@ -1303,6 +1316,34 @@ mod tests {
             config: Some(pb::TaskPushNotificationConfig::from(push_config())),
         };
         assert_eq!(t::TaskPushNotificationConfig::try_from(create).unwrap_err().kind(), t::ErrorKind::InvalidParams);
+    }
+
+    #[test]
+    fn a_push_config_id_with_a_slash_is_refused_as_its_name_would_be() {
+        let mut config = pb::TaskPushNotificationConfig::from(push_config());
+        if let Some(inner) = config.push_notification_config.as_mut() {
+            inner.id = "ho/k".into();
+        }
+        let create = pb::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t-1".into(),
+            config_id: "cfg".into(),
+            config: Some(config.clone()),
+        };
+        let error = t::TaskPushNotificationConfig::try_from(config).unwrap_err();
+        assert_eq!(error.kind(), t::ErrorKind::InvalidParams);
+        assert!(error.message().contains("\"ho/k\""), "{}", error.message());
+        assert!(t::TaskPushNotificationConfig::try_from(create.clone()).is_err());
+        // Without an inner id, the request's config_id names the config: the same rule holds.
+        let unnamed = pb::PushNotificationConfig { id: String::new(), ..Default::default() };
+        let by_config_id = pb::CreateTaskPushNotificationConfigRequest {
+            config_id: "a/b".into(),
+            config: Some(pb::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(unnamed),
+            }),
+            ..create
+        };
+        assert!(t::TaskPushNotificationConfig::try_from(by_config_id).is_err());
     }
 
     #[test]
