@@ -84,13 +84,13 @@ impl Scope {
     }
 }
 
-/// A task snapshot and the sequence number of the last event applied to it.
+/// A task and the sequence number of the last event applied to it.
 ///
 /// Snapshots and events are shared (`Arc`) between the store, the readers streaming them and the
 /// code that answers requests, so that a commit copies nothing the store already holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
-    /// The snapshot (full history and artifacts).
+    /// The task (full history and artifacts).
     pub task: Arc<Task>,
     /// The sequence number of its last event; also the optimistic-concurrency version.
     pub version: u64,
@@ -220,7 +220,7 @@ pub enum StoreError {
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// A change to a task: it edits the snapshot and returns the events that announce the edit. When it
+/// A change to a task: it edits the task and returns the events that announce the edit. When it
 /// returns an error, or no events, it must leave the task as it found it: no events means nothing
 /// to commit.
 ///

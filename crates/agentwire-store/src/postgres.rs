@@ -506,9 +506,8 @@ mod tests {
         .await;
     }
 
-    /// A database made before snapshots could fall behind the log opens, is brought up to date,
-    /// and reads its tasks as stored; their next commits leave the snapshot behind and still read
-    /// back as written.
+    /// A database made before the log was the write path opens, is brought up to date, and reads
+    /// its tasks as stored; their next commits append to the log and still read back as written.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_database_from_before_the_log_write_path_opens_and_reads() {
         let Some(url) = database() else {

@@ -7,9 +7,9 @@
 //!
 //! A file is served by one process at a time: the store holds an exclusive lock on `PATH-lock`
 //! while it is open, and a second process refuses to open the file. Since every write then passes
-//! through this store,
-//! it keeps what it wrote that is read most: the snapshots of the tasks executions are working
-//! on, and which tasks have push configs at all.
+//! through this store, it keeps what it wrote that is read most: the tasks executions are working
+//! on, which tasks have push configs at all, each principal's unfinished tasks and the ended
+//! ones, with the sizes of their logs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -1081,7 +1081,7 @@ mod tests {
     }
 
     /// A running task whose last commits stored only their events reads back, after the file is
-    /// opened again, as it was written: the events are folded into the stored snapshot.
+    /// opened again, as it was written: the events are folded into the log's base.
     #[tokio::test]
     async fn a_task_written_as_events_reads_back_after_a_restart() {
         let path = std::env::temp_dir().join(format!("agentwire-sqlite-fold-{}.db", std::process::id()));
