@@ -62,6 +62,8 @@ struct Inner {
     /// The limit on a unary call; streams have none.
     timeout: Option<Duration>,
     reconnect: Reconnect,
+    /// The largest event of a stream read over HTTP.
+    max_event_size: usize,
 }
 
 /// How to build a [`Client`]: credentials, the preferred bindings and versions, timeouts,
@@ -91,6 +93,7 @@ pub struct ClientBuilder {
     only_version: Option<Version>,
     timeout: Option<Duration>,
     reconnect: Reconnect,
+    max_event_size: usize,
     card_cache: CardCache,
     extended_card: bool,
     http: Option<reqwest::Client>,
@@ -181,6 +184,25 @@ impl ClientBuilder {
         self
     }
 
+    /// The largest event the client reads from an event stream (JSON-RPC and HTTP+JSON), in
+    /// bytes (128 MiB by default, above the largest task an agentwire server keeps by default):
+    /// a larger one ends the stream with [`Error::Decode`], so an agent cannot make the client
+    /// hold without bound.
+    ///
+    /// ```no_run
+    /// # async fn run() -> agentwire_client::Result<()> {
+    /// let client = agentwire_client::Client::builder("https://agent.example.com")
+    ///     .max_event_size(16 * 1024 * 1024)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn max_event_size(mut self, bytes: usize) -> Self {
+        self.max_event_size = bytes;
+        self
+    }
+
     /// Keeps the agent's card in `cache`, shared with the other clients given it.
     pub fn card_cache(mut self, cache: &CardCache) -> Self {
         self.card_cache = cache.clone();
@@ -217,6 +239,7 @@ impl ClientBuilder {
             next_request_id: AtomicU64::new(1),
             timeout: self.timeout,
             reconnect: self.reconnect,
+            max_event_size: self.max_event_size,
         };
         let mut client = Client { inner: Arc::new(inner) };
         if self.extended_card && offers_extended && has_credentials {
@@ -277,6 +300,7 @@ impl Client {
             only_version: None,
             timeout: None,
             reconnect: Reconnect::default(),
+            max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
             card_cache: CardCache::default(),
             extended_card: true,
             http: None,
@@ -423,7 +447,7 @@ impl Client {
                 let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
                 let request = http::request(&self.inner.http, endpoint, call, id, Expect::Events(last_event_id))?;
                 let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
-                http::events(endpoint, call, response).await
+                http::events(endpoint, call, response, self.inner.max_event_size).await
             }
         }
     }

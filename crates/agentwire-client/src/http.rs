@@ -80,9 +80,14 @@ pub(crate) async fn read_reply(
     }
 }
 
-/// The events of an answer that should be an event stream; any other answer is read as the
-/// refusal it is.
-pub(crate) async fn events(endpoint: &Endpoint, call: &A2aRequest, response: reqwest::Response) -> Result<Events> {
+/// The events of an answer that should be an event stream, none larger than `max_event_size`;
+/// any other answer is read as the refusal it is.
+pub(crate) async fn events(
+    endpoint: &Endpoint,
+    call: &A2aRequest,
+    response: reqwest::Response,
+    max_event_size: usize,
+) -> Result<Events> {
     let is_sse = response
         .headers()
         .get(CONTENT_TYPE)
@@ -96,5 +101,5 @@ pub(crate) async fn events(endpoint: &Endpoint, call: &A2aRequest, response: req
         });
     }
     let url = response.url().to_string();
-    Ok(sse::event_stream(endpoint.clone(), url, response.bytes_stream(), Error::transport))
+    Ok(sse::event_stream(endpoint.clone(), url, response.bytes_stream(), Error::transport, max_event_size))
 }

@@ -13,24 +13,34 @@ use crate::error::{Error, Result};
 use crate::stream::Events;
 use crate::{jsonrpc, rest};
 
+/// The largest event a client reads by default ([`ClientBuilder::max_event_size`]): above the
+/// largest task an agentwire server keeps by default (64 MiB), which a stream may open with.
+///
+/// [`ClientBuilder::max_event_size`]: crate::ClientBuilder::max_event_size
+pub(crate) const DEFAULT_MAX_EVENT_SIZE: usize = 128 * 1024 * 1024;
+
 /// The events of an event stream's body, arriving in `chunks`: each event's data read as the
 /// endpoint writes it, with its SSE id; events without data (keep-alives) are skipped, and a
-/// failure of the transport is reported by `transport`.
+/// failure of the transport is reported by `transport`. An event of more than `max_event_size`
+/// bytes ends the stream with an error.
 pub(crate) fn event_stream<B, E>(
     endpoint: Endpoint,
     url: String,
     chunks: impl Stream<Item = std::result::Result<B, E>> + Send + 'static,
     transport: fn(&str, E) -> Error,
+    max_event_size: usize,
 ) -> Events
 where
     B: AsRef<[u8]> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    let events = without_bom(chunks).eventsource().filter_map(move |event| {
+    let events = whole_events(without_bom(chunks), max_event_size).eventsource().filter_map(move |event| {
         let item = match event {
             Ok(event) if event.data.is_empty() => None,
             Ok(event) => Some(read_event(&endpoint, &url, &event.data).map(|e| (event.id.parse().ok(), e))),
-            Err(eventsource_stream::EventStreamError::Transport(source)) => Some(Err(transport(&url, source))),
+            Err(eventsource_stream::EventStreamError::Transport(Framing::Transport(source))) => {
+                Some(Err(transport(&url, source)))
+            }
             Err(error) => Some(Err(Error::Decode { url: url.clone(), detail: error.to_string() })),
         };
         std::future::ready(item)
@@ -52,7 +62,8 @@ where
     B: AsRef<[u8]> + Send + 'static,
 {
     let endpoint = Endpoint { binding, version, url: String::new(), tenant: String::new(), headers: HeaderMap::new() };
-    event_stream(endpoint, String::new(), chunks.map(Ok), |_, never: Infallible| match never {})
+    let transport = |_: &str, never: Infallible| match never {};
+    event_stream(endpoint, String::new(), chunks.map(Ok), transport, DEFAULT_MAX_EVENT_SIZE)
 }
 
 /// A piece of an event stream's body: its start, rewritten by [`without_bom`], or a chunk as it
@@ -108,6 +119,100 @@ where
     })
 }
 
+/// What ends a stream before the SSE parser: the transport failed, or an event grew too large.
+#[derive(Debug)]
+enum Framing<E> {
+    Transport(E),
+    TooLarge(usize),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for Framing<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Transport(error) => error.fmt(f),
+            Self::TooLarge(max) => write!(f, "an event of the stream is larger than {max} bytes"),
+        }
+    }
+}
+
+/// The body in pieces that each end where an event ends (at an empty line), so that the SSE
+/// parser gets every event whole: eventsource-stream scans a line that is not complete again
+/// from its start with each new chunk, which costs the square of a large event's size when it
+/// arrives in many chunks. An event that passes `max` bytes ends the stream with
+/// [`Framing::TooLarge`]: nothing else bounds what an agent's stream can make the client hold.
+fn whole_events<B, E>(
+    pieces: impl Stream<Item = std::result::Result<B, E>> + Send + 'static,
+    max: usize,
+) -> impl Stream<Item = std::result::Result<Vec<u8>, Framing<E>>> + Send
+where
+    B: AsRef<[u8]> + Send + 'static,
+    E: Send + 'static,
+{
+    let state = (pieces.fuse().boxed(), EventEnds::default(), Vec::new(), false);
+    futures_util::stream::unfold(state, move |(mut pieces, mut ends, mut pending, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match pieces.next().await {
+                Some(Ok(piece)) => {
+                    let piece = piece.as_ref();
+                    let end = ends.last_in(piece).map(|at| pending.len() + at);
+                    pending.extend_from_slice(piece);
+                    if let Some(end) = end {
+                        let rest = pending.split_off(end);
+                        return Some((Ok(std::mem::replace(&mut pending, rest)), (pieces, ends, pending, false)));
+                    }
+                    if pending.len() > max {
+                        return Some((Err(Framing::TooLarge(max)), (pieces, ends, Vec::new(), true)));
+                    }
+                }
+                Some(Err(error)) => return Some((Err(Framing::Transport(error)), (pieces, ends, pending, false))),
+                // What is left is an event cut short, which the parser drops.
+                None if pending.is_empty() => return None,
+                None => return Some((Ok(std::mem::take(&mut pending)), (pieces, ends, Vec::new(), true))),
+            }
+        }
+    })
+}
+
+/// Finds where events end in a body read piece by piece: after an empty line, where a line ends
+/// with CR LF, LF or CR.
+#[derive(Default)]
+struct EventEnds {
+    /// The last byte read ended a line (or none was read yet).
+    line_start: bool,
+    /// The last byte read was a CR, whose LF, if one follows, belongs to the same line end.
+    after_cr: bool,
+}
+
+impl EventEnds {
+    /// Reads `piece`; returns the offset just after the last event end in it.
+    fn last_in(&mut self, piece: &[u8]) -> Option<usize> {
+        let mut last = None;
+        for (at, byte) in piece.iter().enumerate() {
+            match byte {
+                b'\n' if self.after_cr => {
+                    // The LF of a CR LF that ended an event belongs to it.
+                    if last == Some(at) {
+                        last = Some(at + 1);
+                    }
+                    self.after_cr = false;
+                }
+                b'\n' | b'\r' => {
+                    if self.line_start {
+                        last = Some(at + 1);
+                    }
+                    self.line_start = true;
+                    self.after_cr = *byte == b'\r';
+                }
+                _ => (self.line_start, self.after_cr) = (false, false),
+            }
+        }
+        last
+    }
+}
+
 fn read_event(endpoint: &Endpoint, url: &str, data: &str) -> Result<StreamResponse> {
     match endpoint.binding {
         Binding::JsonRpc => jsonrpc::read_event(endpoint, url, data),
@@ -141,6 +246,52 @@ mod tests {
         }
         let cut_short = read(vec![&bom[..2]]);
         assert!(matches!(cut_short.as_slice(), [Err(Error::Decode { .. })]), "{cut_short:?}");
+    }
+
+    /// An event, then a keep-alive, then two events, each ended by another kind of line end.
+    const MIXED: &[u8] =
+        b"id: 1\r\ndata: {\"statusUpdate\":{\"taskId\":\"a\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\r\n\r\n\
+: ping\n\n\
+id: 2\rdata: {\"statusUpdate\":{\"taskId\":\"b\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\r\r\
+id: 3\ndata: {\"statusUpdate\":{\"taskId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\n";
+
+    fn ids_and_tasks(events: Vec<Result<(Option<u64>, StreamResponse)>>) -> Vec<(Option<u64>, String)> {
+        events.into_iter().map(|event| event.map(|(id, e)| (id, e.task_id().to_owned())).unwrap()).collect()
+    }
+
+    #[test]
+    fn events_ended_by_any_line_end_are_read_whole_however_the_body_is_cut() {
+        let whole = ids_and_tasks(read(vec![MIXED]));
+        let expected = [(Some(1), "a".to_owned()), (Some(2), "b".to_owned()), (Some(3), "c".to_owned())];
+        assert_eq!(whole, expected);
+        let bytes: Vec<&'static [u8]> = MIXED.chunks(1).collect();
+        assert_eq!(ids_and_tasks(read(bytes)), expected, "one byte at a time");
+        for cut in 1..MIXED.len() {
+            let (head, tail) = MIXED.split_at(cut);
+            assert_eq!(ids_and_tasks(read(vec![head, tail])), expected, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn an_event_larger_than_the_limit_ends_the_stream() {
+        let endpoint = Endpoint {
+            binding: Binding::HttpJson,
+            version: Version::V1,
+            url: String::new(),
+            tenant: String::new(),
+            headers: HeaderMap::new(),
+        };
+        let endless = futures_util::stream::iter([EVENT, &b"\n\n"[..], EVENT])
+            .chain(futures_util::stream::repeat(&b"xxxxxxxx"[..]).take(1_000))
+            .map(Ok::<_, Infallible>);
+        let transport = |_: &str, never: Infallible| match never {};
+        let events = event_stream(endpoint, "http://agent".into(), endless, transport, 4096);
+        let events: Vec<_> = events.collect::<Vec<_>>().now_or_never().expect("every chunk has arrived");
+        assert!(
+            matches!(events.as_slice(), [Ok((None, first)), Err(Error::Decode { detail, .. })]
+            if first.task_id() == "t1" && detail.contains("larger than 4096 bytes")),
+            "{events:?}"
+        );
     }
 
     #[test]
