@@ -42,7 +42,7 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
         }
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    if serve_opt.log_json {
+    if serve_opt.log_json || serve_opt.log_format == opt::LogFormat::Json {
         tracing_subscriber::fmt().json().with_env_filter(filter).init();
     } else {
         let ansi = call::colors(std::io::stdout().is_terminal());

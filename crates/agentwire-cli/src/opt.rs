@@ -22,6 +22,15 @@ pub(crate) enum Command {
     Call(crate::call::CallCommand),
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
 /// Which built-in agent to serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AgentKind {
@@ -123,9 +132,18 @@ pub(crate) struct ServeOpt {
     #[arg(long)]
     pub(crate) strict_card: bool,
 
-    /// Log as JSON lines instead of text.
-    #[arg(long)]
+    /// How to write log lines: `text` (without colors when stdout is not a terminal), or `json`,
+    /// one object a line, for log collectors. RUST_LOG filters them.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "AGENTWIRE_LOG_FORMAT")]
+    pub(crate) log_format: LogFormat,
+
+    /// The same as --log-format json.
+    #[arg(long, hide = true)]
     pub(crate) log_json: bool,
+
+    /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1)]
+    pub(crate) metrics: Option<Option<SocketAddr>>,
 
     // Last, so that only these options come under the "Limits" heading.
     #[command(flatten)]

@@ -7,12 +7,13 @@ use tokio::time::Instant;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, PushSettings, RequestHandler, Retention, ServeOptions,
-    TlsConfig, WebhookGuard,
+    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
+    ServeOptions, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
+use tower::ServiceBuilder;
 
 use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 
@@ -28,7 +29,12 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         None => None,
     };
     let grpc_address = grpc_listener.as_ref().map(|l| l.local_addr()).transpose()?;
-    let handler = build_handler(&opt, listener.local_addr()?, grpc_address).await?;
+    let metrics_listener = match opt.metrics {
+        Some(Some(address)) => Some(bind(address).await?),
+        _ => None,
+    };
+    let metrics = opt.metrics.is_some().then(Metrics::new);
+    let handler = build_handler(&opt, listener.local_addr()?, grpc_address, metrics.as_ref()).await?;
     if !is_shared(&opt.store) {
         let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
         if orphans > 0 {
@@ -40,6 +46,7 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         strict_card: opt.strict_card,
         max_body_bytes: opt.limits.max_body_size,
         body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
+        readiness: handler.readiness(),
         ..HttpOptions::default()
     };
     let tls = match (&opt.tls_cert, &opt.tls_key) {
@@ -53,12 +60,34 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         header_read_timeout: Duration::from_secs(opt.header_read_timeout),
         write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
+        metrics: metrics.clone(),
     };
     let address = listener.local_addr()?;
     let card = format!("{scheme}://{address}/.well-known/agent-card.json");
     tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-    let app = router_with(handler.clone(), http);
+    let service = ServiceBuilder::new().option_layer(metrics.as_ref().map(Metrics::layer)).service(handler.clone());
+    let mut app = router_with(service, http);
     let stopping = stop_signal();
+    // Not ready from the signal on: a load balancer sends new work elsewhere while this drains.
+    tokio::spawn({
+        let (stopping, handler) = (stopping.clone(), handler.clone());
+        async move {
+            stopping.stopped().await;
+            handler.drain();
+        }
+    });
+    let metrics_server = match (metrics, metrics_listener) {
+        (Some(metrics), Some(listener)) => {
+            tracing::info!(address = %listener.local_addr()?, "serving metrics");
+            let options = ServeOptions { tls: None, ..options.clone() };
+            Some(tokio::spawn(agentwire_server::serve(listener, metrics.router(), stopping.clone().stopped(), options)))
+        }
+        (Some(metrics), None) => {
+            app = app.merge(metrics.router());
+            None
+        }
+        _ => None,
+    };
     let grpc = match grpc_listener {
         Some(listener) => {
             tracing::info!(address = %listener.local_addr()?, "serving gRPC");
@@ -71,6 +100,9 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     agentwire_server::serve(listener, app, stopping.clone().stopped(), options).await?;
     if let Some(grpc) = grpc {
         grpc.await??;
+    }
+    if let Some(metrics_server) = metrics_server {
+        metrics_server.await??;
     }
     // One drain from the signal for connections and executions alike: what the connections
     // took is not given to the executions again.
@@ -96,6 +128,7 @@ async fn build_handler(
     opt: &ServeOpt,
     http: std::net::SocketAddr,
     grpc: Option<std::net::SocketAddr>,
+    metrics: Option<&Metrics>,
 ) -> anyhow::Result<RequestHandler> {
     let user_card = match &opt.card {
         Some(path) => {
@@ -148,6 +181,9 @@ async fn build_handler(
         });
     if let Some(auth) = authenticator(opt)? {
         builder = builder.authenticator(auth);
+    }
+    if let Some(metrics) = metrics {
+        builder = builder.metrics(metrics);
     }
     Ok(builder.backend(open_backend(opt).await?).build())
 }

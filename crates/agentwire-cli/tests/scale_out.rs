@@ -9,14 +9,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use agentwire_test::{SseEvent, SseReader};
-use common::{fresh_database, rpc, Server, TempDir};
+use common::{fresh_database, rpc, Cluster, Server, TempDir};
 use serde_json::{json, Value};
 
 fn message(id: &str, text: &str, task_id: Option<&str>) -> Value {
@@ -188,47 +187,6 @@ async fn a_shared_store_refuses_unnamed_credentials_without_a_principal_key() {
     std::io::Read::read_to_string(&mut serve.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(!status.success());
     assert!(stderr.contains("AGENTWIRE_PRINCIPAL_KEY") && stderr.contains("NAME=TOKEN"), "{stderr}");
-}
-
-/// A PostgreSQL cluster of the test's own, stopped when dropped.
-struct Cluster {
-    dir: PathBuf,
-    url: String,
-}
-
-impl Cluster {
-    fn script() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster")
-    }
-
-    fn run(action: &str, dir: &Path) -> String {
-        let out = Command::new(Self::script()).args([action, dir.to_str().unwrap()]).output().expect("pg-cluster runs");
-        assert!(out.status.success(), "pg-cluster {action}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-
-    /// A new cluster, or `None` without a PostgreSQL server (except under CI).
-    fn start(name: &str) -> Option<Self> {
-        if std::env::var_os("AGENTWIRE_TEST_POSTGRES_URL").is_none() && std::env::var_os("CI").is_none() {
-            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set, so no PostgreSQL server is assumed");
-            return None;
-        }
-        let dir = std::env::temp_dir().join(format!("agentwire-cluster-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let url = Self::run("start", &dir);
-        Some(Self { dir, url })
-    }
-
-    fn restart(&self) {
-        Self::run("restart", &self.dir);
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        Self::run("stop", &self.dir);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// The database restarts under two instances: both go on answering without a restart of their

@@ -27,6 +27,7 @@ use tower::Layer;
 
 use self::idle::{Idle, Tracked};
 use self::stall::{Stalls, WriteTimeout};
+use crate::metrics::GaugeGuard;
 
 mod idle;
 mod stall;
@@ -92,6 +93,8 @@ pub struct ServeOptions {
     pub write_timeout: Duration,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
+    /// Where connections are counted: open, accepted, and closed before a request.
+    pub metrics: Option<crate::Metrics>,
 }
 
 impl Default for ServeOptions {
@@ -102,6 +105,7 @@ impl Default for ServeOptions {
             header_read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
             drain: Duration::from_secs(10),
+            metrics: None,
         }
     }
 }
@@ -132,6 +136,7 @@ pub async fn serve(
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
         header_read_timeout: options.header_read_timeout,
         write_timeout: options.write_timeout,
+        metrics: options.metrics.as_ref().map(|metrics| Arc::clone(&metrics.instruments)),
     });
     let (closing, running) = (CancellationToken::new(), TaskTracker::new());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -144,6 +149,7 @@ pub async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
                 Err(error) => {
+                    connections.refused("accept_error");
                     pause_after_accept_error(error).await;
                     continue;
                 }
@@ -154,10 +160,14 @@ pub async fn serve(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
+        let open = connections.metrics.as_ref().map(|metrics| {
+            metrics.connections.inc();
+            GaugeGuard::raise(&metrics.connections_open)
+        });
         let (connections, service, closing) = (Arc::clone(&connections), service.clone(), closing.clone());
         running.spawn(async move {
             connections.serve(tcp, service, closing).await;
-            drop(permit);
+            drop((permit, open));
         });
     }
     drop(listener);
@@ -182,6 +192,7 @@ struct Connections {
     tls: Option<TlsAcceptor>,
     header_read_timeout: Duration,
     write_timeout: Duration,
+    metrics: Option<Arc<crate::metrics::Instruments>>,
 }
 
 /// Which HTTP a connection speaks.
@@ -192,6 +203,13 @@ enum Protocol {
 }
 
 impl Connections {
+    /// Counts a connection closed before its first request, for `reason`.
+    fn refused(&self, reason: &'static str) {
+        if let Some(metrics) = &self.metrics {
+            metrics.connections_refused.get_or_create(&crate::metrics::ReasonLabel { reason }).inc();
+        }
+    }
+
     async fn serve(&self, tcp: TcpStream, app: Router, closing: CancellationToken) {
         let Ok(addr) = tcp.peer_addr() else { return };
         let result = match &self.tls {
@@ -200,7 +218,8 @@ impl Connections {
                     let service = for_peer(app, Peer { addr, certificate: None });
                     self.serve_http(tcp, protocol, service, closing).await
                 }
-                Ok(Ok(None)) | Ok(Err(_)) | Err(_) => return,
+                Ok(Ok(None)) | Ok(Err(_)) => return self.refused("closed"),
+                Err(_) => return self.refused("timeout"),
             },
             // Boxed: a cleartext connection's task then reserves no room for TLS state.
             Some(acceptor) => Box::pin(self.serve_tls(acceptor, tcp, addr, app, closing)).await,
@@ -230,9 +249,13 @@ impl Connections {
             }
             Ok(Err(error)) => {
                 tracing::debug!(%error, "TLS handshake failed");
+                self.refused("tls_handshake");
                 Ok(())
             }
-            Err(_) => Ok(()),
+            Err(_) => {
+                self.refused("timeout");
+                Ok(())
+            }
         }
     }
 

@@ -65,6 +65,25 @@ impl Backend {
         Self::from_parts(store, LocalBus::default(), LocalCancel::default())
     }
 
+    /// Whether the backend can serve now: the store answers and, for a store shared by several
+    /// processes, the notices between them arrive. The error says what is wrong.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let backend = agentwire_store::MemoryStore::default().backend();
+    /// assert!(backend.check().await.is_ok());
+    /// # });
+    /// ```
+    pub async fn check(&self) -> Result<(), String> {
+        if let Err(error) = self.tasks.check().await {
+            return Err(format!("the store does not answer: {error}"));
+        }
+        if !self.bus.connected() {
+            return Err("notices from the other instances do not arrive".to_owned());
+        }
+        Ok(())
+    }
+
     /// Where tasks and their event logs are kept.
     pub fn tasks(&self) -> &Arc<dyn TaskStore> {
         &self.tasks

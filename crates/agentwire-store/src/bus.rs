@@ -108,6 +108,13 @@ pub trait EventBus: Send + Sync + 'static {
     /// notices the task's readers in this process may fall behind by before they are told they
     /// lagged (and read the log): the first reader of a task sets it for the task's channel.
     fn subscribe(&self, scope: &Scope, task_id: &str, buffer: usize) -> Subscription;
+
+    /// Whether notices from the other processes serving the store reach this one now. A bus that
+    /// crosses processes is disconnected while the connection that carries them is down (readers
+    /// then fall back on the log); one of a single process is always connected.
+    fn connected(&self) -> bool {
+        true
+    }
 }
 
 /// A listener on one task's notices.

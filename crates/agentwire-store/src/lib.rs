@@ -246,6 +246,16 @@ const MAX_UPDATE_ATTEMPTS: u32 = 16;
 /// How long it waits after its first lost race; longer after each one.
 const CONFLICT_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// The writes a store committed and the commits (transactions) they took, since it opened: their
+/// ratio is the mean size of a group commit.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WriteGroups {
+    /// Commits made.
+    pub groups: u64,
+    /// Writes committed in them.
+    pub writes: u64,
+}
+
 /// Tasks and their event logs.
 ///
 /// Every backend keeps the log of a task from its last compaction for as long as it keeps the
@@ -315,6 +325,18 @@ pub trait TaskStore: Send + Sync + 'static {
     /// or `-shm` file beside it. Reads and writes after it fail. The default does nothing.
     async fn close(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// Whether the store answers: a backend with a database asks it something trivial. A server
+    /// reports itself ready to serve only while this succeeds. The default answers at once.
+    async fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// How this store's writes were grouped into commits, for a backend that commits several
+    /// writes together (SQLite's group commit); `None` for one that commits each on its own.
+    fn write_groups(&self) -> Option<WriteGroups> {
+        None
     }
 
     /// Reads the task, applies `change`, and commits the result with its events, atomically. A

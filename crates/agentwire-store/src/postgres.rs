@@ -332,6 +332,11 @@ impl TaskStore for PostgresStore {
         Ok(Unfinished { tasks: usize::try_from(tasks).unwrap_or_default(), bytes: as_seq(bytes) })
     }
 
+    async fn check(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(backend)?;
+        Ok(())
+    }
+
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
         let rows: Vec<(String, String, String)> = queries::in_progress::<Postgres>(sql_limit(limit))
             .build_query_as()

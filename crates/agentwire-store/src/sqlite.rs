@@ -28,7 +28,7 @@ use crate::sql::{
 };
 use crate::{
     Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
-    TaskRecord, TaskStore, Unfinished, Updated,
+    TaskRecord, TaskStore, Unfinished, Updated, WriteGroups,
 };
 
 /// The most writes one transaction commits.
@@ -74,6 +74,9 @@ struct Known {
     /// The ended tasks stored, with the size of their logs: a purge within the retention's bounds
     /// writes nothing, and one beyond them knows how much to remove.
     ended: std::sync::Mutex<Ended>,
+    /// The groups the writer committed, and the writes in them.
+    groups: std::sync::atomic::AtomicU64,
+    grouped_writes: std::sync::atomic::AtomicU64,
 }
 
 /// Ended tasks and the size of their logs.
@@ -328,6 +331,8 @@ async fn write_loop(
         }
         let (results, removed) = commit_group(&mut conn, &group, &known).await;
         known.removed(removed);
+        known.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        known.grouped_writes.fetch_add(group.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for (job, result) in group.drain(..).zip(results) {
             if let Ok(outcome) = &result {
                 note(&known, &job.write, *outcome);
@@ -932,6 +937,20 @@ impl TaskStore for SqliteStore {
             .await
             .map_err(backend)?;
         Ok(rows.into_iter().map(scoped).collect())
+    }
+
+    /// A read on the pool and the writer still running.
+    async fn check(&self) -> Result<()> {
+        if self.writes.is_closed() {
+            return Err(StoreError::Backend("the SQLite writer has stopped".into()));
+        }
+        sqlx::query("SELECT 1").execute(&self.reads).await.map_err(backend)?;
+        Ok(())
+    }
+
+    fn write_groups(&self) -> Option<WriteGroups> {
+        use std::sync::atomic::Ordering::Relaxed;
+        Some(WriteGroups { groups: self.known.groups.load(Relaxed), writes: self.known.grouped_writes.load(Relaxed) })
     }
 
     /// Closes the readers, then the writer once the writes already sent are committed: the

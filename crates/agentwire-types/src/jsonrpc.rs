@@ -209,6 +209,35 @@ pub enum Operation {
     GetAgentCard,
 }
 
+impl Operation {
+    /// The operation's v1.0 name, whatever generation it arrived in: the name of its v1.0 method,
+    /// and `GetAgentCard` for the public card, which has none. Telemetry names operations so.
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::{method, Operation};
+    ///
+    /// let (_, operation) = method("tasks/sendSubscribe").unwrap();
+    /// assert_eq!(operation.name(), "SendStreamingMessage");
+    /// assert_eq!(Operation::GetAgentCard.name(), "GetAgentCard");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SendMessage => "SendMessage",
+            Self::SendStreamingMessage => "SendStreamingMessage",
+            Self::GetTask => "GetTask",
+            Self::ListTasks => "ListTasks",
+            Self::CancelTask => "CancelTask",
+            Self::SubscribeToTask => "SubscribeToTask",
+            Self::CreatePushConfig => "CreateTaskPushNotificationConfig",
+            Self::GetPushConfig => "GetTaskPushNotificationConfig",
+            Self::ListPushConfigs => "ListTaskPushNotificationConfigs",
+            Self::DeletePushConfig => "DeleteTaskPushNotificationConfig",
+            Self::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Self::GetAgentCard => "GetAgentCard",
+        }
+    }
+}
+
 /// Every JSON-RPC method of every generation: its name, generation and operation. `tasks/get`,
 /// `tasks/cancel` and `tasks/list`, which v0.3 shares with the legacy family, are listed as v0.3
 /// (DESIGN §4.1). A server finds a request's method here with [`method`]; a client names its
@@ -351,6 +380,15 @@ mod tests {
         ErrorKind::PayloadTooLarge,
         ErrorKind::ResourceExhausted,
     ];
+
+    #[test]
+    fn an_operation_is_named_as_its_v1_method() {
+        for (name, dialect, operation) in METHODS {
+            if *dialect == Dialect::V1 {
+                assert_eq!(operation.name(), *name);
+            }
+        }
+    }
 
     #[test]
     fn every_code_reads_back_as_its_kind_in_every_dialect() {

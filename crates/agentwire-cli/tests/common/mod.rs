@@ -131,3 +131,54 @@ pub(crate) async fn fresh_database(name: &str) -> Option<String> {
     let base = url.rsplit_once('/').expect("a URL with a database").0;
     Some(format!("{base}/{database}"))
 }
+
+/// A PostgreSQL cluster of the test's own, stopped when dropped.
+pub(crate) struct Cluster {
+    dir: PathBuf,
+    pub(crate) url: String,
+}
+
+impl Cluster {
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster")
+    }
+
+    fn run(action: &str, dir: &Path) -> String {
+        let out = Command::new(Self::script()).args([action, dir.to_str().unwrap()]).output().expect("pg-cluster runs");
+        assert!(out.status.success(), "pg-cluster {action}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// A new cluster, or `None` without a PostgreSQL server (except under CI).
+    pub(crate) fn start(name: &str) -> Option<Self> {
+        if std::env::var_os("AGENTWIRE_TEST_POSTGRES_URL").is_none() && std::env::var_os("CI").is_none() {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set, so no PostgreSQL server is assumed");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("agentwire-cluster-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let url = Self::run("start", &dir);
+        Some(Self { dir, url })
+    }
+
+    pub(crate) fn restart(&self) {
+        Self::run("restart", &self.dir);
+    }
+
+    /// Stops the server, keeping the data.
+    pub(crate) fn stop(&self) {
+        Self::run("stop", &self.dir);
+    }
+
+    /// Starts the server again, on the same port.
+    pub(crate) fn resume(&self) {
+        Self::run("start", &self.dir);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        Self::run("stop", &self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

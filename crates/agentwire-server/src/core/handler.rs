@@ -111,6 +111,7 @@ impl RequestHandler {
             limits: Limits::default(),
             push: PushSettings::default(),
             auth: None,
+            metrics: None,
         }
     }
 
@@ -239,11 +240,50 @@ impl RequestHandler {
         self.core.fail_orphans().await
     }
 
+    /// Whether the handler can serve, for `/readyz` and the gRPC health service
+    /// ([`HttpOptions::readiness`](crate::HttpOptions::readiness)): ready while its store answers,
+    /// the notices of the other instances on a shared store arrive, and it is not
+    /// [draining](Self::drain).
+    ///
+    /// ```
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::RequestHandler;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let handler = RequestHandler::builder(EchoAgent).build();
+    /// let readiness = handler.readiness();
+    /// assert_eq!(readiness.check().await, Ok(()));
+    /// handler.drain();
+    /// assert_eq!(readiness.check().await, Err("draining: the server is stopping".to_owned()));
+    /// # });
+    /// ```
+    pub fn readiness(&self) -> crate::health::Readiness {
+        let core = std::sync::Arc::downgrade(&self.core);
+        crate::health::Readiness::new(move || {
+            let core = core.upgrade();
+            async move {
+                let Some(core) = core else { return Err("the handler is gone".to_owned()) };
+                if core.draining.is_cancelled() {
+                    return Err("draining: the server is stopping".to_owned());
+                }
+                core.backend.check().await
+            }
+        })
+    }
+
+    /// Marks the handler as draining, from a stop signal until [`shutdown`](Self::shutdown): its
+    /// [readiness](Self::readiness) turns false, so that load balancers send new work elsewhere,
+    /// while the requests under way go on.
+    pub fn drain(&self) {
+        self.core.draining.cancel();
+    }
+
     /// Stops accepting executions, waits for the running ones and pending webhook deliveries,
     /// removes the ended tasks the [`Retention`] no longer keeps, then closes the store
     /// ([`TaskStore::close`](agentwire_store::TaskStore::close)): the handler serves nothing
     /// after it, and the store is left within its retention.
     pub async fn shutdown(&self) {
+        self.drain();
         self.core.maintenance.cancel();
         self.core.tracker.close();
         self.core.tracker.wait().await;
@@ -266,6 +306,7 @@ pub struct RequestHandlerBuilder {
     limits: Limits,
     push: PushSettings,
     auth: Option<Arc<dyn Authenticator>>,
+    metrics: Option<crate::Metrics>,
 }
 
 impl RequestHandlerBuilder {
@@ -326,6 +367,27 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Keeps `metrics` of what the handler holds and does: tasks by state (from its commits),
+    /// store commits and webhook deliveries. Operations are counted by [`Metrics::layer`] around
+    /// the handler.
+    ///
+    /// ```
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::{Metrics, RequestHandler};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let metrics = Metrics::new();
+    /// let handler = RequestHandler::builder(EchoAgent).metrics(&metrics).build();
+    /// # drop(handler);
+    /// # });
+    /// ```
+    ///
+    /// [`Metrics::layer`]: crate::Metrics::layer
+    pub fn metrics(mut self, metrics: &crate::Metrics) -> Self {
+        self.metrics = Some(metrics.clone());
+        self
+    }
+
     /// Builds the handler. Must be called within a Tokio runtime (webhook delivery starts here).
     pub fn build(mut self) -> RequestHandler {
         if let Some(auth) = &self.auth {
@@ -337,9 +399,14 @@ impl RequestHandlerBuilder {
         let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
         let card = Cards::new(self.card, self.auth.is_some());
         let offers_push = card.public().capabilities.push_notifications == Some(true);
+        let instruments = self.metrics.as_ref().map(|metrics| {
+            metrics.observe_store(&tasks);
+            Arc::clone(&metrics.instruments)
+        });
         let webhooks = offers_push.then(|| {
             let feed = backend.bus().feed();
-            PushDispatcher::start(self.push.clone(), feed, Arc::clone(&push_configs), Arc::clone(&tasks))
+            let settings = self.push.clone();
+            PushDispatcher::start(settings, feed, Arc::clone(&push_configs), Arc::clone(&tasks), instruments.clone())
         });
         let core = Core {
             agent: self.agent,
@@ -357,7 +424,14 @@ impl RequestHandlerBuilder {
             task_ended: Arc::default(),
             retention: self.retention.clone(),
             admissions: super::admission::Admissions::default(),
+            metrics: instruments.clone(),
+            draining: CancellationToken::new(),
+            backend: backend.clone(),
         };
+        if let Some(instruments) = instruments {
+            let feed = backend.bus().feed();
+            tokio::spawn(crate::metrics::follow_tasks(feed, instruments, core.maintenance.clone()));
+        }
         let ended = Arc::clone(&core.task_ended);
         tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, ended, core.maintenance.clone()));
         let core = Arc::new(core);

@@ -71,6 +71,12 @@ pub(crate) struct Core {
     pub(crate) retention: Retention,
     /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
+    /// Where commits are timed, if anywhere.
+    pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
+    /// Cancelled when the server begins to stop: it is no longer ready for new work.
+    pub(crate) draining: tokio_util::sync::CancellationToken,
+    /// The store, bus and cancel signal above, together, for the readiness check.
+    pub(crate) backend: agentwire_store::Backend,
 }
 
 /// What a writer wants to do to a task, given its current state.
@@ -108,7 +114,7 @@ impl Core {
     ) -> Result<u64, A2AError> {
         let stored = async {
             let limit = Some(self.limits.max_unfinished_tasks);
-            let version = self.tasks.create(scope, Arc::clone(task), &events, limit).await?;
+            let version = self.timed(self.tasks.create(scope, Arc::clone(task), &events, limit)).await?;
             if let Some(record) = push {
                 self.push_configs.put_config(scope, record).await?;
             }
@@ -146,11 +152,20 @@ impl Core {
             trim_history(task, max_history);
             Ok(events)
         };
-        let updated = self.tasks.update(scope, task_id, &mut limited).await.map_err(store_error)?;
+        let updated = self.timed(self.tasks.update(scope, task_id, &mut limited)).await.map_err(store_error)?;
         if !updated.events.is_empty() {
             self.announce(scope, &updated.task, updated.version, updated.events);
         }
         Ok((updated.task, updated.version))
+    }
+
+    /// Runs a commit, timing it where metrics are kept.
+    async fn timed<T>(&self, commit: impl std::future::Future<Output = T>) -> T {
+        let Some(metrics) = &self.metrics else { return commit.await };
+        let started = tokio::time::Instant::now();
+        let committed = commit.await;
+        metrics.commit_duration.observe(started.elapsed().as_secs_f64());
+        committed
     }
 
     /// Announces a commit to the task's readers and to the feed of commits.

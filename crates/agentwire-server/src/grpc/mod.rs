@@ -8,6 +8,7 @@
 //! calls the operation service with the request's metadata in its context, and reports an error
 //! (a refusal among them) as a gRPC status.
 
+mod health;
 mod v03;
 mod v1;
 
@@ -19,12 +20,14 @@ use agentwire_proto::a2a_v1::a2a_service_server::A2aServiceServer as V03Server;
 use agentwire_proto::lf_a2a_v1::a2a_service_server::A2aServiceServer as V1Server;
 use agentwire_types::jsonrpc::ErrorInfo;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, StreamResponse};
-use futures_util::{FutureExt, Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic::{Code, Status};
+use tonic_health::pb::health_server::HealthServer;
 use tonic_types::{ErrorDetails, StatusExt};
 
+use crate::health::Readiness;
 use crate::service::{call, Operations};
 use crate::{RequestContext, TaskEventStream};
 
@@ -37,15 +40,11 @@ const V1_SERVICE: &str = <V1Server<v1::V1> as NamedService>::NAME;
 pub(crate) type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// Every gRPC service of the server, routed by path, for the HTTP router's steer.
-pub(crate) fn routes(operations: &Operations, max_message_bytes: usize) -> Routes {
+pub(crate) fn routes(operations: &Operations, max_message_bytes: usize, readiness: &Readiness) -> Routes {
     let v1 = V1Server::new(v1::V1 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
     let v03 = V03Server::new(v03::V03 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
-    let (health, health_service) = tonic_health::server::health_reporter();
-    for name in [V1_SERVICE, <V03Server<v03::V03> as NamedService>::NAME] {
-        // The reporter was just made, so nothing else holds its lock and the update is ready at once.
-        let registered = health.set_service_status(name, tonic_health::ServingStatus::Serving).now_or_never();
-        debug_assert!(registered.is_some());
-    }
+    let services = [V1_SERVICE, <V03Server<v03::V03> as NamedService>::NAME];
+    let health_service = HealthServer::new(health::ReadinessHealth { readiness: readiness.clone(), services });
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(agentwire_proto::FILE_DESCRIPTOR_SET)

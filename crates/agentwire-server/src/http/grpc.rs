@@ -31,26 +31,20 @@ impl GrpcSteerLayer {
     /// The gRPC services over `operations`, taking messages of at most `max_message_bytes`
     /// whose request bodies end within `read_timeout`.
     #[cfg(feature = "grpc")]
-    pub(crate) fn new(
-        operations: &crate::service::Operations,
-        max_message_bytes: usize,
-        read_timeout: std::time::Duration,
-    ) -> Self {
+    pub(crate) fn new(operations: &crate::service::Operations, options: &crate::HttpOptions) -> Self {
+        let read_timeout = options.body_read_timeout;
+        let routes = crate::grpc::routes(operations, options.max_body_bytes, &options.readiness);
         let service = tower::ServiceBuilder::new()
             .map_request(crate::grpc::alias_opvs_service)
             .map_request(move |request: Request| request.map(|body| deadline::within(body, read_timeout)))
             .map_response(|response: http::Response<tonic::body::Body>| response.map(axum::body::Body::new))
-            .service(crate::grpc::routes(operations, max_message_bytes));
+            .service(routes);
         Self { grpc: Arc::new(BoxCloneSyncService::new(service)) }
     }
 
     /// Without the gRPC binding, every call is UNIMPLEMENTED.
     #[cfg(not(feature = "grpc"))]
-    pub(crate) fn new(
-        _operations: &crate::service::Operations,
-        _max_message_bytes: usize,
-        _read_timeout: std::time::Duration,
-    ) -> Self {
+    pub(crate) fn new(_operations: &crate::service::Operations, _options: &crate::HttpOptions) -> Self {
         Self { grpc: Arc::new(BoxCloneSyncService::new(tower::service_fn(unimplemented::answer))) }
     }
 }

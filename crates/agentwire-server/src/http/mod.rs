@@ -19,6 +19,7 @@ mod sse;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,6 +29,7 @@ use tower::ServiceBuilder;
 use tower_http::request_id::PropagateRequestIdLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::health::{self, Readiness};
 use crate::service::{OperationService, Operations};
 
 use crate::layers;
@@ -61,6 +63,9 @@ pub struct HttpOptions {
     /// How long a client may take to send a request's body (a gRPC call's message) once its
     /// headers are in.
     pub body_read_timeout: Duration,
+    /// What `GET /readyz` and the gRPC health service report: a handler's
+    /// [`readiness`](crate::RequestHandler::readiness), or always ready (the default).
+    pub readiness: Readiness,
 }
 
 impl Default for HttpOptions {
@@ -71,6 +76,7 @@ impl Default for HttpOptions {
             strict_card: false,
             max_body_bytes: 4 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
+            readiness: Readiness::default(),
         }
     }
 }
@@ -91,6 +97,7 @@ pub(crate) struct Shared {
     card: Arc<card::CardForms>,
     sse_keep_alive: Duration,
     pub(crate) body_limits: BodyLimits,
+    readiness: Readiness,
 }
 
 /// The whole A2A HTTP surface of an operation service (a [`RequestHandler`](crate::RequestHandler),
@@ -116,11 +123,14 @@ pub fn router(service: impl OperationService) -> Router {
 /// [`router`], configured by `options`.
 pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
     let operations: Operations = BoxCloneSyncService::new(service);
-    let grpc = grpc::GrpcSteerLayer::new(&operations, options.max_body_bytes, options.body_read_timeout);
+    let grpc = grpc::GrpcSteerLayer::new(&operations, &options);
     let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
-    let state = Arc::new(Shared { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits });
+    let readiness = options.readiness;
+    let state = Arc::new(Shared { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits, readiness });
     let mut app = Router::new()
+        .route("/healthz", get(health::live))
+        .route("/readyz", get(|State(state): State<AppState>| async move { health::ready(&state.readiness).await }))
         .route("/.well-known/agent-card.json", get(card::serve))
         .route("/.well-known/agent.json", get(card::serve))
         .route("/agentCard", get(card::serve))

@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 use super::guard::PrivateAddress;
 use super::PushSettings;
 use crate::causes::causes;
+use crate::metrics::GaugeGuard;
 
 /// Where one config's notifications go, and in which generation's shape; its deliveries of one
 /// job share it.
@@ -73,13 +74,14 @@ pub(super) struct Courier {
     settings: PushSettings,
     /// One permit per attempt in flight, across all lanes.
     permits: Semaphore,
+    metrics: Option<Arc<crate::metrics::Instruments>>,
 }
 
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 impl Courier {
-    pub(super) fn new(settings: PushSettings) -> Self {
+    pub(super) fn new(settings: PushSettings, metrics: Option<Arc<crate::metrics::Instruments>>) -> Self {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             // A redirect would carry the event and its token to an address nobody checked.
@@ -93,7 +95,7 @@ impl Courier {
                 error.to_string()
             });
         let permits = Semaphore::new(settings.max_concurrent_deliveries.max(1));
-        Self { client, settings, permits }
+        Self { client, settings, permits, metrics }
     }
 
     /// Posts one notification, retrying what may succeed later. Every attempt is logged, and
@@ -101,6 +103,10 @@ impl Courier {
     /// info, one given up on as a warning.
     pub(super) async fn deliver(&self, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
         let (result, attempts) = self.attempts(delivery).await;
+        if let Some(metrics) = &self.metrics {
+            let result = if result.is_ok() { "delivered" } else { "given_up" };
+            metrics.push_deliveries.get_or_create(&crate::metrics::ResultLabel { result }).inc();
+        }
         let (config, url) = (&delivery.target.config, &delivery.target.url);
         match &result {
             Ok(()) if attempts == 1 => {
@@ -131,13 +137,18 @@ impl Courier {
         let mut attempt = 1;
         loop {
             let failure = match self.attempt(client, delivery).await {
-                Ok(()) => return (Ok(()), attempt),
+                Ok(()) => {
+                    self.count_attempt("ok");
+                    return (Ok(()), attempt);
+                }
                 Err(failure) => failure,
             };
             let config = &delivery.target.config;
             if !failure.is_retryable() || attempt >= max_attempts {
+                self.count_attempt("failed");
                 return (Err(failure), attempt);
             }
+            self.count_attempt("retried");
             tracing::info!(
                 task_id = %config.task_id,
                 config_id = %config.id,
@@ -152,10 +163,20 @@ impl Courier {
         }
     }
 
+    fn count_attempt(&self, result: &'static str) {
+        if let Some(metrics) = &self.metrics {
+            metrics.push_attempts.get_or_create(&crate::metrics::ResultLabel { result }).inc();
+        }
+    }
+
     /// One POST, holding a permit of the global limit while it runs.
     async fn attempt(&self, client: &reqwest::Client, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+        let gauges = self.metrics.as_ref().map(|m| (&m.push_waiting, &m.push_in_flight));
+        let waiting = gauges.map(|(waiting, _)| GaugeGuard::raise(waiting));
         // The semaphore is never closed, so this waits for a permit and always gets one.
         let _permit = self.permits.acquire().await;
+        drop(waiting);
+        let _in_flight = gauges.map(|(_, in_flight)| GaugeGuard::raise(in_flight));
         let Delivery { target, body } = delivery;
         let mut request =
             client.post(target.url.clone()).header(http::header::CONTENT_TYPE, "application/json").body(body.clone());

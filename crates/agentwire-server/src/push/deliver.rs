@@ -56,11 +56,12 @@ impl PushDispatcher {
         feed: CommitFeed,
         configs: Arc<dyn PushConfigStore>,
         tasks: Arc<dyn TaskStore>,
+        metrics: Option<Arc<crate::metrics::Instruments>>,
     ) -> Self {
         let tracker = TaskTracker::new();
         let worker = Dispatcher {
             context: Arc::new(LaneContext {
-                courier: Courier::new(settings.clone()),
+                courier: Courier::new(settings.clone(), metrics),
                 configs,
                 tasks,
                 task_bodies: Mutex::default(),

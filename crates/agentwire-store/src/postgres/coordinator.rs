@@ -41,6 +41,8 @@ struct CoordinatorInner {
     /// A registration found the registry full and was dropped: the writer rewrites this
     /// process's executions from the ones running here once it catches up.
     overflowed: AtomicBool,
+    /// The notification connection listens: notices of the other processes arrive.
+    listening: AtomicBool,
     stop: CancellationToken,
     /// The background work; aborted when the coordinator goes.
     work: Mutex<JoinSet<()>>,
@@ -81,6 +83,7 @@ impl Coordinator {
             lease,
             registry,
             overflowed: AtomicBool::new(false),
+            listening: AtomicBool::new(true),
             stop: CancellationToken::new(),
             work: Mutex::new(JoinSet::new()),
         });
@@ -214,10 +217,12 @@ async fn listen(weak: Weak<CoordinatorInner>, mut listener: PgListener) {
             // made instead; once it listens, every reader reads the log.
             Err(error) => {
                 tracing::warn!(%error, "PostgreSQL notifications failed; listening again");
+                inner.listening.store(false, Ordering::Relaxed);
                 drop(inner);
                 let Some(again) = listen_again(&weak).await else { return };
                 listener = again;
                 let Some(inner) = weak.upgrade() else { return };
+                inner.listening.store(true, Ordering::Relaxed);
                 inner.bus.check_all();
             }
         }
@@ -288,6 +293,10 @@ async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::Receiv
 const REGISTRATION_BATCH: usize = 256;
 
 impl EventBus for Coordinator {
+    fn connected(&self) -> bool {
+        self.inner.listening.load(Ordering::Relaxed)
+    }
+
     fn publish(&self, scope: &Scope, task_id: &str, notice: Notice) {
         // Committed events were notified by their commit; the end of an execution is told by the
         // registry writer, after the execution's finish is recorded.
