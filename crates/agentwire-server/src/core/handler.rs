@@ -433,7 +433,9 @@ impl RequestHandlerBuilder {
             tokio::spawn(crate::metrics::follow_tasks(feed, instruments, core.maintenance.clone()));
         }
         let ended = Arc::clone(&core.task_ended);
-        tokio::spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, ended, core.maintenance.clone()));
+        // Tracked with the executions: shutdown waits for a purge under way before its own purge
+        // and the store's close, which would otherwise race it for the store's connections.
+        core.tracker.spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, ended, core.maintenance.clone()));
         let core = Arc::new(core);
         if let Some(every) = core.cancel.orphan_check_interval() {
             tokio::spawn(Core::reap_orphans(Arc::downgrade(&core), every));

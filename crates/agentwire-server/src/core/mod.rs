@@ -53,7 +53,7 @@ pub(crate) struct Core {
     pub(crate) bus: Arc<dyn EventBus>,
     /// Asks the executions of a task to stop.
     pub(crate) cancel: Arc<dyn CancelSignal>,
-    /// Owns every spawned execution, so shutdown can wait for them.
+    /// Owns every spawned execution and the purge of ended tasks, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     /// How webhooks are called; the addresses of new configs are checked with its guard.
     pub(crate) push_settings: crate::PushSettings,
