@@ -3,7 +3,9 @@
 //!
 //! Bindings decode each request into a `RequestContext` and a canonical `A2aRequest` and call one
 //! operation service; a layer around the handler sees them all, with the operation in hand (no
-//! body to parse). The same place fits metrics, audit, quotas or authorization by operation.
+//! body to parse). The same place fits metrics, audit, quotas or authorization by operation. For
+//! Prometheus metrics, `agentwire_server::Metrics::layer` is such a layer, ready made
+//! (docs/OPERATIONS.md); this one shows how to write your own.
 //!
 //! ```sh
 //! cargo run -p agentwire-examples --example operation_layer
