@@ -116,11 +116,13 @@ impl FromWire for TaskPushNotificationConfig {
             WireForm::V1 => serde_json::from_value(value),
             WireForm::V03 => Ok(PushConfigParams::deserialize(value)?.into()),
             WireForm::V03Proto => {
-                // `name` is `tasks/{taskId}/pushNotificationConfigs/{configId}`.
+                // `name` is `tasks/{taskId}/pushNotificationConfigs/{configId}`; a name of more
+                // segments names no config (ids have no `/`), rather than the one its fourth names.
                 let name = value.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let mut segments = name.split('/');
-                let (task_id, config_id) = match (segments.next(), segments.next(), segments.next(), segments.next()) {
-                    (Some("tasks"), Some(task_id), Some(_), config_id) => (task_id, config_id.unwrap_or_default()),
+                let segments: Vec<&str> = name.split('/').collect();
+                let (task_id, config_id) = match segments.as_slice() {
+                    ["tasks", task_id, _] => (*task_id, ""),
+                    ["tasks", task_id, _, config_id] => (*task_id, *config_id),
                     _ => return Err(serde_json::Error::custom(format!("{name:?} does not name a push config"))),
                 };
                 let mut body = PushConfigBody::deserialize(value)?;
@@ -311,6 +313,9 @@ mod tests {
         }
         let nameless = json!({"name": "agents/x", "pushNotificationConfig": {"url": "https://x"}});
         assert!(TaskPushNotificationConfig::from_wire(WireForm::V03Proto, nameless).is_err());
+        let deeper =
+            json!({"name": "tasks/t1/pushNotificationConfigs/c1/more", "pushNotificationConfig": {"url": "https://x"}});
+        assert!(TaskPushNotificationConfig::from_wire(WireForm::V03Proto, deeper).is_err(), "not config c1");
     }
 
     #[test]
