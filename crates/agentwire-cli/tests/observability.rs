@@ -180,6 +180,7 @@ async fn grpc_health(base: &str, service: &str) -> Result<i32, tonic::Status> {
 
 const SERVING: i32 = 1;
 const NOT_SERVING: i32 = 2;
+const SERVICE_UNKNOWN: i32 = 3;
 
 #[tokio::test]
 async fn health_and_readiness_answer() {
@@ -193,6 +194,17 @@ async fn health_and_readiness_answer() {
     assert_eq!(grpc_health(&server.base, "lf.a2a.v1.A2AService").await.unwrap(), SERVING);
     let unknown = grpc_health(&server.base, "no.such.Service").await.unwrap_err();
     assert_eq!(unknown.code(), tonic::Code::NotFound);
+
+    // A watch is told the status at once, and an unknown service is SERVICE_UNKNOWN.
+    use tonic_health::pb::{health_client::HealthClient, HealthCheckRequest};
+    let channel = tonic::transport::Endpoint::from_shared(server.base.clone()).unwrap().connect().await.unwrap();
+    let mut health = HealthClient::new(channel);
+    for (service, status) in [("", SERVING), ("no.such.Service", SERVICE_UNKNOWN)] {
+        let request = HealthCheckRequest { service: service.to_owned() };
+        let mut watch = health.watch(request).await.unwrap().into_inner();
+        let first = tokio::time::timeout(Duration::from_secs(5), watch.message()).await.unwrap().unwrap();
+        assert_eq!(first.map(|r| r.status), Some(status), "{service:?}");
+    }
 }
 
 /// Polls `/readyz` until its status is `status`, for at most `within`; returns its body.
