@@ -3,11 +3,9 @@
 mod call;
 mod opt;
 mod serve;
-
-use std::io::IsTerminal;
+mod telemetry;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 use opt::{Command, Opt};
 
@@ -35,19 +33,22 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
         Command::Serve(serve_opt) => *serve_opt,
         // The client commands log only what RUST_LOG asks for: their output is the answer.
         Command::Call(command) => {
-            let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off"));
-            let ansi = call::colors(std::io::stderr().is_terminal());
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
-            return Ok(command.run().await);
+            let logging = telemetry::Logging { default_filter: "off", json: false, stderr: true };
+            let traces = telemetry::install(logging, None)?;
+            let status = command.run().await;
+            if let Some(traces) = traces {
+                traces.shut_down().await;
+            }
+            return Ok(status);
         }
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    if serve_opt.log_json || serve_opt.log_format == opt::LogFormat::Json {
-        tracing_subscriber::fmt().json().with_env_filter(filter).init();
-    } else {
-        let ansi = call::colors(std::io::stdout().is_terminal());
-        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).init();
+    let json = serve_opt.log_json || serve_opt.log_format == opt::LogFormat::Json;
+    let logging = telemetry::Logging { default_filter: "info", json, stderr: false };
+    let traces = telemetry::install(logging, serve_opt.otlp_endpoint.clone())?;
+    let served = serve::run(serve_opt, traces.is_some()).await;
+    if let Some(traces) = traces {
+        traces.shut_down().await;
     }
-    serve::run(serve_opt).await?;
+    served?;
     Ok(std::process::ExitCode::SUCCESS)
 }

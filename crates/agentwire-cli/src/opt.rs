@@ -141,6 +141,11 @@ pub(crate) struct ServeOpt {
     #[arg(long, hide = true)]
     pub(crate) log_json: bool,
 
+    /// Export a span per operation (and of what it leads to) over OTLP/gRPC to this collector,
+    /// e.g. http://127.0.0.1:4317 (default: OTEL_EXPORTER_OTLP_ENDPOINT; none: no export).
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
+
     /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone.
     #[arg(long, value_name = "ADDR", num_args = 0..=1)]
     pub(crate) metrics: Option<Option<SocketAddr>>,

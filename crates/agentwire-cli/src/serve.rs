@@ -7,8 +7,8 @@ use tokio::time::Instant;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
-    ServeOptions, TlsConfig, WebhookGuard,
+    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, Metrics, OperationSpans, PushSettings, RequestHandler,
+    Retention, ServeOptions, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
@@ -20,7 +20,7 @@ use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 /// How long open requests and streams may take to finish after a shutdown signal.
 const DRAIN: Duration = Duration::from_secs(10);
 
-pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
+pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
     raise_open_file_limit(opt.max_connections);
     // Bound first, so that the card names the ports really listened on (`:0` picks one).
     let listener = bind(opt.http).await?;
@@ -65,7 +65,10 @@ pub(crate) async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     let card = format!("{scheme}://{address}/.well-known/agent-card.json");
     tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-    let service = ServiceBuilder::new().option_layer(metrics.as_ref().map(Metrics::layer)).service(handler.clone());
+    let service = ServiceBuilder::new()
+        .option_layer(traced.then_some(OperationSpans))
+        .option_layer(metrics.as_ref().map(Metrics::layer))
+        .service(handler.clone());
     let mut app = router_with(service, http);
     let stopping = stop_signal();
     // Not ready from the signal on: a load balancer sends new work elsewhere while this drains.

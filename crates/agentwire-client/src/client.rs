@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use agentwire_types::{
     AgentCard, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
@@ -401,7 +402,9 @@ impl Client {
     /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
     /// not speak the version.
     async fn unary(&self, call: A2aRequest) -> Result<A2aResponse> {
-        self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await }).await
+        let span = crate::trace::call_span(call.operation());
+        let answer = self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await });
+        answer.instrument(span).await
     }
 
     /// Runs `attempt` at the endpoint in use, then, while [`Route::moves_on`] says so, at others.
@@ -436,7 +439,10 @@ impl Client {
 
     /// Opens the event stream of `call`, moving on between endpoints as [`Client::unary`] does.
     async fn open(&self, call: A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
-        self.routed(call, |endpoint, call| async move { self.open_at(endpoint, &call, last_event_id).await }).await
+        let span = crate::trace::call_span(call.operation());
+        let opened =
+            self.routed(call, |endpoint, call| async move { self.open_at(endpoint, &call, last_event_id).await });
+        opened.instrument(span).await
     }
 
     async fn open_at(&self, endpoint: &Endpoint, call: &A2aRequest, last_event_id: Option<u64>) -> Result<Events> {

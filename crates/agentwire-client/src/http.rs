@@ -44,7 +44,10 @@ pub(crate) fn request(
             return Err(Error::Unsupported { operation: call.operation(), endpoint: endpoint.to_string() })
         }
     };
-    let request = request.headers(endpoint.headers.clone()).header("A2A-Version", endpoint.version.header());
+    let request = request
+        .headers(endpoint.headers.clone())
+        .headers(crate::trace::context_headers())
+        .header("A2A-Version", endpoint.version.header());
     Ok(match expect {
         Expect::Reply(Some(timeout)) => request.timeout(timeout),
         Expect::Reply(None) => request,

@@ -40,6 +40,7 @@ mod jsonrpc;
 mod rest;
 mod sse;
 mod stream;
+mod trace;
 #[cfg(feature = "webhook")]
 mod webhook;
 

@@ -35,6 +35,7 @@ pub mod metrics;
 mod push;
 mod serve;
 mod service;
+mod spans;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
@@ -44,3 +45,4 @@ pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};
 pub use service::OperationService;
+pub use spans::{OperationSpans, Spanned};

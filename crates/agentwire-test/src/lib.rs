@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
+mod otlp;
 mod proxy;
 mod sdk;
 
+pub use otlp::{ReceivedSpan, SpanCollector};
 pub use proxy::CuttingProxy;
 pub use sdk::{free_port, SdkOptions, SdkServer, PYTHON_VARIABLE};
 
