@@ -43,6 +43,11 @@ impl Traces {
 /// collector [`ENDPOINT_VARIABLE`] names) when there is one. Must run within the runtime.
 pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<Option<Traces>> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(logging.default_filter));
+    // The operation and call spans are for the exporter: log lines would format each one's
+    // attributes on every request for nothing.
+    let filter = ["agentwire_server::spans=off", "agentwire_client::trace=off"]
+        .into_iter()
+        .fold(filter, |filter, directive| filter.add_directive(directive.parse().expect("a valid directive")));
     let endpoint = otlp.or_else(|| std::env::var(ENDPOINT_VARIABLE).ok()).filter(|e| !e.is_empty());
     let provider = endpoint.map(|endpoint| exporter(&endpoint)).transpose()?;
     let otel = provider.as_ref().map(|provider| {
