@@ -116,10 +116,10 @@ impl FromWire for TaskPushNotificationConfig {
             WireForm::V1 => serde_json::from_value(value),
             WireForm::V03 => Ok(PushConfigParams::deserialize(value)?.into()),
             WireForm::V03Proto => {
-                // `name` is `tasks/{taskId}/pushNotificationConfigs/{configId}`; a name of more
-                // segments names no config (ids have no `/`), rather than the one its fourth names.
+                // `name` is `tasks/{taskId}/pushNotificationConfigs/{configId}`; the config id is
+                // all that follows, `/` included, as the encoder writes it.
                 let name = value.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let segments: Vec<&str> = name.split('/').collect();
+                let segments: Vec<&str> = name.splitn(4, '/').collect();
                 let (task_id, config_id) = match segments.as_slice() {
                     ["tasks", task_id, _] => (*task_id, ""),
                     ["tasks", task_id, _, config_id] => (*task_id, *config_id),
@@ -313,9 +313,10 @@ mod tests {
         }
         let nameless = json!({"name": "agents/x", "pushNotificationConfig": {"url": "https://x"}});
         assert!(TaskPushNotificationConfig::from_wire(WireForm::V03Proto, nameless).is_err());
-        let deeper =
+        let slashed =
             json!({"name": "tasks/t1/pushNotificationConfigs/c1/more", "pushNotificationConfig": {"url": "https://x"}});
-        assert!(TaskPushNotificationConfig::from_wire(WireForm::V03Proto, deeper).is_err(), "not config c1");
+        let read = TaskPushNotificationConfig::from_wire(WireForm::V03Proto, slashed).unwrap();
+        assert_eq!((read.task_id.as_str(), read.id.as_str()), ("t1", "c1/more"), "the whole id, not its first segment");
     }
 
     #[test]
