@@ -62,8 +62,7 @@ where
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
         let operation = request.operation().name();
-        let route =
-            Route { operation, generation: super::generation(ctx.dialect), binding: super::binding(ctx.binding) };
+        let route = Route { operation, generation: super::generation(ctx.dialect), binding: ctx.binding.name() };
         let started = Instant::now();
         let instruments = Arc::clone(&self.instruments);
         let answer = self.inner.call((ctx, request));

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use agentwire_store::TaskStore;
-use agentwire_types::{A2AError, Binding, Dialect, TaskState};
+use agentwire_types::{A2AError, Dialect};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::collector::Collector;
@@ -288,16 +288,6 @@ pub(crate) fn generation(dialect: Dialect) -> &'static str {
         Dialect::V03 => "0.3",
         Dialect::Legacy => "legacy",
     }
-}
-
-/// The label of a binding: its name in agent cards.
-pub(crate) fn binding(binding: Binding) -> &'static str {
-    binding.name()
-}
-
-/// The label of a task state: its v1.0 name.
-pub(crate) fn state(state: TaskState) -> &'static str {
-    state.as_proto_name()
 }
 
 /// Reports a store's write groups at each scrape: counters kept by the store itself.

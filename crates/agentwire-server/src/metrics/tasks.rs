@@ -52,11 +52,11 @@ impl States {
             return;
         }
         if let Some(before) = before {
-            instruments.tasks.get_or_create(&StateLabel { state: super::state(before) }).dec();
+            instruments.tasks.get_or_create(&StateLabel { state: before.as_proto_name() }).dec();
         }
         let tenant = TenantLabel { tenant: commit.scope.tenant.clone() };
         if state.is_terminal() {
-            instruments.tasks_ended.get_or_create(&StateLabel { state: super::state(state) }).inc();
+            instruments.tasks_ended.get_or_create(&StateLabel { state: state.as_proto_name() }).inc();
             if before.is_some() {
                 let left = instruments.tasks_in_progress.get_or_create(&tenant).dec() - 1;
                 if left <= 0 {
@@ -64,7 +64,7 @@ impl States {
                 }
             }
         } else {
-            instruments.tasks.get_or_create(&StateLabel { state: super::state(state) }).inc();
+            instruments.tasks.get_or_create(&StateLabel { state: state.as_proto_name() }).inc();
             if before.is_none() {
                 instruments.tasks_in_progress.get_or_create(&tenant).inc();
             }
