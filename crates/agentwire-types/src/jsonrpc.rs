@@ -383,10 +383,8 @@ mod tests {
 
     #[test]
     fn an_operation_is_named_as_its_v1_method() {
-        for (name, dialect, operation) in METHODS {
-            if *dialect == Dialect::V1 {
-                assert_eq!(operation.name(), *name);
-            }
+        for (name, _, operation) in METHODS.iter().filter(|(_, dialect, _)| matches!(dialect, Dialect::V1)) {
+            assert_eq!(operation.name(), *name);
         }
     }
 
