@@ -51,6 +51,7 @@ AGENTWIRE=$ROOT/target/release/agentwire
 LOADGEN=$BENCH/target/release/loadgen
 FLOOR=$BENCH/target/release/floor
 OFFICIAL_RUST=$BENCH/target/release/official-rust-echo
+OTLP_SINK=$BENCH/target/release/otlp-sink
 PYTHON=$BENCH/.venv/bin/python
 
 # --- the servers: one line per server process ------------------------------------------------
@@ -88,7 +89,7 @@ build() {
   mkdir -p "$LOGS"
   say "building agentwire and the harness (release)"
   (cd "$ROOT" && timeout 1800 cargo build --release --locked --bin agentwire)
-  (cd "$BENCH" && timeout 1800 cargo build --release --locked -p loadgen -p floor)
+  (cd "$BENCH" && timeout 1800 cargo build --release --locked -p loadgen -p floor -p otlp-sink)
   # Competitors may fail to build without stopping the run: their rows say so.
   if ! (cd "$BENCH" && timeout 1200 cargo build --release --locked --manifest-path official-rust/Cargo.toml) \
       >"$LOGS/build-official-rust.log" 2>&1; then
@@ -356,7 +357,7 @@ for spec in "${ALONE[@]}"; do run_server "$spec"; done
 # server loaded at the same time as agentwire on core 0 (bench/compare.sh), in both orders.
 declare -A SIDE_BY_SIDE=()
 side_by_side() { # name command
-  local name=$1 command=$2 log=$LOGS/side-by-side-$1.log rounds
+  local name=$1 command=$2 log=$LOGS/side-by-side-${1// /_}.log rounds
   rounds=$( ((SMOKE)) && echo 1 || echo 3 )
   say "side by side: $name and agentwire, JSON-RPC SendMessage, CPU per request"
   if COMPARE_WARMUP=$WARMUP COMPARE_DURATION=$DURATION "$BENCH/compare.sh" \
@@ -368,7 +369,7 @@ side_by_side() { # name command
   fi
   cat "$log" >&2
 }
-SIDE_BY_SIDE_ORDER=(floor official-rust)
+SIDE_BY_SIDE_ORDER=(floor official-rust "agentwire --metrics" "agentwire --metrics --otlp-endpoint")
 if wanted side-by-side; then
   side_by_side floor "$FLOOR --addr 127.0.0.1:PORT"
   if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
@@ -376,6 +377,17 @@ if wanted side-by-side; then
   else
     side_by_side official-rust "$OFFICIAL_RUST --addr 127.0.0.1:PORT"
   fi
+  # What observing costs: agentwire with metrics on, then also exporting every span to a local
+  # OTLP collector (otlp-sink, which counts them), each against agentwire with both off.
+  observed="$AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT --metrics"
+  side_by_side "agentwire --metrics" "$observed"
+  "${PIN_LOADGEN[@]}" "$OTLP_SINK" >"$LOGS/otlp-sink.endpoint" 2>"$LOGS/otlp-sink.log" &
+  sink=$!
+  RUNNING[$sink]=1
+  for _ in $(seq 50); do [[ -s $LOGS/otlp-sink.endpoint ]] && break; sleep 0.1; done
+  side_by_side "agentwire --metrics --otlp-endpoint" "$observed --otlp-endpoint $(head -n 1 "$LOGS/otlp-sink.endpoint")"
+  stop "$sink"
+  cat "$LOGS/otlp-sink.log" >&2
 fi
 
 if ((SMOKE && ${#ONLY[@]} == 0)); then

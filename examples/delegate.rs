@@ -7,13 +7,21 @@
 //! cargo run -p agentwire-examples --example delegate                  # this agent, on :8086
 //! cargo run --bin agentwire -- send http://127.0.0.1:8086 "hello" --stream
 //! ```
+//!
+//! With `OTEL_EXPORTER_OTLP_ENDPOINT` set (and `--otlp-endpoint` given to the downstream agent),
+//! both agents export their spans to that collector, and a request makes one trace through both:
+//! this agent's operation and execution, its call downstream, and the downstream agent's work.
 
 use agentwire_client::Client;
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::{router, serve, RequestHandler, ServeOptions};
+use agentwire_server::telemetry::OtlpTraces;
+use agentwire_server::{router, serve, OperationSpans, RequestHandler, ServeOptions};
 use agentwire_types::{Artifact, Message, SendMessageRequest, StreamResponse, TaskState};
 use futures_util::StreamExt;
 use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 const ADDR: &str = "127.0.0.1:8086";
 const DOWNSTREAM: &str = "http://127.0.0.1:8080";
@@ -55,6 +63,11 @@ impl AgentExecutor for Delegate {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let traces = OtlpTraces::from_env()?;
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer())
+        .with(traces.as_ref().map(OtlpTraces::layer))
+        .init();
     let downstream = Client::connect(DOWNSTREAM).await?;
     println!("delegating to {} at {DOWNSTREAM}", downstream.card().name);
     let handler = RequestHandler::builder(Delegate { downstream }).card_url(&format!("http://{ADDR}")).build();
@@ -63,6 +76,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router(handler), shutdown, ServeOptions::default()).await?;
+    // Each operation in a span of its own, the child of the caller's when it sends its context.
+    let app = router(ServiceBuilder::new().layer(OperationSpans).service(handler));
+    serve(listener, app, shutdown, ServeOptions::default()).await?;
+    if let Some(traces) = traces {
+        traces.shut_down().await;
+    }
     Ok(())
 }

@@ -1,18 +1,19 @@
 //! Logs and traces: the subscriber every command installs, and, when an OTLP endpoint is given,
-//! the export of spans to it (OTLP over gRPC) with W3C trace context propagation.
+//! the export of spans to it (OTLP over gRPC) with W3C trace context propagation. While spans are
+//! exported, each log line written within a traced request carries its trace and span ids.
 
+use std::fmt;
 use std::io::IsTerminal;
 
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::WithExportConfig;
-use opentelemetry_sdk::trace::SdkTracerProvider;
-use opentelemetry_sdk::Resource;
+use agentwire_server::telemetry::{OtlpTraces, ENDPOINT_VARIABLE};
+use opentelemetry::trace::TraceContextExt as _;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
-
-/// The variable OpenTelemetry SDKs read the collector's address from.
-pub(crate) const ENDPOINT_VARIABLE: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
 /// How the process logs.
 pub(crate) struct Logging {
@@ -23,25 +24,9 @@ pub(crate) struct Logging {
     pub(crate) stderr: bool,
 }
 
-/// Spans exported to a collector, until [`Traces::shut_down`].
-pub(crate) struct Traces(SdkTracerProvider);
-
-impl Traces {
-    /// Sends the spans not yet exported, and stops.
-    pub(crate) async fn shut_down(self) {
-        let provider = self.0;
-        // The exporter needs the runtime to go on while the flush blocks.
-        match tokio::task::spawn_blocking(move || provider.shutdown()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => eprintln!("could not export the last spans: {error}"),
-            Err(error) => eprintln!("could not export the last spans: {error}"),
-        }
-    }
-}
-
 /// Installs the subscriber: log lines as `logging` says, and spans exported to `otlp` (or the
 /// collector [`ENDPOINT_VARIABLE`] names) when there is one. Must run within the runtime.
-pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<Option<Traces>> {
+pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<Option<OtlpTraces>> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(logging.default_filter));
     // The operation and call spans are for the exporter: log lines would format each one's
     // attributes on every request for nothing.
@@ -49,21 +34,7 @@ pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<
         .into_iter()
         .fold(filter, |filter, directive| filter.add_directive(directive.parse().expect("a valid directive")));
     let endpoint = otlp.or_else(|| std::env::var(ENDPOINT_VARIABLE).ok()).filter(|e| !e.is_empty());
-    let provider = endpoint.map(|endpoint| exporter(&endpoint)).transpose()?;
-    let otel = provider.as_ref().map(|provider| {
-        // Operation spans are exported whatever RUST_LOG says of log lines.
-        let spans = tracing_subscriber::filter::Targets::new()
-            .with_target("agentwire_server", tracing::Level::INFO)
-            .with_target("agentwire_client", tracing::Level::INFO);
-        tracing_opentelemetry::layer()
-            .with_tracer(provider.tracer("agentwire"))
-            // The conventions' attributes only: no source locations, threads or idle times.
-            .with_location(false)
-            .with_threads(false)
-            .with_target(false)
-            .with_tracked_inactivity(false)
-            .with_filter(spans)
-    });
+    let traces = endpoint.map(|endpoint| OtlpTraces::export_to(&endpoint)).transpose()?;
     let ansi = crate::call::colors(if logging.stderr {
         std::io::stderr().is_terminal()
     } else {
@@ -76,21 +47,62 @@ pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<
             Box::new(std::io::stdout())
         }
     };
+    let traced = traces.is_some();
     let lines = if logging.json {
-        tracing_subscriber::fmt::layer().json().with_writer(writer).with_filter(filter).boxed()
+        let format = TraceIds { inner: format::format().json(), json: true, traced };
+        tracing_subscriber::fmt::layer()
+            .fmt_fields(format::JsonFields::new())
+            .event_format(format)
+            .with_writer(writer)
+            .with_filter(filter)
+            .boxed()
     } else {
-        tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(writer).with_filter(filter).boxed()
+        let format = TraceIds { inner: format::format().with_ansi(ansi), json: false, traced };
+        tracing_subscriber::fmt::layer().event_format(format).with_writer(writer).with_filter(filter).boxed()
     };
+    let otel = traces.as_ref().map(OtlpTraces::layer);
     tracing_subscriber::registry().with(lines).with(otel).try_init()?;
-    Ok(provider.map(Traces))
+    Ok(traces)
 }
 
-/// The OTLP exporter, batching spans to `endpoint` over gRPC, with W3C trace context as the
-/// propagator.
-fn exporter(endpoint: &str) -> anyhow::Result<SdkTracerProvider> {
-    opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
-    let exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic().with_endpoint(endpoint).build()?;
-    let service = std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| "agentwire".to_owned());
-    let resource = Resource::builder().with_service_name(service).build();
-    Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build())
+/// A log line format that adds the trace and span ids of the span current when the line is
+/// written, if it is exported: `trace_id=… span_id=…` at the end of a text line, the members
+/// `trace_id` and `span_id` of a JSON line.
+struct TraceIds<F> {
+    inner: F,
+    json: bool,
+    /// Whether spans are exported at all; without, no line has ids to look for.
+    traced: bool,
+}
+
+impl<S, N, F> FormatEvent<S, N> for TraceIds<F>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> fmt::Result {
+        let ids = self.traced.then(current_ids).flatten();
+        let Some((trace_id, span_id)) = ids else { return self.inner.format_event(ctx, writer, event) };
+        let mut line = String::new();
+        self.inner.format_event(ctx, Writer::new(&mut line), event)?;
+        let line = line.trim_end_matches('\n');
+        match line.strip_prefix('{').filter(|_| self.json) {
+            Some(members) => writeln!(writer, r#"{{"trace_id":"{trace_id}","span_id":"{span_id}",{members}"#),
+            None => writeln!(writer, "{line} trace_id={trace_id} span_id={span_id}"),
+        }
+    }
+}
+
+/// The trace and span ids of the current span, if it is exported.
+fn current_ids() -> Option<(String, String)> {
+    let context = tracing::Span::current().context();
+    let span = context.span();
+    let span_context = span.span_context();
+    span_context.is_valid().then(|| (span_context.trace_id().to_string(), span_context.span_id().to_string()))
 }

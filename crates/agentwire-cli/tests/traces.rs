@@ -1,32 +1,115 @@
-//! Traces across processes: a client command and a server, each exporting its spans over OTLP to
-//! one collector, make one trace, the server's operation span a child of the client's call span,
-//! named and attributed as the draft A2A semantic conventions say.
+//! One trace across a delegation and a push notification. A client command calls a delegating
+//! agent (served by this test), which hands the message on to a downstream agent (an `agentwire
+//! serve` process) with a webhook for the downstream task; every process exports its spans to one
+//! collector. The spans make one trace, each the child of the one that caused it, down to the
+//! webhook's POST, whose `traceparent` names that POST's span.
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agentwire_client::Client;
+use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
+use agentwire_server::telemetry::OtlpTraces;
+use agentwire_server::{router, OperationSpans, RequestHandler, ServeOptions};
 use agentwire_test::{ReceivedSpan, SpanCollector};
+use agentwire_types::{Message, SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig};
 use common::{Server, TempDir};
+use tower::ServiceBuilder;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
+const INTERNAL_KIND: i32 = 1;
 const SERVER_KIND: i32 = 2;
 const CLIENT_KIND: i32 = 3;
 
-fn find<'a>(spans: &'a [ReceivedSpan], service: &str, kind: i32) -> Option<&'a ReceivedSpan> {
-    spans.iter().find(|span| span.service == service && span.kind == kind && span.name == "SendMessage")
+/// Hands each message on to the downstream agent, asking it to notify `webhook`, and completes
+/// once the downstream agent has answered.
+struct Delegate {
+    downstream: Client,
+    webhook: String,
+}
+
+impl AgentExecutor for Delegate {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let (downstream, webhook) = (self.downstream.clone(), self.webhook.clone());
+        ctx.run(|ctx, updater| async move {
+            let push = TaskPushNotificationConfig { url: webhook, ..Default::default() };
+            let message = Message::user(format!("{}-downstream", ctx.message.message_id), ctx.message.text());
+            let mut request = SendMessageRequest::new(message);
+            request.configuration =
+                Some(SendMessageConfiguration { task_push_notification_config: Some(push), ..Default::default() });
+            match downstream.send_message(request).await {
+                Ok(_) => updater.complete().await,
+                Err(error) => updater.fail(format!("the downstream agent: {error}")).await,
+            }
+        })
+    }
+}
+
+/// A webhook that keeps the `traceparent` of every notification it receives, and is unavailable
+/// the first time.
+async fn webhook() -> (String, Arc<Mutex<Vec<String>>>) {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&received);
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+            let mut kept = kept.lock().unwrap();
+            kept.push(traceparent);
+            std::future::ready(match kept.len() {
+                1 => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                _ => axum::http::StatusCode::NO_CONTENT,
+            })
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, received)
+}
+
+fn find<'a>(spans: &'a [ReceivedSpan], service: &str, kind: i32, name: &str) -> Option<&'a ReceivedSpan> {
+    spans.iter().find(|span| span.service == service && span.kind == kind && span.name == name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_and_its_operation_make_one_trace() {
+async fn a_delegated_request_and_its_push_notification_make_one_trace() {
     let collector = SpanCollector::start().await;
     let dir = TempDir::new("traces");
-    // Read by the server this test starts (the only test of this binary): its name, and a prompt
-    // export.
-    std::env::set_var("OTEL_SERVICE_NAME", "the-agent");
+    // Read by every exporter this test starts: a prompt export.
     std::env::set_var("OTEL_BSP_SCHEDULE_DELAY", "100");
-    let server = Server::start(&dir.0, &["--store", "memory", "--otlp-endpoint", &collector.endpoint]).await;
+    std::env::set_var("OTEL_SERVICE_NAME", "the-downstream");
+    let downstream = Server::start(
+        &dir.0,
+        &[
+            "--store",
+            "memory",
+            "--allow-private-webhooks",
+            "--log-format",
+            "json",
+            "--otlp-endpoint",
+            &collector.endpoint,
+        ],
+    )
+    .await;
+
+    // The delegating agent, in this process.
+    std::env::set_var("OTEL_SERVICE_NAME", "the-delegate");
+    let traces = OtlpTraces::export_to(&collector.endpoint).unwrap();
+    tracing_subscriber::registry().with(traces.layer()).init();
+    let (hook_url, notifications) = webhook().await;
+    let agent = Delegate { downstream: Client::connect(&downstream.base).await.unwrap(), webhook: hook_url };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let delegate = format!("http://{}", listener.local_addr().unwrap());
+    let handler = RequestHandler::builder(agent).card_url(&delegate).build();
+    let app = router(ServiceBuilder::new().layer(OperationSpans).service(handler));
+    tokio::spawn(agentwire_server::serve(listener, app, std::future::pending(), ServeOptions::default()));
+
     let send = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentwire"))
-        .args(["send", &server.base, "hello"])
+        .args(["send", &delegate, "hello"])
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint)
         .env("OTEL_SERVICE_NAME", "the-caller")
         .output();
@@ -35,19 +118,77 @@ async fn a_call_and_its_operation_make_one_trace() {
 
     let spans = collector
         .wait_for(Duration::from_secs(15), |spans| {
-            find(spans, "the-agent", SERVER_KIND).is_some() && find(spans, "the-caller", CLIENT_KIND).is_some()
+            spans.iter().any(|span| {
+                span.name == "POST" && span.attributes.get("http.response.status_code").is_some_and(|s| s == "204")
+            }) && find(spans, "the-delegate", INTERNAL_KIND, "invoke_agent").is_some()
+                && find(spans, "the-caller", CLIENT_KIND, "SendMessage").is_some()
         })
         .await;
-    let (call, operation) =
-        (find(&spans, "the-caller", CLIENT_KIND).unwrap(), find(&spans, "the-agent", SERVER_KIND).unwrap());
-    assert_eq!(operation.trace_id, call.trace_id, "one trace: {spans:#?}");
-    assert_eq!(operation.parent_span_id, call.span_id, "the operation is a child of the call");
-    let attribute = |name: &str| operation.attributes.get(name).map(String::as_str);
-    assert_eq!(attribute("a2a.method.name"), Some("SendMessage"));
-    assert_eq!(attribute("a2a.protocol.version"), Some("1.0"));
-    assert_eq!(attribute("a2a.task.state"), Some("TASK_STATE_COMPLETED"));
-    assert!(attribute("a2a.task.id").is_some_and(|id| !id.is_empty()), "{operation:#?}");
-    assert!(attribute("gen_ai.conversation.id").is_some_and(|id| !id.is_empty()), "{operation:#?}");
-    assert_eq!(call.attributes.get("a2a.method.name").map(String::as_str), Some("SendMessage"));
-    assert!(!operation.attributes.contains_key("thread.id"), "only the conventions' attributes: {operation:#?}");
+    let span = |service, kind, name| {
+        find(&spans, service, kind, name).unwrap_or_else(|| panic!("no {name} span of {service}: {spans:#?}"))
+    };
+    let attribute = |span: &ReceivedSpan, name: &str| span.attributes.get(name).cloned().unwrap_or_default();
+    let chain = [
+        span("the-caller", CLIENT_KIND, "SendMessage"),
+        span("the-delegate", SERVER_KIND, "SendMessage"),
+        span("the-delegate", INTERNAL_KIND, "invoke_agent"),
+        span("the-delegate", CLIENT_KIND, "SendMessage"),
+        span("the-downstream", SERVER_KIND, "SendMessage"),
+        span("the-downstream", INTERNAL_KIND, "invoke_agent"),
+    ];
+    for pair in chain.windows(2) {
+        let (parent, child) = (pair[0], pair[1]);
+        assert_eq!(child.trace_id, parent.trace_id, "one trace: {spans:#?}");
+        assert_eq!(
+            child.parent_span_id, parent.span_id,
+            "{} of {} is a child of {parent:#?}",
+            child.name, child.service
+        );
+    }
+    let execution = chain[5];
+    let commit = span("the-downstream", INTERNAL_KIND, "commit");
+    assert_eq!(commit.parent_span_id, execution.span_id, "a commit is a child of the execution making it");
+    let posts: Vec<&ReceivedSpan> =
+        spans.iter().filter(|span| span.service == "the-downstream" && span.name == "POST").collect();
+    for post in &posts {
+        assert_eq!(post.trace_id, execution.trace_id, "the push notification continues the trace");
+        assert_eq!(post.parent_span_id, execution.span_id, "{post:#?}");
+    }
+    let post_answered = |status: &str| {
+        posts.iter().copied().find(|post| post.attributes.get("http.response.status_code").is_some_and(|s| s == status))
+    };
+    let (refused, post) =
+        (post_answered("503").expect("the refused attempt"), post_answered("204").expect("a delivery"));
+    assert_eq!(attribute(refused, "error.type"), "503");
+
+    // Attribute names as the draft A2A conventions (and OpenTelemetry's HTTP and GenAI ones) say.
+    let server = chain[4];
+    assert_eq!(attribute(server, "a2a.method.name"), "SendMessage");
+    assert_eq!(attribute(server, "a2a.protocol.version"), "1.0");
+    assert_eq!(attribute(server, "a2a.task.state"), "TASK_STATE_COMPLETED");
+    assert!(!server.attributes.contains_key("thread.id"), "only the conventions' attributes: {server:#?}");
+    assert_eq!(attribute(server, "a2a.task.id"), attribute(execution, "a2a.task.id"));
+    assert_eq!(attribute(server, "gen_ai.conversation.id"), attribute(execution, "gen_ai.conversation.id"));
+    assert_eq!(attribute(execution, "gen_ai.operation.name"), "invoke_agent");
+    assert!(!attribute(execution, "gen_ai.agent.name").is_empty(), "{execution:#?}");
+    assert_eq!(attribute(post, "http.request.method"), "POST");
+    assert_eq!(attribute(post, "a2a.task.id"), attribute(execution, "a2a.task.id"));
+    assert!(posts.iter().any(|post| attribute(post, "http.request.resend_count") == "1"), "the retry: {posts:#?}");
+
+    // The log line of the refused attempt names its trace and span.
+    let logged = std::fs::read_to_string(&downstream.log).unwrap();
+    let line = logged
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|line| line["fields"]["message"] == "push notification attempt failed")
+        .unwrap_or_else(|| panic!("no log line of the refused attempt:\n{logged}"));
+    assert_eq!(line["trace_id"], refused.trace_id.as_str(), "{line}");
+    assert_eq!(line["span_id"], refused.span_id.as_str(), "{line}");
+
+    // The webhook was told the trace: its request's parent is the POST's span.
+    let traceparents = notifications.lock().unwrap().clone();
+    let expected = format!("00-{}-{}-01", post.trace_id, post.span_id);
+    assert!(traceparents.contains(&expected), "{expected} among {traceparents:?}");
+    drop(downstream);
+    traces.shut_down().await;
 }

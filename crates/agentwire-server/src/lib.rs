@@ -19,6 +19,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `grpc` | yes | the gRPC binding (`lf.a2a.v1` and `a2a.v1`), with health and reflection |
+//! | `otlp` | no | [`telemetry::OtlpTraces`]: spans exported to an OpenTelemetry collector |
 
 pub mod agent;
 pub mod auth;
@@ -36,6 +37,8 @@ mod push;
 mod serve;
 mod service;
 mod spans;
+#[cfg(feature = "otlp")]
+pub mod telemetry;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};

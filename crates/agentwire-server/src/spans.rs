@@ -5,11 +5,14 @@
 //! The spans are `tracing` spans: a `tracing-opentelemetry` layer in the subscriber exports them
 //! (the `agentwire` command does with `--otlp-endpoint`), and any other subscriber logs them.
 
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use agentwire_store::TraceContext;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse};
 use futures_util::future::BoxFuture;
 use http::HeaderMap;
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId};
 use tower::{Layer, Service};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -138,5 +141,116 @@ impl opentelemetry::propagation::Extractor for Headers<'_> {
 
     fn keys(&self) -> Vec<&str> {
         self.0.keys().map(|name| name.as_str()).collect()
+    }
+}
+
+/// The span of an agent's execution of a task: what the GenAI conventions call invoking an
+/// agent. The child of the operation that started it; it lasts until the execution ends, which
+/// may be long after that operation answered.
+pub(crate) fn execution_span(agent: &str, task_id: &str, context_id: &str) -> tracing::Span {
+    tracing::info_span!(
+        "invoke_agent",
+        otel.name = "invoke_agent",
+        otel.kind = "internal",
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = agent,
+        a2a.task.id = task_id,
+        gen_ai.conversation.id = context_id,
+    )
+}
+
+/// The span of one commit to a task's log, in the store.
+pub(crate) fn commit_span(task_id: &str) -> tracing::Span {
+    tracing::info_span!("commit", otel.name = "commit", otel.kind = "internal", a2a.task.id = task_id)
+}
+
+/// The span of one attempt to deliver a push notification: an HTTP client span, the child of
+/// the work that made the commit it delivers (`made_by`) when that was traced.
+pub(crate) fn webhook_span(
+    url: &reqwest::Url,
+    task_id: &str,
+    resend: u32,
+    made_by: Option<&TraceContext>,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        "POST",
+        otel.name = "POST",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        http.request.method = "POST",
+        http.request.resend_count = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+        url.full = url.as_str(),
+        server.address = url.host_str().unwrap_or_default(),
+        a2a.task.id = task_id,
+        error.type = tracing::field::Empty,
+    );
+    if resend > 0 {
+        span.record("http.request.resend_count", resend);
+    }
+    if let Some(made_by) = made_by.filter(|_| !span.is_disabled()) {
+        let state = made_by.tracestate.parse().unwrap_or_default();
+        let parent = SpanContext::new(
+            TraceId::from_bytes(made_by.trace_id),
+            SpanId::from_bytes(made_by.span_id),
+            TraceFlags::new(made_by.flags),
+            true,
+            state,
+        );
+        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(parent));
+    }
+    span
+}
+
+/// Records how an HTTP call ended on its span: the status, or why there was none.
+pub(crate) fn record_http_outcome(span: &tracing::Span, status: Option<http::StatusCode>, error_type: Option<&str>) {
+    if let Some(status) = status {
+        span.record("http.response.status_code", status.as_u16());
+    }
+    if let Some(error_type) = error_type {
+        span.record("error.type", error_type);
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// The trace context of `span` as W3C headers, for an outgoing request; empty when untraced.
+pub(crate) fn context_headers(span: &tracing::Span) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if !span.is_disabled() {
+        let context = span.context();
+        opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&context, &mut HeadersMut(&mut headers)));
+    }
+    headers
+}
+
+/// The trace context of the current span, kept with a commit; `None` when nothing traces it.
+/// Kept as ids, not text: most commits set off no webhook, and would format it for nothing.
+pub(crate) fn current_trace_context() -> Option<Arc<TraceContext>> {
+    let span = tracing::Span::current();
+    if span.is_disabled() {
+        return None;
+    }
+    let context = span.context();
+    let span = context.span();
+    let span = span.span_context();
+    span.is_valid().then(|| {
+        Arc::new(TraceContext {
+            trace_id: span.trace_id().to_bytes(),
+            span_id: span.span_id().to_bytes(),
+            flags: span.trace_flags().to_u8(),
+            tracestate: span.trace_state().header(),
+        })
+    })
+}
+
+struct HeadersMut<'a>(&'a mut HeaderMap);
+
+impl opentelemetry::propagation::Injector for HeadersMut<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) =
+            (http::HeaderName::from_bytes(key.as_bytes()), http::HeaderValue::from_str(&value))
+        {
+            self.0.insert(name, value);
+        }
     }
 }

@@ -50,6 +50,22 @@ pub struct Commit {
     pub state: TaskState,
     /// The events committed, in order; the last is numbered `version`.
     pub events: Vec<Arc<StreamResponse>>,
+    /// The trace context of the work that made the commit, when it is traced: what the commit
+    /// sets off (a webhook delivery) continues that trace.
+    pub trace: Option<Arc<TraceContext>>,
+}
+
+/// A W3C trace context: which trace and span a piece of work belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceContext {
+    /// The trace.
+    pub trace_id: [u8; 16],
+    /// The span within it.
+    pub span_id: [u8; 8],
+    /// The trace flags (bit 0: sampled).
+    pub flags: u8,
+    /// Vendor entries, as a `tracestate` header; empty when there are none.
+    pub tracestate: String,
 }
 
 impl Commit {
@@ -96,7 +112,14 @@ pub trait EventBus: Send + Sync + 'static {
     /// let bus = LocalBus::default();
     /// let mut feed = bus.feed();
     /// let event = Arc::new(StreamResponse::Task(Task { id: "t1".into(), ..Task::default() }));
-    /// let commit = Commit { scope: Scope::default(), task_id: "t1".into(), version: 1, state: TaskState::Submitted, events: vec![event] };
+    /// let commit = Commit {
+    ///     scope: Scope::default(),
+    ///     task_id: "t1".into(),
+    ///     version: 1,
+    ///     state: TaskState::Submitted,
+    ///     events: vec![event],
+    ///     trace: None,
+    /// };
     /// bus.announce(commit);
     /// let Ok(FeedNotice::Commit(followed)) = feed.recv().await else { panic!("a commit") };
     /// assert_eq!((followed.task_id.as_str(), followed.first_seq(), followed.state), ("t1", 1, TaskState::Submitted));
@@ -361,6 +384,7 @@ mod tests {
             version,
             state: TaskState::Working,
             events: vec![Arc::clone(&event), Arc::clone(&event)],
+            trace: None,
         };
         bus.announce(commit("t1", 7));
         bus.announce(commit("t2", 3));
@@ -388,6 +412,7 @@ mod tests {
                 version,
                 state: TaskState::Working,
                 events: Vec::new(),
+                trace: None,
             };
             bus.announce(commit);
         }

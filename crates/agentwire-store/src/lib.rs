@@ -60,7 +60,9 @@ use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig
 use async_trait::async_trait;
 
 pub use backend::Backend;
-pub use bus::{CancelSignal, Commit, CommitFeed, EventBus, FeedNotice, LocalBus, LocalCancel, Notice, Subscription};
+pub use bus::{
+    CancelSignal, Commit, CommitFeed, EventBus, FeedNotice, LocalBus, LocalCancel, Notice, Subscription, TraceContext,
+};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]

@@ -77,10 +77,16 @@ impl Server {
     }
 }
 
-/// The address of a `serving address=…` log line.
-fn serving_address(log: &str) -> Option<&str> {
-    let line = log.lines().find(|line| line.contains(" serving address="))?;
-    line.split_whitespace().find_map(|word| word.strip_prefix("address="))
+/// The address of the `serving` log line, as text (`serving address=…`) or JSON.
+fn serving_address(log: &str) -> Option<String> {
+    log.lines().find_map(|line| match serde_json::from_str::<Value>(line) {
+        Ok(json) if json["fields"]["message"] == "serving" => json["fields"]["address"].as_str().map(str::to_owned),
+        Ok(_) => None,
+        Err(_) if line.contains(" serving address=") => {
+            line.split_whitespace().find_map(|word| word.strip_prefix("address=")).map(str::to_owned)
+        }
+        Err(_) => None,
+    })
 }
 
 impl Drop for Server {

@@ -114,7 +114,7 @@ impl Core {
     ) -> Result<u64, A2AError> {
         let stored = async {
             let limit = Some(self.limits.max_unfinished_tasks);
-            let version = self.timed(self.tasks.create(scope, Arc::clone(task), &events, limit)).await?;
+            let version = self.committed(&task.id, self.tasks.create(scope, Arc::clone(task), &events, limit)).await?;
             if let Some(record) = push {
                 self.push_configs.put_config(scope, record).await?;
             }
@@ -152,15 +152,18 @@ impl Core {
             trim_history(task, max_history);
             Ok(events)
         };
-        let updated = self.timed(self.tasks.update(scope, task_id, &mut limited)).await.map_err(store_error)?;
+        let updated =
+            self.committed(task_id, self.tasks.update(scope, task_id, &mut limited)).await.map_err(store_error)?;
         if !updated.events.is_empty() {
             self.announce(scope, &updated.task, updated.version, updated.events);
         }
         Ok((updated.task, updated.version))
     }
 
-    /// Runs a commit, timing it where metrics are kept.
-    async fn timed<T>(&self, commit: impl std::future::Future<Output = T>) -> T {
+    /// Runs a commit to `task_id`'s log in a span of its own, timing it where metrics are kept.
+    async fn committed<T>(&self, task_id: &str, commit: impl std::future::Future<Output = T>) -> T {
+        use tracing::Instrument;
+        let commit = commit.instrument(crate::spans::commit_span(task_id));
         let Some(metrics) = &self.metrics else { return commit.await };
         let started = tokio::time::Instant::now();
         let committed = commit.await;
@@ -174,7 +177,8 @@ impl Core {
         if state.is_terminal() {
             self.task_ended.notify_one();
         }
-        self.bus.announce(Commit { scope: scope.clone(), task_id: task.id.clone(), version, state, events });
+        let trace = crate::spans::current_trace_context();
+        self.bus.announce(Commit { scope: scope.clone(), task_id: task.id.clone(), version, state, events, trace });
     }
 }
 

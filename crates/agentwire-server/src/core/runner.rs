@@ -257,8 +257,7 @@ impl Core {
             fresh,
             waiter,
         };
-        // A debug span: at the default info level it costs nothing per request.
-        let span = tracing::debug_span!("execution", task_id = %ctx.task_id);
+        let span = crate::spans::execution_span(&self.card.public().name, &ctx.task_id, &ctx.context_id);
         let guard = ExecutionGuard {
             core: Arc::clone(self),
             scope: execution.scope.clone(),

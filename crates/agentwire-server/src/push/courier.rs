@@ -7,6 +7,7 @@ use agentwire_types::{Dialect, TaskPushNotificationConfig};
 use bytes::Bytes;
 use http::StatusCode;
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 use super::guard::PrivateAddress;
 use super::PushSettings;
@@ -25,6 +26,8 @@ pub(super) struct Target {
 pub(super) struct Delivery {
     pub(super) target: Arc<Target>,
     pub(super) body: Bytes,
+    /// The trace context of the commit it delivers, which its attempts continue.
+    pub(super) trace: Option<Arc<agentwire_store::TraceContext>>,
 }
 
 /// Why a notification was not delivered.
@@ -58,6 +61,18 @@ impl Undelivered {
                 Self::Unavailable(s)
             }
             s => Self::Refused(s),
+        }
+    }
+
+    /// What kind of failure it is, as a span's `error.type`.
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::PrivateAddress(_) => "private_address",
+            Self::Redirected(_) => "redirected",
+            Self::Refused(_) => "refused",
+            Self::Unavailable(_) => "unavailable",
+            Self::Unreachable(_) => "unreachable",
+            Self::NoClient(_) => "no_client",
         }
     }
 
@@ -136,7 +151,13 @@ impl Courier {
         let mut backoff = self.settings.initial_backoff;
         let mut attempt = 1;
         loop {
-            let failure = match self.attempt(client, delivery).await {
+            let span = crate::spans::webhook_span(
+                &delivery.target.url,
+                &delivery.target.config.task_id,
+                attempt - 1,
+                delivery.trace.as_deref(),
+            );
+            let failure = match self.attempt(client, delivery, &span).await {
                 Ok(()) => {
                     self.count_attempt("ok");
                     return (Ok(()), attempt);
@@ -149,14 +170,17 @@ impl Courier {
                 return (Err(failure), attempt);
             }
             self.count_attempt("retried");
-            tracing::info!(
-                task_id = %config.task_id,
-                config_id = %config.id,
-                attempt,
-                reason = %failure,
-                retry_in = ?backoff,
-                "push notification attempt failed"
-            );
+            span.in_scope(|| {
+                tracing::info!(
+                    task_id = %config.task_id,
+                    config_id = %config.id,
+                    attempt,
+                    reason = %failure,
+                    retry_in = ?backoff,
+                    "push notification attempt failed"
+                );
+            });
+            drop(span);
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
             attempt += 1;
@@ -169,17 +193,25 @@ impl Courier {
         }
     }
 
-    /// One POST, holding a permit of the global limit while it runs.
-    async fn attempt(&self, client: &reqwest::Client, delivery: &Delivery) -> std::result::Result<(), Undelivered> {
+    /// One POST in `span`, holding a permit of the global limit while it runs.
+    async fn attempt(
+        &self,
+        client: &reqwest::Client,
+        delivery: &Delivery,
+        span: &tracing::Span,
+    ) -> std::result::Result<(), Undelivered> {
         let gauges = self.metrics.as_ref().map(|m| (&m.push_waiting, &m.push_in_flight));
         let waiting = gauges.map(|(waiting, _)| GaugeGuard::raise(waiting));
         // The semaphore is never closed, so this waits for a permit and always gets one.
         let _permit = self.permits.acquire().await;
         drop(waiting);
         let _in_flight = gauges.map(|(_, in_flight)| GaugeGuard::raise(in_flight));
-        let Delivery { target, body } = delivery;
-        let mut request =
-            client.post(target.url.clone()).header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+        let Delivery { target, body, .. } = delivery;
+        let mut request = client
+            .post(target.url.clone())
+            .headers(crate::spans::context_headers(span))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body.clone());
         let config = &target.config;
         if !config.token.is_empty() {
             // Every name a generation's receivers look for (DESIGN §4.13): v0.1/v0.3's, v1.0's
@@ -192,14 +224,23 @@ impl Courier {
             let scheme = if auth.scheme.is_empty() { "Bearer" } else { auth.scheme.as_str() };
             request = request.header(http::header::AUTHORIZATION, format!("{scheme} {}", auth.credentials));
         }
-        match request.send().await {
+        let sent = request.send().instrument(span.clone()).await;
+        let status = sent.as_ref().ok().map(reqwest::Response::status);
+        let outcome = match sent {
             Ok(response) if response.status().is_success() => Ok(()),
             Ok(response) => Err(Undelivered::from_status(response.status())),
             Err(error) => Err(match private_address_cause(&error) {
                 Some(refused) => Undelivered::PrivateAddress(refused.clone()),
                 None => Undelivered::Unreachable(with_causes(&error)),
             }),
-        }
+        };
+        let error_type = match (&outcome, status) {
+            (Ok(()), _) => None,
+            (Err(_), Some(status)) => Some(status.as_str().to_owned()),
+            (Err(failure), None) => Some(failure.kind().to_owned()),
+        };
+        crate::spans::record_http_outcome(span, status, error_type.as_deref());
+        outcome
     }
 }
 

@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use agentwire_store::{Commit, CommitFeed, FeedNotice, PushConfigRecord, PushConfigStore, Scope, TaskStore};
+use agentwire_store::{
+    Commit, CommitFeed, FeedNotice, PushConfigRecord, PushConfigStore, Scope, TaskStore, TraceContext,
+};
 use agentwire_types::dialect::{Encoded, PushPayload};
 use agentwire_types::Dialect;
 use agentwire_types::TaskState;
@@ -37,7 +39,7 @@ type Job = Arc<Commit>;
 
 /// A job asking every webhook of a task to catch up with the task's log.
 fn catch_up(scope: Scope, task_id: String) -> Job {
-    Arc::new(Commit { scope, task_id, version: 0, state: TaskState::Unspecified, events: Vec::new() })
+    Arc::new(Commit { scope, task_id, version: 0, state: TaskState::Unspecified, events: Vec::new(), trace: None })
 }
 
 /// Webhook delivery, following the bus's feed of commits.
@@ -320,13 +322,13 @@ impl Dispatcher {
     }
 }
 
-/// Something a lane owes its webhook.
+/// Something a lane owes its webhook. A commit's trace context goes with what it owes.
 enum Due {
     /// A v1.0 config's event: one `StreamResponse`.
-    Event { target: Arc<Target>, seq: u64, body: Bytes },
+    Event { target: Arc<Target>, seq: u64, body: Bytes, trace: Trace },
     /// An older generation's config: the whole task, as it is when the delivery starts, which
     /// covers event `seq`.
-    Task { target: Arc<Target>, seq: u64 },
+    Task { target: Arc<Target>, seq: u64, trace: Trace },
     /// Whatever the log holds past the cursor.
     CatchUp { target: Arc<Target> },
 }
@@ -340,6 +342,9 @@ impl Due {
         }
     }
 }
+
+/// The trace context of the commit a delivery is owed for, if it was traced.
+type Trace = Option<Arc<TraceContext>>;
 
 /// Pairs each config with what it is due. Each event is serialized once, whatever the number of
 /// configs, and every lane shares those bytes; a config that receives the task is owed the
@@ -366,10 +371,15 @@ fn fan_out(records: Vec<PushConfigRecord>, job: &Job) -> Vec<(PushConfigRecord, 
                     numbered.filter_map(|(event, seq)| Some((seq, to_body(&**event, task_id)?))).collect()
                 })
                 .iter()
-                .map(|(seq, body)| Due::Event { target: Arc::clone(&target), seq: *seq, body: body.clone() })
+                .map(|(seq, body)| Due::Event {
+                    target: Arc::clone(&target),
+                    seq: *seq,
+                    body: body.clone(),
+                    trace: job.trace.clone(),
+                })
                 .collect(),
             PushPayload::Task => {
-                vec![Due::Task { target: Arc::clone(&target), seq: job.version }]
+                vec![Due::Task { target: Arc::clone(&target), seq: job.version, trace: job.trace.clone() }]
             }
         };
         deliveries.push((record, target, dues));
@@ -455,7 +465,7 @@ impl LaneWorker {
         loop {
             let behind = self.progress.behind.swap(0, Ordering::Relaxed);
             if behind > self.delivered() {
-                self.catch_up(behind).await;
+                self.catch_up(behind, None).await;
             }
             let next = match tokio::time::timeout(LANE_IDLE, queue.recv()).await {
                 Ok(next) => next,
@@ -470,7 +480,7 @@ impl LaneWorker {
         }
         let behind = self.progress.behind.swap(0, Ordering::Relaxed);
         if behind > self.delivered() {
-            self.catch_up(behind).await;
+            self.catch_up(behind, None).await;
         }
     }
 
@@ -480,32 +490,33 @@ impl LaneWorker {
 
     async fn handle(&mut self, due: Due) {
         match due {
-            Due::Event { target, seq, body } => {
+            Due::Event { target, seq, body, trace } => {
                 self.target = target;
                 if seq <= self.delivered() {
                     return;
                 }
                 if seq > self.delivered() + 1 {
                     // Events in between never reached the lane: the log has them.
-                    self.catch_up(seq - 1).await;
+                    self.catch_up(seq - 1, None).await;
                 }
-                self.deliver(seq, body).await;
+                self.deliver(seq, body, trace).await;
             }
-            Due::Task { target, seq } => {
+            Due::Task { target, seq, trace } => {
                 self.target = target;
                 if seq > self.delivered() {
-                    self.catch_up(seq).await;
+                    self.catch_up(seq, trace).await;
                 }
             }
             Due::CatchUp { target } => {
                 self.target = target;
-                self.catch_up(u64::MAX).await;
+                self.catch_up(u64::MAX, None).await;
             }
         }
     }
 
-    /// Delivers what the log holds past the cursor, up to event `through`.
-    async fn catch_up(&self, through: u64) {
+    /// Delivers what the log holds past the cursor, up to event `through`; a whole-task body
+    /// continues `trace`, the trace of the commit it was owed for.
+    async fn catch_up(&self, through: u64, trace: Trace) {
         let (scope, task_id) = (&self.scope, &self.target.config.task_id);
         if self.target.dialect.profile().push_payload() == PushPayload::Task {
             // The task as it is now covers every event so far.
@@ -514,7 +525,7 @@ impl LaneWorker {
                     let body = self.context.task_body(scope, self.target.dialect, &record.task, record.version);
                     drop(record.task);
                     if let Some(body) = body {
-                        self.deliver(record.version, body).await;
+                        self.deliver(record.version, body, trace).await;
                     }
                 }
                 Ok(_) => {}
@@ -535,7 +546,7 @@ impl LaneWorker {
             }
             for stored in events.into_iter().take_while(|e| e.seq <= through) {
                 match to_body(&*stored.event, task_id) {
-                    Some(body) => self.deliver(stored.seq, body).await,
+                    Some(body) => self.deliver(stored.seq, body, None).await,
                     None => self.passed(stored.seq).await,
                 }
             }
@@ -544,8 +555,8 @@ impl LaneWorker {
 
     /// Hands one notification to the courier, then moves the cursor past it, whatever the
     /// outcome: a delivery the courier gave up on is not due any more.
-    async fn deliver(&self, seq: u64, body: Bytes) {
-        let delivery = Delivery { target: Arc::clone(&self.target), body };
+    async fn deliver(&self, seq: u64, body: Bytes, trace: Trace) {
+        let delivery = Delivery { target: Arc::clone(&self.target), body, trace };
         let _ = self.context.courier.deliver(&delivery).await;
         self.passed(seq).await;
     }

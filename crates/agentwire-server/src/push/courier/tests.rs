@@ -25,6 +25,7 @@ fn delivery_to(url: &str) -> Delivery {
     Delivery {
         target: Arc::new(Target { url: url.parse().unwrap(), config, dialect: Dialect::V1 }),
         body: Bytes::from_static(b"{}"),
+        trace: None,
     }
 }
 

@@ -30,6 +30,7 @@ fn every_config_shares_the_one_serialization_of_each_event() {
         version: 5,
         state: agentwire_types::TaskState::Working,
         events: events.to_vec(),
+        trace: None,
     });
     let fanned = fan_out(records, &job);
     let ids: Vec<&str> = fanned.iter().map(|(record, _, _)| record.config.id.as_str()).collect();

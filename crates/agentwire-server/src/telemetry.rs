@@ -1,0 +1,100 @@
+//! Export of agentwire's spans to an OpenTelemetry collector, over OTLP/gRPC: the spans of
+//! operations (`a2a.server`), agent executions, store commits and webhook attempts, and the
+//! client's calls (`a2a.client`), with W3C trace context carried on every request and webhook.
+//!
+//! The spans are `tracing` spans; [`OtlpTraces::layer`] is the layer of a `tracing-subscriber`
+//! registry that exports them, beside whatever logs the application writes.
+//!
+//! ```no_run
+//! use agentwire_server::telemetry::OtlpTraces;
+//! use tracing_subscriber::layer::SubscriberExt;
+//! use tracing_subscriber::util::SubscriberInitExt;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+//! let traces = OtlpTraces::from_env()?;
+//! tracing_subscriber::registry()
+//!     .with(tracing_subscriber::fmt::layer())
+//!     .with(traces.as_ref().map(OtlpTraces::layer))
+//!     .init();
+//! // … serve …
+//! if let Some(traces) = traces {
+//!     traces.shut_down().await;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::Resource;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+/// The variable OpenTelemetry SDKs read the collector's address from.
+pub const ENDPOINT_VARIABLE: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+
+/// The variable OpenTelemetry SDKs read the service's name from (default `agentwire`).
+pub const SERVICE_NAME_VARIABLE: &str = "OTEL_SERVICE_NAME";
+
+/// Spans batched to a collector, until [`OtlpTraces::shut_down`].
+#[derive(Debug)]
+pub struct OtlpTraces {
+    provider: SdkTracerProvider,
+}
+
+/// Why spans cannot be exported.
+pub type ExportError = opentelemetry_otlp::ExporterBuildError;
+
+impl OtlpTraces {
+    /// Spans batched to the collector at `endpoint` (`http://host:4317`), and W3C trace context
+    /// (`traceparent`, `tracestate`) as the process's propagator. Call it within a Tokio runtime.
+    pub fn export_to(endpoint: &str) -> Result<Self, ExportError> {
+        opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
+        let exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic().with_endpoint(endpoint).build()?;
+        let service = std::env::var(SERVICE_NAME_VARIABLE).unwrap_or_else(|_| "agentwire".to_owned());
+        let resource = Resource::builder().with_service_name(service).build();
+        let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+        Ok(Self { provider })
+    }
+
+    /// [`OtlpTraces::export_to`] the collector [`ENDPOINT_VARIABLE`] names; `None` when it is
+    /// unset or empty.
+    pub fn from_env() -> Result<Option<Self>, ExportError> {
+        std::env::var(ENDPOINT_VARIABLE)
+            .ok()
+            .filter(|endpoint| !endpoint.is_empty())
+            .map(|e| Self::export_to(&e))
+            .transpose()
+    }
+
+    /// The layer that exports the spans of agentwire's crates, whatever the filter of log lines
+    /// says, with the conventions' attributes only (no source locations, threads or idle times).
+    pub fn layer<S>(&self) -> impl Layer<S> + use<S>
+    where
+        S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+    {
+        let spans = tracing_subscriber::filter::Targets::new()
+            .with_target("agentwire_server", tracing::Level::INFO)
+            .with_target("agentwire_client", tracing::Level::INFO);
+        tracing_opentelemetry::layer()
+            .with_tracer(self.provider.tracer("agentwire"))
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false)
+            .with_filter(spans)
+    }
+
+    /// Exports the spans not yet sent, and stops.
+    pub async fn shut_down(self) {
+        let provider = self.provider;
+        // The exporter needs the runtime to go on while the flush blocks.
+        match tokio::task::spawn_blocking(move || provider.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "could not export the last spans"),
+            Err(error) => tracing::warn!(%error, "could not export the last spans"),
+        }
+    }
+}
