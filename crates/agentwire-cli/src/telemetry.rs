@@ -7,7 +7,6 @@ use std::io::IsTerminal;
 
 use agentwire_server::telemetry::{OtlpTraces, ENDPOINT_VARIABLE};
 use opentelemetry::trace::TraceContextExt as _;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::layer::SubscriberExt;
@@ -28,11 +27,9 @@ pub(crate) struct Logging {
 /// collector [`ENDPOINT_VARIABLE`] names) when there is one. Must run within the runtime.
 pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<Option<OtlpTraces>> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(logging.default_filter));
-    // The operation and call spans are for the exporter: log lines would format each one's
-    // attributes on every request for nothing.
-    let filter = ["agentwire_server::spans=off", "agentwire_client::trace=off"]
-        .into_iter()
-        .fold(filter, |filter, directive| filter.add_directive(directive.parse().expect("a valid directive")));
+    // The client's call spans are for the exporter: log lines would format each one's attributes
+    // on every call for nothing.
+    let filter = filter.add_directive("agentwire_client::trace=off".parse().expect("a valid directive"));
     let endpoint = otlp.or_else(|| std::env::var(ENDPOINT_VARIABLE).ok()).filter(|e| !e.is_empty());
     let traces = endpoint.map(|endpoint| OtlpTraces::export_to(&endpoint)).transpose()?;
     let ansi = crate::call::colors(if logging.stderr {
@@ -99,9 +96,10 @@ where
     }
 }
 
-/// The trace and span ids of the current span, if it is exported.
+/// The trace and span ids of the current span, if it is exported. The current OpenTelemetry
+/// context is the span's, whether the server made it or a `tracing` span was entered.
 fn current_ids() -> Option<(String, String)> {
-    let context = tracing::Span::current().context();
+    let context = opentelemetry::Context::current();
     let span = context.span();
     let span_context = span.span_context();
     span_context.is_valid().then(|| (span_context.trace_id().to_string(), span_context.span_id().to_string()))

@@ -1,26 +1,35 @@
-//! A tracing span per operation, named and attributed as the draft A2A semantic conventions name
-//! them (`a2a.server`, named after the v1.0 method), and the child of the caller's span when the
-//! request carries W3C trace context (`traceparent`, `tracestate` headers or gRPC metadata).
+//! OpenTelemetry spans: one per operation, named and attributed as the draft A2A semantic
+//! conventions name them (`a2a.server`, named after the v1.0 method), the child of the caller's
+//! span when the request carries W3C trace context (`traceparent`, `tracestate` headers or gRPC
+//! metadata); and, below it, the agent's execution, each store commit and each webhook attempt.
 //!
-//! The spans are `tracing` spans: a `tracing-opentelemetry` layer in the subscriber exports them
-//! (the `agentwire` command does with `--otlp-endpoint`), and any other subscriber logs them.
+//! The spans are made with the OpenTelemetry API and the tracer provider installed globally (as
+//! [`telemetry::OtlpTraces`](crate::telemetry) does), not as `tracing` spans bridged to it: the
+//! bridge cost more than the spans themselves. Each span's context is the current OpenTelemetry
+//! context while its work runs, so the `tracing` spans of an agent (through a
+//! `tracing-opentelemetry` layer) and the calls of `agentwire-client` are its children. Work that
+//! is not sampled makes no child span at all.
 
+use std::borrow::Cow;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context as TaskContext, Poll};
 
 use agentwire_store::TraceContext;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse};
 use futures_util::future::BoxFuture;
 use http::HeaderMap;
-use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId};
+use opentelemetry::context::FutureExt as _;
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::trace::{
+    SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId, Tracer as _,
+};
+use opentelemetry::{Context, KeyValue};
 use tower::{Layer, Service};
-use tracing::Instrument;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::RequestContext;
 
-/// Wraps every operation of the service it wraps in an `a2a.server` span. Cheap when nothing
-/// records spans at info level.
+/// Wraps every operation of the service it wraps in an `a2a.server` span, exported by the
+/// globally installed tracer provider (none installed: the spans are no-ops).
 ///
 /// ```
 /// use agentwire_server::agent::EchoAgent;
@@ -59,76 +68,77 @@ where
     type Error = A2AError;
     type Future = BoxFuture<'static, Result<A2aResponse, A2AError>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2AError>> {
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), A2AError>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
-        let span = operation_span(&ctx, &request);
+        let traced = operation_context(&ctx, &request);
         let answer = {
-            let _entered = span.enter();
+            let _attached = traced.clone().attach();
             self.inner.call((ctx, request))
         };
         Box::pin(
             async move {
                 let answer = answer.await;
-                let span = tracing::Span::current();
+                let span = Context::current();
+                let span = span.span();
                 match &answer {
                     Ok(response) => record_task(&span, response),
                     Err(error) => {
-                        span.record("error.type", error.kind().reason());
-                        span.record("otel.status_code", "error");
-                        span.record("otel.status_description", error.message());
+                        span.set_attribute(KeyValue::new("error.type", error.kind().reason()));
+                        span.set_status(Status::error(error.message().to_owned()));
                     }
                 }
+                span.end();
                 answer
             }
-            .instrument(span),
+            .with_context(traced),
         )
     }
 }
 
-/// The span of one operation, a child of the caller's when the request carries its context.
-fn operation_span(ctx: &RequestContext, request: &A2aRequest) -> tracing::Span {
+fn tracer() -> BoxedTracer {
+    opentelemetry::global::tracer("agentwire")
+}
+
+/// The context of one operation: its span, a child of the caller's when the request carries its
+/// context.
+fn operation_context(ctx: &RequestContext, request: &A2aRequest) -> Context {
+    let parent = caller_context(&ctx.metadata);
     let method = request.operation().name();
-    let span = tracing::info_span!(
-        "a2a.server",
-        otel.name = method,
-        otel.kind = "server",
-        otel.status_code = tracing::field::Empty,
-        otel.status_description = tracing::field::Empty,
-        a2a.method.name = method,
-        a2a.protocol.version = crate::metrics::generation(ctx.dialect),
-        a2a.binding = ctx.binding.name(),
-        a2a.tenant = ctx.tenant.as_str(),
-        a2a.task.id = tracing::field::Empty,
-        a2a.task.state = tracing::field::Empty,
-        gen_ai.conversation.id = tracing::field::Empty,
-        error.type = tracing::field::Empty,
-    );
-    if !span.is_disabled() {
-        // A span with a parent of its own already, or no OpenTelemetry layer, keeps its parent.
-        let _ = span.set_parent(caller_context(&ctx.metadata));
-    }
-    span
+    let tracer = tracer();
+    let span = tracer
+        .span_builder(method)
+        .with_kind(SpanKind::Server)
+        .with_attributes([
+            KeyValue::new("a2a.method.name", method),
+            KeyValue::new("a2a.protocol.version", crate::metrics::generation(ctx.dialect)),
+            KeyValue::new("a2a.binding", ctx.binding.name()),
+            KeyValue::new("a2a.tenant", ctx.tenant.as_str().to_owned()),
+        ])
+        .start_with_context(&tracer, &parent);
+    parent.with_span(span)
 }
 
 /// What a reply says of its task.
-fn record_task(span: &tracing::Span, response: &A2aResponse) {
+fn record_task(span: &opentelemetry::trace::SpanRef<'_>, response: &A2aResponse) {
     let task = match response {
         A2aResponse::Task(task) => Some(task),
         A2aResponse::Send(agentwire_types::SendMessageResponse::Task(task)) => Some(task),
         _ => None,
     };
     if let Some(task) = task {
-        span.record("a2a.task.id", task.id.as_str());
-        span.record("gen_ai.conversation.id", task.context_id.as_str());
-        span.record("a2a.task.state", task.status.state.as_proto_name());
+        span.set_attributes([
+            KeyValue::new("a2a.task.id", task.id.clone()),
+            KeyValue::new("gen_ai.conversation.id", task.context_id.clone()),
+            KeyValue::new("a2a.task.state", task.status.state.as_proto_name()),
+        ]);
     }
 }
 
 /// The caller's trace context, from the W3C headers of a request (or its gRPC metadata).
-pub(crate) fn caller_context(headers: &HeaderMap) -> opentelemetry::Context {
+pub(crate) fn caller_context(headers: &HeaderMap) -> Context {
     opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&Headers(headers)))
 }
 
@@ -144,96 +154,103 @@ impl opentelemetry::propagation::Extractor for Headers<'_> {
     }
 }
 
-/// The span of an agent's execution of a task: what the GenAI conventions call invoking an
-/// agent. The child of the operation that started it; it lasts until the execution ends, which
-/// may be long after that operation answered.
-pub(crate) fn execution_span(agent: &str, task_id: &str, context_id: &str) -> tracing::Span {
-    tracing::info_span!(
-        "invoke_agent",
-        otel.name = "invoke_agent",
-        otel.kind = "internal",
-        gen_ai.operation.name = "invoke_agent",
-        gen_ai.agent.name = agent,
-        a2a.task.id = task_id,
-        gen_ai.conversation.id = context_id,
-    )
+/// The current context if its work is sampled: the parent of a child span.
+fn sampled() -> Option<Context> {
+    let current = Context::current();
+    current.span().span_context().is_sampled().then_some(current)
 }
 
-/// The span of one commit to a task's log, in the store.
-pub(crate) fn commit_span(task_id: &str) -> tracing::Span {
-    tracing::info_span!("commit", otel.name = "commit", otel.kind = "internal", a2a.task.id = task_id)
+/// A child span of the current sampled work; `None` when it is not sampled.
+fn child(name: &'static str, kind: SpanKind, attributes: Vec<KeyValue>) -> Option<Context> {
+    let parent = sampled()?;
+    let tracer = tracer();
+    let span =
+        tracer.span_builder(name).with_kind(kind).with_attributes(attributes).start_with_context(&tracer, &parent);
+    Some(parent.with_span(span))
 }
 
-/// The span of one attempt to deliver a push notification: an HTTP client span, the child of
-/// the work that made the commit it delivers (`made_by`) when that was traced.
-pub(crate) fn webhook_span(
-    url: &reqwest::Url,
-    task_id: &str,
-    resend: u32,
-    made_by: Option<&TraceContext>,
-) -> tracing::Span {
-    let span = tracing::info_span!(
-        "POST",
-        otel.name = "POST",
-        otel.kind = "client",
-        otel.status_code = tracing::field::Empty,
-        http.request.method = "POST",
-        http.request.resend_count = tracing::field::Empty,
-        http.response.status_code = tracing::field::Empty,
-        url.full = url.as_str(),
-        server.address = url.host_str().unwrap_or_default(),
-        a2a.task.id = task_id,
-        error.type = tracing::field::Empty,
+/// The context of an agent's execution of a task, what the GenAI conventions call invoking an
+/// agent: the child of the operation that started it, lasting until the execution ends (which may
+/// be long after that operation answered). The current context when the work is not sampled.
+pub(crate) fn execution_context(agent: &str, task_id: &str, context_id: &str) -> Context {
+    let attributes = || {
+        vec![
+            KeyValue::new("gen_ai.operation.name", "invoke_agent"),
+            KeyValue::new("gen_ai.agent.name", agent.to_owned()),
+            KeyValue::new("a2a.task.id", task_id.to_owned()),
+            KeyValue::new("gen_ai.conversation.id", context_id.to_owned()),
+        ]
+    };
+    match sampled() {
+        Some(_) => child("invoke_agent", SpanKind::Internal, attributes()).unwrap_or_else(Context::current),
+        None => Context::current(),
+    }
+}
+
+/// Runs `commit`, a commit to `task_id`'s log, in a span of its own when the work is sampled.
+pub(crate) async fn committing<T>(task_id: &str, commit: impl std::future::Future<Output = T>) -> T {
+    match child("commit", SpanKind::Internal, vec![KeyValue::new("a2a.task.id", task_id.to_owned())]) {
+        Some(span) => commit.with_context(span).await,
+        None => commit.await,
+    }
+}
+
+/// The context of one attempt to deliver a push notification, with its span: an HTTP client
+/// span, the child of the work that made the commit it delivers (`made_by`).
+pub(crate) fn webhook_context(url: &reqwest::Url, task_id: &str, resend: u32, made_by: &TraceContext) -> Context {
+    let state = made_by.tracestate.parse().unwrap_or_default();
+    let parent = SpanContext::new(
+        TraceId::from_bytes(made_by.trace_id),
+        SpanId::from_bytes(made_by.span_id),
+        TraceFlags::new(made_by.flags),
+        true,
+        state,
     );
+    let parent = Context::new().with_remote_span_context(parent);
+    let mut attributes = vec![
+        KeyValue::new("http.request.method", "POST"),
+        KeyValue::new("url.full", url.to_string()),
+        KeyValue::new("server.address", url.host_str().unwrap_or_default().to_owned()),
+        KeyValue::new("a2a.task.id", task_id.to_owned()),
+    ];
     if resend > 0 {
-        span.record("http.request.resend_count", resend);
+        attributes.push(KeyValue::new("http.request.resend_count", i64::from(resend)));
     }
-    if let Some(made_by) = made_by.filter(|_| !span.is_disabled()) {
-        let state = made_by.tracestate.parse().unwrap_or_default();
-        let parent = SpanContext::new(
-            TraceId::from_bytes(made_by.trace_id),
-            SpanId::from_bytes(made_by.span_id),
-            TraceFlags::new(made_by.flags),
-            true,
-            state,
-        );
-        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(parent));
-    }
-    span
+    let tracer = tracer();
+    let span = tracer
+        .span_builder("POST")
+        .with_kind(SpanKind::Client)
+        .with_attributes(attributes)
+        .start_with_context(&tracer, &parent);
+    parent.with_span(span)
 }
 
-/// Records how an HTTP call ended on its span: the status, or why there was none.
-pub(crate) fn record_http_outcome(span: &tracing::Span, status: Option<http::StatusCode>, error_type: Option<&str>) {
+/// Records how an HTTP call ended on the span of `context`: the status, or why there was none.
+pub(crate) fn record_http_outcome(context: &Context, status: Option<http::StatusCode>, error_type: Option<&str>) {
+    let span = context.span();
     if let Some(status) = status {
-        span.record("http.response.status_code", status.as_u16());
+        span.set_attribute(KeyValue::new("http.response.status_code", i64::from(status.as_u16())));
     }
     if let Some(error_type) = error_type {
-        span.record("error.type", error_type);
-        span.record("otel.status_code", "error");
+        span.set_attribute(KeyValue::new("error.type", error_type.to_owned()));
+        span.set_status(Status::Error { description: Cow::Borrowed("") });
     }
 }
 
-/// The trace context of `span` as W3C headers, for an outgoing request; empty when untraced.
-pub(crate) fn context_headers(span: &tracing::Span) -> HeaderMap {
+/// The trace context of `context` as W3C headers, for an outgoing request.
+pub(crate) fn context_headers(context: &Context) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    if !span.is_disabled() {
-        let context = span.context();
-        opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&context, &mut HeadersMut(&mut headers)));
-    }
+    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(context, &mut HeadersMut(&mut headers)));
     headers
 }
 
-/// The trace context of the current span, kept with a commit; `None` when nothing traces it.
+/// The trace context of the current work, kept with a commit; `None` when it is not sampled.
 /// Kept as ids, not text: most commits set off no webhook, and would format it for nothing.
 pub(crate) fn current_trace_context() -> Option<Arc<TraceContext>> {
-    let span = tracing::Span::current();
-    if span.is_disabled() {
-        return None;
-    }
-    let context = span.context();
-    let span = context.span();
+    let current = Context::current();
+    let span = current.span();
     let span = span.span_context();
-    span.is_valid().then(|| {
+    span.is_sampled().then(|| {
         Arc::new(TraceContext {
             trace_id: span.trace_id().to_bytes(),
             span_id: span.span_id().to_bytes(),

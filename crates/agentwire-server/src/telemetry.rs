@@ -2,8 +2,9 @@
 //! operations (`a2a.server`), agent executions, store commits and webhook attempts, and the
 //! client's calls (`a2a.client`), with W3C trace context carried on every request and webhook.
 //!
-//! The spans are `tracing` spans; [`OtlpTraces::layer`] is the layer of a `tracing-subscriber`
-//! registry that exports them, beside whatever logs the application writes.
+//! [`OtlpTraces::export_to`] installs the tracer provider the server's spans are made with;
+//! [`OtlpTraces::layer`] is the layer of a `tracing-subscriber` registry that exports the
+//! `tracing` spans (the client's calls, the application's own), beside whatever logs it writes.
 //!
 //! ```no_run
 //! use agentwire_server::telemetry::OtlpTraces;
@@ -56,6 +57,8 @@ impl OtlpTraces {
         let service = std::env::var(SERVICE_NAME_VARIABLE).unwrap_or_else(|_| "agentwire".to_owned());
         let resource = Resource::builder().with_service_name(service).build();
         let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+        // The server's own spans are made with the global tracer.
+        opentelemetry::global::set_tracer_provider(provider.clone());
         Ok(Self { provider })
     }
 
@@ -69,22 +72,21 @@ impl OtlpTraces {
             .transpose()
     }
 
-    /// The layer that exports the spans of agentwire's crates, whatever the filter of log lines
-    /// says, with the conventions' attributes only (no source locations, threads or idle times).
+    /// The layer that exports `tracing` spans at info level and above (the calls of
+    /// `agentwire-client`, and the application's own), whatever the filter of log lines says,
+    /// with the conventions' attributes only (no source locations, threads or idle times). The
+    /// server's spans are exported without it.
     pub fn layer<S>(&self) -> impl Layer<S> + use<S>
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
     {
-        let spans = tracing_subscriber::filter::Targets::new()
-            .with_target("agentwire_server", tracing::Level::INFO)
-            .with_target("agentwire_client", tracing::Level::INFO);
         tracing_opentelemetry::layer()
             .with_tracer(self.provider.tracer("agentwire"))
             .with_location(false)
             .with_threads(false)
             .with_target(false)
             .with_tracked_inactivity(false)
-            .with_filter(spans)
+            .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
     }
 
     /// Exports the spans not yet sent, and stops.

@@ -162,8 +162,7 @@ impl Core {
 
     /// Runs a commit to `task_id`'s log in a span of its own, timing it where metrics are kept.
     async fn committed<T>(&self, task_id: &str, commit: impl std::future::Future<Output = T>) -> T {
-        use tracing::Instrument;
-        let commit = commit.instrument(crate::spans::commit_span(task_id));
+        let commit = crate::spans::committing(task_id, commit);
         let Some(metrics) = &self.metrics else { return commit.await };
         let started = tokio::time::Instant::now();
         let committed = commit.await;

@@ -8,9 +8,9 @@ use std::task::Poll;
 use agentwire_store::Scope;
 use agentwire_types::{A2AError, MemorySize, Message, StreamResponse, Task, TaskState};
 use futures_util::StreamExt;
+use opentelemetry::context::FutureExt as _;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use agentwire_store::Notice;
 
@@ -257,7 +257,7 @@ impl Core {
             fresh,
             waiter,
         };
-        let span = crate::spans::execution_span(&self.card.public().name, &ctx.task_id, &ctx.context_id);
+        let traced = crate::spans::execution_context(&self.card.public().name, &ctx.task_id, &ctx.context_id);
         let guard = ExecutionGuard {
             core: Arc::clone(self),
             scope: execution.scope.clone(),
@@ -265,7 +265,7 @@ impl Core {
             armed: true,
         };
         let events = self.agent.execute(ctx);
-        Arc::clone(self).drive(execution, first_write, events, guard).instrument(span)
+        Arc::clone(self).drive(execution, first_write, events, guard).with_context(traced)
     }
 
     /// Reads the agent's events until it stops or the task ends. The events the agent has

@@ -7,7 +7,6 @@ use agentwire_types::{Dialect, TaskPushNotificationConfig};
 use bytes::Bytes;
 use http::StatusCode;
 use tokio::sync::Semaphore;
-use tracing::Instrument;
 
 use super::guard::PrivateAddress;
 use super::PushSettings;
@@ -151,13 +150,11 @@ impl Courier {
         let mut backoff = self.settings.initial_backoff;
         let mut attempt = 1;
         loop {
-            let span = crate::spans::webhook_span(
-                &delivery.target.url,
-                &delivery.target.config.task_id,
-                attempt - 1,
-                delivery.trace.as_deref(),
-            );
-            let failure = match self.attempt(client, delivery, &span).await {
+            let traced = delivery.trace.as_deref().map(|made_by| {
+                let target = &delivery.target;
+                crate::spans::webhook_context(&target.url, &target.config.task_id, attempt - 1, made_by)
+            });
+            let failure = match self.attempt(client, delivery, traced.as_ref()).await {
                 Ok(()) => {
                     self.count_attempt("ok");
                     return (Ok(()), attempt);
@@ -170,17 +167,17 @@ impl Courier {
                 return (Err(failure), attempt);
             }
             self.count_attempt("retried");
-            span.in_scope(|| {
-                tracing::info!(
-                    task_id = %config.task_id,
-                    config_id = %config.id,
-                    attempt,
-                    reason = %failure,
-                    retry_in = ?backoff,
-                    "push notification attempt failed"
-                );
-            });
-            drop(span);
+            // Within the attempt's span: the line carries its trace.
+            let attached = traced.map(opentelemetry::Context::attach);
+            tracing::info!(
+                task_id = %config.task_id,
+                config_id = %config.id,
+                attempt,
+                reason = %failure,
+                retry_in = ?backoff,
+                "push notification attempt failed"
+            );
+            drop(attached);
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
             attempt += 1;
@@ -193,12 +190,13 @@ impl Courier {
         }
     }
 
-    /// One POST in `span`, holding a permit of the global limit while it runs.
+    /// One POST, in the span of `traced` if the delivery is traced, holding a permit of the
+    /// global limit while it runs.
     async fn attempt(
         &self,
         client: &reqwest::Client,
         delivery: &Delivery,
-        span: &tracing::Span,
+        traced: Option<&opentelemetry::Context>,
     ) -> std::result::Result<(), Undelivered> {
         let gauges = self.metrics.as_ref().map(|m| (&m.push_waiting, &m.push_in_flight));
         let waiting = gauges.map(|(waiting, _)| GaugeGuard::raise(waiting));
@@ -207,11 +205,11 @@ impl Courier {
         drop(waiting);
         let _in_flight = gauges.map(|(_, in_flight)| GaugeGuard::raise(in_flight));
         let Delivery { target, body, .. } = delivery;
-        let mut request = client
-            .post(target.url.clone())
-            .headers(crate::spans::context_headers(span))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(body.clone());
+        let mut request =
+            client.post(target.url.clone()).header(http::header::CONTENT_TYPE, "application/json").body(body.clone());
+        if let Some(traced) = traced {
+            request = request.headers(crate::spans::context_headers(traced));
+        }
         let config = &target.config;
         if !config.token.is_empty() {
             // Every name a generation's receivers look for (DESIGN §4.13): v0.1/v0.3's, v1.0's
@@ -224,7 +222,7 @@ impl Courier {
             let scheme = if auth.scheme.is_empty() { "Bearer" } else { auth.scheme.as_str() };
             request = request.header(http::header::AUTHORIZATION, format!("{scheme} {}", auth.credentials));
         }
-        let sent = request.send().instrument(span.clone()).await;
+        let sent = request.send().await;
         let status = sent.as_ref().ok().map(reqwest::Response::status);
         let outcome = match sent {
             Ok(response) if response.status().is_success() => Ok(()),
@@ -234,12 +232,14 @@ impl Courier {
                 None => Undelivered::Unreachable(with_causes(&error)),
             }),
         };
-        let error_type = match (&outcome, status) {
-            (Ok(()), _) => None,
-            (Err(_), Some(status)) => Some(status.as_str().to_owned()),
-            (Err(failure), None) => Some(failure.kind().to_owned()),
-        };
-        crate::spans::record_http_outcome(span, status, error_type.as_deref());
+        if let Some(traced) = traced {
+            let error_type = match (&outcome, &status) {
+                (Ok(()), _) => None,
+                (Err(_), Some(status)) => Some(status.as_str()),
+                (Err(failure), None) => Some(failure.kind()),
+            };
+            crate::spans::record_http_outcome(traced, status, error_type);
+        }
         outcome
     }
 }
