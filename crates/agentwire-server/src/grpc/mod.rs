@@ -44,7 +44,7 @@ pub(crate) fn routes(operations: &Operations, max_message_bytes: usize, readines
     let v1 = V1Server::new(v1::V1 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
     let v03 = V03Server::new(v03::V03 { operations: operations.clone() }).max_decoding_message_size(max_message_bytes);
     let services = [V1_SERVICE, <V03Server<v03::V03> as NamedService>::NAME];
-    let health_service = HealthServer::new(health::ReadinessHealth { readiness: readiness.clone(), services });
+    let health_service = HealthServer::new(health::ReadinessHealth::new(readiness.clone(), services));
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(agentwire_proto::FILE_DESCRIPTOR_SET)
