@@ -78,11 +78,11 @@ where
             let _attached = traced.clone().attach();
             self.inner.call((ctx, request))
         };
+        let operation = traced.clone();
         Box::pin(
             async move {
                 let answer = answer.await;
-                let span = Context::current();
-                let span = span.span();
+                let span = operation.span();
                 match &answer {
                     Ok(response) => record_task(&span, response),
                     Err(error) => {
@@ -154,18 +154,16 @@ impl opentelemetry::propagation::Extractor for Headers<'_> {
     }
 }
 
-/// The current context if its work is sampled: the parent of a child span.
-fn sampled() -> Option<Context> {
-    let current = Context::current();
-    current.span().span_context().is_sampled().then_some(current)
-}
-
-/// A child span of the current sampled work; `None` when it is not sampled.
-fn child(name: &'static str, kind: SpanKind, attributes: Vec<KeyValue>) -> Option<Context> {
-    let parent = sampled()?;
+/// A child span of the current work, with the attributes `attributes` makes, as the current
+/// context's child; `None` when the work is not sampled.
+fn child(name: &'static str, kind: SpanKind, attributes: impl FnOnce() -> Vec<KeyValue>) -> Option<Context> {
+    let parent = Context::current();
+    if !parent.span().span_context().is_sampled() {
+        return None;
+    }
     let tracer = tracer();
     let span =
-        tracer.span_builder(name).with_kind(kind).with_attributes(attributes).start_with_context(&tracer, &parent);
+        tracer.span_builder(name).with_kind(kind).with_attributes(attributes()).start_with_context(&tracer, &parent);
     Some(parent.with_span(span))
 }
 
@@ -181,15 +179,12 @@ pub(crate) fn execution_context(agent: &str, task_id: &str, context_id: &str) ->
             KeyValue::new("gen_ai.conversation.id", context_id.to_owned()),
         ]
     };
-    match sampled() {
-        Some(_) => child("invoke_agent", SpanKind::Internal, attributes()).unwrap_or_else(Context::current),
-        None => Context::current(),
-    }
+    child("invoke_agent", SpanKind::Internal, attributes).unwrap_or_else(Context::current)
 }
 
 /// Runs `commit`, a commit to `task_id`'s log, in a span of its own when the work is sampled.
 pub(crate) async fn committing<T>(task_id: &str, commit: impl std::future::Future<Output = T>) -> T {
-    match child("commit", SpanKind::Internal, vec![KeyValue::new("a2a.task.id", task_id.to_owned())]) {
+    match child("commit", SpanKind::Internal, || vec![KeyValue::new("a2a.task.id", task_id.to_owned())]) {
         Some(span) => commit.with_context(span).await,
         None => commit.await,
     }
