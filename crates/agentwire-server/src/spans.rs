@@ -138,7 +138,7 @@ fn record_task(span: &opentelemetry::trace::SpanRef<'_>, response: &A2aResponse)
 }
 
 /// The caller's trace context, from the W3C headers of a request (or its gRPC metadata).
-pub(crate) fn caller_context(headers: &HeaderMap) -> Context {
+fn caller_context(headers: &HeaderMap) -> Context {
     opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&Headers(headers)))
 }
 
