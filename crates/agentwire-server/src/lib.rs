@@ -19,7 +19,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `grpc` | yes | the gRPC binding (`lf.a2a.v1` and `a2a.v1`), with health and reflection |
-//! | `otlp` | no | [`telemetry::OtlpTraces`]: spans exported to an OpenTelemetry collector |
+//! | `otlp` | no | `telemetry::OtlpTraces`: spans exported to an OpenTelemetry collector |
 
 pub mod agent;
 pub mod auth;

@@ -4,8 +4,8 @@
 //! metadata); and, below it, the agent's execution, each store commit and each webhook attempt.
 //!
 //! The spans are made with the OpenTelemetry API and the tracer provider installed globally (as
-//! [`telemetry::OtlpTraces`](crate::telemetry) does), not as `tracing` spans bridged to it: the
-//! bridge cost more than the spans themselves. Each span's context is the current OpenTelemetry
+//! `telemetry::OtlpTraces` does), not as `tracing` spans bridged to it: the bridge cost more than
+//! the spans themselves. Each span's context is the current OpenTelemetry
 //! context while its work runs, so the `tracing` spans of an agent (through a
 //! `tracing-opentelemetry` layer) and the calls of `agentwire-client` are its children. Work that
 //! is not sampled makes no child span at all.
