@@ -75,13 +75,7 @@ impl Backend {
     /// # });
     /// ```
     pub async fn check(&self) -> Result<(), String> {
-        if let Err(error) = self.tasks.check().await {
-            return Err(format!("the store does not answer: {error}"));
-        }
-        if !self.bus.connected() {
-            return Err("notices from the other instances do not arrive".to_owned());
-        }
-        Ok(())
+        readiness(&*self.tasks, &*self.bus).await
     }
 
     /// Where tasks and their event logs are kept.
@@ -103,4 +97,15 @@ impl Backend {
     pub fn cancel(&self) -> &Arc<dyn CancelSignal> {
         &self.cancel
     }
+}
+
+/// Whether a store and its bus can serve now: [`Backend::check`], for a holder of the parts.
+pub async fn readiness(tasks: &dyn TaskStore, bus: &dyn EventBus) -> Result<(), String> {
+    if let Err(error) = tasks.check().await {
+        return Err(format!("the store does not answer: {error}"));
+    }
+    if !bus.connected() {
+        return Err("notices from the other instances do not arrive".to_owned());
+    }
+    Ok(())
 }

@@ -59,7 +59,7 @@ use std::sync::Arc;
 use agentwire_types::{A2AError, StreamResponse, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 use async_trait::async_trait;
 
-pub use backend::Backend;
+pub use backend::{readiness, Backend};
 pub use bus::{
     CancelSignal, Commit, CommitFeed, EventBus, FeedNotice, LocalBus, LocalCancel, Notice, Subscription, TraceContext,
 };

@@ -266,7 +266,7 @@ impl RequestHandler {
                 if core.draining.is_cancelled() {
                     return Err("draining: the server is stopping".to_owned());
                 }
-                core.backend.check().await
+                agentwire_store::readiness(&*core.tasks, &*core.bus).await
             }
         })
     }
@@ -426,7 +426,6 @@ impl RequestHandlerBuilder {
             admissions: super::admission::Admissions::default(),
             metrics: instruments.clone(),
             draining: CancellationToken::new(),
-            backend: backend.clone(),
         };
         if let Some(instruments) = instruments {
             let feed = backend.bus().feed();

@@ -75,8 +75,6 @@ pub(crate) struct Core {
     pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
     /// Cancelled when the server begins to stop: it is no longer ready for new work.
     pub(crate) draining: tokio_util::sync::CancellationToken,
-    /// The store, bus and cancel signal above, together, for the readiness check.
-    pub(crate) backend: agentwire_store::Backend,
 }
 
 /// What a writer wants to do to a task, given its current state.
