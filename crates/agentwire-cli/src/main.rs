@@ -1,6 +1,7 @@
 //! The `agentwire` command.
 
 mod call;
+mod identity;
 mod opt;
 mod serve;
 mod telemetry;
@@ -31,6 +32,10 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
     let opt = Opt::parse();
     let serve_opt = match opt.command {
         Command::Serve(serve_opt) => *serve_opt,
+        Command::Keygen(keygen) => {
+            identity::keygen(&keygen)?;
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
         // The client commands log only what RUST_LOG asks for: their output is the answer.
         Command::Call(command) => {
             let logging = telemetry::Logging { default_filter: "off", json: false, stderr: true };

@@ -17,9 +17,21 @@ pub(crate) struct Opt {
 pub(crate) enum Command {
     /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
     Serve(Box<ServeOpt>),
+    /// Make a private key for --signing-key: PKCS#8 PEM, written to FILE (readable by its owner
+    /// alone); prints its key id and public JWK.
+    Keygen(KeygenOpt),
     /// The client commands: card, send, get, list, cancel, subscribe, push.
     #[command(flatten)]
     Call(crate::call::CallCommand),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct KeygenOpt {
+    /// Where to write the key; an existing file is not overwritten.
+    pub(crate) file: PathBuf,
+    /// The signature algorithm: ES256 (P-256) or EdDSA (Ed25519).
+    #[arg(long, default_value = "ES256")]
+    pub(crate) alg: String,
 }
 
 /// How log lines are written.
@@ -73,9 +85,44 @@ pub(crate) struct ServeOpt {
     #[arg(long = "require-extension", value_name = "URI")]
     pub(crate) required_extensions: Vec<String>,
 
-    /// Require credentials: `bearer:[NAME=]TOKEN,...` or `apikey:HEADER:[NAME=]KEY` (repeatable).
+    /// Require credentials: `bearer:[NAME=]TOKEN,...`, `apikey:HEADER:[NAME=]KEY`, or
+    /// `jwt:ISSUER_URL`, JWTs of an OpenID provider (needs --audience). Repeatable: any of them
+    /// will do.
     #[arg(long, value_name = "SPEC")]
     pub(crate) auth: Vec<String>,
+
+    /// The audience (`aud`) JWTs must be issued for, with --auth jwt:ISSUER_URL.
+    #[arg(long, value_name = "AUDIENCE")]
+    pub(crate) audience: Option<String>,
+
+    /// With --auth jwt: the issuer's keys from this JWK Set file or URL, instead of OpenID
+    /// discovery at the issuer.
+    #[arg(long, value_name = "FILE|URL")]
+    pub(crate) jwks: Option<String>,
+
+    /// A scope JWTs need for some operations: `read=a2a:read` (get, list, subscribe),
+    /// `write=a2a:write` (send, cancel, push configs), or `SendMessage,CancelTask=SCOPE`
+    /// (repeatable).
+    #[arg(long = "scope", value_name = "OPERATIONS=SCOPE")]
+    pub(crate) scopes: Vec<String>,
+
+    /// Ask clients for a TLS certificate issued by a CA of this PEM bundle; a verified
+    /// certificate names its caller (its first subject alternative name, else its common name).
+    /// Refused at the handshake: an untrusted certificate, and no certificate unless
+    /// --tls-client-optional.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_client_ca: Option<PathBuf>,
+
+    /// With --tls-client-ca: also serve clients without a certificate (they need other --auth
+    /// credentials).
+    #[arg(long, requires = "tls_client_ca")]
+    pub(crate) tls_client_optional: bool,
+
+    /// Sign the agent card with this PKCS#8 PEM private key (P-256 for ES256, Ed25519 for
+    /// EdDSA; `agentwire keygen` makes one), and publish its public key at
+    /// /.well-known/jwks.json.
+    #[arg(long, value_name = "FILE", alias = "sign-card")]
+    pub(crate) signing_key: Option<PathBuf>,
 
     /// The secret (16 characters or more) that the principals of credentials without a NAME= are
     /// derived from. Give every instance on one PostgreSQL store the same key (required there
@@ -222,6 +269,19 @@ pub(crate) struct LimitOpt {
     /// Deliveries queued per webhook before new ones are dropped (and logged).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub(crate) webhook_queue: usize,
+
+    /// Requests per second one principal may make on average (one address, without --auth);
+    /// more are refused with 429 and a Retry-After (default: no limit).
+    #[arg(long, value_name = "N")]
+    pub(crate) rate_limit: Option<f64>,
+
+    /// Requests one principal may make at once over --rate-limit after a quiet spell.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub(crate) rate_burst: usize,
+
+    /// Most streams one principal may have open at once.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub(crate) max_streams: usize,
 }
 
 /// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).

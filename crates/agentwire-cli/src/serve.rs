@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
-use agentwire_server::auth::StaticAuth;
+use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::{
     router_with, CardConfig, CorsOrigins, HttpOptions, Limits, Metrics, OperationSpans, PushSettings, RequestHandler,
     Retention, ServeOptions, TlsConfig, WebhookGuard,
@@ -15,6 +15,7 @@ use agentwire_types::AgentCard;
 use anyhow::Context as _;
 use tower::ServiceBuilder;
 
+use crate::identity;
 use crate::opt::{AgentKind, LimitOpt, ServeOpt};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
@@ -34,7 +35,9 @@ pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
         _ => None,
     };
     let metrics = opt.metrics.is_some().then(Metrics::new);
-    let handler = build_handler(&opt, listener.local_addr()?, grpc_address, metrics.as_ref()).await?;
+    let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
+    let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
+    let handler = build_handler(&opt, listener.local_addr()?, grpc_address, metrics.as_ref(), signing_key).await?;
     if !is_shared(&opt.store) {
         let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
         if orphans > 0 {
@@ -47,10 +50,14 @@ pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
         max_body_bytes: opt.limits.max_body_size,
         body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
         readiness: handler.readiness(),
+        signing_keys,
         ..HttpOptions::default()
     };
-    let tls = match (&opt.tls_cert, &opt.tls_key) {
-        (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
+    let tls = match (&opt.tls_cert, &opt.tls_key, &opt.tls_client_ca) {
+        (Some(cert), Some(key), None) => Some(TlsConfig::from_pem_files(cert, key)?),
+        (Some(cert), Some(key), Some(ca)) => {
+            Some(TlsConfig::verifying_clients(cert, key, ca, !opt.tls_client_optional)?)
+        }
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -132,6 +139,7 @@ async fn build_handler(
     http: std::net::SocketAddr,
     grpc: Option<std::net::SocketAddr>,
     metrics: Option<&Metrics>,
+    signing_key: Option<SigningKey>,
 ) -> anyhow::Result<RequestHandler> {
     let user_card = match &opt.card {
         Some(path) => {
@@ -182,8 +190,11 @@ async fn build_handler(
             ended_ttl: limits.retain_for.map(Duration::from_secs),
             ..Retention::default()
         });
-    if let Some(auth) = authenticator(opt)? {
+    if let Some(auth) = identity::authenticator(opt).await? {
         builder = builder.authenticator(auth);
+    }
+    if let Some(key) = signing_key {
+        builder = builder.signing_key(key);
     }
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
@@ -191,32 +202,9 @@ async fn build_handler(
     Ok(builder.backend(open_backend(opt).await?).build())
 }
 
-/// The `--auth` credentials, if any. Refused with a shared store when a credential's principal
-/// would be derived from a key of this process alone: the same token would be another principal
-/// on every other instance.
-fn authenticator(opt: &ServeOpt) -> anyhow::Result<Option<StaticAuth>> {
-    if opt.auth.is_empty() {
-        return Ok(None);
-    }
-    let mut auth = opt.auth.iter().try_fold(StaticAuth::default(), |auth, spec| auth.with_spec(spec));
-    if let Some(key) = &opt.principal_key {
-        auth = auth.and_then(|auth| auth.with_principal_key(key));
-    }
-    let auth = auth.map_err(anyhow::Error::msg)?;
-    if is_shared(&opt.store) && auth.has_principals_of_this_process() {
-        anyhow::bail!(
-            "--auth has a credential without NAME=, whose principal is derived from a key: with a shared \
-             store every instance must derive the same one. Set AGENTWIRE_PRINCIPAL_KEY (or --principal-key) \
-             to one secret of 16 characters or more on every instance, e.g. `openssl rand -hex 32`, or name \
-             the principal of each credential: bearer:NAME=TOKEN"
-        );
-    }
-    Ok(Some(auth))
-}
-
 /// Whether the store may be served by several processes at once: then none of them may take the
 /// tasks in progress for its own leftovers (the leases tell).
-fn is_shared(url: &str) -> bool {
+pub(crate) fn is_shared(url: &str) -> bool {
     url.starts_with("postgres:") || url.starts_with("postgresql:")
 }
 
@@ -257,6 +245,9 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
         max_push_config_bytes: opt.max_push_config_size,
+        requests_per_second: opt.rate_limit,
+        request_burst: opt.rate_burst,
+        max_streams_per_principal: opt.max_streams,
         ..Limits::default()
     }
 }

@@ -1,5 +1,6 @@
-//! Authentication: a pluggable [`Authenticator`], with static bearer tokens and API keys built in,
-//! run on the operation service (it sees each operation) by the [`RequestHandler`] that was
+//! Authentication: a pluggable [`Authenticator`], with static bearer tokens and API keys
+//! ([`StaticAuth`]), identity-provider JWTs ([`JwtAuth`]) and TLS client certificates
+//! ([`CertificateAuth`]) built in, and [`AnyAuth`] to accept any of several; run on the operation service (it sees each operation) by the [`RequestHandler`] that was
 //! given one, or by an [`AuthLayer`] around any operation service.
 //!
 //! Every operation except the public agent card requires a principal when an authenticator is
@@ -22,6 +23,14 @@ use subtle::ConstantTimeEq;
 use tower::{Layer, Service};
 
 use crate::Principal;
+
+mod any;
+mod certificate;
+mod jwt;
+
+pub use any::AnyAuth;
+pub use certificate::CertificateAuth;
+pub use jwt::{JwtAuth, KeySetError, ScopeMap};
 
 /// Identifies the caller of an operation from its request: the metadata (HTTP headers or gRPC
 /// metadata), the peer and its TLS certificate, the tenant and the operation itself.
@@ -226,13 +235,7 @@ fn same_secret(a: &str, b: &str) -> bool {
 impl Authenticator for StaticAuth {
     async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
         let headers = &ctx.metadata;
-        if let Some(token) = headers
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
-        {
+        if let Some(token) = bearer_token(headers) {
             if let Some(credential) = self.bearer_tokens.iter().find(|c| same_secret(&c.secret, token)) {
                 return Ok(credential.principal.clone());
             }
@@ -258,6 +261,16 @@ impl Authenticator for StaticAuth {
         }
         schemes
     }
+}
+
+/// The token of an `Authorization: Bearer` header.
+pub(crate) fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
 }
 
 /// One requirement per scheme: any of them will do.

@@ -41,6 +41,8 @@ mod spans;
 pub mod telemetry;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
+/// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).
+pub use agentwire_jose as jose;
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention};

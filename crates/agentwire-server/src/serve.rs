@@ -46,19 +46,61 @@ impl TlsConfig {
     /// # Ok::<_, std::io::Error>(())
     /// ```
     pub fn from_pem_files(cert: &Path, key: &Path) -> io::Result<Self> {
-        let invalid = |what: &str, path: &Path, error: &dyn std::fmt::Display| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{what} {}: {error}", path.display()))
-        };
+        Self::build(cert, key, None)
+    }
+
+    /// As [`from_pem_files`](Self::from_pem_files), and asks each client for a certificate
+    /// issued by a CA of the PEM bundle `client_ca`: a client without one is served only when
+    /// `required` is false, and one with a certificate the bundle does not vouch for is refused
+    /// at the handshake. The certificate reaches authenticators as
+    /// [`Peer::certificate`](agentwire_types::Peer::certificate), which
+    /// [`CertificateAuth`](crate::auth::CertificateAuth) names a principal from.
+    ///
+    /// ```no_run
+    /// use agentwire_server::TlsConfig;
+    ///
+    /// let tls = TlsConfig::verifying_clients("cert.pem".as_ref(), "key.pem".as_ref(), "clients-ca.pem".as_ref(), true)?;
+    /// # Ok::<_, std::io::Error>(())
+    /// ```
+    pub fn verifying_clients(cert: &Path, key: &Path, client_ca: &Path, required: bool) -> io::Result<Self> {
+        let mut roots = rustls::RootCertStore::empty();
+        let cas = CertificateDer::pem_file_iter(client_ca)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| invalid_file("cannot read the client CA bundle", client_ca, &e))?;
+        for ca in cas {
+            roots.add(ca).map_err(|e| invalid_file("a certificate is not a usable CA in", client_ca, &e))?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+        let builder = if required { builder } else { builder.allow_unauthenticated() };
+        let verifier = builder.build().map_err(|e| invalid_file("cannot verify clients with", client_ca, &e))?;
+        Self::build(cert, key, Some(verifier))
+    }
+
+    fn build(
+        cert: &Path,
+        key: &Path,
+        clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
+    ) -> io::Result<Self> {
         let chain = CertificateDer::pem_file_iter(cert)
             .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| invalid("cannot read the certificate chain", cert, &e))?;
-        let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| invalid("cannot read the private key", key, &e))?;
-        let config = rustls::ServerConfig::builder()
-            .with_no_client_auth()
+            .map_err(|e| invalid_file("cannot read the certificate chain", cert, &e))?;
+        let key_der =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| invalid_file("cannot read the private key", key, &e))?;
+        let builder = rustls::ServerConfig::builder();
+        let builder = match clients {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        };
+        let config = builder
             .with_single_cert(chain, key_der)
-            .map_err(|e| invalid("the certificate does not fit the key in", key, &e))?;
+            .map_err(|e| invalid_file("the certificate does not fit the key in", key, &e))?;
         Ok(Self::from(config))
     }
+}
+
+fn invalid_file(what: &str, path: &Path, error: &dyn std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("{what} {}: {error}", path.display()))
 }
 
 /// A rustls configuration of your own; its ALPN protocols are set to `h2` and `http/1.1`.

@@ -129,6 +129,8 @@ pub struct A2AError {
     metadata: BTreeMap<String, String>,
     /// For a refused caller: the HTTP `WWW-Authenticate` challenge that says how to authenticate.
     challenge: Option<String>,
+    /// For a refusal that passes: how long to wait before trying again.
+    retry_after: Option<std::time::Duration>,
 }
 
 /// A conversion that cannot fail converts where a fallible one is expected.
@@ -144,7 +146,7 @@ pub type Result<T, E = A2AError> = std::result::Result<T, E>;
 impl A2AError {
     /// An error of `kind` with a human-readable message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), metadata: BTreeMap::new(), challenge: None }
+        Self { kind, message: message.into(), metadata: BTreeMap::new(), challenge: None, retry_after: None }
     }
 
     /// Adds an `ErrorInfo` metadata entry.
@@ -169,6 +171,26 @@ impl A2AError {
     /// The `WWW-Authenticate` challenge of a refusal, if it has one.
     pub fn challenge(&self) -> Option<&str> {
         self.challenge.as_deref()
+    }
+
+    /// Adds how long the caller should wait before trying again: HTTP's `Retry-After`, gRPC's
+    /// `google.rpc.RetryInfo`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentwire_types::A2AError;
+    ///
+    /// let busy = A2AError::resource_exhausted("too many requests").with_retry_after(Duration::from_secs(2));
+    /// assert_eq!(busy.retry_after(), Some(Duration::from_secs(2)));
+    /// ```
+    pub fn with_retry_after(mut self, wait: std::time::Duration) -> Self {
+        self.retry_after = Some(wait);
+        self
+    }
+
+    /// How long to wait before trying again, for a refusal that passes.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after
     }
 
     /// An error as a peer reported it: of the kind its `google.rpc.ErrorInfo` `reason` names

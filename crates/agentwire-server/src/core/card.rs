@@ -93,6 +93,16 @@ impl Cards {
         }
     }
 
+    /// Signs the public and the extended card with `key`, in place of any signature they
+    /// carried (the card's interfaces and capabilities were just filled in: an older signature
+    /// could not cover them). `jku` is where the key set holding the key is published.
+    pub(crate) fn sign(&mut self, key: &agentwire_jose::SigningKey, jku: Option<&str>) {
+        for card in std::iter::once(&mut self.public).chain(self.extended.as_mut()) {
+            card.signatures.clear();
+            card.signatures = vec![agentwire_jose::sign_card(card, key, jku)];
+        }
+    }
+
     pub(crate) fn public(&self) -> &AgentCard {
         &self.public
     }

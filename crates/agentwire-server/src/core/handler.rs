@@ -12,6 +12,7 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 use futures_util::future::BoxFuture;
+use futures_util::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -67,13 +68,23 @@ impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
         let core = Arc::clone(&self.core);
-        match core.auth.clone() {
-            None => Box::pin(core.run(ctx, request)),
-            Some(auth) => Box::pin(async move {
-                let ctx = crate::auth::authenticate(auth.as_ref(), ctx, request.operation()).await?;
-                core.run(ctx, request).await
-            }),
-        }
+        Box::pin(async move {
+            let operation = request.operation();
+            let ctx = match &core.auth {
+                Some(auth) => crate::auth::authenticate(auth.as_ref(), ctx, operation).await?,
+                None => ctx,
+            };
+            let permit = core.quotas.admit(&ctx, operation, &core.limits)?;
+            match (core.run(ctx, request).await?, permit) {
+                // The stream holds its permit: the caller's count drops when the stream does.
+                (A2aResponse::Stream(events), Some(permit)) => {
+                    Ok(A2aResponse::Stream(Box::pin(events.inspect(move |_| {
+                        let _held = &permit;
+                    }))))
+                }
+                (response, _) => Ok(response),
+            }
+        })
     }
 }
 
@@ -112,6 +123,7 @@ impl RequestHandler {
             push: PushSettings::default(),
             auth: None,
             metrics: None,
+            signing_key: None,
         }
     }
 
@@ -307,6 +319,7 @@ pub struct RequestHandlerBuilder {
     push: PushSettings,
     auth: Option<Arc<dyn Authenticator>>,
     metrics: Option<crate::Metrics>,
+    signing_key: Option<Arc<agentwire_jose::SigningKey>>,
 }
 
 impl RequestHandlerBuilder {
@@ -314,6 +327,28 @@ impl RequestHandlerBuilder {
     /// authenticator's schemes in the agent card.
     pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Signs the agent card (and the extended card) with `key`, naming the key set published at
+    /// the card's URL under `/.well-known/jwks.json` as the signature's `jku`; serve that key set
+    /// with [`HttpOptions::signing_keys`](crate::HttpOptions::signing_keys).
+    ///
+    /// ```
+    /// use agentwire_jose::{Algorithm, PublicKeys, SigningKey};
+    /// use agentwire_server::agent::EchoAgent;
+    /// use agentwire_server::RequestHandler;
+    ///
+    /// let key = SigningKey::generate(Algorithm::EdDSA).unwrap();
+    /// let keys = PublicKeys::from_keys([key.public_key()]);
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let handler = RequestHandler::builder(EchoAgent).signing_key(key).build();
+    /// let card = handler.agent_card();
+    /// assert!(agentwire_jose::verify_card(card, &keys, &[Algorithm::EdDSA]).is_ok());
+    /// # });
+    /// ```
+    pub fn signing_key(mut self, key: agentwire_jose::SigningKey) -> Self {
+        self.signing_key = Some(Arc::new(key));
         self
     }
 
@@ -397,7 +432,11 @@ impl RequestHandlerBuilder {
         }
         let backend = self.backend.unwrap_or_default();
         let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
-        let card = Cards::new(self.card, self.auth.is_some());
+        let jku = format!("{}/.well-known/jwks.json", self.card.public_url.trim_end_matches('/'));
+        let mut card = Cards::new(self.card, self.auth.is_some());
+        if let Some(key) = &self.signing_key {
+            card.sign(key, Some(&jku));
+        }
         let offers_push = card.public().capabilities.push_notifications == Some(true);
         let instruments = self.metrics.as_ref().map(|metrics| {
             metrics.observe_store(&tasks);
@@ -424,6 +463,7 @@ impl RequestHandlerBuilder {
             task_ended: Arc::default(),
             retention: self.retention.clone(),
             admissions: super::admission::Admissions::default(),
+            quotas: super::quota::Quotas::default(),
             metrics: instruments.clone(),
             draining: CancellationToken::new(),
         };

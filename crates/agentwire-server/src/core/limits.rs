@@ -63,6 +63,14 @@ pub struct Limits {
     /// How long a canceled execution may take to end its task itself before the server cancels
     /// the task without it.
     pub cancel_grace: Duration,
+    /// Requests per second one principal may make, on average; `None` for no limit. A caller
+    /// past it is refused with ResourceExhausted (HTTP 429) and told when to retry. Callers
+    /// without a principal (no authentication configured) are counted by address.
+    pub requests_per_second: Option<f64>,
+    /// How many requests over the rate one principal may make at once after a quiet spell.
+    pub request_burst: usize,
+    /// Most streams (SendStreamingMessage, SubscribeToTask) one principal may have open at once.
+    pub max_streams_per_principal: usize,
 }
 
 impl Default for Limits {
@@ -81,6 +89,9 @@ impl Default for Limits {
             default_page_size: 50,
             max_page_size: 100,
             cancel_grace: Duration::from_secs(2),
+            requests_per_second: None,
+            request_burst: 50,
+            max_streams_per_principal: 1_000,
         }
     }
 }

@@ -7,6 +7,7 @@ mod card;
 mod handler;
 mod limits;
 mod push_configs;
+mod quota;
 mod runner;
 mod send;
 mod stream;
@@ -71,6 +72,7 @@ pub(crate) struct Core {
     pub(crate) retention: Retention,
     /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
+    pub(crate) quotas: quota::Quotas,
     /// Where commits are timed, if anywhere.
     pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
     /// Cancelled when the server begins to stop: it is no longer ready for new work.

@@ -122,16 +122,24 @@ async fn streaming<T: Send + 'static>(
 }
 
 /// An error as a gRPC status (seed 000 §5.4), with a `google.rpc.ErrorInfo` in its details for
-/// A2A's own errors, and a refusal's challenge as `www-authenticate` metadata.
+/// A2A's own errors and a `google.rpc.RetryInfo` for a refusal that passes, and a refusal's
+/// challenge as `www-authenticate` metadata.
 pub(crate) fn status(error: A2AError) -> Status {
     let code = Code::from_i32(error.kind().rpc_code() as i32);
-    let mut status = match ErrorInfo::of(&error) {
-        Some(info) => {
-            let metadata: HashMap<String, String> = info.metadata.into_iter().collect();
-            let details = ErrorDetails::with_error_info(info.reason, info.domain, metadata);
-            Status::with_error_details(code, error.message(), details)
-        }
-        None => Status::new(code, error.message()),
+    let mut details = ErrorDetails::new();
+    let info = ErrorInfo::of(&error);
+    let has_details = info.is_some() || error.retry_after().is_some();
+    if let Some(info) = info {
+        let metadata: HashMap<String, String> = info.metadata.into_iter().collect();
+        details.set_error_info(info.reason, info.domain, metadata);
+    }
+    if let Some(wait) = error.retry_after() {
+        details.set_retry_info(Some(wait));
+    }
+    let mut status = if has_details {
+        Status::with_error_details(code, error.message(), details)
+    } else {
+        Status::new(code, error.message())
     };
     if let Some(challenge) = error.challenge().and_then(|c| c.parse().ok()) {
         status.metadata_mut().insert("www-authenticate", challenge);

@@ -13,7 +13,7 @@ use http::{header, HeaderValue, StatusCode};
 use agentwire_types::dialect::CardForm;
 use agentwire_types::{A2aRequest, AgentCard, Binding, Dialect};
 
-use super::errors::{http_status, with_challenge, RestError};
+use super::errors::{http_status, with_error_headers, RestError};
 use super::{json_response, AppState};
 use crate::layers::Negotiated;
 use crate::{ProtocolVersion, RequestContext};
@@ -47,9 +47,17 @@ impl CardForms {
     /// The card in `dialect`'s form, with its validators.
     fn document(&self, card: &AgentCard, dialect: Dialect) -> CardDocument {
         let json = serde_json::to_vec(&crate::core::card_json(card, dialect)).unwrap_or_default();
-        // The ETag is a hash of the content, so it changes exactly when the card does.
-        let hash =
-            json.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+        // The ETag is a hash of the content, so it changes exactly when the card does; not when
+        // only its signatures do (a signer may sign again, ECDSA differently each time).
+        let unsigned = (!card.signatures.is_empty()).then(|| {
+            let unsigned = AgentCard { signatures: Vec::new(), ..card.clone() };
+            serde_json::to_vec(&crate::core::card_json(&unsigned, dialect)).unwrap_or_default()
+        });
+        let hash = unsigned
+            .as_deref()
+            .unwrap_or(&json)
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
         let etag = HeaderValue::from_str(&format!("\"{hash:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""));
         let slot = &self.since[match dialect.profile().card_form() {
             CardForm::V1 => 0,
@@ -101,7 +109,7 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
         Ok(card) => state.card.document(&card, dialect),
         Err(error) => {
             let response = json_response(http_status(error.kind()), JSON, &RestError::from(&error));
-            return with_challenge(response, &error);
+            return with_error_headers(response, &error);
         }
     };
     let validators = [
@@ -115,6 +123,18 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
         return (StatusCode::NOT_MODIFIED, validators).into_response();
     }
     (validators, [(header::CONTENT_TYPE, JSON)], card.json).into_response()
+}
+
+/// Serves the agent's public signing keys as a JWK Set (RFC 7517 §5), encoded once.
+pub(crate) fn keys(keys: &agentwire_jose::JwkSet) -> impl Fn() -> std::future::Ready<Response> + Clone {
+    let document = Bytes::from(serde_json::to_vec(keys).unwrap_or_default());
+    move || {
+        let headers = [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/jwk-set+json")),
+            (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL)),
+        ];
+        std::future::ready((headers, document.clone()).into_response())
+    }
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");

@@ -27,10 +27,14 @@ pub(crate) fn http_status(kind: ErrorKind) -> StatusCode {
 }
 
 /// The HTTP status a JSON-RPC error response is sent with: 200, except where HTTP itself must
-/// speak (authentication, authorization, body size).
-pub(crate) fn jsonrpc_http_status(kind: ErrorKind) -> StatusCode {
-    match kind {
-        ErrorKind::Unauthenticated | ErrorKind::PermissionDenied | ErrorKind::PayloadTooLarge => http_status(kind),
+/// speak (authentication, authorization, body size, a rate limit).
+pub(crate) fn jsonrpc_http_status(error: &A2AError) -> StatusCode {
+    match error.kind() {
+        ErrorKind::Unauthenticated | ErrorKind::PermissionDenied | ErrorKind::PayloadTooLarge => {
+            http_status(error.kind())
+        }
+        // A rate limit, which says when to retry, is HTTP's to report, as for a proxy in front.
+        ErrorKind::ResourceExhausted if error.retry_after().is_some() => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::OK,
     }
 }
@@ -69,10 +73,15 @@ impl<'a> From<&'a A2AError> for RestError<'a> {
     }
 }
 
-/// `response` with the `WWW-Authenticate` challenge of a refusal that has one (RFC 9110 §11.6.1).
-pub(crate) fn with_challenge(mut response: Response, error: &A2AError) -> Response {
+/// `response` with the headers an error asks for: a refusal's `WWW-Authenticate` challenge
+/// (RFC 9110 §11.6.1), and `Retry-After` in whole seconds (rounded up) for one that passes.
+pub(crate) fn with_error_headers(mut response: Response, error: &A2AError) -> Response {
     if let Some(challenge) = error.challenge().and_then(|c| HeaderValue::from_str(c).ok()) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    if let Some(wait) = error.retry_after() {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }

@@ -17,7 +17,7 @@ use agentwire_types::dialect::{legacy, v03, Encoded, StreamErrors};
 use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, Result, SendMessageRequest, StreamItem};
 
-use super::errors::{jsonrpc_http_status, with_challenge};
+use super::errors::{jsonrpc_http_status, with_error_headers};
 use super::request::{context, decode_json, is_json, read_body};
 use super::{json_response, sse, AppState};
 use crate::TaskEventStream;
@@ -30,8 +30,8 @@ fn error_response(id: &RawValue, error: &A2AError) -> Response {
 }
 
 fn error_response_in(dialect: Dialect, id: &RawValue, error: &A2AError) -> Response {
-    let response = json_response(jsonrpc_http_status(error.kind()), JSON, &reply_error(id, error, dialect));
-    with_challenge(response, error)
+    let response = json_response(jsonrpc_http_status(error), JSON, &reply_error(id, error, dialect));
+    with_error_headers(response, error)
 }
 
 fn reply_error<'a>(id: &'a RawValue, error: &A2AError, dialect: Dialect) -> jsonrpc::Response<'a, ()> {

@@ -66,6 +66,10 @@ pub struct HttpOptions {
     /// What `GET /readyz` and the gRPC health service report: a handler's
     /// [`readiness`](crate::RequestHandler::readiness), or always ready (the default).
     pub readiness: Readiness,
+    /// The public keys served at `/.well-known/jwks.json`: those of the agent's
+    /// [signing key](crate::RequestHandlerBuilder::signing_key), with which clients verify its
+    /// card and its webhook deliveries. Not served when `None`.
+    pub signing_keys: Option<agentwire_jose::JwkSet>,
 }
 
 impl Default for HttpOptions {
@@ -77,6 +81,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
             readiness: Readiness::default(),
+            signing_keys: None,
         }
     }
 }
@@ -135,6 +140,9 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
         .route("/.well-known/agent.json", get(card::serve))
         .route("/agentCard", get(card::serve))
         .route("/", post(jsonrpc::handle));
+    if let Some(keys) = &options.signing_keys {
+        app = app.route("/.well-known/jwks.json", get(card::keys(keys)));
+    }
     for (path, route) in rest::routes() {
         app = app.route(&format!("/{{tenant}}{path}"), route.clone()).route(path, route);
     }

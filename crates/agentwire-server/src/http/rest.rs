@@ -25,7 +25,7 @@ use agentwire_types::{
     StreamItem, SubscribeToTaskRequest, TaskEventStream, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
-use super::errors::{with_challenge, RestError};
+use super::errors::{with_error_headers, RestError};
 use super::request::{context, decode_json, decode_value, is_json, read_body};
 use super::{json_response, sse, AppState};
 use crate::RequestContext;
@@ -387,7 +387,7 @@ fn error_response_at(dialect: Dialect, error: &A2AError, status: StatusCode, rpc
         Dialect::V03 => json_response(status, json, &ErrorObject::new(dialect, error)),
         Dialect::V1 | Dialect::Legacy => json_response(status, json, &RestError::with_status(error, status, rpc)),
     };
-    with_challenge(response, error)
+    with_error_headers(response, error)
 }
 
 #[cfg(test)]

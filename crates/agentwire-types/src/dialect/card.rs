@@ -162,6 +162,33 @@ pub fn read(mut card: Value) -> serde_json::Result<AgentCard> {
     Ok(parsed)
 }
 
+/// The v1.0 card a card of any form carries, and nothing else: what a card signature covers
+/// (A2A v1.0 §8.4). Members of other generations fall away, and a security scheme keeps only its
+/// v1.0 member, so that the v0.3 members a combined card (or a gateway) adds after signing never
+/// change what is verified. Unlike [`read`], nothing is converted from v0.3's members.
+///
+/// ```
+/// use agentwire_types::dialect::card::v1_projection;
+/// use serde_json::json;
+///
+/// let card = v1_projection(json!({
+///     "name": "A", "url": "http://a/", "protocolVersion": "0.3.0",
+///     "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}, "type": "http", "scheme": "Bearer"}},
+/// })).unwrap();
+/// assert!(card.supported_interfaces.is_empty());
+/// assert_eq!(serde_json::to_value(&card.security_schemes).unwrap(), json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}));
+/// ```
+pub fn v1_projection(mut card: Value) -> serde_json::Result<AgentCard> {
+    if let Some(Value::Object(schemes)) = card.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            if let Some(object) = scheme.as_object_mut() {
+                object.retain(|key, _| SCHEME_KEYS.contains(&key.as_str()));
+            }
+        }
+    }
+    serde_json::from_value(card)
+}
+
 /// `0.3` of `0.3.0`.
 fn major_minor(version: &str) -> Vec<&str> {
     version.split('.').take(2).collect()

@@ -1,0 +1,421 @@
+//! Bearer JWTs from an identity provider: the keys found by OIDC discovery (or given), kept
+//! fresh, and a token's scopes checked against the operation it calls.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+use agentwire_jose::{JoseError, PublicKeys, Validation};
+use agentwire_types::jsonrpc::Operation;
+use agentwire_types::{A2AError, HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, RequestContext, SecurityScheme};
+use futures_util::StreamExt as _;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use super::{async_trait, bearer_token, Authenticator};
+use crate::Principal;
+
+/// Validates bearer JWTs: signed by a key of the issuer's key set with an asymmetric algorithm,
+/// issued by the configured issuer for the configured audience, unexpired and already valid. The
+/// principal is `ISSUER#SUBJECT`, with the token's claims; a [`ScopeMap`] decides which scopes
+/// each operation needs.
+///
+/// The key set comes from OIDC discovery ([`discover`](Self::discover)), a JWKS URL, or is
+/// given. A fetched set is refetched on a timer (hourly by default) and, at most once per
+/// minimum interval, when a token names a key it lacks: a rotation at the identity provider is
+/// picked up on the first token signed with the new key.
+///
+/// ```
+/// use agentwire_jose::{Algorithm, PublicKeys, SigningKey, Validation};
+/// use agentwire_server::auth::{Authenticator, JwtAuth, ScopeMap};
+/// use agentwire_server::RequestContext;
+/// use agentwire_types::jsonrpc::Operation;
+/// use agentwire_types::ErrorKind;
+/// use serde_json::json;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let idp = SigningKey::generate(Algorithm::ES256).unwrap();
+/// let auth = JwtAuth::with_keys(
+///     Validation::new("https://idp.example", "my-agent"),
+///     PublicKeys::from_keys([idp.public_key()]),
+/// )
+/// .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
+///
+/// let exp = agentwire_jose::unix_now() + 300;
+/// let claims = json!({"iss": "https://idp.example", "sub": "alice", "aud": "my-agent", "exp": exp, "scope": "a2a:read"});
+/// let mut ctx = RequestContext::default();
+/// let bearer = format!("Bearer {}", idp.sign_jwt(claims.as_object().unwrap()));
+/// ctx.metadata.insert("authorization", bearer.parse().unwrap());
+///
+/// let alice = auth.authenticate(&ctx, Operation::GetTask).await.unwrap();
+/// assert_eq!(alice.name, "https://idp.example#alice");
+/// let refused = auth.authenticate(&ctx, Operation::SendMessage).await.unwrap_err();
+/// assert_eq!(refused.kind(), ErrorKind::PermissionDenied);
+/// assert!(refused.challenge().unwrap().contains(r#"error="insufficient_scope", scope="a2a:write""#));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct JwtAuth {
+    validation: Validation,
+    keys: Arc<KeyCache>,
+    scopes: ScopeMap,
+    /// Where clients learn to get a token: the discovery document, if the keys came from one.
+    discovery_url: Option<String>,
+}
+
+impl std::fmt::Debug for JwtAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtAuth").field("issuer", &self.validation.issuer()).finish_non_exhaustive()
+    }
+}
+
+/// Why a key set could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum KeySetError {
+    /// The request failed, or the server answered with an error.
+    #[error("cannot fetch {url}: {reason}")]
+    Fetch {
+        /// What was fetched.
+        url: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// The document is not what it should be.
+    #[error("{url} is not {what}: {reason}")]
+    Invalid {
+        /// What was fetched.
+        url: String,
+        /// What it should have been.
+        what: &'static str,
+        /// Why it is not.
+        reason: String,
+    },
+}
+
+/// The default limits of fetching keys.
+const REFRESH_EVERY: Duration = Duration::from_secs(3600);
+const MIN_REFETCH: Duration = Duration::from_secs(30);
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest discovery document or key set read; a real one is a few KiB.
+const MAX_DOCUMENT: usize = 256 * 1024;
+
+impl JwtAuth {
+    /// Checks tokens against a fixed key set (read from a file, say).
+    pub fn with_keys(validation: Validation, keys: PublicKeys) -> Self {
+        let keys = Arc::new(KeyCache { keys: RwLock::new(Arc::new(keys)), remote: None });
+        Self { validation, keys, scopes: ScopeMap::default(), discovery_url: None }
+    }
+
+    /// Finds the issuer's key set by OIDC discovery (`ISSUER/.well-known/openid-configuration`,
+    /// whose `issuer` must be the validation's issuer) and fetches it.
+    pub async fn discover(validation: Validation) -> Result<Self, KeySetError> {
+        let issuer = validation.issuer().trim_end_matches('/');
+        let url = format!("{issuer}/.well-known/openid-configuration");
+        let http = http_client();
+        let document: Value = fetch_json(&http, &url, "an OpenID provider configuration").await?;
+        let invalid = |reason: String| KeySetError::Invalid {
+            url: url.clone(),
+            what: "an OpenID provider configuration",
+            reason,
+        };
+        if document.get("issuer").and_then(Value::as_str) != Some(validation.issuer()) {
+            return Err(invalid(format!("its issuer is {}, not {}", document["issuer"], validation.issuer())));
+        }
+        let jwks_uri =
+            document.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| invalid("it has no jwks_uri".into()))?;
+        let mut auth = Self::fetching(validation, jwks_uri, http).await?;
+        auth.discovery_url = Some(url);
+        Ok(auth)
+    }
+
+    /// Fetches the key set at `jwks_uri`.
+    pub async fn from_jwks_url(validation: Validation, jwks_uri: &str) -> Result<Self, KeySetError> {
+        Self::fetching(validation, jwks_uri, http_client()).await
+    }
+
+    async fn fetching(validation: Validation, jwks_uri: &str, http: reqwest::Client) -> Result<Self, KeySetError> {
+        let remote = Remote {
+            url: jwks_uri.to_owned(),
+            http,
+            fetching: tokio::sync::Mutex::new(None),
+            refresh: std::sync::Mutex::new(Refresh { every: REFRESH_EVERY, min_interval: MIN_REFETCH }),
+        };
+        let keys = remote.fetch().await?;
+        *remote.fetching.lock().await = Some(Instant::now());
+        let keys = Arc::new(KeyCache { keys: RwLock::new(Arc::new(keys)), remote: Some(remote) });
+        tokio::spawn(refresh_on_timer(Arc::downgrade(&keys)));
+        Ok(Self { validation, keys, scopes: ScopeMap::default(), discovery_url: None })
+    }
+
+    /// Refetches a fetched key set every `every`, and on an unknown key id at most once per
+    /// `min_interval` (defaults: an hour, 30 seconds).
+    pub fn with_refresh(self, every: Duration, min_interval: Duration) -> Self {
+        if let Some(remote) = &self.keys.remote {
+            *remote.refresh.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Refresh { every, min_interval };
+        }
+        self
+    }
+
+    /// Requires the scopes `scopes` maps each operation to.
+    pub fn with_scopes(mut self, scopes: ScopeMap) -> Self {
+        self.scopes = scopes;
+        self
+    }
+
+    /// The token's claims, refetching the key set once if the token names a key it lacks.
+    async fn claims(&self, token: &str) -> Result<Map<String, Value>, JoseError> {
+        let keys = self.keys.current();
+        match self.validation.validate(token, &keys) {
+            Err(JoseError::UnknownKey(kid)) => match self.keys.refetch_for(kid.as_deref()).await {
+                Some(keys) => self.validation.validate(token, &keys),
+                None => Err(JoseError::UnknownKey(kid)),
+            },
+            outcome => outcome,
+        }
+    }
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default()
+}
+
+/// A JSON document of at most [`MAX_DOCUMENT`] bytes.
+async fn fetch_json<T: serde::de::DeserializeOwned>(
+    http: &reqwest::Client,
+    url: &str,
+    what: &'static str,
+) -> Result<T, KeySetError> {
+    let fetch_error = |reason: String| KeySetError::Fetch { url: url.to_owned(), reason };
+    let response = http.get(url).send().await.map_err(|e| fetch_error(e.to_string()))?;
+    if !response.status().is_success() {
+        return Err(fetch_error(format!("HTTP {}", response.status())));
+    }
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| fetch_error(e.to_string()))?;
+        if body.len() + chunk.len() > MAX_DOCUMENT {
+            return Err(fetch_error(format!("the document is larger than {MAX_DOCUMENT} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body).map_err(|e| KeySetError::Invalid { url: url.to_owned(), what, reason: e.to_string() })
+}
+
+/// The keys tokens are checked with, and where they come from.
+struct KeyCache {
+    keys: RwLock<Arc<PublicKeys>>,
+    remote: Option<Remote>,
+}
+
+struct Remote {
+    url: String,
+    http: reqwest::Client,
+    /// When the keys were last fetched; held while fetching, so that one fetch serves every
+    /// token waiting for it.
+    fetching: tokio::sync::Mutex<Option<Instant>>,
+    refresh: std::sync::Mutex<Refresh>,
+}
+
+/// How often a fetched key set is fetched again.
+#[derive(Debug, Clone, Copy)]
+struct Refresh {
+    /// On the timer.
+    every: Duration,
+    /// At most, for tokens naming a key the set lacks.
+    min_interval: Duration,
+}
+
+impl Remote {
+    fn refresh(&self) -> Refresh {
+        *self.refresh.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn fetch(&self) -> Result<PublicKeys, KeySetError> {
+        let set: agentwire_jose::JwkSet = fetch_json(&self.http, &self.url, "a JWK set").await?;
+        Ok(PublicKeys::from_set(&set))
+    }
+}
+
+impl KeyCache {
+    fn current(&self) -> Arc<PublicKeys> {
+        Arc::clone(&self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    fn replace(&self, keys: PublicKeys) {
+        *self.keys.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(keys);
+    }
+
+    /// The keys after a refetch for a token naming `kid`, unless the set was fetched less than
+    /// the minimum interval ago (and still lacks it) or cannot be fetched.
+    async fn refetch_for(&self, kid: Option<&str>) -> Option<Arc<PublicKeys>> {
+        let remote = self.remote.as_ref()?;
+        let mut fetched = remote.fetching.lock().await;
+        // Another token's refetch may have brought the key while this one waited.
+        let current = self.current();
+        if kid.is_some_and(|kid| current.has_kid(kid)) {
+            return Some(current);
+        }
+        if fetched.is_some_and(|at| at.elapsed() < remote.refresh().min_interval) {
+            return None;
+        }
+        *fetched = Some(Instant::now());
+        match remote.fetch().await {
+            Ok(keys) => {
+                tracing::info!(url = %remote.url, keys = keys.len(), "refetched the key set for an unknown key id");
+                self.replace(keys);
+                Some(self.current())
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot refetch the key set; the keys held are kept");
+                None
+            }
+        }
+    }
+}
+
+/// Refetches the key set every `refresh_every`, for as long as its authenticator lives.
+async fn refresh_on_timer(cache: Weak<KeyCache>) {
+    loop {
+        let Some(every) = cache.upgrade().and_then(|c| c.remote.as_ref().map(|r| r.refresh().every)) else { return };
+        tokio::time::sleep(every).await;
+        let Some(cache) = cache.upgrade() else { return };
+        let Some(remote) = &cache.remote else { return };
+        let mut fetched = remote.fetching.lock().await;
+        match remote.fetch().await {
+            Ok(keys) => {
+                *fetched = Some(Instant::now());
+                cache.replace(keys);
+            }
+            Err(error) => tracing::warn!(%error, "cannot refresh the key set; the keys held are kept"),
+        }
+    }
+}
+
+#[async_trait]
+impl Authenticator for JwtAuth {
+    async fn authenticate(&self, ctx: &RequestContext, operation: Operation) -> Result<Principal, A2AError> {
+        let token =
+            bearer_token(&ctx.metadata).ok_or_else(|| A2AError::unauthenticated("a bearer token is required"))?;
+        let claims = self.claims(token).await.map_err(|error| {
+            let description = error.to_string();
+            let challenge = format!(
+                "Bearer realm=\"agentwire\", error=\"invalid_token\", error_description=\"{}\"",
+                description.replace(['"', '\\'], "'")
+            );
+            A2AError::unauthenticated(format!("invalid token: {description}")).with_challenge(challenge)
+        })?;
+        if let Some(scope) = self.scopes.missing(operation, &claims) {
+            let challenge = format!("Bearer realm=\"agentwire\", error=\"insufficient_scope\", scope=\"{scope}\"");
+            let message = format!("{} needs the scope {scope}", operation.name());
+            return Err(A2AError::permission_denied(message).with_challenge(challenge));
+        }
+        let subject = claims.get("sub").and_then(Value::as_str).unwrap_or_default();
+        let issuer = self.validation.issuer();
+        Ok(Principal { name: format!("{issuer}#{subject}"), claims })
+    }
+
+    fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {
+        let scheme = match &self.discovery_url {
+            Some(url) => SecurityScheme::OpenIdConnect(OpenIdConnectSecurityScheme {
+                open_id_connect_url: url.clone(),
+                ..OpenIdConnectSecurityScheme::default()
+            }),
+            None => SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                scheme: "Bearer".into(),
+                bearer_format: "JWT".into(),
+                ..HttpAuthSecurityScheme::default()
+            }),
+        };
+        BTreeMap::from([(if self.discovery_url.is_some() { "oidc" } else { "jwt" }.to_owned(), scheme)])
+    }
+}
+
+/// Which scope each operation needs. A token's scopes are its `scope` claim (space-separated,
+/// RFC 8693 §4.2) or its `scp` claim (a list or a string). Operations it maps nothing to need
+/// none.
+///
+/// ```
+/// use agentwire_server::auth::ScopeMap;
+///
+/// let scopes = ScopeMap::default().with_spec("read=a2a:read").unwrap().with_spec("CancelTask=a2a:admin").unwrap();
+/// assert!(ScopeMap::default().with_spec("everything=x").is_err());
+/// # let _ = scopes;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ScopeMap {
+    required: Vec<(Operation, String)>,
+}
+
+/// The operations that only read.
+const READ: [Operation; 6] = [
+    Operation::GetTask,
+    Operation::ListTasks,
+    Operation::SubscribeToTask,
+    Operation::GetPushConfig,
+    Operation::ListPushConfigs,
+    Operation::GetExtendedAgentCard,
+];
+/// The operations that change something.
+const WRITE: [Operation; 5] = [
+    Operation::SendMessage,
+    Operation::SendStreamingMessage,
+    Operation::CancelTask,
+    Operation::CreatePushConfig,
+    Operation::DeletePushConfig,
+];
+
+impl ScopeMap {
+    /// `read` for the operations that only read (get, list, subscribe, the push configs' get
+    /// and list, the extended card), `write` for those that change something.
+    pub fn read_write(read: &str, write: &str) -> Self {
+        Self::default().require(READ, read).require(WRITE, write)
+    }
+
+    /// Requires `scope` for each of `operations` (in place of what it required before).
+    pub fn require(mut self, operations: impl IntoIterator<Item = Operation>, scope: &str) -> Self {
+        for operation in operations {
+            self.required.retain(|(o, _)| *o != operation);
+            self.required.push((operation, scope.to_owned()));
+        }
+        self
+    }
+
+    /// Adds `OPERATIONS=SCOPE`, where OPERATIONS is `read`, `write`, or a v1.0 method name
+    /// (`SendMessage`), or several joined by `,`.
+    pub fn with_spec(self, spec: &str) -> Result<Self, String> {
+        let Some((names, scope)) = spec.split_once('=').filter(|(names, scope)| !names.is_empty() && !scope.is_empty())
+        else {
+            return Err(format!("{spec:?}: a scope rule is OPERATIONS=SCOPE, e.g. write=a2a:write"));
+        };
+        let mut operations = Vec::new();
+        for name in names.split(',').map(str::trim) {
+            match name {
+                "read" => operations.extend(READ),
+                "write" => operations.extend(WRITE),
+                name => match READ.into_iter().chain(WRITE).find(|o| o.name() == name) {
+                    Some(operation) => operations.push(operation),
+                    None => {
+                        return Err(format!(
+                            "{name:?} is not read, write or an operation such as SendMessage or GetTask"
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(self.require(operations, scope))
+    }
+
+    /// The scope `operation` needs that `claims` do not grant.
+    fn missing(&self, operation: Operation, claims: &Map<String, Value>) -> Option<&str> {
+        let (_, scope) = self.required.iter().find(|(o, _)| *o == operation)?;
+        let granted = |wanted: &str| match (claims.get("scope"), claims.get("scp")) {
+            (Some(Value::String(scopes)), _) | (_, Some(Value::String(scopes))) => {
+                scopes.split(' ').any(|s| s == wanted)
+            }
+            (_, Some(Value::Array(scopes))) => scopes.iter().any(|s| s.as_str() == Some(wanted)),
+            _ => false,
+        };
+        (!granted(scope)).then_some(scope.as_str())
+    }
+}

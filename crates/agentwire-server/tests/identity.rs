@@ -1,0 +1,426 @@
+//! Verified identity over the wire: JWTs of an identity provider the test runs (OIDC discovery,
+//! a JWKS that rotates), scopes per operation, TLS client certificates, quotas per principal
+//! and the signed agent card, on JSON-RPC, HTTP+JSON and gRPC.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentwire_proto::lf_a2a_v1 as pb;
+use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
+use agentwire_server::auth::{JwtAuth, ScopeMap, StaticAuth};
+use agentwire_server::jose::{unix_now, Algorithm, JwkSet, PublicKeys, SigningKey, Validation};
+use agentwire_server::{HttpOptions, Limits, ServeOptions, TlsConfig};
+use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
+use axum::routing::get;
+use axum::Json;
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+use tonic::Code;
+
+const AUDIENCE: &str = "urn:agentwire:test-agent";
+
+/// An OpenID provider on a loopback port: its discovery document and a key set the test can
+/// change.
+struct IdentityProvider {
+    issuer: String,
+    keys: Arc<Mutex<JwkSet>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for IdentityProvider {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl IdentityProvider {
+    async fn start(keys: &[&SigningKey]) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let set = JwkSet { keys: keys.iter().map(|key| key.public_key().to_jwk()).collect() };
+        let keys = Arc::new(Mutex::new(set));
+        let discovery = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/keys")});
+        let served = Arc::clone(&keys);
+        let app = axum::Router::new()
+            .route("/.well-known/openid-configuration", get(move || std::future::ready(Json(discovery.clone()))))
+            .route("/keys", get(move || std::future::ready(Json(served.lock().unwrap().clone()))));
+        let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Self { issuer, keys, task }
+    }
+
+    fn publish(&self, key: &SigningKey) {
+        self.keys.lock().unwrap().keys.push(key.public_key().to_jwk());
+    }
+
+    /// Claims valid for a minute, for `sub` with `scope`.
+    fn claims(&self, sub: &str, scope: &str) -> serde_json::Map<String, Value> {
+        let now = unix_now();
+        let claims =
+            json!({"iss": self.issuer, "sub": sub, "aud": AUDIENCE, "exp": now + 60, "iat": now, "scope": scope});
+        claims.as_object().unwrap().clone()
+    }
+}
+
+/// What a call was answered with, whatever the binding.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// The caller was let through (the made-up task is simply not found, the list is served).
+    Served,
+    /// 401 / UNAUTHENTICATED, with its challenge.
+    Unauthenticated(String),
+    /// 403 / PERMISSION_DENIED, with its challenge.
+    Forbidden(String),
+    /// 429 / RESOURCE_EXHAUSTED, with the seconds to wait.
+    Busy(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Binding {
+    JsonRpc,
+    Rest,
+    Grpc,
+}
+
+const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::Rest, Binding::Grpc];
+
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    GetTask,
+    ListTasks,
+    SendMessage,
+}
+
+async fn call(server: &TestServer, binding: Binding, op: Call, token: Option<&str>) -> Answer {
+    match binding {
+        Binding::Grpc => grpc_call(server, op, token).await,
+        Binding::JsonRpc | Binding::Rest => {
+            let request = match (binding, op) {
+                (Binding::JsonRpc, _) => {
+                    let (method, params) = match op {
+                        Call::GetTask => ("GetTask", json!({"id": "no-such-task"})),
+                        Call::ListTasks => ("ListTasks", json!({})),
+                        Call::SendMessage => {
+                            ("SendMessage", json!({"message": user_message("tck-complete-task", "x")}))
+                        }
+                    };
+                    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+                    server.http.post(format!("{}/", server.base)).json(&body)
+                }
+                (_, Call::GetTask) => server.http.get(format!("{}/tasks/no-such-task", server.base)),
+                (_, Call::ListTasks) => server.http.get(format!("{}/tasks", server.base)),
+                (_, Call::SendMessage) => server
+                    .http
+                    .post(format!("{}/message:send", server.base))
+                    .json(&json!({"message": user_message("tck-complete-task", "x")})),
+            };
+            let request = request.header("A2A-Version", "1.0");
+            let request = match token {
+                Some(token) => request.bearer_auth(token),
+                None => request,
+            };
+            let response = request.send().await.unwrap();
+            let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+            let (challenge, retry) = (header("www-authenticate").unwrap_or_default(), header("retry-after"));
+            match response.status().as_u16() {
+                401 => Answer::Unauthenticated(challenge),
+                403 => Answer::Forbidden(challenge),
+                429 => Answer::Busy(retry.expect("a 429 says when to retry").parse().unwrap()),
+                200 | 404 => Answer::Served,
+                status => panic!("unexpected {status}: {}", response.text().await.unwrap()),
+            }
+        }
+    }
+}
+
+async fn grpc_call(server: &TestServer, op: Call, token: Option<&str>) -> Answer {
+    let channel = Channel::from_shared(server.base.clone()).unwrap().timeout(TIMEOUT).connect().await.unwrap();
+    let mut client = A2aServiceClient::new(channel);
+    let outcome = match op {
+        Call::GetTask => {
+            let get = pb::GetTaskRequest { id: "no-such-task".into(), ..Default::default() };
+            client.get_task(authorized(get, token)).await.map(drop)
+        }
+        Call::ListTasks => client.list_tasks(authorized(pb::ListTasksRequest::default(), token)).await.map(drop),
+        Call::SendMessage => {
+            let message = pb::Message {
+                message_id: uuid::Uuid::new_v4().to_string(),
+                role: pb::Role::User as i32,
+                parts: vec![pb::Part {
+                    content: Some(pb::part::Content::Text("tck-complete-task".into())),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            let send = pb::SendMessageRequest { message: Some(message), ..Default::default() };
+            client.send_message(authorized(send, token)).await.map(drop)
+        }
+    };
+    let Err(status) = outcome else { return Answer::Served };
+    let challenge =
+        status.metadata().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    match status.code() {
+        Code::NotFound => Answer::Served,
+        Code::Unauthenticated => Answer::Unauthenticated(challenge),
+        Code::PermissionDenied => Answer::Forbidden(challenge),
+        Code::ResourceExhausted => {
+            use tonic_types::StatusExt as _;
+            let wait = status.get_details_retry_info().and_then(|info| info.retry_delay).expect("RetryInfo");
+            Answer::Busy(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+        }
+        code => panic!("unexpected {code:?}: {status:?}"),
+    }
+}
+
+fn authorized<T>(message: T, token: Option<&str>) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if let Some(token) = token {
+        request.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+    }
+    request
+}
+
+fn invalid_token(answer: &Answer, why: &str) -> bool {
+    matches!(answer, Answer::Unauthenticated(challenge)
+        if challenge.starts_with("Bearer") && challenge.contains(r#"error="invalid_token""#) && challenge.contains(why))
+}
+
+async fn jwt_server(idp: &IdentityProvider) -> TestServer {
+    let validation = Validation::new(&idp.issuer, AUDIENCE).with_leeway(Duration::from_secs(5));
+    let auth = JwtAuth::discover(validation)
+        .await
+        .unwrap()
+        .with_refresh(Duration::from_secs(3600), Duration::ZERO)
+        .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
+    TestServer::start(conformance().authenticator(auth)).await
+}
+
+#[tokio::test]
+async fn tokens_are_checked_as_rfc_7519_and_8725_ask_on_every_binding() {
+    let key = SigningKey::generate(Algorithm::ES256).unwrap();
+    let idp = IdentityProvider::start(&[&key]).await;
+    let server = jwt_server(&idp).await;
+    let now = unix_now();
+    let with = |changes: Value| {
+        let mut claims = idp.claims("alice", "a2a:read a2a:write");
+        claims.extend(changes.as_object().unwrap().clone());
+        key.sign_jwt(&claims)
+    };
+    let b64 = |bytes: &[u8]| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    };
+    let payload = b64(&serde_json::to_vec(&idp.claims("mallory", "a2a:read a2a:write")).unwrap());
+    let unsigned = format!("{}.{payload}.", b64(br#"{"alg":"none","typ":"JWT"}"#));
+    // HS256 keyed with the public JWK, as a verifier that lets the token pick the algorithm would check it.
+    let hs_header = b64(format!(r#"{{"alg":"HS256","kid":"{}"}}"#, key.kid()).as_bytes());
+    let public = serde_json::to_vec(&key.public_key().to_jwk()).unwrap();
+    let mac = ring::hmac::sign(
+        &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &public),
+        format!("{hs_header}.{payload}").as_bytes(),
+    );
+    let confused = format!("{hs_header}.{payload}.{}", b64(mac.as_ref()));
+
+    for binding in BINDINGS {
+        assert_eq!(call(&server, binding, Call::GetTask, Some(&with(json!({})))).await, Answer::Served, "{binding:?}");
+        let refusals = [
+            (with(json!({"exp": now - 60})), "expired"),
+            (with(json!({"nbf": now + 60})), "not valid yet"),
+            (with(json!({"aud": "urn:another-agent"})), "audience"),
+            (with(json!({"iss": "https://impostor.example"})), "impostor.example"),
+            (unsigned.clone(), "none"),
+            (confused.clone(), "HS256"),
+        ];
+        for (token, why) in refusals {
+            let answer = call(&server, binding, Call::GetTask, Some(&token)).await;
+            assert!(invalid_token(&answer, why), "{binding:?}, {why}: {answer:?}");
+        }
+        let answer = call(&server, binding, Call::GetTask, None).await;
+        assert!(
+            matches!(&answer, Answer::Unauthenticated(c) if c.starts_with("Bearer") && !c.contains("error=")),
+            "{answer:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_accepted_once_the_provider_publishes_it() {
+    let (old, new) = (SigningKey::generate(Algorithm::ES256).unwrap(), SigningKey::generate(Algorithm::EdDSA).unwrap());
+    let idp = IdentityProvider::start(&[&old]).await;
+    let server = jwt_server(&idp).await;
+    let token = new.sign_jwt(&idp.claims("alice", "a2a:read"));
+    for binding in BINDINGS {
+        let answer = call(&server, binding, Call::GetTask, Some(&token)).await;
+        assert!(invalid_token(&answer, "no known key"), "{binding:?}: {answer:?}");
+    }
+    idp.publish(&new);
+    for binding in BINDINGS {
+        assert_eq!(call(&server, binding, Call::GetTask, Some(&token)).await, Answer::Served, "{binding:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_read_only_token_can_get_and_list_but_not_send() {
+    let key = SigningKey::generate(Algorithm::ES256).unwrap();
+    let idp = IdentityProvider::start(&[&key]).await;
+    let server = jwt_server(&idp).await;
+    let reader = key.sign_jwt(&idp.claims("reader", "a2a:read"));
+    let writer = key.sign_jwt(&idp.claims("writer", "a2a:read a2a:write"));
+    for binding in BINDINGS {
+        assert_eq!(call(&server, binding, Call::GetTask, Some(&reader)).await, Answer::Served, "{binding:?}");
+        assert_eq!(call(&server, binding, Call::ListTasks, Some(&reader)).await, Answer::Served, "{binding:?}");
+        let refused = call(&server, binding, Call::SendMessage, Some(&reader)).await;
+        let expected = r#"Bearer realm="agentwire", error="insufficient_scope", scope="a2a:write""#;
+        assert_eq!(refused, Answer::Forbidden(expected.into()), "{binding:?}");
+        assert_eq!(call(&server, binding, Call::SendMessage, Some(&writer)).await, Answer::Served, "{binding:?}");
+    }
+    let card: Value = server
+        .http
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let oidc = &card["securitySchemes"]["oidc"]["openIdConnectSecurityScheme"]["openIdConnectUrl"];
+    assert_eq!(oidc, &json!(format!("{}/.well-known/openid-configuration", idp.issuer)), "{card}");
+}
+
+#[tokio::test]
+async fn a_principal_over_its_rate_waits_while_another_is_served() {
+    // Two principals a binding, whose buckets no other binding's calls drain.
+    let tokens: Vec<String> =
+        BINDINGS.iter().enumerate().flat_map(|(i, _)| [format!("alice{i}=a{i}"), format!("bob{i}=b{i}")]).collect();
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{}", tokens.join(","))).unwrap();
+    let limits = Limits { requests_per_second: Some(0.5), request_burst: 2, ..Limits::default() };
+    let server = TestServer::start(conformance().authenticator(auth).limits(limits)).await;
+    for (i, binding) in BINDINGS.into_iter().enumerate() {
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            answers.push(call(&server, binding, Call::GetTask, Some(&format!("a{i}"))).await);
+        }
+        // A burst of two, then one request every two seconds.
+        assert_eq!(answers[..2], [Answer::Served, Answer::Served], "{binding:?}");
+        assert!(matches!(answers[2], Answer::Busy(1..=2)), "{binding:?}: {answers:?}");
+        assert_eq!(call(&server, binding, Call::GetTask, Some(&format!("b{i}"))).await, Answer::Served, "{binding:?}");
+    }
+}
+
+/// A CA, and a certificate it issued for `name`, in PEM.
+struct Pki {
+    ca: rcgen::Certificate,
+    ca_key: rcgen::KeyPair,
+}
+
+impl Pki {
+    fn new(name: &str) -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        Self { ca: params.self_signed(&ca_key).unwrap(), ca_key }
+    }
+
+    /// A certificate and its key, in one PEM document.
+    fn issue(&self, san: &str) -> String {
+        let params = rcgen::CertificateParams::new(vec![san.to_owned()]).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
+        format!("{}{}", cert.pem(), key.serialize_pem())
+    }
+}
+
+#[tokio::test]
+async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_refused_at_the_handshake() {
+    let (servers, clients, strangers) = (Pki::new("server CA"), Pki::new("client CA"), Pki::new("stranger CA"));
+    let dir = std::env::temp_dir().join(format!("agentwire-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server_pem = servers.issue("127.0.0.1");
+    let (cert, key, ca) = (dir.join("cert.pem"), dir.join("key.pem"), dir.join("clients.pem"));
+    std::fs::write(&cert, &server_pem).unwrap();
+    std::fs::write(&key, &server_pem).unwrap();
+    std::fs::write(&ca, clients.ca.pem()).unwrap();
+    let tls = TlsConfig::verifying_clients(&cert, &key, &ca, true).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let auth = agentwire_server::auth::CertificateAuth::new();
+    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let server = TestServer::start_with(conformance().authenticator(auth), HttpOptions::default(), options).await;
+
+    let client = |identity: Option<&str>| {
+        let root = reqwest::Certificate::from_pem(servers.ca.pem().as_bytes()).unwrap();
+        let builder = reqwest::Client::builder().add_root_certificate(root).timeout(TIMEOUT);
+        let builder = match identity {
+            Some(pem) => builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).unwrap()),
+            None => builder,
+        };
+        builder.build().unwrap()
+    };
+    let send = |client: reqwest::Client| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("tck-complete-task", "x")}});
+        let url = format!("{}/", server.base);
+        async move { client.post(url).header("A2A-Version", "1.0").json(&body).send().await }
+    };
+    let trusted = client(Some(&clients.issue("agent-b.internal")));
+    let reply: Value = send(trusted.clone()).await.unwrap().json().await.unwrap();
+    assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}});
+    let listed: Value = trusted
+        .post(format!("{}/", server.base))
+        .header("A2A-Version", "1.0")
+        .json(&list)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["result"]["totalSize"], 1, "the certificate's principal owns its task: {listed}");
+    let other: Value = send(client(Some(&clients.issue("agent-c.internal")))).await.unwrap().json().await.unwrap();
+    assert!(other["result"]["task"].is_object());
+    let listed: Value = client(Some(&clients.issue("agent-c.internal")))
+        .post(format!("{}/", server.base))
+        .header("A2A-Version", "1.0")
+        .json(&list)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["result"]["totalSize"], 1, "another certificate is another principal: {listed}");
+
+    assert!(send(client(Some(&strangers.issue("agent-b.internal")))).await.is_err(), "an untrusted certificate");
+    assert!(send(client(None)).await.is_err(), "no certificate, where one is required");
+}
+
+#[tokio::test]
+async fn the_card_is_signed_and_its_key_is_published() {
+    let key = SigningKey::generate(Algorithm::ES256).unwrap();
+    let http =
+        HttpOptions { signing_keys: Some(JwkSet { keys: vec![key.public_key().to_jwk()] }), ..HttpOptions::default() };
+    let auth = StaticAuth::default().with_spec("bearer:alice=secret").unwrap();
+    let server =
+        TestServer::start_with(conformance().authenticator(auth).signing_key(key), http, ServeOptions::default()).await;
+
+    let keys = server.http.get(format!("{}/.well-known/jwks.json", server.base)).send().await.unwrap();
+    assert_eq!(keys.headers()["content-type"], "application/jwk-set+json");
+    let keys = PublicKeys::from_jwks(&keys.bytes().await.unwrap()).unwrap();
+    for version in [None, Some("1.0")] {
+        let mut request = server.http.get(format!("{}/.well-known/agent-card.json", server.base));
+        if let Some(version) = version {
+            request = request.header("A2A-Version", version);
+        }
+        let response = request.send().await.unwrap();
+        let etag = response.headers()["etag"].clone();
+        let card = agentwire_types::dialect::card::v1_projection(response.json().await.unwrap()).unwrap();
+        let header = agentwire_server::jose::verify_card(&card, &keys, &[Algorithm::ES256]).unwrap();
+        assert_eq!(header.jku, Some(format!("{}/.well-known/jwks.json", server.base)));
+        assert!(card.security_schemes.contains_key("bearer"), "the signed card declares what is configured");
+        let again = server.http.get(format!("{}/.well-known/agent-card.json", server.base));
+        let again = match version {
+            Some(version) => again.header("A2A-Version", version),
+            None => again,
+        };
+        assert_eq!(again.send().await.unwrap().headers()["etag"], etag);
+    }
+}
