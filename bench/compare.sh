@@ -11,6 +11,7 @@
 # A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
 # port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;
 # COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead;
+# COMPARE_HEADER='NAME: VALUE' adds a header to every request (credentials, for servers with --auth);
 # an agentwire binary serves the memory store, or a fresh SQLite file with BENCH_STORE=sqlite.
 set -euo pipefail
 
@@ -48,7 +49,7 @@ side_by_side() {
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
         taskset -c 1 "$loadgen" rps "${target[@]/PORT/$port}" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' -c 8 --warmup "${COMPARE_WARMUP:-1}" \
+            -H 'A2A-Version: 1.0' ${COMPARE_HEADER:+-H "$COMPARE_HEADER"} -c 8 --warmup "${COMPARE_WARMUP:-1}" \
             --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json 2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
     done

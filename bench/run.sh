@@ -356,12 +356,12 @@ for spec in "${ALONE[@]}"; do run_server "$spec"; done
 # The ratios of the targets (÷ floor, ÷ official SDK), measured the way drift cannot skew: each
 # server loaded at the same time as agentwire on core 0 (bench/compare.sh), in both orders.
 declare -A SIDE_BY_SIDE=()
-side_by_side() { # name command
-  local name=$1 command=$2 log=$LOGS/side-by-side-${1// /_}.log rounds
+side_by_side() { # name command [the command it is compared with; default plain agentwire]
+  local name=$1 command=$2 baseline=${3:-$AGENTWIRE} log=$LOGS/side-by-side-${1// /_}.log rounds
   rounds=$( ((SMOKE)) && echo 1 || echo 3 )
   say "side by side: $name and agentwire, JSON-RPC SendMessage, CPU per request"
   if COMPARE_WARMUP=$WARMUP COMPARE_DURATION=$DURATION "$BENCH/compare.sh" \
-      "$command" "$AGENTWIRE" "$rounds" >"$log" 2>&1; then
+      "$command" "$baseline" "$rounds" >"$log" 2>&1; then
     SIDE_BY_SIDE[$name]=$(python3 "$BENCH/side_by_side.py" "$(tail -n 1 "$log")")
   else
     FAILED=1
@@ -369,7 +369,8 @@ side_by_side() { # name command
   fi
   cat "$log" >&2
 }
-SIDE_BY_SIDE_ORDER=(floor official-rust "agentwire --metrics" "agentwire --metrics --otlp-endpoint")
+SIDE_BY_SIDE_ORDER=(floor official-rust "agentwire --metrics" "agentwire --metrics --otlp-endpoint"
+  "agentwire --auth jwt ÷ --auth bearer")
 if wanted side-by-side; then
   side_by_side floor "$FLOOR --addr 127.0.0.1:PORT"
   if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
@@ -388,6 +389,14 @@ if wanted side-by-side; then
   side_by_side "agentwire --metrics --otlp-endpoint" "$observed --otlp-endpoint $(head -n 1 "$LOGS/otlp-sink.endpoint")"
   stop "$sink"
   cat "$LOGS/otlp-sink.log" >&2
+  # What verifying identity costs: a JWT checked against a key set (a file: no network per
+  # request), against the same token taken as a static bearer token.
+  rm -f "$LOGS/jwt.pem"
+  "$AGENTWIRE" keygen "$LOGS/jwt.pem" | tail -n 1 | sed 's/.*/{"keys":[&]}/' >"$LOGS/jwt.jwks"
+  token=$("$AGENTWIRE" jwt --key "$LOGS/jwt.pem" --issuer https://idp.bench --audience bench --subject load --ttl 86400)
+  serving="$AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT --auth"
+  COMPARE_HEADER="Authorization: Bearer $token" side_by_side "agentwire --auth jwt ÷ --auth bearer" \
+    "$serving jwt:https://idp.bench --audience bench --jwks $LOGS/jwt.jwks" "$serving bearer:load=$token"
 fi
 
 if ((SMOKE && ${#ONLY[@]} == 0)); then
@@ -407,7 +416,11 @@ say "results ($MODE, $((SECONDS - STARTED_AT)) s)"
     printf 'on core 0, 8 connections each, in both orders; bench/compare.sh), as the server ÷ agentwire:\n\n'
     for name in "${SIDE_BY_SIDE_ORDER[@]}"; do
       if [[ -n ${SIDE_BY_SIDE[$name]:-} ]]; then
-        printf -- '- %s ÷ agentwire: %s\n' "$name" "${SIDE_BY_SIDE[$name]}"
+        if [[ $name == *÷* ]]; then
+          printf -- '- %s: %s\n' "$name" "${SIDE_BY_SIDE[$name]}"
+        else
+          printf -- '- %s ÷ agentwire: %s\n' "$name" "${SIDE_BY_SIDE[$name]}"
+        fi
       fi
     done
   fi

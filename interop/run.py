@@ -11,9 +11,12 @@
    conformance` on a free loopback port.
 3. Runs every client over every binding; each prints one JSON verdict per case it runs (RUNS says
    which: a case a generation's SDK cannot express is not run, and its cell is not missing).
-4. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
+4. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
+   `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
+   verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
+5. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
    by git) and prints its path.
-5. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
+6. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
    ("python / jsonrpc / cancel"), not by SDK version, so a cell that passed with one version of an
    SDK must still pass after the pin is bumped.
 
@@ -118,6 +121,19 @@ RUNS_NOT = {
     "0.3": {"list_paging": "v0.3 has no tasks/list: neither v0.3 SDK client has such a call"},
 }
 RUNS = {generation: [case for case in CASES if case not in left_out] for generation, left_out in RUNS_NOT.items()}
+# Card signatures (A2A v1.0 §8.4), checked with each v1.0 SDK's own signer and verifier
+# (interop/python/card_signature.py, interop/js/card_signature.mjs), for each algorithm agentwire signs with.
+SIGNING_CLIENTS = {"python": INTEROP / "python" / "card_signature.py", "js": JS / "card_signature.mjs"}
+SIGNING_ALGORITHMS = ["ES256", "EdDSA"]
+SIGNATURE_CASES = [
+    f"{check} {alg}" for alg in SIGNING_ALGORITHMS for check in ("verifies agentwire's", "signs for agentwire")
+]
+SIGNATURE_CHECKS = {
+    "verifies agentwire's": "the SDK's verifier accepts the card `agentwire serve --signing-key` serves (the combined "
+    "card, as the SDK fetches it), with the key from the agent's /.well-known/jwks.json",
+    "signs for agentwire": "a card the SDK's signer signs verifies with `agentwire card --verify-card-keys`, and "
+    "not with another key set",
+}
 CLIENT_TIMEOUT_S = 300
 SERVER_START_TIMEOUT_S = 60
 
@@ -195,7 +211,7 @@ def build_server() -> Path:
 class Server:
     """`agentwire serve --agent conformance` on a free port, stopped on exit."""
 
-    def __init__(self, binary: Path):
+    def __init__(self, binary: Path, extra: list[str] | None = None):
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
@@ -206,7 +222,7 @@ class Server:
             "--store", f"sqlite:{self.store.name}/tasks.db",
             # Clients run their webhook receivers on loopback; bearer auth guards the extended card.
             "--allow-private-webhooks", "--auth", f"bearer:{TOKEN}",
-        ]  # fmt: skip
+        ] + (extra or [])  # fmt: skip
         log("$ " + " ".join(command))
         self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
         self._wait_ready()
@@ -247,11 +263,12 @@ class Column:
     binding: str
     verdicts: dict[str, tuple[bool, str]]
     failure: str = ""  # set when the client program itself broke
+    only: list[str] | None = None  # the card-signature checks, which are not matrix cases
 
     @property
     def cases(self) -> list[str]:
         """The cases this column's client runs; a cell outside them is not run, not missing."""
-        return RUNS[GENERATION[self.client]]
+        return self.only if self.only is not None else RUNS[GENERATION[self.client]]
 
     @property
     def label(self) -> str:
@@ -343,7 +360,7 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
         for client in CLIENTS
         for binding in BINDINGS[client]
         for case in RUNS[GENERATION[client]]
-    }
+    } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES}
     return sorted(set(baseline) - known)
 
 
@@ -382,6 +399,110 @@ def record_baseline(columns: list[Column], baseline: dict[str, str]) -> list[str
     return added
 
 
+def signature_columns(binary: Path, clients: list[Client]) -> list[Column]:
+    """Each v1.0 SDK verifies the cards agentwire signs, and signs cards agentwire verifies."""
+    columns = [
+        Column(c.name, c.name, "?", "card", {}, only=SIGNATURE_CASES) for c in clients if c.name in SIGNING_CLIENTS
+    ]
+    if not columns:
+        return []
+    work = Path(tempfile.mkdtemp(prefix="agentwire-signatures-"))
+    files = StaticFiles(work)
+    try:
+        for alg in SIGNING_ALGORITHMS:
+            key = work / f"{alg}.pem"
+            run([str(binary), "keygen", "--alg", alg, str(key)])
+            server = Server(binary, ["--signing-key", str(key)])
+            try:
+                card_url = f"{server.url}/.well-known/agent-card.json"
+                request = urllib.request.Request(card_url, headers={"A2A-Version": "1.0"})
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    card = json.load(response)
+                card.pop("signatures", None)
+                (work / "unsigned.json").write_text(json.dumps(card))
+                for column in columns:
+                    interpreter = next(c.command[0] for c in clients if c.name == column.client)
+                    script = [interpreter, str(SIGNING_CLIENTS[column.client])]
+                    verify = script + ["verify", card_url, f"{server.url}/.well-known/jwks.json"]
+                    column.verdicts[f"verifies agentwire's {alg}"] = outcome(verify)
+                    signed = signed_by_sdk(binary, script, column.client, alg, key, work, files)
+                    column.verdicts[f"signs for agentwire {alg}"] = signed
+            finally:
+                server.stop()
+    finally:
+        files.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return columns
+
+
+def outcome(command: list[str]) -> tuple[bool, str]:
+    """Whether `command` exits 0, with the last line it printed."""
+    log("$ " + " ".join(command))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    said = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1]
+    return done.returncode == 0, said[:300]
+
+
+def signed_by_sdk(
+    binary: Path, script: list[str], sdk: str, alg: str, key: Path, work: Path, files: "StaticFiles"
+) -> tuple[bool, str]:
+    """The SDK signs agentwire's own v1.0 card with `key`; agentwire verifies it with the SDK's
+    key set, and refuses it with an empty one."""
+    kid = f"{sdk}-{alg}"
+    folder = work / kid
+    folder.mkdir()
+    for name, command in (
+        ("agent-card.json", script + ["sign", str(work / "unsigned.json"), str(key), kid, alg]),
+        ("jwks.json", script + ["jwks", str(key), kid, alg]),
+    ):
+        log("$ " + " ".join(command))
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+        if done.returncode != 0:
+            return False, f"the SDK could not make {name}: {done.stderr.strip()[-300:]}"
+        (folder / name).write_text(done.stdout)
+    (folder / "empty.json").write_text('{"keys": []}')
+    card = f"{files.url}/{kid}/agent-card.json"
+    accepted = outcome([str(binary), "card", card, "--verify-card-keys", f"{files.url}/{kid}/jwks.json"])
+    refused = outcome([str(binary), "card", card, "--verify-card-keys", f"{files.url}/{kid}/empty.json"])
+    if refused[0]:
+        return False, "a card verified with an empty key set: the check proves nothing"
+    return accepted
+
+
+class StaticFiles:
+    """A folder served over HTTP on a loopback port, as an agent that only publishes a card would."""
+
+    def __init__(self, root: Path):
+        import functools
+        import http.server
+        import threading
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+        handler.log_message = lambda *args: None  # type: ignore[method-assign]
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def render_signatures(columns: list[Column]) -> str:
+    if not columns:
+        return ""
+    lines = ["", "## Card signatures", "", "| check | " + " | ".join(c.label for c in columns) + " |"]
+    lines.append("|---|" + "---|" * len(columns))
+    for case in SIGNATURE_CASES:
+        cells = ["pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
+    lines += [""] + [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
+    lines += [""] if failures else []
+    lines += ["| check | what it does |", "|---|---|"] + [f"| {k} | {v} |" for k, v in SIGNATURE_CHECKS.items()]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", type=Path, help="an agentwire binary to test instead of building one")
@@ -416,6 +537,10 @@ def main() -> int:
             log("server log (last lines):\n" + server.log_tail())
     finally:
         server.stop()
+    signatures = signature_columns(args.server or build_server(), clients)
+    for column in signatures:
+        measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
+        column.sdk, column.version = measured[0] if measured else ("?", "?")
 
     for column in columns:
         passed = sum(verdict(column, case)[0] for case in column.cases)
@@ -423,7 +548,8 @@ def main() -> int:
             f"{column.label}: {passed}/{len(column.cases)} cases pass"
             + (f" ({column.failure})" if column.failure else "")
         )
-    report = render_report(columns)
+    report = render_report(columns) + render_signatures(signatures)
+    columns += signatures
     write(RESULTS, report)
     baseline = load_baseline()
     if args.record:

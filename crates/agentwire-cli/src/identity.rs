@@ -1,5 +1,6 @@
 //! Who may call the agent, and how it proves itself: the authenticators `--auth`,
-//! `--tls-client-ca` and the JWT options make, the `--signing-key`, and `agentwire keygen`.
+//! `--tls-client-ca` and the JWT options make, the `--signing-key`, `agentwire keygen` and
+//! `agentwire jwt`.
 
 use std::path::Path;
 
@@ -7,7 +8,7 @@ use agentwire_server::auth::{AnyAuth, CertificateAuth, JwtAuth, ScopeMap, Static
 use agentwire_server::jose::{Algorithm, PublicKeys, SigningKey, Validation};
 use anyhow::Context as _;
 
-use crate::opt::{KeygenOpt, ServeOpt};
+use crate::opt::{JwtOpt, KeygenOpt, ServeOpt};
 
 /// Every authenticator the options configure, any of which accepts a caller; `None` when none
 /// is configured.
@@ -96,4 +97,17 @@ pub(crate) fn keygen(opt: &KeygenOpt) -> anyhow::Result<()> {
     println!("{} key {} written to {}", key.algorithm(), key.kid(), opt.file.display());
     println!("{}", serde_json::to_string(&key.public_key().to_jwk())?);
     Ok(())
+}
+
+/// `agentwire jwt`: a token of the options' claims, signed by `--key`.
+pub(crate) fn jwt(opt: &JwtOpt) -> anyhow::Result<String> {
+    let key = signing_key(&opt.key)?;
+    let now = agentwire_server::jose::unix_now();
+    let mut claims = serde_json::json!({
+        "iss": opt.issuer, "aud": opt.audience, "sub": opt.subject, "iat": now, "exp": now + opt.ttl,
+    });
+    if let Some(scope) = &opt.scope {
+        claims["scope"] = scope.as_str().into();
+    }
+    Ok(key.sign_jwt(claims.as_object().context("claims are an object")?))
 }

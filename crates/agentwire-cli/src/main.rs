@@ -36,6 +36,10 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
             identity::keygen(&keygen)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
+        Command::Jwt(jwt) => {
+            println!("{}", identity::jwt(&jwt)?);
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
         // The client commands log only what RUST_LOG asks for: their output is the answer.
         Command::Call(command) => {
             let logging = telemetry::Logging { default_filter: "off", json: false, stderr: true };

@@ -20,6 +20,9 @@ pub(crate) enum Command {
     /// Make a private key for --signing-key: PKCS#8 PEM, written to FILE (readable by its owner
     /// alone); prints its key id and public JWK.
     Keygen(KeygenOpt),
+    /// Mint a JWT signed by a key of `agentwire keygen`, for trying out `--auth jwt:` with
+    /// `--jwks` (a file holding the key's public JWK) without an identity provider.
+    Jwt(JwtOpt),
     /// The client commands: card, send, get, list, cancel, subscribe, push.
     #[command(flatten)]
     Call(crate::call::CallCommand),
@@ -32,6 +35,28 @@ pub(crate) struct KeygenOpt {
     /// The signature algorithm: ES256 (P-256) or EdDSA (Ed25519).
     #[arg(long, default_value = "ES256")]
     pub(crate) alg: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct JwtOpt {
+    /// The private key to sign with (PKCS#8 PEM).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    /// The `iss` claim.
+    #[arg(long)]
+    pub(crate) issuer: String,
+    /// The `aud` claim.
+    #[arg(long)]
+    pub(crate) audience: String,
+    /// The `sub` claim.
+    #[arg(long)]
+    pub(crate) subject: String,
+    /// The `scope` claim (space-separated scopes).
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// Seconds until it expires.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub(crate) ttl: i64,
 }
 
 /// How log lines are written.

@@ -43,6 +43,8 @@ pub struct CardCache {
 #[derive(Debug, Clone)]
 struct Cached {
     card: AgentCard,
+    /// The card as its signatures cover it, if it has any.
+    signed: Option<Arc<AgentCard>>,
     etag: Option<HeaderValue>,
     last_modified: Option<HeaderValue>,
     fresh_until: Option<Instant>,
@@ -62,21 +64,24 @@ impl CardCache {
     }
 }
 
+/// A card as found: the card, where, and what its signatures cover.
+pub(crate) struct Found {
+    pub(crate) card: AgentCard,
+    pub(crate) url: String,
+    /// The card's v1.0 projection, which its signatures cover, if it has any.
+    pub(crate) signed: Option<Arc<AgentCard>>,
+}
+
 /// The card at `url`: the URL itself when it names a card (a path ending in `.json` or
 /// `/agentCard`), else the first of [`CARD_PATHS`] under it that answers.
-pub(crate) async fn fetch(
-    http: &reqwest::Client,
-    url: &str,
-    headers: &HeaderMap,
-    cache: &CardCache,
-) -> Result<AgentCard> {
+pub(crate) async fn fetch(http: &reqwest::Client, url: &str, headers: &HeaderMap, cache: &CardCache) -> Result<Found> {
     let url = url.trim_end_matches('/');
     let names_a_card = url.ends_with(".json") || url.ends_with("/agentCard");
     let candidates: Vec<String> =
         if names_a_card { vec![url.to_owned()] } else { CARD_PATHS.iter().map(|p| format!("{url}{p}")).collect() };
     for candidate in &candidates {
-        if let Some(card) = fetch_one(http, candidate, headers, cache).await? {
-            return Ok(card);
+        if let Some(cached) = fetch_one(http, candidate, headers, cache).await? {
+            return Ok(Found { card: cached.card, url: candidate.clone(), signed: cached.signed });
         }
     }
     Err(Error::NoCard { tried: candidates.join(", ") })
@@ -88,11 +93,11 @@ async fn fetch_one(
     url: &str,
     headers: &HeaderMap,
     cache: &CardCache,
-) -> Result<Option<AgentCard>> {
+) -> Result<Option<Cached>> {
     let cached = cache.get(url);
     if let Some(cached) = &cached {
         if cached.fresh_until.is_some_and(|until| Instant::now() < until) {
-            return Ok(Some(cached.card.clone()));
+            return Ok(Some(cached.clone()));
         }
     }
     let mut request = http.get(url).headers(headers.clone()).header(ACCEPT, "application/json");
@@ -109,9 +114,8 @@ async fn fetch_one(
     let freshness = freshness(response.headers());
     if let (StatusCode::NOT_MODIFIED, Some(mut cached)) = (status, cached) {
         cached.fresh_until = freshness.map(|max_age| Instant::now() + max_age);
-        let card = cached.card.clone();
-        cache.put(url, cached);
-        return Ok(Some(card));
+        cache.put(url, cached.clone());
+        return Ok(Some(cached));
     }
     if status == StatusCode::NOT_FOUND {
         return Ok(None);
@@ -123,15 +127,23 @@ async fn fetch_one(
     if !status.is_success() {
         return Err(Error::http(url, status, &body));
     }
-    let value = serde_json::from_slice(&body).map_err(|e| Error::decode(url, format!("the card is not JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| Error::decode(url, format!("the card is not JSON: {e}")))?;
+    let has_signatures = value.get("signatures").and_then(serde_json::Value::as_array).is_some_and(|s| !s.is_empty());
+    // What the signatures cover is the v1.0 card alone, read before v0.3's members are merged in.
+    let signed = match has_signatures {
+        true => card::v1_projection(value.clone()).ok().map(Arc::new),
+        false => None,
+    };
     let card = card::read(value).map_err(|e| Error::decode(url, format!("not an agent card: {e}")))?;
-    if no_store || (etag.is_none() && last_modified.is_none() && freshness.is_none()) {
+    let fresh_until = freshness.map(|max_age| Instant::now() + max_age);
+    let found = Cached { card, signed, etag, last_modified, fresh_until };
+    if no_store || (found.etag.is_none() && found.last_modified.is_none() && freshness.is_none()) {
         cache.remove(url);
     } else {
-        let fresh_until = freshness.map(|max_age| Instant::now() + max_age);
-        cache.put(url, Cached { card: card.clone(), etag, last_modified, fresh_until });
+        cache.put(url, found.clone());
     }
-    Ok(Some(card))
+    Ok(Some(found))
 }
 
 /// How long `Cache-Control` lets an answer be used without asking: its `max-age`, unless it says

@@ -18,7 +18,9 @@ use crate::credentials::Credentials;
 use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
 use crate::http::{self, Expect};
+use crate::oauth::ClientCredentials;
 use crate::stream::{resumable, EventStream, Events, Reconnect};
+use crate::verify::CardVerifier;
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
 
@@ -52,6 +54,8 @@ pub struct Client {
 #[derive(Debug)]
 struct Inner {
     http: reqwest::Client,
+    /// Where calls get their access token, when it is not a fixed credential.
+    oauth: Option<ClientCredentials>,
     #[cfg(feature = "grpc")]
     grpc: crate::grpc::Channels,
     card: AgentCard,
@@ -98,9 +102,70 @@ pub struct ClientBuilder {
     card_cache: CardCache,
     extended_card: bool,
     http: Option<reqwest::Client>,
+    card_verifier: Option<CardVerifier>,
+    oauth: Option<ClientCredentials>,
+    tls: TlsSettings,
+}
+
+impl TlsSettings {
+    /// An HTTP client with these roots and this identity.
+    fn http_client(&self) -> Result<reqwest::Client> {
+        let setting = |what: &str, e: reqwest::Error| Error::Setting(format!("{what}: {e}"));
+        let mut builder = reqwest::Client::builder();
+        for pem in &self.roots {
+            for root in reqwest::Certificate::from_pem_bundle(pem).map_err(|e| setting("a TLS root", e))? {
+                builder = builder.add_root_certificate(root);
+            }
+        }
+        if let Some((chain, key)) = &self.identity {
+            let identity = reqwest::Identity::from_pem(&[chain.as_slice(), b"\n", key.as_slice()].concat())
+                .map_err(|e| setting("the TLS client certificate", e))?;
+            builder = builder.identity(identity);
+        }
+        builder.build().map_err(|e| setting("the HTTP client", e))
+    }
+}
+
+/// The TLS roots and client certificate of the connections the client makes itself.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TlsSettings {
+    /// PEM roots trusted beside the web's.
+    pub(crate) roots: Vec<Vec<u8>>,
+    /// A PEM certificate chain and its PEM private key.
+    pub(crate) identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl ClientBuilder {
+    /// Also trusts the CA certificates of this PEM bundle, on every binding (the web's roots stay
+    /// trusted). Applies to the HTTP client the builder makes, not to one given with
+    /// [`http_client`](Self::http_client).
+    pub fn tls_root_certificates(mut self, pem: &[u8]) -> Self {
+        self.tls.roots.push(pem.to_vec());
+        self
+    }
+
+    /// Presents this client certificate (a PEM chain and its PEM private key) to agents that
+    /// ask for one (mutual TLS), on every binding. Applies to the HTTP client the builder makes,
+    /// not to one given with [`http_client`](Self::http_client).
+    pub fn tls_identity(mut self, certificate_chain: &[u8], private_key: &[u8]) -> Self {
+        self.tls.identity = Some((certificate_chain.to_vec(), private_key.to_vec()));
+        self
+    }
+
+    /// Sends every call (and the extended card's fetch) with an access token of `tokens`, kept
+    /// current: OAuth 2.0 client credentials in place of a fixed bearer token.
+    pub fn oauth2(mut self, tokens: ClientCredentials) -> Self {
+        self.oauth = Some(tokens);
+        self
+    }
+
+    /// Trusts the agent card only if `verifier` accepts one of its signatures (A2A v1.0 §8.4);
+    /// otherwise [`connect`](Self::connect) fails with [`Error::UntrustedCard`].
+    pub fn verify_card(mut self, verifier: CardVerifier) -> Self {
+        self.card_verifier = Some(verifier);
+        self
+    }
+
     /// Calls the JSON bindings (and fetches cards) with `http`, a `reqwest::Client` configured as
     /// the application needs (a proxy, root certificates, a client certificate, timeouts)
     /// instead of a default one.
@@ -222,17 +287,23 @@ impl ClientBuilder {
     pub async fn connect(mut self) -> Result<Client> {
         let http = match self.http.take() {
             Some(http) => http,
-            None => reqwest::Client::builder().build().map_err(|e| Error::Setting(e.to_string()))?,
+            None => self.tls.http_client()?,
         };
         let headers = self.credentials.headers()?;
-        let card = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
+        let found = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
+        if let Some(verifier) = &self.card_verifier {
+            verifier.verify(&http, &found).await?;
+        }
+        let card = found.card;
         let endpoints = self.endpoints(&card)?;
-        let has_credentials = !self.credentials.is_empty() || !self.interface_credentials.is_empty();
+        let has_credentials =
+            !self.credentials.is_empty() || !self.interface_credentials.is_empty() || self.oauth.is_some();
         let offers_extended = card.capabilities.extended_agent_card == Some(true);
         let inner = Inner {
             http,
+            oauth: self.oauth.take(),
             #[cfg(feature = "grpc")]
-            grpc: crate::grpc::Channels::default(),
+            grpc: crate::grpc::Channels::new(self.tls.clone(), found.url.starts_with("https://")),
             card,
             extended: false,
             endpoints,
@@ -305,6 +376,9 @@ impl Client {
             card_cache: CardCache::default(),
             extended_card: true,
             http: None,
+            card_verifier: None,
+            oauth: None,
+            tls: TlsSettings::default(),
         }
     }
 
@@ -423,14 +497,23 @@ impl Client {
         }
     }
 
+    /// The current access token's `Authorization`, when calls get one from a token source.
+    async fn authorization(&self) -> Result<Option<::http::HeaderValue>> {
+        match &self.inner.oauth {
+            Some(tokens) => Ok(Some(tokens.authorization().await?)),
+            None => Ok(None),
+        }
+    }
+
     async fn unary_at(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<A2aResponse> {
+        let authorization = self.authorization().await?;
         match endpoint.binding {
             #[cfg(feature = "grpc")]
-            Binding::Grpc => self.inner.grpc.unary(endpoint, call, self.inner.timeout).await,
+            Binding::Grpc => self.inner.grpc.unary(endpoint, authorization.as_ref(), call, self.inner.timeout).await,
             _ => {
                 let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
                 let expect = Expect::Reply(self.inner.timeout);
-                let request = http::request(&self.inner.http, endpoint, call, id, expect)?;
+                let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
                 let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
                 http::read_reply(endpoint, call, response).await
             }
@@ -446,12 +529,14 @@ impl Client {
     }
 
     async fn open_at(&self, endpoint: &Endpoint, call: &A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
+        let authorization = self.authorization().await?;
         match endpoint.binding {
             #[cfg(feature = "grpc")]
-            Binding::Grpc => self.inner.grpc.open(endpoint, call).await,
+            Binding::Grpc => self.inner.grpc.open(endpoint, authorization.as_ref(), call).await,
             _ => {
                 let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
-                let request = http::request(&self.inner.http, endpoint, call, id, Expect::Events(last_event_id))?;
+                let expect = Expect::Events(last_event_id);
+                let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
                 let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
                 http::events(endpoint, call, response, self.inner.max_event_size).await
             }

@@ -84,6 +84,14 @@ pub enum Error {
         /// The URLs tried.
         tried: String,
     },
+    /// The card's signatures were to be verified, and none was by a trusted key.
+    #[error("the agent card at {url} is not signed by a trusted key: {reason}")]
+    UntrustedCard {
+        /// Where the card was found.
+        url: String,
+        /// Why no signature was accepted.
+        reason: String,
+    },
     /// A setting of the client builder is not valid.
     #[error("invalid client setting: {0}")]
     Setting(String),

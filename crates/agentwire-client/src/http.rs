@@ -22,10 +22,12 @@ pub(crate) enum Expect {
     Events(Option<u64>),
 }
 
-/// The HTTP request for `call` at `endpoint`; `id` is the JSON-RPC request id.
+/// The HTTP request for `call` at `endpoint`, with a current access token's `authorization` in
+/// place of the endpoint's; `id` is the JSON-RPC request id.
 pub(crate) fn request(
     http: &reqwest::Client,
     endpoint: &Endpoint,
+    authorization: Option<http::HeaderValue>,
     call: &A2aRequest,
     id: u64,
     expect: Expect,
@@ -44,10 +46,13 @@ pub(crate) fn request(
             return Err(Error::Unsupported { operation: call.operation(), endpoint: endpoint.to_string() })
         }
     };
-    let request = request
+    let mut request = request
         .headers(endpoint.headers.clone())
         .headers(crate::trace::context_headers())
         .header("A2A-Version", endpoint.version.header());
+    if let Some(authorization) = authorization {
+        request = request.header(http::header::AUTHORIZATION, authorization);
+    }
     Ok(match expect {
         Expect::Reply(Some(timeout)) => request.timeout(timeout),
         Expect::Reply(None) => request,

@@ -37,21 +37,27 @@ mod error;
 mod grpc;
 mod http;
 mod jsonrpc;
+mod oauth;
 mod rest;
 mod sse;
 mod stream;
 mod trace;
+mod verify;
 #[cfg(feature = "webhook")]
 mod webhook;
 
+/// Keys, signatures and tokens: card signatures and signed webhook deliveries ([`agentwire_jose`]).
+pub use agentwire_jose as jose;
 pub use agentwire_types::Binding;
 pub use card::CardCache;
 pub use client::{Client, ClientBuilder};
 pub use credentials::Credentials;
 pub use endpoint::{Endpoint, Version};
 pub use error::{BoxError, Error, Result};
+pub use oauth::ClientCredentials;
 #[doc(hidden)]
 pub use sse::read_event_stream;
 pub use stream::{EventStream, Reconnect};
+pub use verify::CardVerifier;
 #[cfg(feature = "webhook")]
 pub use webhook::{Notification, Notifications, WebhookReceiver};

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use agentwire_jose::{NotificationVerifier, NOTIFICATION_SIGNATURE_HEADER};
 use agentwire_types::dialect::push;
 use agentwire_types::StreamResponse;
 use axum::body::Bytes;
@@ -41,7 +42,8 @@ const DEFAULT_CAPACITY: usize = 64;
 /// Each delivery is answered:
 /// - `401 Unauthorized` when a [`token`](Self::token) is set and none of the headers
 ///   `X-A2A-Notification-Token`, `A2A-Notification-Token`, `X-OPVS-Notification-Token` carries
-///   it, or when an [`authorization`](Self::authorization) is set and `Authorization` is not it;
+///   it, when an [`authorization`](Self::authorization) is set and `Authorization` is not it,
+///   or when [signatures are verified](Self::verify_signatures) and the delivery's is refused;
 /// - `413 Payload Too Large` when the body exceeds the [`body_limit`](Self::body_limit);
 /// - `400 Bad Request` with a short plain-text reason when the body is no push notification
 ///   (see [`dialect::push::read`](agentwire_types::dialect::push::read) for what every
@@ -84,6 +86,7 @@ const DEFAULT_CAPACITY: usize = 64;
 pub struct WebhookReceiver {
     token: Option<String>,
     authorization: Option<String>,
+    signatures: Option<Arc<NotificationVerifier>>,
     capacity: usize,
     body_limit: usize,
 }
@@ -99,6 +102,7 @@ impl fmt::Debug for WebhookReceiver {
         f.debug_struct("WebhookReceiver")
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("authorization", &self.authorization.as_ref().map(|_| "<redacted>"))
+            .field("signatures", &self.signatures.is_some())
             .field("capacity", &self.capacity)
             .field("body_limit", &self.body_limit)
             .finish()
@@ -109,7 +113,13 @@ impl WebhookReceiver {
     /// A receiver that accepts every delivery, with room for 64 unread notifications and bodies
     /// of up to 4 MiB.
     pub fn new() -> Self {
-        Self { token: None, authorization: None, capacity: DEFAULT_CAPACITY, body_limit: DEFAULT_BODY_LIMIT }
+        Self {
+            token: None,
+            authorization: None,
+            signatures: None,
+            capacity: DEFAULT_CAPACITY,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
     }
 
     /// Accepts only deliveries that carry `token` (the push config's `token`) in one of the
@@ -123,6 +133,25 @@ impl WebhookReceiver {
     /// `"Bearer xyz"` for a push config with the scheme `Bearer` and the credentials `xyz`.
     pub fn authorization(mut self, value: impl Into<String>) -> Self {
         self.authorization = Some(value.into());
+        self
+    }
+
+    /// Accepts only deliveries whose `A2A-Notification-Signature` token `verifier` accepts:
+    /// signed by the agent's key for this webhook and this very body, unexpired, and not seen
+    /// before. Such a delivery is answered `401` otherwise.
+    ///
+    /// ```
+    /// use agentwire_client::jose::{NotificationVerifier, PublicKeys};
+    /// use agentwire_client::WebhookReceiver;
+    ///
+    /// // The agent's keys, from its `/.well-known/jwks.json`.
+    /// let keys = PublicKeys::from_jwks(br#"{"keys":[]}"#).unwrap();
+    /// let verifier = NotificationVerifier::new(keys, "https://agent.example", "https://me.example/hook");
+    /// let (webhook, notifications) = WebhookReceiver::new().verify_signatures(verifier).into_router();
+    /// # let _ = (webhook, notifications);
+    /// ```
+    pub fn verify_signatures(mut self, verifier: NotificationVerifier) -> Self {
+        self.signatures = Some(Arc::new(verifier));
         self
     }
 
@@ -143,7 +172,12 @@ impl WebhookReceiver {
     /// The notifications end once the router and every clone of it have been dropped.
     pub fn into_router(self) -> (Router, Notifications) {
         let (sender, receiver) = mpsc::channel(self.capacity);
-        let shared = Arc::new(Shared { token: self.token, authorization: self.authorization, sender });
+        let shared = Arc::new(Shared {
+            token: self.token,
+            authorization: self.authorization,
+            signatures: self.signatures,
+            sender,
+        });
         let receive = post(receive);
         let router = Router::new()
             .route("/", receive.clone())
@@ -158,6 +192,7 @@ impl WebhookReceiver {
 struct Shared {
     token: Option<String>,
     authorization: Option<String>,
+    signatures: Option<Arc<NotificationVerifier>>,
     sender: mpsc::Sender<Notification>,
 }
 
@@ -197,10 +232,18 @@ async fn receive(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         tracing::debug!("webhook delivery refused: wrong or missing credentials");
         return (StatusCode::UNAUTHORIZED, "wrong or missing notification credentials").into_response();
     };
+    let signature = request.headers().get(NOTIFICATION_SIGNATURE_HEADER).cloned();
     let body = match Bytes::from_request(request, &()).await {
         Ok(body) => body,
         Err(rejection) => return rejection.into_response(),
     };
+    if let Some(verifier) = &shared.signatures {
+        let token = signature.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if let Err(error) = verifier.verify(token, &body) {
+            tracing::debug!(%error, "webhook delivery refused: its signature");
+            return (StatusCode::UNAUTHORIZED, format!("the delivery's signature is refused: {error}")).into_response();
+        }
+    }
     let event = match serde_json::from_slice(&body).and_then(push::read) {
         Ok(event) => event,
         Err(error) => {

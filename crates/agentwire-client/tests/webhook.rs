@@ -249,3 +249,86 @@ async fn deliveries_nobody_reads_are_answered_service_unavailable() {
     assert_eq!(post(&url, &[], working("t-1")).await.0, 503);
     hook.abort();
 }
+
+#[tokio::test]
+async fn a_signed_delivery_verifies_and_a_forged_replayed_or_expired_one_is_refused() {
+    use agentwire_client::jose::{
+        sign_notification, unix_now, Algorithm, NotificationVerifier, PublicKeys, SigningKey,
+    };
+    let pem = SigningKey::generate_pem(Algorithm::ES256).unwrap();
+    let key = SigningKey::from_pem(&pem).unwrap();
+    let published = agentwire_client::jose::JwkSet { keys: vec![key.public_key().to_jwk()] };
+    let http = agentwire_server::HttpOptions { signing_keys: Some(published), ..Default::default() };
+    let server = TestServer::start_with(
+        conformance().signing_key(SigningKey::from_pem(&pem).unwrap()),
+        http,
+        Default::default(),
+    )
+    .await;
+
+    // The receiver trusts the keys the agent publishes, for its own URL.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let jwks = reqwest::get(format!("{}/.well-known/jwks.json", server.base)).await.unwrap().bytes().await.unwrap();
+    let keys = PublicKeys::from_jwks(&jwks).unwrap();
+    let verifier = NotificationVerifier::new(keys, &server.base, &url);
+    let (router, mut notifications) = WebhookReceiver::new().verify_signatures(verifier).into_router();
+    let hook = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+
+    let verified = agentwire_client::CardVerifier::trusting_jku(format!("{}/", server.base));
+    let client =
+        Client::builder(&server.base).timeout(TIMEOUT).verify_card(verified).connect().await.expect("a signed card");
+    let reply = client.send_message(SendMessageRequest::new(Message::user("m-1", "tck-multi-turn"))).await.unwrap();
+    let SendMessageResponse::Task(task) = reply else { panic!("expected a task, got {reply:?}") };
+    let config = TaskPushNotificationConfig { task_id: task.id.clone(), url: url.clone(), ..Default::default() };
+    client.create_push_config(config).await.expect("CreateTaskPushNotificationConfig");
+    let done = Message { task_id: task.id.clone(), ..Message::user("m-2", "done") };
+    client.send_message(SendMessageRequest::new(done)).await.expect("the follow-up");
+    loop {
+        let notification = next(&mut notifications).await;
+        if notification.event.task_state() == Some(TaskState::Completed) {
+            break;
+        }
+    }
+
+    let body = working(&task.id);
+    let header = agentwire_client::jose::NOTIFICATION_SIGNATURE_HEADER;
+    let token = sign_notification(&key, &server.base, None, &url, &task.id, body.as_bytes());
+    assert_eq!(post(&url, &[(header, &token)], body.clone()).await.0, 200, "a token of the agent's key");
+    assert_eq!(post(&url, &[(header, &token)], body.clone()).await.0, 401, "the same token again");
+    let forger = SigningKey::generate(Algorithm::ES256).unwrap().with_kid(key.kid());
+    let forged = sign_notification(&forger, &server.base, None, &url, &task.id, body.as_bytes());
+    assert_eq!(post(&url, &[(header, &forged)], body.clone()).await.0, 401, "another key under the agent's kid");
+    let other_body = sign_notification(&key, &server.base, None, &url, &task.id, b"{}");
+    assert_eq!(post(&url, &[(header, &other_body)], body.clone()).await.0, 401, "a token for another body");
+    let (_, mut claims) = agentwire_client::jose::inspect(&token).unwrap();
+    claims.insert("iat".into(), json!(unix_now() - 3600));
+    claims.insert("exp".into(), json!(unix_now() - 3300));
+    claims.insert("jti".into(), json!("fresh-id"));
+    let (status, reason) = post(&url, &[(header, &key.sign_jwt(&claims))], body.clone()).await;
+    assert_eq!((status, reason.contains("expired")), (401, true), "an hour-old token: {reason}");
+    assert_eq!(post(&url, &[], body).await.0, 401, "no token");
+    hook.abort();
+}
+
+#[tokio::test]
+async fn a_card_not_signed_by_a_trusted_key_is_refused() {
+    use agentwire_client::jose::{Algorithm, PublicKeys, SigningKey};
+    use agentwire_client::{CardVerifier, Error};
+    let unsigned = TestServer::start(conformance()).await;
+    let verifier = CardVerifier::trusting_jku(format!("{}/", unsigned.base));
+    let refused = Client::builder(&unsigned.base).verify_card(verifier).connect().await.err().unwrap();
+    assert!(matches!(&refused, Error::UntrustedCard { reason, .. } if reason.contains("not signed")), "{refused}");
+
+    let key = SigningKey::generate(Algorithm::EdDSA).unwrap();
+    let signed = TestServer::start(conformance().signing_key(key)).await;
+    let stranger = PublicKeys::from_keys([SigningKey::generate(Algorithm::EdDSA).unwrap().public_key()]);
+    let refused =
+        Client::builder(&signed.base).verify_card(CardVerifier::with_keys(stranger)).connect().await.err().unwrap();
+    assert!(matches!(refused, Error::UntrustedCard { .. }), "{refused}");
+    // A jku outside the trusted prefix is not fetched: the keys it names are nobody's word.
+    let elsewhere = CardVerifier::trusting_jku("https://keys.example/");
+    assert!(Client::builder(&signed.base).verify_card(elsewhere).connect().await.is_err());
+}

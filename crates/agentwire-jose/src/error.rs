@@ -34,6 +34,12 @@ pub enum JoseError {
     /// A claim the validation requires is absent or of the wrong type.
     #[error("the token has no valid {0:?} claim")]
     MissingClaim(&'static str),
+    /// A signed notification's body is not the one its token was made for.
+    #[error("the body is not the one the token was signed for")]
+    BodyMismatch,
+    /// A signed notification's token was seen before.
+    #[error("the token was used before")]
+    Replayed,
     /// A card carries no signature at all.
     #[error("the card is not signed")]
     Unsigned,

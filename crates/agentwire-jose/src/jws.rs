@@ -27,6 +27,13 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of an encoded protected header (its first part), unchecked: for choosing a
+    /// key set (its `jku`) before verifying.
+    pub fn decode(protected: &str) -> Result<Self, JoseError> {
+        serde_json::from_slice(&unb64(protected, "protected header")?)
+            .map_err(|e| JoseError::Malformed(format!("the protected header is not a JSON object: {e}")))
+    }
+
     /// The header `key` signs with: its algorithm and key id, and `typ`.
     pub fn for_key(key: &SigningKey, typ: &str) -> Self {
         Self {
@@ -85,8 +92,7 @@ fn verify_input(
     keys: &PublicKeys,
     allowed: &[Algorithm],
 ) -> Result<Header, JoseError> {
-    let header: Header = serde_json::from_slice(&unb64(protected, "protected header")?)
-        .map_err(|e| JoseError::Malformed(format!("the protected header is not a JSON object: {e}")))?;
+    let header = Header::decode(protected)?;
     if header.alg.is_empty() {
         return Err(JoseError::Malformed("the protected header names no algorithm".into()));
     }

@@ -36,6 +36,11 @@ impl std::fmt::Debug for SigningKey {
     }
 }
 
+/// The DER of a PKCS#8 v1 Ed25519 private key up to its 32-byte seed: the sequence, version 0,
+/// the algorithm 1.3.101.112, and the octet string holding the seed's octet string.
+const ED25519_PKCS8_V1_PREFIX: [u8; 16] =
+    [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+
 impl SigningKey {
     /// A new key, made from the system's random source.
     pub fn generate(alg: Algorithm) -> Result<Self, JoseError> {
@@ -51,8 +56,14 @@ impl SigningKey {
             other => return Err(JoseError::UnsupportedAlgorithm(format!("{other} (signing takes ES256 or EdDSA)"))),
         }
         .map_err(|_| JoseError::InvalidKey("the system's random source failed".into()))?;
+        let der = match alg {
+            // ring writes Ed25519 keys as PKCS#8 v2 with the public key in a form OpenSSL refuses;
+            // the v1 form (the seed alone, RFC 8410 §7) is read by every tool, ring included.
+            Algorithm::EdDSA => [&ED25519_PKCS8_V1_PREFIX[..], &document.as_ref()[16..48]].concat(),
+            _ => document.as_ref().to_vec(),
+        };
         use base64::Engine as _;
-        let body = base64::engine::general_purpose::STANDARD.encode(document.as_ref());
+        let body = base64::engine::general_purpose::STANDARD.encode(der);
         let lines: Vec<&str> = body.as_bytes().chunks(64).map(|l| std::str::from_utf8(l).unwrap_or_default()).collect();
         Ok(format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", lines.join("\n")))
     }

@@ -1,6 +1,6 @@
 //! JOSE for A2A, on the `ring` already in agentwire's TLS stack: JSON Web Key sets, JSON Web
-//! Signatures (compact and detached), JSON Web Token validation, and the signed agent cards of
-//! A2A v1.0 §8.4.
+//! Signatures (compact and detached), JSON Web Token validation, the signed agent cards of
+//! A2A v1.0 §8.4, and signed push notifications.
 //!
 //! Only asymmetric algorithms are spoken (ES256, ES384, EdDSA, RS256–512, PS256–512), each fixed
 //! to its key type, so a token can never choose how it is checked: `none` and the HMAC
@@ -28,6 +28,7 @@ mod jwk;
 mod jws;
 mod jwt;
 mod key;
+mod notification;
 
 pub use alg::Algorithm;
 pub use card::{canonical_card, sign_card, verify_card};
@@ -36,6 +37,9 @@ pub use jwk::{Jwk, JwkSet, PublicKey, PublicKeys};
 pub use jws::{sign_compact, sign_detached, verify_compact, verify_detached, Header};
 pub use jwt::{unix_now, Validation};
 pub use key::SigningKey;
+pub use notification::{
+    inspect, sign_notification, NotificationVerifier, NOTIFICATION_SIGNATURE_HEADER, NOTIFICATION_TOKEN_LIFETIME,
+};
 
 /// Base64url without padding, the encoding of every JOSE member.
 pub(crate) fn b64(bytes: impl AsRef<[u8]>) -> String {

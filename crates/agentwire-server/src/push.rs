@@ -22,6 +22,7 @@ mod guard;
 
 use std::time::Duration;
 
+pub(crate) use courier::DeliverySigner;
 pub(crate) use deliver::PushDispatcher;
 pub use guard::WebhookGuard;
 

@@ -127,7 +127,15 @@ pub struct A2AError {
     kind: ErrorKind,
     message: String,
     metadata: BTreeMap<String, String>,
-    /// For a refused caller: the HTTP `WWW-Authenticate` challenge that says how to authenticate.
+    /// What a refusal tells the caller beyond the error, boxed: few errors have it, and every
+    /// `Result` of the crate is as large as this type.
+    refusal: Option<Box<Refusal>>,
+}
+
+/// How to authenticate, and when to try again.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Refusal {
+    /// The HTTP `WWW-Authenticate` challenge that says how to authenticate.
     challenge: Option<String>,
     /// For a refusal that passes: how long to wait before trying again.
     retry_after: Option<std::time::Duration>,
@@ -146,7 +154,7 @@ pub type Result<T, E = A2AError> = std::result::Result<T, E>;
 impl A2AError {
     /// An error of `kind` with a human-readable message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), metadata: BTreeMap::new(), challenge: None, retry_after: None }
+        Self { kind, message: message.into(), metadata: BTreeMap::new(), refusal: None }
     }
 
     /// Adds an `ErrorInfo` metadata entry.
@@ -164,13 +172,13 @@ impl A2AError {
     /// assert_eq!(refused.challenge(), Some("Bearer realm=\"a2a\""));
     /// ```
     pub fn with_challenge(mut self, challenge: impl Into<String>) -> Self {
-        self.challenge = Some(challenge.into());
+        self.refusal.get_or_insert_default().challenge = Some(challenge.into());
         self
     }
 
     /// The `WWW-Authenticate` challenge of a refusal, if it has one.
     pub fn challenge(&self) -> Option<&str> {
-        self.challenge.as_deref()
+        self.refusal.as_ref().and_then(|r| r.challenge.as_deref())
     }
 
     /// Adds how long the caller should wait before trying again: HTTP's `Retry-After`, gRPC's
@@ -184,13 +192,13 @@ impl A2AError {
     /// assert_eq!(busy.retry_after(), Some(Duration::from_secs(2)));
     /// ```
     pub fn with_retry_after(mut self, wait: std::time::Duration) -> Self {
-        self.retry_after = Some(wait);
+        self.refusal.get_or_insert_default().retry_after = Some(wait);
         self
     }
 
     /// How long to wait before trying again, for a refusal that passes.
     pub fn retry_after(&self) -> Option<std::time::Duration> {
-        self.retry_after
+        self.refusal.as_ref().and_then(|r| r.retry_after)
     }
 
     /// An error as a peer reported it: of the kind its `google.rpc.ErrorInfo` `reason` names

@@ -13,7 +13,7 @@ pub(crate) mod subscribe;
 
 use std::process::ExitCode;
 
-use agentwire_client::{Binding, Client, Error, EventStream, Version};
+use agentwire_client::{Binding, CardVerifier, Client, Error, EventStream, Version};
 use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
@@ -80,12 +80,14 @@ pub(crate) mod exit {
     pub(crate) const PROTOCOL_ERROR: u8 = 8;
     /// The agent could not be reached, or answered with something that is not A2A.
     pub(crate) const CONNECTION_ERROR: u8 = 9;
+    /// The agent's card is not signed by a trusted key (--verify-card-keys, --verify-card-jku).
+    pub(crate) const UNTRUSTED: u8 = 10;
 }
 
 /// The exit codes, for `--help`.
 pub(crate) const EXIT_CODES: &str = "Exit status: 0 completed (or done), 3 failed, 4 canceled, 5 rejected, \
 6 input required, 7 auth required, 8 the agent answered with an error, 9 the agent could not be reached \
-or did not speak A2A, 2 usage error. A task still running (--no-wait) exits 0.";
+or did not speak A2A, 10 the card is not signed by a trusted key, 2 usage error. A task still running (--no-wait) exits 0.";
 
 /// How the client commands reach an agent.
 #[derive(Debug, Clone, clap::Args)]
@@ -111,6 +113,15 @@ pub(crate) struct ClientArgs {
     /// Send this header with every request: `NAME: VALUE` (repeatable; an API key, for example).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", global = true)]
     pub(crate) headers: Vec<String>,
+
+    /// Trust the agent's card only if it is signed by a key of this JWK Set (a file or a URL).
+    #[arg(long, value_name = "FILE|URL", global = true)]
+    pub(crate) verify_card_keys: Option<String>,
+
+    /// Trust the agent's card only if it is signed by a key of the set its signature's `jku`
+    /// names, when that URL starts with PREFIX (such as the agent's origin).
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub(crate) verify_card_jku: Option<String>,
 }
 
 /// A binding, as `--transport` names it.
@@ -161,7 +172,31 @@ impl ClientArgs {
             Some(ProtocolArg::V1) => builder.only_version(Version::V1),
             Some(ProtocolArg::V03) => builder.only_version(Version::V03),
         };
+        if let Some(verifier) = self.card_verifier()? {
+            builder = builder.verify_card(verifier);
+        }
         Ok(builder.connect().await?)
+    }
+
+    /// What `--verify-card-keys` and `--verify-card-jku` ask.
+    fn card_verifier(&self) -> Result<Option<CardVerifier>, Failure> {
+        let keys = match self.verify_card_keys.as_deref() {
+            None => None,
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Some(CardVerifier::with_key_set_url(url))
+            }
+            Some(path) => {
+                let document = std::fs::read(path).map_err(|e| Failure::usage(format!("cannot read {path}: {e}")))?;
+                let keys = agentwire_client::jose::PublicKeys::from_jwks(&document)
+                    .map_err(|e| Failure::usage(format!("{path}: {e}")))?;
+                Some(CardVerifier::with_keys(keys))
+            }
+        };
+        Ok(match (keys, self.verify_card_jku.as_deref()) {
+            (Some(verifier), Some(prefix)) => Some(verifier.and_jku(prefix)),
+            (None, Some(prefix)) => Some(CardVerifier::trusting_jku(prefix)),
+            (keys, None) => keys,
+        })
     }
 
     pub(crate) fn output(&self) -> Output {
@@ -187,6 +222,7 @@ impl From<Error> for Failure {
         let code = match error {
             Error::Protocol(_) | Error::Unsupported { .. } => exit::PROTOCOL_ERROR,
             Error::Setting(_) => 2,
+            Error::UntrustedCard { .. } => exit::UNTRUSTED,
             _ => exit::CONNECTION_ERROR,
         };
         Failure { message: with_causes(&error), code }

@@ -21,12 +21,21 @@ use crate::stream::Events;
 use agentwire_types::{A2aRequest, A2aResponse};
 
 /// One connection per gRPC interface, made on first use and shared by every call after.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Channels {
     channels: Mutex<HashMap<String, Channel>>,
+    tls: crate::client::TlsSettings,
+    /// Whether an address without a scheme is dialed over TLS: when the card came over HTTPS.
+    tls_without_scheme: bool,
 }
 
 impl Channels {
+    /// Connections with these TLS roots and client certificate; an address without a scheme over
+    /// TLS when `tls_without_scheme`.
+    pub(crate) fn new(tls: crate::client::TlsSettings, tls_without_scheme: bool) -> Self {
+        Self { channels: Mutex::default(), tls, tls_without_scheme }
+    }
+
     /// The connection to `endpoint`; a first connection that fails leaves the endpoint
     /// [`Error::Unreachable`].
     async fn channel(&self, endpoint: &Endpoint) -> Result<Channel> {
@@ -34,12 +43,23 @@ impl Channels {
         if let Some(channel) = self.channels.lock().unwrap_or_else(|e| e.into_inner()).get(url) {
             return Ok(channel.clone());
         }
-        // A v1.0 card names a gRPC interface `host:port`; v0.3's write a scheme.
-        let uri = if url.contains("://") { url.clone() } else { format!("http://{url}") };
+        // A v1.0 card names a gRPC interface `host:port`, secured as the card itself was; v0.3's
+        // write a scheme.
+        let uri = match (url.contains("://"), self.tls_without_scheme) {
+            (true, _) => url.clone(),
+            (false, true) => format!("https://{url}"),
+            (false, false) => format!("http://{url}"),
+        };
         let mut target = tonic::transport::Endpoint::from_shared(uri.clone())
             .map_err(|e| Error::Setting(format!("{url} is not a gRPC address: {e}")))?;
         if uri.starts_with("https://") {
-            let tls = ClientTlsConfig::new().with_webpki_roots();
+            let mut tls = ClientTlsConfig::new().with_webpki_roots();
+            for root in &self.tls.roots {
+                tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(root));
+            }
+            if let Some((chain, key)) = &self.tls.identity {
+                tls = tls.identity(tonic::transport::Identity::from_pem(chain, key));
+            }
             target = target.tls_config(tls).map_err(|e| Error::Setting(format!("TLS for {url}: {e}")))?;
         }
         let channel =
@@ -52,11 +72,12 @@ impl Channels {
     pub(crate) async fn unary(
         &self,
         endpoint: &Endpoint,
+        authorization: Option<&http::HeaderValue>,
         call: &A2aRequest,
         timeout: Option<Duration>,
     ) -> Result<A2aResponse> {
         let channel = self.channel(endpoint).await?;
-        let rpc = Rpc { endpoint, timeout };
+        let rpc = Rpc { endpoint, authorization, timeout };
         match endpoint.version {
             crate::Version::V1 => v1::unary(channel, rpc, call).await,
             crate::Version::V03 => v03::unary(channel, rpc, call).await,
@@ -64,9 +85,14 @@ impl Channels {
     }
 
     /// A streaming call's events; gRPC numbers none of them.
-    pub(crate) async fn open(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<Events> {
+    pub(crate) async fn open(
+        &self,
+        endpoint: &Endpoint,
+        authorization: Option<&http::HeaderValue>,
+        call: &A2aRequest,
+    ) -> Result<Events> {
         let channel = self.channel(endpoint).await?;
-        let rpc = Rpc { endpoint, timeout: None };
+        let rpc = Rpc { endpoint, authorization, timeout: None };
         match endpoint.version {
             crate::Version::V1 => v1::open(channel, rpc, call).await,
             crate::Version::V03 => v03::open(channel, rpc, call).await,
@@ -78,6 +104,8 @@ impl Channels {
 #[derive(Clone, Copy)]
 struct Rpc<'a> {
     endpoint: &'a Endpoint,
+    /// A current access token's `Authorization`, which replaces the endpoint's.
+    authorization: Option<&'a http::HeaderValue>,
     timeout: Option<Duration>,
 }
 
@@ -92,6 +120,9 @@ impl Rpc<'_> {
             {
                 metadata.insert(key, value);
             }
+        }
+        if let Some(authorization) = self.authorization.and_then(|v| MetadataValue::try_from(v.as_bytes()).ok()) {
+            metadata.insert("authorization", authorization);
         }
         metadata.insert("a2a-version", MetadataValue::from_static(self.endpoint.version.header()));
         metadata.as_mut().extend(crate::trace::context_headers());

@@ -98,11 +98,14 @@ const MIN_REFETCH: Duration = Duration::from_secs(30);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest discovery document or key set read; a real one is a few KiB.
 const MAX_DOCUMENT: usize = 256 * 1024;
+/// Tokens remembered as verified; past it, the memory starts afresh.
+const MAX_VERIFIED: usize = 10_000;
 
 impl JwtAuth {
     /// Checks tokens against a fixed key set (read from a file, say).
     pub fn with_keys(validation: Validation, keys: PublicKeys) -> Self {
-        let keys = Arc::new(KeyCache { keys: RwLock::new(Arc::new(keys)), remote: None });
+        let keys =
+            Arc::new(KeyCache { keys: RwLock::new(Arc::new(keys)), verified: Verified::default(), remote: None });
         Self { validation, keys, scopes: ScopeMap::default(), discovery_url: None }
     }
 
@@ -142,7 +145,11 @@ impl JwtAuth {
         };
         let keys = remote.fetch().await?;
         *remote.fetching.lock().await = Some(Instant::now());
-        let keys = Arc::new(KeyCache { keys: RwLock::new(Arc::new(keys)), remote: Some(remote) });
+        let keys = Arc::new(KeyCache {
+            keys: RwLock::new(Arc::new(keys)),
+            verified: Verified::default(),
+            remote: Some(remote),
+        });
         tokio::spawn(refresh_on_timer(Arc::downgrade(&keys)));
         Ok(Self { validation, keys, scopes: ScopeMap::default(), discovery_url: None })
     }
@@ -162,16 +169,31 @@ impl JwtAuth {
         self
     }
 
-    /// The token's claims, refetching the key set once if the token names a key it lacks.
-    async fn claims(&self, token: &str) -> Result<Map<String, Value>, JoseError> {
+    /// The token's claims, refetching the key set once if the token names a key it lacks. A token
+    /// verified before is not verified again while the same key set holds, but its times,
+    /// issuer and audience are checked every time.
+    async fn claims(&self, token: &str) -> Result<Arc<Map<String, Value>>, JoseError> {
         let keys = self.keys.current();
-        match self.validation.validate(token, &keys) {
+        if let Some(claims) = self.keys.verified.get(token).map(|entry| Arc::clone(entry.value())) {
+            self.validation.check(&claims, agentwire_jose::unix_now())?;
+            return Ok(claims);
+        }
+        let claims = match self.validation.validate(token, &keys) {
             Err(JoseError::UnknownKey(kid)) => match self.keys.refetch_for(kid.as_deref()).await {
                 Some(keys) => self.validation.validate(token, &keys),
                 None => Err(JoseError::UnknownKey(kid)),
             },
             outcome => outcome,
+        }?;
+        let claims = Arc::new(claims);
+        if self.keys.verified.len() >= MAX_VERIFIED {
+            self.keys.verified.clear();
         }
+        // Not if the key set changed meanwhile: its replacement may have withdrawn the key.
+        if Arc::ptr_eq(&keys, &self.keys.current()) {
+            self.keys.verified.insert(token.into(), Arc::clone(&claims));
+        }
+        Ok(claims)
     }
 }
 
@@ -202,9 +224,15 @@ async fn fetch_json<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).map_err(|e| KeySetError::Invalid { url: url.to_owned(), what, reason: e.to_string() })
 }
 
-/// The keys tokens are checked with, and where they come from.
+/// Tokens whose signature verified, with their claims.
+type Verified = dashmap::DashMap<Box<str>, Arc<Map<String, Value>>, foldhash::fast::RandomState>;
+
+/// The keys tokens are checked with, where they come from, and the tokens they verified: a
+/// client sends one token with every request until it expires, and checking its signature
+/// costs more than the request.
 struct KeyCache {
     keys: RwLock<Arc<PublicKeys>>,
+    verified: Verified,
     remote: Option<Remote>,
 }
 
@@ -242,8 +270,11 @@ impl KeyCache {
         Arc::clone(&self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
+    /// Holds `keys` from now on, and forgets the tokens the old set verified: a key withdrawn
+    /// from the set no longer vouches for what it signed.
     fn replace(&self, keys: PublicKeys) {
         *self.keys.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(keys);
+        self.verified.clear();
     }
 
     /// The keys after a refetch for a token naming `kid`, unless the set was fetched less than
@@ -312,7 +343,7 @@ impl Authenticator for JwtAuth {
         }
         let subject = claims.get("sub").and_then(Value::as_str).unwrap_or_default();
         let issuer = self.validation.issuer();
-        Ok(Principal { name: format!("{issuer}#{subject}"), claims })
+        Ok(Principal { name: format!("{issuer}#{subject}"), claims: Map::clone(&claims) })
     }
 
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {

@@ -21,7 +21,7 @@ use super::limits::{Limits, Retention};
 use super::Core;
 use crate::agent::AgentExecutor;
 use crate::auth::Authenticator;
-use crate::push::{PushDispatcher, PushSettings};
+use crate::push::{DeliverySigner, PushDispatcher, PushSettings};
 use crate::RequestContext;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
@@ -330,9 +330,11 @@ impl RequestHandlerBuilder {
         self
     }
 
-    /// Signs the agent card (and the extended card) with `key`, naming the key set published at
-    /// the card's URL under `/.well-known/jwks.json` as the signature's `jku`; serve that key set
-    /// with [`HttpOptions::signing_keys`](crate::HttpOptions::signing_keys).
+    /// Signs the agent card (and the extended card) and every webhook delivery with `key`,
+    /// naming the key set published at the card's URL under `/.well-known/jwks.json` as the
+    /// signatures' `jku`; serve that key set with
+    /// [`HttpOptions::signing_keys`](crate::HttpOptions::signing_keys). A delivery carries its
+    /// token in the `A2A-Notification-Signature` header (docs/IDENTITY.md).
     ///
     /// ```
     /// use agentwire_jose::{Algorithm, PublicKeys, SigningKey};
@@ -432,7 +434,8 @@ impl RequestHandlerBuilder {
         }
         let backend = self.backend.unwrap_or_default();
         let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
-        let jku = format!("{}/.well-known/jwks.json", self.card.public_url.trim_end_matches('/'));
+        let public_url = self.card.public_url.trim_end_matches('/').to_owned();
+        let jku = format!("{public_url}/.well-known/jwks.json");
         let mut card = Cards::new(self.card, self.auth.is_some());
         if let Some(key) = &self.signing_key {
             card.sign(key, Some(&jku));
@@ -445,7 +448,19 @@ impl RequestHandlerBuilder {
         let webhooks = offers_push.then(|| {
             let feed = backend.bus().feed();
             let settings = self.push.clone();
-            PushDispatcher::start(settings, feed, Arc::clone(&push_configs), Arc::clone(&tasks), instruments.clone())
+            let signer = self.signing_key.as_ref().map(|key| DeliverySigner {
+                key: Arc::clone(key),
+                issuer: public_url.clone(),
+                jku: jku.clone(),
+            });
+            PushDispatcher::start(
+                settings,
+                feed,
+                Arc::clone(&push_configs),
+                Arc::clone(&tasks),
+                instruments.clone(),
+                signer,
+            )
         });
         let core = Core {
             agent: self.agent,

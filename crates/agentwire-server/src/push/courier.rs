@@ -21,6 +21,16 @@ pub(super) struct Target {
     pub(super) dialect: Dialect,
 }
 
+/// The agent's key and name, with which each delivery is signed
+/// ([`sign_notification`](agentwire_jose::sign_notification)).
+pub(crate) struct DeliverySigner {
+    pub(crate) key: Arc<agentwire_jose::SigningKey>,
+    /// The agent's base URL.
+    pub(crate) issuer: String,
+    /// Where the agent's key set is published.
+    pub(crate) jku: String,
+}
+
 /// One POST to a webhook. The body is shared with the other configs' deliveries of the event.
 pub(super) struct Delivery {
     pub(super) target: Arc<Target>,
@@ -89,13 +99,18 @@ pub(super) struct Courier {
     /// One permit per attempt in flight, across all lanes.
     permits: Semaphore,
     metrics: Option<Arc<crate::metrics::Instruments>>,
+    signer: Option<DeliverySigner>,
 }
 
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 impl Courier {
-    pub(super) fn new(settings: PushSettings, metrics: Option<Arc<crate::metrics::Instruments>>) -> Self {
+    pub(super) fn new(
+        settings: PushSettings,
+        metrics: Option<Arc<crate::metrics::Instruments>>,
+        signer: Option<DeliverySigner>,
+    ) -> Self {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             // A redirect would carry the event and its token to an address nobody checked.
@@ -109,7 +124,7 @@ impl Courier {
                 error.to_string()
             });
         let permits = Semaphore::new(settings.max_concurrent_deliveries.max(1));
-        Self { client, settings, permits, metrics }
+        Self { client, settings, permits, metrics, signer }
     }
 
     /// Posts one notification, retrying what may succeed later. Every attempt is logged, and
@@ -217,6 +232,18 @@ impl Courier {
             for name in ["X-A2A-Notification-Token", "A2A-Notification-Token", "X-OPVS-Notification-Token"] {
                 request = request.header(name, &config.token);
             }
+        }
+        if let Some(signer) = &self.signer {
+            // Made for each attempt: a receiver that refused one attempt may have noted its id.
+            let token = agentwire_jose::sign_notification(
+                &signer.key,
+                &signer.issuer,
+                Some(&signer.jku),
+                &config.url,
+                &config.task_id,
+                body,
+            );
+            request = request.header(agentwire_jose::NOTIFICATION_SIGNATURE_HEADER, token);
         }
         if let Some(auth) = config.authentication.as_ref().filter(|a| !a.credentials.is_empty()) {
             let scheme = if auth.scheme.is_empty() { "Bearer" } else { auth.scheme.as_str() };

@@ -28,7 +28,7 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tokio_util::task::TaskTracker;
 
-use super::courier::{Courier, Delivery, Target};
+use super::courier::{Courier, Delivery, DeliverySigner, Target};
 use super::PushSettings;
 
 /// What the dispatcher matches with a task's webhooks: a commit from the feed, or, with no
@@ -59,11 +59,12 @@ impl PushDispatcher {
         configs: Arc<dyn PushConfigStore>,
         tasks: Arc<dyn TaskStore>,
         metrics: Option<Arc<crate::metrics::Instruments>>,
+        signer: Option<DeliverySigner>,
     ) -> Self {
         let tracker = TaskTracker::new();
         let worker = Dispatcher {
             context: Arc::new(LaneContext {
-                courier: Courier::new(settings.clone(), metrics),
+                courier: Courier::new(settings.clone(), metrics, signer),
                 configs,
                 tasks,
                 task_bodies: Mutex::default(),

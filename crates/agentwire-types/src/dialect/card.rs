@@ -70,19 +70,32 @@ pub fn combined(card: &AgentCard) -> Value {
 
 /// A security scheme's v0.3 members.
 fn flat_scheme(scheme: &SecurityScheme) -> Map<String, Value> {
-    let value = match scheme {
-        SecurityScheme::ApiKey(s) => json!({"type": "apiKey", "in": s.location, "name": s.name}),
+    let (mut value, description) = match scheme {
+        SecurityScheme::ApiKey(s) => (json!({"type": "apiKey", "in": s.location, "name": s.name}), &s.description),
         SecurityScheme::HttpAuth(s) => {
             let mut value = json!({"type": "http", "scheme": s.scheme});
             if !s.bearer_format.is_empty() {
                 value["bearerFormat"] = json!(s.bearer_format);
             }
-            value
+            (value, &s.description)
         }
-        SecurityScheme::OAuth2(s) => json!({"type": "oauth2", "flows": s.flows}),
-        SecurityScheme::OpenIdConnect(s) => json!({"type": "openIdConnect", "openIdConnectUrl": s.open_id_connect_url}),
-        SecurityScheme::MutualTls(_) => json!({"type": "mutualTLS"}),
+        SecurityScheme::OAuth2(s) => {
+            let mut value = json!({"type": "oauth2", "flows": s.flows});
+            if !s.oauth2_metadata_url.is_empty() {
+                value["oauth2MetadataUrl"] = json!(s.oauth2_metadata_url);
+            }
+            (value, &s.description)
+        }
+        SecurityScheme::OpenIdConnect(s) => {
+            (json!({"type": "openIdConnect", "openIdConnectUrl": s.open_id_connect_url}), &s.description)
+        }
+        SecurityScheme::MutualTls(s) => (json!({"type": "mutualTLS"}), &s.description),
     };
+    // Every member the scheme has: a v0.3 reader that rebuilds the v1.0 scheme from these (the
+    // official Python SDK does) must find the same scheme, or a card signature over it fails.
+    if !description.is_empty() {
+        value["description"] = json!(description);
+    }
     match value {
         Value::Object(map) => map,
         _ => Map::new(),

@@ -37,7 +37,7 @@ async fn private_targets_are_refused_at_delivery_without_a_connection() {
         max_attempts: 1,
         ..PushSettings::default()
     };
-    let guarded = Courier::new(settings(false), None);
+    let guarded = Courier::new(settings(false), None, None);
     // A name goes through the client's resolver; a literal address is checked before the request.
     for host in ["localhost", "127.0.0.1"] {
         let delivery = delivery_to(&format!("http://{host}:{port}/hook"));
@@ -46,7 +46,7 @@ async fn private_targets_are_refused_at_delivery_without_a_connection() {
     }
     assert_eq!(count.load(Ordering::SeqCst), 0, "nothing reached the webhook");
 
-    let open = Courier::new(settings(true), None);
+    let open = Courier::new(settings(true), None, None);
     for host in ["localhost", "127.0.0.1"] {
         let delivery = delivery_to(&format!("http://{host}:{port}/hook"));
         assert!(open.deliver(&delivery).await.is_ok(), "{host}");

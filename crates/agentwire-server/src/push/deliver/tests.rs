@@ -65,7 +65,7 @@ fn a_job_without_events_asks_every_webhook_to_catch_up() {
 async fn the_lanes_of_a_task_share_its_body_while_one_holds_it() {
     let store = Arc::new(agentwire_store::MemoryStore::default());
     let context = LaneContext {
-        courier: Courier::new(PushSettings::default(), None),
+        courier: Courier::new(PushSettings::default(), None, None),
         configs: Arc::clone(&store) as Arc<dyn PushConfigStore>,
         tasks: store,
         task_bodies: Mutex::default(),

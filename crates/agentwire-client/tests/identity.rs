@@ -1,0 +1,133 @@
+//! The client proves who it is: OAuth 2.0 client-credentials tokens, fetched once and renewed
+//! before they expire, and a TLS client certificate, on every binding.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use agentwire_client::jose::{unix_now, Algorithm, PublicKeys, SigningKey, Validation};
+use agentwire_client::{Binding, Client, ClientCredentials};
+use agentwire_server::auth::{CertificateAuth, JwtAuth, ScopeMap};
+use agentwire_server::{HttpOptions, ServeOptions, TlsConfig};
+use agentwire_test::{conformance, TestServer, TIMEOUT};
+use agentwire_types::{ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, TaskState};
+use axum::routing::post;
+use serde_json::json;
+
+const ISSUER: &str = "https://idp.test";
+const AUDIENCE: &str = "urn:agent:test";
+
+/// A token endpoint that takes `agent-1` with `s3cret!` (HTTP Basic) and issues tokens of
+/// `lifetime` seconds; counts what it issued.
+async fn token_endpoint(key: Arc<SigningKey>, lifetime: i64, issued: Arc<AtomicUsize>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/token", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/token",
+        post(move |headers: axum::http::HeaderMap, form: String| {
+            let (key, issued) = (Arc::clone(&key), Arc::clone(&issued));
+            async move {
+                use base64::Engine as _;
+                let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("agent-1:s3cret%21"));
+                if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(basic.as_str()) {
+                    return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "invalid_client"})));
+                }
+                assert!(form.contains("grant_type=client_credentials") && form.contains("scope=a2a%3Aread+a2a%3Awrite"), "{form}");
+                issued.fetch_add(1, Ordering::SeqCst);
+                let now = unix_now();
+                let claims = json!({"iss": ISSUER, "sub": "agent-1", "aud": AUDIENCE, "iat": now, "exp": now + lifetime, "scope": "a2a:read a2a:write"});
+                let token = key.sign_jwt(claims.as_object().unwrap());
+                let body = json!({"access_token": token, "token_type": "Bearer", "expires_in": lifetime});
+                (axum::http::StatusCode::OK, axum::Json(body))
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn client_credentials_tokens_are_fetched_once_and_renewed_before_they_expire() {
+    let key = Arc::new(SigningKey::generate(Algorithm::ES256).unwrap());
+    let auth = JwtAuth::with_keys(Validation::new(ISSUER, AUDIENCE), PublicKeys::from_keys([key.public_key()]))
+        .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let issued = Arc::new(AtomicUsize::new(0));
+    let long_lived = token_endpoint(Arc::clone(&key), 3600, Arc::clone(&issued)).await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let before = issued.load(Ordering::SeqCst);
+        let tokens = ClientCredentials::new(&long_lived, "agent-1", "s3cret!").scope("a2a:read a2a:write");
+        // Connecting fetches the extended card with the token already.
+        let client =
+            Client::builder(&server.base).only(binding).timeout(TIMEOUT).oauth2(tokens).connect().await.unwrap();
+        let reply = client.send_message(SendMessageRequest::new(Message::user("m", "hi"))).await.unwrap();
+        assert!(
+            matches!(reply, SendMessageResponse::Task(ref t) if t.status.state == TaskState::Completed),
+            "{binding:?}"
+        );
+        let listed = client.list_tasks(ListTasksRequest::default()).await.unwrap();
+        assert!(!listed.tasks.is_empty(), "{binding:?}: the token's principal owns its tasks");
+        assert_eq!(issued.load(Ordering::SeqCst) - before, 1, "{binding:?}: one token for every call");
+    }
+
+    // A token of 31 s is renewed 30 s before it expires: after one second.
+    let short_lived = token_endpoint(Arc::clone(&key), 31, Arc::clone(&issued)).await;
+    let tokens = ClientCredentials::new(&short_lived, "agent-1", "s3cret!").scope("a2a:read a2a:write");
+    let before = issued.load(Ordering::SeqCst);
+    let client = Client::builder(&server.base).timeout(TIMEOUT).oauth2(tokens).connect().await.unwrap();
+    client.list_tasks(ListTasksRequest::default()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    client.list_tasks(ListTasksRequest::default()).await.unwrap();
+    assert_eq!(issued.load(Ordering::SeqCst) - before, 2);
+
+    let wrong = ClientCredentials::new(&long_lived, "agent-1", "guess").scope("a2a:read a2a:write");
+    let client =
+        Client::builder(&server.base).extended_card(false).timeout(TIMEOUT).oauth2(wrong).connect().await.unwrap();
+    let refused = client.list_tasks(ListTasksRequest::default()).await.unwrap_err();
+    assert!(refused.to_string().contains("401"), "the provider's refusal is the error: {refused}");
+}
+
+#[tokio::test]
+async fn a_client_certificate_names_the_client_on_every_binding() {
+    let issue = |ca: &(rcgen::Certificate, rcgen::KeyPair), name: &str| {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec![name.to_owned()]).unwrap().signed_by(&key, &ca.0, &ca.1).unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let authority = |name: &str| {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        let key = rcgen::KeyPair::generate().unwrap();
+        (params.self_signed(&key).unwrap(), key)
+    };
+    let (servers, clients) = (authority("servers"), authority("clients"));
+    let dir = std::env::temp_dir().join(format!("agentwire-client-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (server_cert, server_key) = issue(&servers, "127.0.0.1");
+    let (cert, key, ca) = (dir.join("cert.pem"), dir.join("key.pem"), dir.join("ca.pem"));
+    std::fs::write(&cert, server_cert).unwrap();
+    std::fs::write(&key, server_key).unwrap();
+    std::fs::write(&ca, clients.0.pem()).unwrap();
+    let tls = TlsConfig::verifying_clients(&cert, &key, &ca, true).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let server =
+        TestServer::start_with(conformance().authenticator(CertificateAuth::new()), HttpOptions::default(), options)
+            .await;
+
+    let (chain, private_key) = issue(&clients, "agent-b.internal");
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let client = Client::builder(&server.base)
+            .only(binding)
+            .timeout(TIMEOUT)
+            .tls_root_certificates(servers.0.pem().as_bytes())
+            .tls_identity(chain.as_bytes(), private_key.as_bytes())
+            .connect()
+            .await
+            .unwrap();
+        let reply = client.send_message(SendMessageRequest::new(Message::user("m", "hi"))).await.unwrap();
+        assert!(matches!(reply, SendMessageResponse::Task(_)), "{binding:?}");
+    }
+    let anonymous = Client::builder(&server.base).tls_root_certificates(servers.0.pem().as_bytes()).connect().await;
+    assert!(anonymous.is_err(), "without a certificate the handshake fails");
+}
