@@ -7,8 +7,8 @@ use std::sync::Arc;
 use agentwire_client::jose::{unix_now, Algorithm, PublicKeys, SigningKey, Validation};
 use agentwire_client::{Binding, Client, ClientCredentials};
 use agentwire_server::auth::{CertificateAuth, JwtAuth, ScopeMap};
-use agentwire_server::{HttpOptions, ServeOptions, TlsConfig};
-use agentwire_test::{conformance, TestServer, TIMEOUT};
+use agentwire_server::{HttpOptions, ServeOptions};
+use agentwire_test::{conformance, Pki, TestServer, TIMEOUT};
 use agentwire_types::{ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, TaskState};
 use axum::routing::post;
 use serde_json::json;
@@ -88,46 +88,25 @@ async fn client_credentials_tokens_are_fetched_once_and_renewed_before_they_expi
 
 #[tokio::test]
 async fn a_client_certificate_names_the_client_on_every_binding() {
-    let issue = |ca: &(rcgen::Certificate, rcgen::KeyPair), name: &str| {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec![name.to_owned()]).unwrap().signed_by(&key, &ca.0, &ca.1).unwrap();
-        (cert.pem(), key.serialize_pem())
-    };
-    let authority = |name: &str| {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
-        let key = rcgen::KeyPair::generate().unwrap();
-        (params.self_signed(&key).unwrap(), key)
-    };
-    let (servers, clients) = (authority("servers"), authority("clients"));
-    let dir = std::env::temp_dir().join(format!("agentwire-client-mtls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (server_cert, server_key) = issue(&servers, "127.0.0.1");
-    let (cert, key, ca) = (dir.join("cert.pem"), dir.join("key.pem"), dir.join("ca.pem"));
-    std::fs::write(&cert, server_cert).unwrap();
-    std::fs::write(&key, server_key).unwrap();
-    std::fs::write(&ca, clients.0.pem()).unwrap();
-    let tls = TlsConfig::verifying_clients(&cert, &key, &ca, true).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let (servers, clients) = (Pki::new("servers"), Pki::new("clients"));
+    let options = ServeOptions { tls: Some(servers.server_requiring(&clients)), ..ServeOptions::default() };
     let server =
         TestServer::start_with(conformance().authenticator(CertificateAuth::new()), HttpOptions::default(), options)
             .await;
 
-    let (chain, private_key) = issue(&clients, "agent-b.internal");
+    let identity = clients.issue("agent-b.internal");
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = Client::builder(&server.base)
             .only(binding)
             .timeout(TIMEOUT)
-            .tls_root_certificates(servers.0.pem().as_bytes())
-            .tls_identity(chain.as_bytes(), private_key.as_bytes())
+            .tls_root_certificates(servers.ca_pem().as_bytes())
+            .tls_identity(identity.cert.as_bytes(), identity.key.as_bytes())
             .connect()
             .await
             .unwrap();
         let reply = client.send_message(SendMessageRequest::new(Message::user("m", "hi"))).await.unwrap();
         assert!(matches!(reply, SendMessageResponse::Task(_)), "{binding:?}");
     }
-    let anonymous = Client::builder(&server.base).tls_root_certificates(servers.0.pem().as_bytes()).connect().await;
+    let anonymous = Client::builder(&server.base).tls_root_certificates(servers.ca_pem().as_bytes()).connect().await;
     assert!(anonymous.is_err(), "without a certificate the handshake fails");
 }

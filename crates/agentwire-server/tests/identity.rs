@@ -9,8 +9,8 @@ use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
 use agentwire_server::auth::{JwtAuth, ScopeMap, StaticAuth};
 use agentwire_server::jose::{unix_now, Algorithm, JwkSet, PublicKeys, SigningKey, Validation};
-use agentwire_server::{HttpOptions, Limits, ServeOptions, TlsConfig};
-use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
+use agentwire_server::{HttpOptions, Limits, ServeOptions};
+use agentwire_test::{conformance, user_message, Issued, Pki, TestServer, TIMEOUT};
 use axum::routing::get;
 use axum::Json;
 use serde_json::{json, Value};
@@ -306,51 +306,21 @@ async fn a_principal_over_its_rate_waits_while_another_is_served() {
     }
 }
 
-/// A CA, and a certificate it issued for `name`, in PEM.
-struct Pki {
-    ca: rcgen::Certificate,
-    ca_key: rcgen::KeyPair,
-}
-
-impl Pki {
-    fn new(name: &str) -> Self {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        Self { ca: params.self_signed(&ca_key).unwrap(), ca_key }
-    }
-
-    /// A certificate and its key, in one PEM document.
-    fn issue(&self, san: &str) -> String {
-        let params = rcgen::CertificateParams::new(vec![san.to_owned()]).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
-        format!("{}{}", cert.pem(), key.serialize_pem())
-    }
-}
-
 #[tokio::test]
 async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_refused_at_the_handshake() {
     let (servers, clients, strangers) = (Pki::new("server CA"), Pki::new("client CA"), Pki::new("stranger CA"));
-    let dir = std::env::temp_dir().join(format!("agentwire-mtls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let server_pem = servers.issue("127.0.0.1");
-    let (cert, key, ca) = (dir.join("cert.pem"), dir.join("key.pem"), dir.join("clients.pem"));
-    std::fs::write(&cert, &server_pem).unwrap();
-    std::fs::write(&key, &server_pem).unwrap();
-    std::fs::write(&ca, clients.ca.pem()).unwrap();
-    let tls = TlsConfig::verifying_clients(&cert, &key, &ca, true).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     let auth = agentwire_server::auth::CertificateAuth::new();
-    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let options = ServeOptions { tls: Some(servers.server_requiring(&clients)), ..ServeOptions::default() };
     let server = TestServer::start_with(conformance().authenticator(auth), HttpOptions::default(), options).await;
 
-    let client = |identity: Option<&str>| {
-        let root = reqwest::Certificate::from_pem(servers.ca.pem().as_bytes()).unwrap();
+    let client = |identity: Option<Issued>| {
+        let root = reqwest::Certificate::from_pem(servers.ca_pem().as_bytes()).unwrap();
         let builder = reqwest::Client::builder().add_root_certificate(root).timeout(TIMEOUT);
         let builder = match identity {
-            Some(pem) => builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).unwrap()),
+            Some(issued) => {
+                let pem = format!("{}{}", issued.cert, issued.key);
+                builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).unwrap())
+            }
             None => builder,
         };
         builder.build().unwrap()
@@ -360,7 +330,7 @@ async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_ref
         let url = format!("{}/", server.base);
         async move { client.post(url).header("A2A-Version", "1.0").json(&body).send().await }
     };
-    let trusted = client(Some(&clients.issue("agent-b.internal")));
+    let trusted = client(Some(clients.issue("agent-b.internal")));
     let reply: Value = send(trusted.clone()).await.unwrap().json().await.unwrap();
     assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}});
@@ -375,9 +345,9 @@ async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_ref
         .await
         .unwrap();
     assert_eq!(listed["result"]["totalSize"], 1, "the certificate's principal owns its task: {listed}");
-    let other: Value = send(client(Some(&clients.issue("agent-c.internal")))).await.unwrap().json().await.unwrap();
+    let other: Value = send(client(Some(clients.issue("agent-c.internal")))).await.unwrap().json().await.unwrap();
     assert!(other["result"]["task"].is_object());
-    let listed: Value = client(Some(&clients.issue("agent-c.internal")))
+    let listed: Value = client(Some(clients.issue("agent-c.internal")))
         .post(format!("{}/", server.base))
         .header("A2A-Version", "1.0")
         .json(&list)
@@ -389,7 +359,7 @@ async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_ref
         .unwrap();
     assert_eq!(listed["result"]["totalSize"], 1, "another certificate is another principal: {listed}");
 
-    assert!(send(client(Some(&strangers.issue("agent-b.internal")))).await.is_err(), "an untrusted certificate");
+    assert!(send(client(Some(strangers.issue("agent-b.internal")))).await.is_err(), "an untrusted certificate");
     assert!(send(client(None)).await.is_err(), "no certificate, where one is required");
 }
 
@@ -405,22 +375,21 @@ async fn the_card_is_signed_and_its_key_is_published() {
     let keys = server.http.get(format!("{}/.well-known/jwks.json", server.base)).send().await.unwrap();
     assert_eq!(keys.headers()["content-type"], "application/jwk-set+json");
     let keys = PublicKeys::from_jwks(&keys.bytes().await.unwrap()).unwrap();
+    let fetch = |version: Option<&'static str>| {
+        let request = server.http.get(format!("{}/.well-known/agent-card.json", server.base));
+        let request = match version {
+            Some(version) => request.header("A2A-Version", version),
+            None => request,
+        };
+        request.send()
+    };
     for version in [None, Some("1.0")] {
-        let mut request = server.http.get(format!("{}/.well-known/agent-card.json", server.base));
-        if let Some(version) = version {
-            request = request.header("A2A-Version", version);
-        }
-        let response = request.send().await.unwrap();
+        let response = fetch(version).await.unwrap();
         let etag = response.headers()["etag"].clone();
         let card = agentwire_types::dialect::card::v1_projection(response.json().await.unwrap()).unwrap();
         let header = agentwire_server::jose::verify_card(&card, &keys, &[Algorithm::ES256]).unwrap();
         assert_eq!(header.jku, Some(format!("{}/.well-known/jwks.json", server.base)));
         assert!(card.security_schemes.contains_key("bearer"), "the signed card declares what is configured");
-        let again = server.http.get(format!("{}/.well-known/agent-card.json", server.base));
-        let again = match version {
-            Some(version) => again.header("A2A-Version", version),
-            None => again,
-        };
-        assert_eq!(again.send().await.unwrap().headers()["etag"], etag);
+        assert_eq!(fetch(version).await.unwrap().headers()["etag"], etag);
     }
 }

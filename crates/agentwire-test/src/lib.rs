@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 mod otlp;
+mod pki;
 mod proxy;
 mod sdk;
 
 pub use otlp::{ReceivedSpan, SpanCollector};
+pub use pki::{Issued, Pki};
 pub use proxy::CuttingProxy;
 pub use sdk::{free_port, SdkOptions, SdkServer, PYTHON_VARIABLE};
 
