@@ -66,6 +66,20 @@ pub(crate) fn request(
     })
 }
 
+/// The body of `response`, refused past `limit` bytes: for documents that should be small (a key
+/// set, a token), read from servers this client does not otherwise trust to bound them.
+pub(crate) async fn read_limited(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>> {
+    let url = response.url().to_string();
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|source| Error::transport(&url, source))? {
+        if body.len() + chunk.len() > limit {
+            return Err(Error::decode(&url, format!("the body is larger than {limit} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// Reads a unary answer.
 pub(crate) async fn read_reply(
     endpoint: &Endpoint,

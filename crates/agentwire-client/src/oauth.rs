@@ -105,7 +105,7 @@ impl ClientCredentials {
         let form = serde_urlencoded::to_string(&self.form).map_err(|e| Error::Encode(e.to_string()))?;
         let id = form_encoded(&self.client_id);
         let secret = form_encoded(&self.client_secret);
-        let mut response = self
+        let response = self
             .http
             .post(url)
             .basic_auth(id, Some(secret))
@@ -115,13 +115,7 @@ impl ClientCredentials {
             .await
             .map_err(|source| Error::transport(url, source))?;
         let status = response.status();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|source| Error::transport(url, source))? {
-            if body.len() + chunk.len() > MAX_RESPONSE {
-                return Err(Error::decode(url, format!("the token response is larger than {MAX_RESPONSE} bytes")));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = crate::http::read_limited(response, MAX_RESPONSE).await?;
         if !status.is_success() {
             return Err(Error::http(url, status, &body));
         }

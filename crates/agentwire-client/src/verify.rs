@@ -109,17 +109,13 @@ impl CardVerifier {
     }
 
     async fn fetch_keys(&self, http: &reqwest::Client, url: &str) -> std::result::Result<PublicKeys, String> {
-        let mut response = http.get(url).send().await.map_err(|e| format!("cannot fetch its key set {url}: {e}"))?;
+        let response = http.get(url).send().await.map_err(|e| format!("cannot fetch its key set {url}: {e}"))?;
         if !response.status().is_success() {
             return Err(format!("its key set {url} answered HTTP {}", response.status()));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| format!("cannot read its key set {url}: {e}"))? {
-            if body.len() + chunk.len() > MAX_KEY_SET {
-                return Err(format!("its key set {url} is larger than {MAX_KEY_SET} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = crate::http::read_limited(response, MAX_KEY_SET)
+            .await
+            .map_err(|e| format!("cannot read its key set {url}: {e}"))?;
         PublicKeys::from_jwks(&body).map_err(|e| format!("its key set {url}: {e}"))
     }
 }

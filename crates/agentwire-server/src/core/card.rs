@@ -98,7 +98,7 @@ impl Cards {
     /// could not cover them). `jku` is where the key set holding the key is published.
     pub(crate) fn sign(&mut self, key: &agentwire_jose::SigningKey, jku: Option<&str>) {
         for card in std::iter::once(&mut self.public).chain(self.extended.as_mut()) {
-            card.signatures.clear();
+            // What a signature covers leaves signatures out, so the old ones do not matter here.
             card.signatures = vec![agentwire_jose::sign_card(card, key, jku)];
         }
     }
