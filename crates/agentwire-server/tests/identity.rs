@@ -325,39 +325,26 @@ async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_ref
         };
         builder.build().unwrap()
     };
-    let send = |client: reqwest::Client| {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("tck-complete-task", "x")}});
-        let url = format!("{}/", server.base);
-        async move { client.post(url).header("A2A-Version", "1.0").json(&body).send().await }
+    let rpc = |client: &reqwest::Client, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        client.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&body).send()
+    };
+    let send = |client: reqwest::Client| async move {
+        let message = json!({"message": user_message("tck-complete-task", "x")});
+        rpc(&client, "SendMessage", message).await
+    };
+    let listed = |client: reqwest::Client| async move {
+        let listed: Value = rpc(&client, "ListTasks", json!({})).await.unwrap().json().await.unwrap();
+        listed["result"]["totalSize"].clone()
     };
     let trusted = client(Some(clients.issue("agent-b.internal")));
     let reply: Value = send(trusted.clone()).await.unwrap().json().await.unwrap();
     assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}});
-    let listed: Value = trusted
-        .post(format!("{}/", server.base))
-        .header("A2A-Version", "1.0")
-        .json(&list)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed["result"]["totalSize"], 1, "the certificate's principal owns its task: {listed}");
-    let other: Value = send(client(Some(clients.issue("agent-c.internal")))).await.unwrap().json().await.unwrap();
-    assert!(other["result"]["task"].is_object());
-    let listed: Value = client(Some(clients.issue("agent-c.internal")))
-        .post(format!("{}/", server.base))
-        .header("A2A-Version", "1.0")
-        .json(&list)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed["result"]["totalSize"], 1, "another certificate is another principal: {listed}");
+    assert_eq!(listed(trusted).await, 1, "the certificate's principal owns its task");
+    let other = client(Some(clients.issue("agent-c.internal")));
+    let reply: Value = send(other.clone()).await.unwrap().json().await.unwrap();
+    assert!(reply["result"]["task"].is_object(), "{reply}");
+    assert_eq!(listed(other).await, 1, "another certificate is another principal");
 
     assert!(send(client(Some(strangers.issue("agent-b.internal")))).await.is_err(), "an untrusted certificate");
     assert!(send(client(None)).await.is_err(), "no certificate, where one is required");
