@@ -30,8 +30,9 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
 
 async fn run() -> anyhow::Result<std::process::ExitCode> {
     let opt = Opt::parse();
-    let serve_opt = match opt.command {
-        Command::Serve(serve_opt) => *serve_opt,
+    let (serve_opt, gateway) = match opt.command {
+        Command::Serve(serve_opt) => (*serve_opt, None),
+        Command::Gateway(gateway) => (gateway.serve, Some(gateway.upstreams)),
         Command::Keygen(keygen) => {
             identity::keygen(&keygen)?;
             return Ok(std::process::ExitCode::SUCCESS);
@@ -54,7 +55,7 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
     let json = serve_opt.log_json || serve_opt.log_format == opt::LogFormat::Json;
     let logging = telemetry::Logging { default_filter: "info", json, stderr: false };
     let traces = telemetry::install(logging, serve_opt.otlp_endpoint.clone())?;
-    let served = serve::run(serve_opt, traces.is_some()).await;
+    let served = serve::run(serve_opt, gateway, traces.is_some()).await;
     if let Some(traces) = traces {
         traces.shut_down().await;
     }

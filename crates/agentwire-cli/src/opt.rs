@@ -17,6 +17,11 @@ pub(crate) struct Opt {
 pub(crate) enum Command {
     /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
     Serve(Box<ServeOpt>),
+    /// Serve other agents, whatever protocol generation and binding each speaks, in every
+    /// generation over every binding: one at the root, others at /agents/NAME (listed at
+    /// /agents). The options of `serve` that concern the server apply; those of the built-in
+    /// agent (--agent, --card, --reduced, --store, webhooks) do not.
+    Gateway(Box<GatewayOpt>),
     /// Make a private key for --signing-key: PKCS#8 PEM, written to FILE (readable by its owner
     /// alone); prints its key id and public JWK.
     Keygen(KeygenOpt),
@@ -26,6 +31,55 @@ pub(crate) enum Command {
     /// The client commands: card, send, get, list, cancel, subscribe, push.
     #[command(flatten)]
     Call(crate::call::CallCommand),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct GatewayOpt {
+    #[command(flatten)]
+    pub(crate) upstreams: UpstreamOpt,
+
+    #[command(flatten)]
+    pub(crate) serve: ServeOpt,
+}
+
+/// The agents behind a gateway, and how it calls them.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UpstreamOpt {
+    /// An agent to serve: `URL` at the root, or `NAME=URL` at /agents/NAME (repeatable). URL is
+    /// the agent's base URL or its card's.
+    #[arg(long = "upstream", value_name = "[NAME=]URL", required = true, value_parser = parse_upstream)]
+    pub(crate) upstreams: Vec<Upstream>,
+
+    /// The bearer token the gateway calls the agents with. Prefer the environment variable: a
+    /// command line is visible to other users.
+    #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_UPSTREAM_TOKEN", hide_env_values = true)]
+    pub(crate) upstream_token: Option<String>,
+}
+
+/// An agent behind the gateway, and where it is mounted.
+#[derive(Debug, Clone)]
+pub(crate) struct Upstream {
+    /// `None`: at the root.
+    pub(crate) name: Option<String>,
+    pub(crate) url: String,
+}
+
+/// `NAME=URL`, or a URL alone (which may hold `=` in its query, after its `://`).
+fn parse_upstream(text: &str) -> Result<Upstream, String> {
+    let (name, url) = match text.split_once('=') {
+        Some((name, url)) if !name.contains("://") => (Some(name), url),
+        _ => (None, text),
+    };
+    if let Some(name) = name {
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(format!("{name:?} cannot name an agent: use letters, digits, - and _"));
+        }
+    }
+    if !url.starts_with("http://") && !url.starts_with("https://") {
+        return Err(format!("{url:?} is not an http:// or https:// URL"));
+    }
+    Ok(Upstream { name: name.map(str::to_owned), url: url.to_owned() })
 }
 
 #[derive(Debug, clap::Args)]
@@ -327,7 +381,17 @@ fn parse_size(text: &str) -> Result<usize, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, parse_upstream};
+
+    #[test]
+    fn upstreams_read_with_or_without_a_name() {
+        let named = parse_upstream("weather=http://127.0.0.1:9001").unwrap();
+        assert_eq!((named.name.as_deref(), named.url.as_str()), (Some("weather"), "http://127.0.0.1:9001"));
+        let root = parse_upstream("https://agent.example/a2a?key=value").unwrap();
+        assert_eq!((root.name, root.url.as_str()), (None, "https://agent.example/a2a?key=value"));
+        assert!(parse_upstream("bad name=http://x").is_err());
+        assert!(parse_upstream("weather=ftp://x").is_err());
+    }
 
     #[test]
     fn sizes_read_with_binary_units() {

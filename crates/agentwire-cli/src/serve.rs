@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use agentwire_client::Client;
+use agentwire_gateway::Gateway;
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::{
@@ -16,12 +18,14 @@ use anyhow::Context as _;
 use tower::ServiceBuilder;
 
 use crate::identity;
-use crate::opt::{AgentKind, LimitOpt, ServeOpt};
+use crate::opt::{AgentKind, LimitOpt, ServeOpt, UpstreamOpt};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
 const DRAIN: Duration = Duration::from_secs(10);
 
-pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
+/// `agentwire serve`: the built-in agent on the store `--store` names; with `upstreams`,
+/// `agentwire gateway`: those agents.
+pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: bool) -> anyhow::Result<()> {
     raise_open_file_limit(opt.max_connections);
     // Bound first, so that the card names the ports really listened on (`:0` picks one).
     let listener = bind(opt.http).await?;
@@ -37,19 +41,11 @@ pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
     let metrics = opt.metrics.is_some().then(Metrics::new);
     let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
     let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
-    let handler = build_handler(&opt, listener.local_addr()?, grpc_address, metrics.as_ref(), signing_key).await?;
-    if !is_shared(&opt.store) {
-        let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
-        if orphans > 0 {
-            tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
-        }
-    }
-    let http = HttpOptions {
+    let mut http = HttpOptions {
         cors: cors_origins(&opt.cors_origins)?,
         strict_card: opt.strict_card,
         max_body_bytes: opt.limits.max_body_size,
         body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
-        readiness: handler.readiness(),
         signing_keys,
         ..HttpOptions::default()
     };
@@ -71,21 +67,67 @@ pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
     };
     let address = listener.local_addr()?;
     let card = format!("{scheme}://{address}/.well-known/agent-card.json");
-    tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-    let service = ServiceBuilder::new()
-        .option_layer(traced.then_some(OperationSpans))
-        .option_layer(metrics.as_ref().map(Metrics::layer))
-        .service(handler.clone());
-    let mut app = router_with(service, http);
     let stopping = stop_signal();
-    // Not ready from the signal on: a load balancer sends new work elsewhere while this drains.
-    tokio::spawn({
-        let (stopping, handler) = (stopping.clone(), handler.clone());
-        async move {
-            stopping.stopped().await;
-            handler.drain();
+    let (mut app, handler) = match upstreams {
+        Some(upstreams) => {
+            let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
+            let mut gateway = Gateway::builder(&public_url).http_options(http);
+            for upstream in &upstreams.upstreams {
+                let mut client = Client::builder(&upstream.url).extended_card(false);
+                if let Some(token) = &upstreams.upstream_token {
+                    client = client.bearer_token(token);
+                }
+                let client =
+                    client.connect().await.with_context(|| format!("cannot reach the agent at {}", upstream.url))?;
+                tracing::info!(name = upstream.name.as_deref().unwrap_or("(root)"), url = %upstream.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent");
+                gateway = match &upstream.name {
+                    Some(name) => gateway.mount(name, client),
+                    None => gateway.agent(client),
+                };
+            }
+            if let Some(grpc) = grpc_address {
+                gateway = gateway.grpc_target(&grpc.to_string());
+            }
+            if let Some(auth) = identity::authenticator(&opt).await? {
+                gateway = gateway.authenticator(auth);
+            }
+            if let Some(key) = signing_key {
+                gateway = gateway.signing_key(key);
+            }
+            if traced {
+                gateway = gateway.operation_layer(OperationSpans);
+            }
+            if let Some(metrics) = &metrics {
+                gateway = gateway.operation_layer(metrics.layer());
+            }
+            tracing::info!(%address, %card, "serving a gateway");
+            (gateway.build(), None)
         }
-    });
+        None => {
+            let handler = build_handler(&opt, address, grpc_address, metrics.as_ref(), signing_key).await?;
+            if !is_shared(&opt.store) {
+                let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
+                if orphans > 0 {
+                    tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
+                }
+            }
+            http.readiness = handler.readiness();
+            tracing::info!(%address, agent = ?opt.agent, %card, "serving");
+            let service = ServiceBuilder::new()
+                .option_layer(traced.then_some(OperationSpans))
+                .option_layer(metrics.as_ref().map(Metrics::layer))
+                .service(handler.clone());
+            // Not ready from the signal on: a load balancer sends new work elsewhere while this drains.
+            tokio::spawn({
+                let (stopping, handler) = (stopping.clone(), handler.clone());
+                async move {
+                    stopping.stopped().await;
+                    handler.drain();
+                }
+            });
+            (router_with(service, http), Some(handler))
+        }
+    };
     let metrics_server = match (metrics, metrics_listener) {
         (Some(metrics), Some(listener)) => {
             tracing::info!(address = %listener.local_addr()?, "serving metrics");
@@ -117,6 +159,10 @@ pub(crate) async fn run(opt: ServeOpt, traced: bool) -> anyhow::Result<()> {
     // One drain from the signal for connections and executions alike: what the connections
     // took is not given to the executions again.
     let left = DRAIN.saturating_sub(stopping.elapsed());
+    let Some(handler) = handler else {
+        tracing::info!("stopped");
+        return Ok(());
+    };
     if tokio::time::timeout(left, handler.shutdown()).await.is_err() {
         tracing::warn!(
             "executions still running after {DRAIN:?} are stopped; their tasks are marked FAILED when a server next opens the store"

@@ -414,7 +414,7 @@ impl Client {
     /// SendStreamingMessage: the task's events as they happen, resumed if the connection drops.
     pub async fn send_streaming_message(&self, request: SendMessageRequest) -> Result<EventStream> {
         let events = self.open(A2aRequest::SendStreamingMessage(request), None).await?;
-        Ok(resumable(self.clone(), events, String::new()))
+        Ok(resumable(self.clone(), events, String::new(), None))
     }
 
     /// GetTask.
@@ -434,9 +434,18 @@ impl Client {
 
     /// SubscribeToTask: the task's events as they happen, resumed if the connection drops.
     pub async fn subscribe(&self, request: SubscribeToTaskRequest) -> Result<EventStream> {
+        self.subscribe_after(request, None).await
+    }
+
+    /// SubscribeToTask, with the events after `last_event_id` where the agent numbers its events.
+    pub(crate) async fn subscribe_after(
+        &self,
+        request: SubscribeToTaskRequest,
+        last_event_id: Option<u64>,
+    ) -> Result<EventStream> {
         let task_id = request.id.clone();
-        let events = self.open(A2aRequest::SubscribeToTask(request), None).await?;
-        Ok(resumable(self.clone(), events, task_id))
+        let events = self.open(A2aRequest::SubscribeToTask(request), last_event_id).await?;
+        Ok(resumable(self.clone(), events, task_id, last_event_id))
     }
 
     /// SubscribeToTask after the event `last_event_id` (from the start where there is none).
@@ -475,7 +484,7 @@ impl Client {
 
     /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
     /// not speak the version.
-    async fn unary(&self, call: A2aRequest) -> Result<A2aResponse> {
+    pub(crate) async fn unary(&self, call: A2aRequest) -> Result<A2aResponse> {
         let span = crate::trace::call_span(call.operation());
         let answer = self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await });
         answer.instrument(span).await

@@ -39,6 +39,7 @@ mod http;
 mod jsonrpc;
 mod oauth;
 mod rest;
+mod service;
 mod sse;
 mod stream;
 mod trace;

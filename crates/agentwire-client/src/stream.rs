@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentwire_types::{GetTaskRequest, StreamResponse};
+use agentwire_types::{GetTaskRequest, StreamResponse, TaskState};
 use futures_util::stream::{BoxStream, Stream, StreamExt};
 
 use crate::client::Client;
@@ -49,7 +49,7 @@ impl Default for Reconnect {
 /// # }
 /// ```
 pub struct EventStream {
-    inner: BoxStream<'static, Result<StreamResponse>>,
+    inner: Events,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -62,7 +62,14 @@ impl Stream for EventStream {
     type Item = Result<StreamResponse>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.inner.poll_next_unpin(cx)
+        self.inner.poll_next_unpin(cx).map(|event| event.map(|event| event.map(|(_, event)| event)))
+    }
+}
+
+impl EventStream {
+    /// The events, each with the id the agent numbered it with (SSE's `id`), where it did.
+    pub(crate) fn numbered(self) -> Events {
+        self.inner
     }
 }
 
@@ -79,11 +86,18 @@ struct Resumable {
     failures: u32,
     /// A resumed subscription that has not delivered an event yet.
     resuming: bool,
+    /// A subscription the caller opened, before its first event: the task as it stands, which
+    /// leaves the stream open unless the task has ended (an interrupted task's stream carries on
+    /// with what follows the interruption).
+    opening: bool,
+    /// Whether the last event was one after which the server may end the stream: then its end
+    /// is the stream's, not a dropped connection.
+    may_end: bool,
 }
 
 impl Resumable {
     /// The next event, reconnecting as often as the policy allows when the connection drops.
-    async fn next(&mut self) -> Option<Result<StreamResponse>> {
+    async fn next(&mut self) -> Option<Result<(Option<u64>, StreamResponse)>> {
         loop {
             if self.ended {
                 return None;
@@ -94,9 +108,14 @@ impl Resumable {
                     if self.task_id.is_empty() {
                         self.task_id = event.task_id().to_owned();
                     }
-                    self.ended = self.closes(&event);
+                    self.may_end = self.closes(&event);
+                    let snapshot = std::mem::take(&mut self.opening) && matches!(event, StreamResponse::Task(_));
+                    self.ended = match snapshot {
+                        true => event.task_state().is_some_and(TaskState::is_terminal),
+                        false => self.may_end,
+                    };
                     (self.failures, self.resuming) = (0, false);
-                    return Some(Ok(event));
+                    return Some(Ok((id, event)));
                 }
                 Some(Err(error @ Error::Protocol(_))) if self.resuming => return self.refused(error).await,
                 Some(Err(error @ Error::Protocol(_))) => {
@@ -104,6 +123,10 @@ impl Resumable {
                     return Some(Err(error));
                 }
                 Some(Err(error)) => Some(error),
+                None if self.may_end => {
+                    self.ended = true;
+                    return None;
+                }
                 None => None,
             };
             let policy = self.client.reconnect();
@@ -131,20 +154,31 @@ impl Resumable {
 
     /// Ends the stream after the agent refused to resume it: with the task, when it ended while
     /// the stream was away (v1.0 refuses subscriptions to ended tasks), else with the refusal.
-    async fn refused(&mut self, refusal: Error) -> Option<Result<StreamResponse>> {
+    async fn refused(&mut self, refusal: Error) -> Option<Result<(Option<u64>, StreamResponse)>> {
         self.ended = true;
         let request = GetTaskRequest { id: self.task_id.clone(), ..GetTaskRequest::default() };
         match self.client.get_task(request).await.map(StreamResponse::Task) {
-            Ok(task) if self.closes(&task) => Some(Ok(task)),
+            Ok(task) if self.closes(&task) => Some(Ok((None, task))),
             _ => Some(Err(refusal)),
         }
     }
 }
 
 /// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
-/// and learnt from the first event of a send.
-pub(crate) fn resumable(client: Client, events: Events, task_id: String) -> EventStream {
-    let state = Resumable { client, events, task_id, last_id: None, ended: false, failures: 0, resuming: false };
+/// and learnt from the first event of a send; `last_id` is the event a subscription started after.
+pub(crate) fn resumable(client: Client, events: Events, task_id: String, last_id: Option<u64>) -> EventStream {
+    let opening = !task_id.is_empty() && last_id.is_none();
+    let state = Resumable {
+        client,
+        events,
+        task_id,
+        last_id,
+        ended: false,
+        failures: 0,
+        resuming: false,
+        opening,
+        may_end: false,
+    };
     let inner = futures_util::stream::unfold(state, |mut state| async move {
         let item = state.next().await?;
         Some((item, state))

@@ -16,7 +16,12 @@ async fn streams_read_past_auth_required_at_every_interface() {
     gate.open();
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
     let server = TestServer::start(RequestHandler::builder(NeedsAuth(gate.clone())).authenticator(auth)).await;
-    let agent = Agent { base: server.base.clone(), lists_tasks_in_v03: true, deletes_configs_over_v03_rest: true };
+    let agent = Agent {
+        base: server.base.clone(),
+        lists_tasks: true,
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+    };
     for (binding, version) in INTERFACES {
         let client = common::client(&agent, binding, version).await;
         let events = client.send_streaming_message(SendMessageRequest::new(common::message("hi"))).await.unwrap();

@@ -12,7 +12,12 @@ use common::{Agent, INTERFACES, TOKEN};
 async fn server() -> (TestServer, Agent) {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
     let server = TestServer::start(conformance().authenticator(auth)).await;
-    let agent = Agent { base: server.base.clone(), lists_tasks_in_v03: true, deletes_configs_over_v03_rest: true };
+    let agent = Agent {
+        base: server.base.clone(),
+        lists_tasks: true,
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+    };
     (server, agent)
 }
 

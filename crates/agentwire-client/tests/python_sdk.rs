@@ -11,7 +11,12 @@ async fn server() -> Option<(SdkServer, Agent)> {
     let server = SdkServer::start(SdkOptions { token: Some(TOKEN.into()), ..SdkOptions::default() }).await?;
     // The SDK has no v0.3 ListTasks (v0.3 defines none) and no v0.3 HTTP+JSON route to delete a
     // push config.
-    let agent = Agent { base: server.base.clone(), lists_tasks_in_v03: false, deletes_configs_over_v03_rest: false };
+    let agent = Agent {
+        base: server.base.clone(),
+        lists_tasks: true,
+        lists_tasks_in_v03: false,
+        deletes_configs_over_v03_rest: false,
+    };
     Some((server, agent))
 }
 
@@ -73,6 +78,7 @@ async fn a_cut_subscription_resumes_from_the_task_as_it_stands() {
     ];
     let agent = Agent {
         base: format!("http://{}", proxies[0].addr),
+        lists_tasks: true,
         lists_tasks_in_v03: false,
         deletes_configs_over_v03_rest: false,
     };

@@ -273,8 +273,16 @@ pub(crate) fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
         .map(|(_, token)| token.trim())
 }
 
-/// One requirement per scheme: any of them will do.
-pub(crate) fn requirements(schemes: &BTreeMap<String, SecurityScheme>) -> Vec<SecurityRequirement> {
+/// The card's `securityRequirements` for `schemes`: one requirement per scheme, any of which
+/// will do (as [`AnyAuth`] accepts a caller any of its authenticators accepts).
+///
+/// ```
+/// use agentwire_server::auth::{requirements, Authenticator, StaticAuth};
+///
+/// let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
+/// assert_eq!(requirements(&auth.security_schemes()).len(), 1);
+/// ```
+pub fn requirements(schemes: &BTreeMap<String, SecurityScheme>) -> Vec<SecurityRequirement> {
     schemes
         .keys()
         .map(|name| SecurityRequirement { schemes: BTreeMap::from([(name.clone(), StringList::default())]) })

@@ -31,6 +31,8 @@ pub(crate) const INTERFACES: [(Binding, Version); 6] = [
 pub(crate) struct Agent {
     /// Its base URL.
     pub(crate) base: String,
+    /// Whether it lists tasks (a gateway cannot, in front of an agent without ListTasks).
+    pub lists_tasks: bool,
     /// Whether it lists tasks in v0.3 (which has no such operation; agentwire offers it anyway).
     pub lists_tasks_in_v03: bool,
     /// Whether its v0.3 HTTP+JSON interface deletes push configs.
@@ -124,7 +126,7 @@ pub(crate) async fn task_operations(agent: &Agent, binding: Binding, version: Ve
     let reject = Message::user(fresh_id("tck-reject-task"), "tck-reject-task now");
     assert_eq!(send(&client, SendMessageRequest::new(reject)).await.status.state, TaskState::Rejected, "{at}");
 
-    if version == Version::V1 || (agent.lists_tasks_in_v03 && binding != Binding::Grpc) {
+    if agent.lists_tasks && (version == Version::V1 || (agent.lists_tasks_in_v03 && binding != Binding::Grpc)) {
         let mut second = message("tck-complete-task again");
         second.context_id = first.context_id.clone();
         send(&client, SendMessageRequest::new(second)).await;
@@ -165,6 +167,19 @@ pub(crate) async fn streams(agent: &Agent, binding: Binding, version: Version) {
     let subscription = client.subscribe(SubscribeToTaskRequest { id: running.id.clone(), ..Default::default() });
     let events = collect(subscription.await.expect("SubscribeToTask")).await;
     assert!(matches!(events.first(), Some(StreamResponse::Task(t)) if t.id == running.id), "{at}: {events:?}");
+    assert_eq!(states(&events).last(), Some(&TaskState::Completed), "{at}: {events:?}");
+
+    // A subscription to a task waiting for input carries on past the task as it stands, to what
+    // the next turn brings.
+    let waiting = send(&client, SendMessageRequest::new(message("tck-multi-turn subscribe"))).await;
+    assert_eq!(waiting.status.state, TaskState::InputRequired, "{at}");
+    let subscription = client.subscribe(SubscribeToTaskRequest { id: waiting.id.clone(), ..Default::default() });
+    let subscription = subscription.await.expect("SubscribeToTask");
+    let follow_up = Message { task_id: waiting.id.clone(), context_id: waiting.context_id.clone(), ..message("done") };
+    let finished = send(&client, SendMessageRequest::new(follow_up)).await;
+    assert_eq!(finished.status.state, TaskState::Completed, "{at}");
+    let events = collect(subscription).await;
+    assert_eq!(states(&events).first(), Some(&TaskState::InputRequired), "{at}: {events:?}");
     assert_eq!(states(&events).last(), Some(&TaskState::Completed), "{at}: {events:?}");
 }
 

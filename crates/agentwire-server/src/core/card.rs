@@ -167,30 +167,43 @@ fn with_defaults(mut card: AgentCard, public_url: &str, grpc_target: Option<&str
             ..AgentSkill::default()
         }];
     }
-    // v1.0's interfaces first, then v0.3's: JSON-RPC at the same URL (by method name), HTTP+JSON
-    // under `/v1` of it (v0.3 clients add the `/v1` themselves).
+    card.supported_interfaces = advertised_interfaces(&url, grpc_target);
+    card
+}
+
+/// The interfaces a server at `public_url` serves, as its card lists them: v1.0's first, then
+/// v0.3's; for each, JSON-RPC at the URL (told apart by method name), HTTP+JSON at the URL
+/// (v0.3 clients add the `/v1` themselves), then gRPC where built in, at `grpc_target` (by
+/// default the URL's host and port, which serve gRPC too). A v1.0 gRPC address is the channel
+/// target `host:port`, which is what v1.0 clients dial; v0.3 clients read a URL and take its
+/// host and port themselves.
+///
+/// ```
+/// let interfaces = agentwire_server::advertised_interfaces("http://127.0.0.1:8080", None);
+/// assert_eq!(interfaces[0].protocol_binding, "JSONRPC");
+/// assert_eq!(interfaces[0].protocol_version, "1.0");
+/// assert!(interfaces.iter().any(|i| i.protocol_version == "0.3" && i.protocol_binding == "HTTP+JSON"));
+/// ```
+pub fn advertised_interfaces(public_url: &str, grpc_target: Option<&str>) -> Vec<AgentInterface> {
+    let url = public_url.trim_end_matches('/');
     let interface = |url: &str, binding: &str, version: &str| AgentInterface {
         url: url.to_owned(),
         protocol_binding: binding.into(),
         tenant: String::new(),
         protocol_version: version.into(),
     };
-    // gRPC, where built in, after each version's JSON bindings. Its v1.0 address is a channel
-    // target, `host:port`, which is what v1.0 clients dial; v0.3 clients read a URL and take its
-    // host and port themselves.
-    let grpc = grpc_target.unwrap_or_else(|| authority(&url));
+    let grpc = grpc_target.unwrap_or_else(|| authority(url));
     let grpc_url = match url.split_once("://") {
         Some((scheme, _)) => format!("{scheme}://{grpc}"),
         None => grpc.to_owned(),
     };
-    card.supported_interfaces = [("1.0", grpc), ("0.3", grpc_url.as_str())]
+    [("1.0", grpc), ("0.3", grpc_url.as_str())]
         .into_iter()
         .flat_map(|(version, grpc)| {
-            let json = [interface(&url, "JSONRPC", version), interface(&url, "HTTP+JSON", version)];
+            let json = [interface(url, "JSONRPC", version), interface(url, "HTTP+JSON", version)];
             json.into_iter().chain(cfg!(feature = "grpc").then(|| interface(grpc, "GRPC", version)))
         })
-        .collect();
-    card
+        .collect()
 }
 
 /// Where a gRPC client connects: the URL's `host:port`, the target form gRPC channels take (a

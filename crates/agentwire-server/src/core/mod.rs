@@ -25,7 +25,7 @@ use tokio_util::task::TaskTracker;
 use crate::agent::AgentExecutor;
 
 pub(crate) use card::card_json;
-pub use card::CardConfig;
+pub use card::{advertised_interfaces, CardConfig};
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
 

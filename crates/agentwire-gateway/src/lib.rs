@@ -1,0 +1,193 @@
+//! An A2A gateway: puts agents that speak one protocol generation over one binding behind a
+//! server that speaks every generation (v1.0, v0.3, the legacy `tasks/send` surface) over every
+//! binding (JSON-RPC, HTTP+JSON, gRPC).
+//!
+//! Each agent is reached through an [`agentwire_client::Client`], which picks the agent's best
+//! interface and speaks its generation; the client is an operation service, and the gateway
+//! serves it with the server's [`router`](agentwire_server::router), as a server serves its own
+//! agent. The gateway rewrites the agent's card to its own interfaces (in both card shapes), its
+//! own security schemes and, with a key, its own signature; it authenticates callers with its own
+//! [`Authenticator`] and calls the agent with the client's credentials.
+//!
+//! One agent may be served at the gateway's root ([`GatewayBuilder::agent`]), others mounted at
+//! `/agents/NAME/` ([`GatewayBuilder::mount`]) and listed at `GET /agents`. gRPC, whose paths
+//! are the same for every agent, reaches a mounted agent as the tenant named after it.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use agentwire_client::Client;
+//! use agentwire_gateway::Gateway;
+//!
+//! let weather = Client::builder("http://127.0.0.1:9001").extended_card(false).connect().await?;
+//! let app = Gateway::builder("http://127.0.0.1:8080").mount("weather", weather).build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! agentwire_server::serve(listener, app, std::future::pending(), Default::default()).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod card;
+mod listing;
+mod mount;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agentwire_client::Client;
+use agentwire_jose::{JwkSet, SigningKey};
+use agentwire_server::auth::{AuthLayer, Authenticator};
+use agentwire_server::{router_with, HttpOptions};
+use agentwire_types::SecurityScheme;
+use axum::Router;
+use tower::util::BoxCloneSyncService;
+use tower::Layer;
+
+use card::Rewrite;
+use mount::Operations;
+
+/// The gateway's entry point; see [`Gateway::builder`].
+#[derive(Debug)]
+pub struct Gateway;
+
+impl Gateway {
+    /// A gateway reached by its clients at `public_url`, the base of every URL its cards
+    /// advertise.
+    pub fn builder(public_url: &str) -> GatewayBuilder {
+        GatewayBuilder {
+            public_url: public_url.trim_end_matches('/').to_owned(),
+            grpc_target: None,
+            root: None,
+            mounts: Vec::new(),
+            auth: None,
+            signing_key: None,
+            http: HttpOptions::default(),
+            operation_layer: None,
+        }
+    }
+}
+
+/// How a gateway is put together: its agents, who may call them, and how it serves them.
+pub struct GatewayBuilder {
+    public_url: String,
+    grpc_target: Option<String>,
+    root: Option<Client>,
+    mounts: Vec<(String, Client)>,
+    auth: Option<(AuthLayer, BTreeMap<String, SecurityScheme>)>,
+    signing_key: Option<Arc<SigningKey>>,
+    http: HttpOptions,
+    operation_layer: Option<OperationLayer>,
+}
+
+type OperationLayer = Arc<dyn Fn(Operations) -> Operations + Send + Sync>;
+
+impl std::fmt::Debug for GatewayBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mounts: Vec<&str> = self.mounts.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("GatewayBuilder")
+            .field("public_url", &self.public_url)
+            .field("root", &self.root.as_ref().map(|c| &c.card().name))
+            .field("mounts", &mounts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GatewayBuilder {
+    /// Serves the agent of `client` at the gateway's root. Connect the client with
+    /// [`extended_card(false)`](agentwire_client::ClientBuilder::extended_card), so that the card
+    /// it holds is the public one.
+    pub fn agent(mut self, client: Client) -> Self {
+        self.root = Some(client);
+        self
+    }
+
+    /// Serves the agent of `client` at `/agents/{name}/`, and to gRPC calls whose tenant is
+    /// `name`.
+    pub fn mount(mut self, name: &str, client: Client) -> Self {
+        self.mounts.push((name.to_owned(), client));
+        self
+    }
+
+    /// Where gRPC clients connect (`host:port`), when that is not the host and port of the
+    /// public URL.
+    pub fn grpc_target(mut self, target: &str) -> Self {
+        self.grpc_target = Some(target.to_owned());
+        self
+    }
+
+    /// Authenticates every operation but the public card with `auth`; the cards declare its
+    /// schemes.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        let schemes = auth.security_schemes();
+        self.auth = Some((AuthLayer::new(auth), schemes));
+        self
+    }
+
+    /// Signs the cards the gateway serves with `key`, whose public half is served at
+    /// `/.well-known/jwks.json`.
+    pub fn signing_key(mut self, key: SigningKey) -> Self {
+        self.signing_key = Some(Arc::new(key));
+        self
+    }
+
+    /// How every agent is served over HTTP: CORS, the card form, body limits.
+    pub fn http_options(mut self, options: HttpOptions) -> Self {
+        self.http = options;
+        self
+    }
+
+    /// Wraps each agent's operation service (after authentication) in `layer`: metrics, spans,
+    /// anything that takes an [`OperationService`](agentwire_server::OperationService).
+    pub fn operation_layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<Operations> + Send + Sync + 'static,
+        L::Service: agentwire_server::OperationService,
+    {
+        self.operation_layer = Some(Arc::new(move |service| BoxCloneSyncService::new(layer.layer(service))));
+        self
+    }
+
+    /// The gateway as an axum `Router`: serve it with [`agentwire_server::serve`].
+    pub fn build(self) -> Router {
+        let signer = self.signing_key.as_ref().map(|key| {
+            let jku = format!("{}/.well-known/jwks.json", self.public_url);
+            (Arc::clone(key), jku)
+        });
+        let mut http = self.http.clone();
+        if let Some(key) = &self.signing_key {
+            http.signing_keys = Some(JwkSet { keys: vec![key.public_key().to_jwk()] });
+        }
+        let schemes = self.auth.as_ref().map(|(_, schemes)| schemes.clone()).unwrap_or_default();
+        let rewrite = |interfaces| Rewrite { interfaces, schemes: schemes.clone(), signer: signer.clone() };
+        let serve = |service: Operations| -> Operations {
+            let service = match &self.auth {
+                Some((auth, _)) => BoxCloneSyncService::new(auth.layer(service)),
+                None => service,
+            };
+            match &self.operation_layer {
+                Some(layer) => layer(service),
+                None => service,
+            }
+        };
+        let root = self.root.map(|client| {
+            let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
+            serve(mount::mounted(client, rewrite(interfaces)).1)
+        });
+        let mut listed = Vec::new();
+        let mut agents = BTreeMap::new();
+        for (name, client) in self.mounts {
+            let url = format!("{}/agents/{name}", self.public_url);
+            let interfaces = card::mounted_interfaces(&url, &name, self.grpc_target.as_deref());
+            let (card, service) = mount::mounted(client, rewrite(interfaces));
+            listed.push(listing::Listed { name: name.clone(), url, card });
+            agents.insert(name, serve(service));
+        }
+        let mut app = match (root, agents.is_empty()) {
+            (Some(root), true) => return router_with(root, http),
+            (root, _) => router_with(mount::directory(agents.clone(), root), http.clone()),
+        };
+        for (name, agent) in agents {
+            app = app.nest(&format!("/agents/{name}"), router_with(agent, http.clone()));
+        }
+        app.route("/agents", listing::route(listed))
+    }
+}

@@ -1,0 +1,64 @@
+//! The operation services of a gateway: one per agent, and the directory that routes a request
+//! naming an agent as its tenant (gRPC at the gateway's root) to it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agentwire_client::Client;
+use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
+use tower::util::BoxCloneSyncService;
+use tower::ServiceExt;
+
+use crate::card::Rewrite;
+
+/// An operation service as the gateway holds it.
+pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
+
+/// One agent behind the gateway: every operation goes to the agent through its client, but the
+/// cards, which the gateway rewrites. Also returns the public card as the gateway serves it,
+/// rewritten once.
+pub(crate) fn mounted(upstream: Client, rewrite: Rewrite) -> (AgentCard, Operations) {
+    let card = rewrite.apply(upstream.card().clone());
+    let (public, rewrite) = (Arc::new(card.clone()), Arc::new(rewrite));
+    let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
+        let (upstream, public, rewrite) = (upstream.clone(), Arc::clone(&public), Arc::clone(&rewrite));
+        async move {
+            match request {
+                A2aRequest::GetAgentCard => Ok(A2aResponse::Card(Box::new(AgentCard::clone(&public)))),
+                request @ A2aRequest::GetExtendedAgentCard(_) => match upstream.oneshot((ctx, request)).await? {
+                    A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(rewrite.apply(*card)))),
+                    other => Ok(other),
+                },
+                request => upstream.oneshot((ctx, request)).await,
+            }
+        }
+    });
+    (card, BoxCloneSyncService::new(service))
+}
+
+/// The agents by name, for requests that name theirs as the tenant (gRPC at the gateway's root,
+/// whose paths are the same for every agent), and the agent at the root for the others.
+pub(crate) fn directory(agents: BTreeMap<String, Operations>, root: Option<Operations>) -> Operations {
+    let agents = Arc::new(agents);
+    let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
+        let agent = match agents.get(&ctx.tenant).or(root.as_ref()) {
+            Some(agent) => Ok(agent.clone()),
+            None => Err(unknown_agent(&ctx.tenant, agents.keys())),
+        };
+        async move { agent?.oneshot((ctx, request)).await }
+    });
+    BoxCloneSyncService::new(service)
+}
+
+/// The refusal of a request whose tenant names no agent here.
+fn unknown_agent<'a>(tenant: &str, names: impl Iterator<Item = &'a String>) -> A2AError {
+    let names: Vec<&str> = names.map(String::as_str).collect();
+    let names = names.join(", ");
+    if tenant.is_empty() {
+        A2AError::invalid_params(format!(
+            "this gateway serves several agents ({names}): name one as the tenant, or call it at /agents/NAME"
+        ))
+    } else {
+        A2AError::invalid_params(format!("no agent named {tenant:?} at this gateway; it serves {names}"))
+    }
+}

@@ -1,0 +1,182 @@
+//! The gateway on loopback, in front of agentwire's conformance agent and of the official Python
+//! SDK's agent (`interop/python-server`), driven by agentwire's client over every binding and
+//! protocol version the gateway serves: the client's scenarios (`agentwire-client`'s
+//! `tests/common`) pass through it as they pass against the agents themselves.
+
+#[path = "../../agentwire-client/tests/common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use agentwire_client::{Binding, Client, Version};
+use agentwire_gateway::Gateway;
+use agentwire_server::auth::StaticAuth;
+use agentwire_server::{serve, ServeOptions};
+use agentwire_test::{conformance, SdkOptions, SdkServer, TestServer, TIMEOUT};
+use agentwire_types::{AgentCard, ErrorKind, GetTaskRequest};
+use common::{Agent, INTERFACES, TOKEN};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// A gateway on a loopback port; stopped when dropped.
+struct TestGateway {
+    base: String,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Drop for TestGateway {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A client of the agent at `url` as the gateway holds one: with the token the agents under
+/// test take, the public card, and the interfaces `only` allows.
+async fn upstream(url: &str, only: Option<(Binding, Version)>) -> Client {
+    let mut builder = Client::builder(url).bearer_token(TOKEN).extended_card(false).timeout(TIMEOUT);
+    if let Some((binding, version)) = only {
+        builder = builder.only(binding).only_version(version);
+    }
+    builder.connect().await.expect("the gateway reaches the agent")
+}
+
+/// Starts a gateway that `build` puts together, given the gateway's own URL; the gateway asks
+/// callers for the same token the agents take.
+async fn start(build: impl AsyncFnOnce(&str) -> agentwire_gateway::GatewayBuilder) -> TestGateway {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let app = build(&base).await.authenticator(auth).build();
+    let options = ServeOptions { drain: Duration::ZERO, ..ServeOptions::default() };
+    let task = tokio::spawn(serve(listener, app, std::future::pending(), options));
+    TestGateway { base, task }
+}
+
+async fn in_front_of_agentwire() -> (TestServer, TestGateway, Agent) {
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let gateway = start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await)).await;
+    let agent = Agent {
+        base: gateway.base.clone(),
+        lists_tasks: true,
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+    };
+    (server, gateway, agent)
+}
+
+/// The Python SDK's agent, called by the gateway in v0.3 over JSON-RPC alone, as an agent that
+/// speaks nothing else is called. v0.3 has no ListTasks, so the gateway has none to offer.
+async fn in_front_of_a_v03_python_agent() -> Option<(SdkServer, TestGateway, Agent)> {
+    let server = SdkServer::start(SdkOptions { token: Some(TOKEN.into()), ..SdkOptions::default() }).await?;
+    let only = Some((Binding::JsonRpc, Version::V03));
+    let gateway = start(async |base| Gateway::builder(base).agent(upstream(&server.base, only).await)).await;
+    let agent = Agent {
+        base: gateway.base.clone(),
+        lists_tasks: false,
+        lists_tasks_in_v03: false,
+        deletes_configs_over_v03_rest: true,
+    };
+    Some((server, gateway, agent))
+}
+
+#[tokio::test]
+async fn every_operation_passes_through_to_agentwire_at_every_interface() {
+    let (_server, _gateway, agent) = in_front_of_agentwire().await;
+    for (binding, version) in INTERFACES {
+        common::task_operations(&agent, binding, version).await;
+        common::streams(&agent, binding, version).await;
+        common::push_configs(&agent, binding, version).await;
+        common::extended_card(&agent, binding, version).await;
+    }
+}
+
+#[tokio::test]
+async fn a_v03_json_rpc_agent_is_served_in_every_generation_and_binding() {
+    let Some((_server, _gateway, agent)) = in_front_of_a_v03_python_agent().await else { return };
+    for (binding, version) in INTERFACES {
+        common::task_operations(&agent, binding, version).await;
+        common::streams(&agent, binding, version).await;
+        common::push_configs(&agent, binding, version).await;
+        common::extended_card(&agent, binding, version).await;
+    }
+    // What the agent cannot do is refused as such, in the caller's generation.
+    let client = common::client(&agent, Binding::HttpJson, Version::V1).await;
+    let refused = client.list_tasks(Default::default()).await.unwrap_err();
+    assert_eq!(refused.kind(), Some(ErrorKind::UnsupportedOperation), "{refused}");
+}
+
+#[tokio::test]
+async fn the_card_names_the_gateway_and_is_signed_by_it() {
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let key = agentwire_jose::SigningKey::generate(agentwire_jose::Algorithm::ES256).unwrap();
+    let public = key.public_key();
+    let gateway =
+        start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).signing_key(key)).await;
+    let http = reqwest::Client::new();
+    let get = async |url: String, version: &str| -> serde_json::Value {
+        let request = http.get(url).header("A2A-Version", version);
+        request.send().await.unwrap().error_for_status().unwrap().json().await.unwrap()
+    };
+    let card_url = format!("{}/.well-known/agent-card.json", gateway.base);
+    let combined = get(card_url.clone(), "0.3").await;
+    assert_eq!(combined["url"], gateway.base, "v0.3's URL is the gateway's");
+    let card: AgentCard = serde_json::from_value(get(card_url, "1.0").await).unwrap();
+    assert!(!card.supported_interfaces.is_empty());
+    for interface in &card.supported_interfaces {
+        assert!(!interface.url.contains(&server.base[7..]), "{interface:?} is the agent's own address");
+    }
+    assert!(card.security_schemes.contains_key("bearer"), "the gateway's own scheme: {:?}", card.security_schemes);
+    let keys = get(format!("{}/.well-known/jwks.json", gateway.base), "1.0").await;
+    assert_eq!(keys["keys"][0], serde_json::to_value(public.to_jwk()).unwrap());
+    let keys = agentwire_jose::PublicKeys::from_keys([public]);
+    agentwire_jose::verify_card(&card, &keys, &[agentwire_jose::Algorithm::ES256]).expect("signed by the gateway");
+    // A client that trusts the gateway's key set reaches the agent through it.
+    let verifier = agentwire_client::CardVerifier::trusting_jku(&gateway.base);
+    let client = Client::builder(&gateway.base).bearer_token(TOKEN).verify_card(verifier).connect().await.unwrap();
+    assert_eq!(client.card().name, card.name);
+}
+
+#[tokio::test]
+async fn two_agents_at_their_paths_listed_at_agents() {
+    let auth = || StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let first = TestServer::start(conformance().authenticator(auth())).await;
+    let second = TestServer::start(
+        agentwire_server::RequestHandler::builder(agentwire_server::agent::EchoAgent).authenticator(auth()),
+    )
+    .await;
+    let gateway = start(async |base| {
+        Gateway::builder(base)
+            .mount("conformance", upstream(&first.base, None).await)
+            .mount("echo", upstream(&second.base, None).await)
+    })
+    .await;
+    let listing: serde_json::Value =
+        reqwest::get(format!("{}/agents", gateway.base)).await.unwrap().json().await.unwrap();
+    let names: Vec<&str> = listing["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["conformance", "echo"]);
+    assert_eq!(listing["agents"][1]["url"], format!("{}/agents/echo", gateway.base));
+
+    let conformance = Agent {
+        base: format!("{}/agents/conformance", gateway.base),
+        lists_tasks: true,
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+    };
+    for (binding, version) in INTERFACES.into_iter().filter(|i| *i != (Binding::Grpc, Version::V03)) {
+        common::task_operations(&conformance, binding, version).await;
+    }
+    // Each agent is itself at its path, over HTTP and as a gRPC tenant; a task of one is not
+    // the other's.
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let echo = Client::builder(&format!("{}/agents/echo", gateway.base)).bearer_token(TOKEN).only(binding);
+        let echo = echo.connect().await.unwrap();
+        assert_eq!(echo.card().name, Client::connect(&second.base).await.unwrap().card().name);
+        let task = common::send(&echo, agentwire_types::SendMessageRequest::new(common::message("hi"))).await;
+        assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"), "{binding:?}");
+        let other = Client::builder(&conformance.base).bearer_token(TOKEN).only(binding).connect().await.unwrap();
+        let unknown = other.get_task(GetTaskRequest { id: task.id, ..Default::default() }).await.unwrap_err();
+        assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound), "{binding:?}");
+    }
+}
