@@ -94,11 +94,12 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             if let Some(key) = signing_key {
                 gateway = gateway.signing_key(key);
             }
-            if traced {
-                gateway = gateway.operation_layer(OperationSpans);
-            }
+            // In the order `serve` layers its handler: the spans outermost.
             if let Some(metrics) = &metrics {
                 gateway = gateway.operation_layer(metrics.layer());
+            }
+            if traced {
+                gateway = gateway.operation_layer(OperationSpans);
             }
             tracing::info!(%address, %card, "serving a gateway");
             (gateway.build(), None)

@@ -41,8 +41,7 @@ impl Rewrite {
 /// in v1.0 only, whose requests carry a tenant (a v0.3 gRPC request names no agent, and its
 /// paths are the same for every agent).
 pub(crate) fn mounted_interfaces(url: &str, name: &str, grpc_target: Option<&str>) -> Vec<AgentInterface> {
-    let grpc_target = grpc_target.map_or_else(|| authority(url).to_owned(), str::to_owned);
-    agentwire_server::advertised_interfaces(url, Some(&grpc_target))
+    agentwire_server::advertised_interfaces(url, grpc_target)
         .into_iter()
         .filter(|i| i.protocol_binding != "GRPC" || i.protocol_version == "1.0")
         .map(|mut i| {
@@ -52,12 +51,6 @@ pub(crate) fn mounted_interfaces(url: &str, name: &str, grpc_target: Option<&str
             i
         })
         .collect()
-}
-
-/// A URL's `host:port`.
-fn authority(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split('/').next().unwrap_or(rest)
 }
 
 #[cfg(test)]

@@ -136,13 +136,21 @@ impl GatewayBuilder {
     }
 
     /// Wraps each agent's operation service (after authentication) in `layer`: metrics, spans,
-    /// anything that takes an [`OperationService`](agentwire_server::OperationService).
+    /// anything that takes an [`OperationService`](agentwire_server::OperationService). A layer
+    /// added later wraps those added before it.
     pub fn operation_layer<L>(mut self, layer: L) -> Self
     where
         L: Layer<Operations> + Send + Sync + 'static,
         L::Service: agentwire_server::OperationService,
     {
-        self.operation_layer = Some(Arc::new(move |service| BoxCloneSyncService::new(layer.layer(service))));
+        let inner = self.operation_layer.take();
+        self.operation_layer = Some(Arc::new(move |service| {
+            let service = match &inner {
+                Some(inner) => inner(service),
+                None => service,
+            };
+            BoxCloneSyncService::new(layer.layer(service))
+        }));
         self
     }
 
@@ -152,7 +160,7 @@ impl GatewayBuilder {
             let jku = format!("{}/.well-known/jwks.json", self.public_url);
             (Arc::clone(key), jku)
         });
-        let mut http = self.http.clone();
+        let mut http = self.http;
         if let Some(key) = &self.signing_key {
             http.signing_keys = Some(JwkSet { keys: vec![key.public_key().to_jwk()] });
         }

@@ -180,3 +180,30 @@ async fn two_agents_at_their_paths_listed_at_agents() {
         assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound), "{binding:?}");
     }
 }
+
+#[tokio::test]
+async fn every_operation_layer_wraps_the_agent() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let counters = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+    let counting = |counter: &Arc<AtomicUsize>| {
+        let counter = Arc::clone(counter);
+        tower::util::MapRequestLayer::new(move |call| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            call
+        })
+    };
+    let gateway = start(async |base| {
+        let gateway = Gateway::builder(base).agent(upstream(&server.base, None).await);
+        gateway.operation_layer(counting(&counters[0])).operation_layer(counting(&counters[1]))
+    })
+    .await;
+    let client = Client::builder(&gateway.base).bearer_token(TOKEN).extended_card(false).connect().await.unwrap();
+    let unknown = client.get_task(GetTaskRequest { id: "none".into(), ..Default::default() }).await.unwrap_err();
+    assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound));
+    let counted = counters.each_ref().map(|counter| counter.load(Ordering::Relaxed));
+    assert!(counted[0] > 0 && counted[0] == counted[1], "each layer saw every call: {counted:?}");
+}
