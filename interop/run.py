@@ -11,12 +11,15 @@
    conformance` on a free loopback port.
 3. Runs every client over every binding; each prints one JSON verdict per case it runs (RUNS says
    which: a case a generation's SDK cannot express is not run, and its cell is not missing).
-4. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
+4. Runs every client over every binding again through `agentwire gateway` in front of the same
+   server, calling it in protocol v0.3 over JSON-RPC alone (as it calls an agent that speaks
+   nothing else): the matrix's "Through the gateway" table, whose cells are keyed `gateway: …`.
+5. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
-5. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
+6. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
    by git) and prints its path.
-6. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
+7. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
    ("python / jsonrpc / cancel"), not by SDK version, so a cell that passed with one version of an
    SDK must still pass after the pin is bumped.
 
@@ -134,6 +137,9 @@ SIGNATURE_CHECKS = {
     "signs for agentwire": "a card the SDK's signer signs verifies with `agentwire card --verify-card-keys`, and "
     "not with another key set",
 }
+# How the gateway calls the server behind it: the one interface an agent of v0.3 JSON-RPC alone has.
+GATEWAY_UPSTREAM = ["--upstream-transport", "jsonrpc", "--upstream-protocol", "0.3"]
+GATEWAY = "gateway"  # the prefix of the gateway's cells
 CLIENT_TIMEOUT_S = 300
 SERVER_START_TIMEOUT_S = 60
 
@@ -209,20 +215,24 @@ def build_server() -> Path:
 
 
 class Server:
-    """`agentwire serve --agent conformance` on a free port, stopped on exit."""
+    """`agentwire serve --agent conformance` on a free port, or with `gateway_for`, `agentwire
+    gateway` in front of the agent at that URL; stopped on exit."""
 
-    def __init__(self, binary: Path, extra: list[str] | None = None):
+    def __init__(self, binary: Path, extra: list[str] | None = None, gateway_for: str | None = None):
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
         # The default kind of store, SQLite, in a file of this run's own.
         self.store = tempfile.TemporaryDirectory(prefix="agentwire-interop-")
-        command = [
-            str(binary), "serve", "--agent", "conformance", "--http", f"127.0.0.1:{port}",
-            "--store", f"sqlite:{self.store.name}/tasks.db",
-            # Clients run their webhook receivers on loopback; bearer auth guards the extended card.
-            "--allow-private-webhooks", "--auth", f"bearer:{TOKEN}",
-        ] + (extra or [])  # fmt: skip
+        if gateway_for:
+            # The gateway asks callers for the token the agent takes, and calls the agent with it.
+            serving = ["gateway", "--upstream", gateway_for, "--upstream-token", TOKEN] + GATEWAY_UPSTREAM
+        else:
+            # Clients run their webhook receivers on loopback.
+            serving = ["serve", "--agent", "conformance", "--store", f"sqlite:{self.store.name}/tasks.db",
+                       "--allow-private-webhooks"]  # fmt: skip
+        # Bearer auth guards the extended card.
+        command = [str(binary), *serving, "--http", f"127.0.0.1:{port}", "--auth", f"bearer:{TOKEN}"] + (extra or [])
         log("$ " + " ".join(command))
         self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
         self._wait_ready()
@@ -264,6 +274,7 @@ class Column:
     verdicts: dict[str, tuple[bool, str]]
     failure: str = ""  # set when the client program itself broke
     only: list[str] | None = None  # the card-signature checks, which are not matrix cases
+    via: str = ""  # GATEWAY when the client called the gateway
 
     @property
     def cases(self) -> list[str]:
@@ -273,18 +284,18 @@ class Column:
     @property
     def label(self) -> str:
         """How the report and the log name the column: which SDK version was measured."""
-        return f"{self.sdk} {self.version} / {self.binding}"
+        return f"{self.sdk} {self.version} / {self.binding}" + (f" via the {self.via}" if self.via else "")
 
     def cell(self, case: str) -> str:
         """The baseline's key for `case`. It names no SDK version: bumping a pin must not start a
         fresh baseline in which every failure is one that "never passed"."""
-        return f"{self.client} / {self.binding} / {case}"
+        return (f"{self.via}: " if self.via else "") + f"{self.client} / {self.binding} / {case}"
 
 
-def run_client(client: Client, binding: str, url: str) -> Column:
+def run_client(client: Client, binding: str, url: str, via: str = "") -> Column:
     command = client.command + ["--url", url, "--binding", binding, "--token", TOKEN]
     log("$ " + " ".join(command))
-    column = Column(client.name, client.name, "?", binding, {})
+    column = Column(client.name, client.name, "?", binding, {}, via=via)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -309,8 +320,8 @@ def verdict(column: Column, case: str) -> tuple[bool, str]:
 
 
 def render_report(columns: list[Column]) -> str:
-    titles = [f"{c.sdk} {c.version}<br>v{GENERATION[c.client]} {c.binding}" for c in columns]
-    header = "| operation | " + " | ".join(titles) + " |"
+    direct = [c for c in columns if not c.via]
+    routed = [c for c in columns if c.via]
     lines = [
         "# Interoperability matrix",
         "",
@@ -320,16 +331,24 @@ def render_report(columns: list[Column]) -> str:
         "Each cell checks results (states, texts, counts, error types), not only that a call returned;",
         "a cell marked n/a is a case that generation does not run (see below).",
         "",
-        header,
-        "|---|" + "---|" * len(columns),
     ]
-    for case in CASES:
-        cells = ["n/a" if case not in c.cases else "pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
-        lines.append(f"| {case} | " + " | ".join(cells) + " |")
-    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
-    if failures:
-        lines += ["", "## Failures", ""]
-        lines += [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
+    lines += render_matrix(direct)
+    if routed:
+        lines += [
+            "",
+            "## Through the gateway",
+            "",
+            "The same clients against `agentwire gateway` in front of the same server, which the gateway calls",
+            "in protocol v0.3 over JSON-RPC alone, as it calls an agent that speaks nothing else",
+            f"(`{' '.join(GATEWAY_UPSTREAM)}`). Two differences from the table above are the agent's, not",
+            "the translation's: the gateway keeps no push configs of its own yet, so the server delivers to",
+            "the clients' webhooks in v0.3, the generation the gateway spoke to it (v1.0 clients' push_delivery);",
+            "and the conformance agent answers a message that names no scenario as the v0.3 suite expects",
+            "when it is asked in v0.3 (INPUT_REQUIRED, not COMPLETED), which a v1.0 client's `hello` then is",
+            "(error_cancel_finished, concurrent_generations).",
+            "",
+        ]
+        lines += render_matrix(routed)
     lines += ["", "## What each operation checks", "", "| operation | checks |", "|---|---|"]
     lines += [f"| {case} | {checks} |" for case, checks in CASES.items()]
     lines += ["", "## Cases a generation does not run", "", "| generation | operation | why |", "|---|---|---|"]
@@ -340,6 +359,20 @@ def render_report(columns: list[Column]) -> str:
     ]
     lines.append("")
     return "\n".join(lines)
+
+
+def render_matrix(columns: list[Column]) -> list[str]:
+    """One table, a column per client and binding, then its failures."""
+    titles = [f"{c.sdk} {c.version}<br>v{GENERATION[c.client]} {c.binding}" for c in columns]
+    lines = ["| operation | " + " | ".join(titles) + " |", "|---|" + "---|" * len(columns)]
+    for case in CASES:
+        cells = ["n/a" if case not in c.cases else "pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
+    if failures:
+        lines += ["", "### Failures", ""]
+        lines += [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
+    return lines
 
 
 def write(path: Path, text: str) -> None:
@@ -356,7 +389,8 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
     """Baseline cells that name no client, binding or case of this runner. Nothing would ever check
     them, so renaming a case or a client without renaming its cells must fail the run."""
     known = {
-        f"{client} / {binding} / {case}"
+        f"{via}{client} / {binding} / {case}"
+        for via in ("", f"{GATEWAY}: ")
         for client in CLIENTS
         for binding in BINDINGS[client]
         for case in RUNS[GENERATION[client]]
@@ -530,14 +564,27 @@ def main() -> int:
     clients = [INSTALLERS[name]() for name in CLIENTS if args.only in (None, name)]
     if shutil.which("node") is None and any(c.command[0] == "node" for c in clients):
         raise SystemExit("node is not on PATH")
-    server = Server(args.server or build_server())
+    binary = args.server or build_server()
+    server = Server(binary)
     try:
         columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS[client.name]]
+        gateway = Server(binary, gateway_for=server.url)
+        try:
+            routed = [
+                run_client(client, binding, gateway.url, via=GATEWAY)
+                for client in clients
+                for binding in BINDINGS[client.name]
+            ]
+            if any(not verdict(c, case)[0] for c in routed for case in c.cases):
+                log("gateway log (last lines):\n" + gateway.log_tail())
+        finally:
+            gateway.stop()
+        columns += routed
         if any(not verdict(c, case)[0] for c in columns for case in c.cases):
             log("server log (last lines):\n" + server.log_tail())
     finally:
         server.stop()
-    signatures = signature_columns(args.server or build_server(), clients)
+    signatures = signature_columns(binary, clients)
     for column in signatures:
         measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
         column.sdk, column.version = measured[0] if measured else ("?", "?")

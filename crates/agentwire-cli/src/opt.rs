@@ -54,6 +54,16 @@ pub(crate) struct UpstreamOpt {
     /// command line is visible to other users.
     #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_UPSTREAM_TOKEN", hide_env_values = true)]
     pub(crate) upstream_token: Option<String>,
+
+    /// Call the agents over this binding only (default: the first each card lists that the
+    /// gateway speaks).
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    pub(crate) upstream_transport: Option<crate::call::TransportArg>,
+
+    /// Call the agents in this protocol version only (default: the card's order, moving from
+    /// v1.0 to v0.3 when an agent answers VersionNotSupported).
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub(crate) upstream_protocol: Option<crate::call::ProtocolArg>,
 }
 
 /// An agent behind the gateway, and where it is mounted.

@@ -17,8 +17,8 @@ use agentwire_types::AgentCard;
 use anyhow::Context as _;
 use tower::ServiceBuilder;
 
-use crate::identity;
 use crate::opt::{AgentKind, LimitOpt, ServeOpt, UpstreamOpt};
+use crate::{call, identity};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -73,7 +73,8 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
             let mut gateway = Gateway::builder(&public_url).http_options(http);
             for upstream in &upstreams.upstreams {
-                let mut client = Client::builder(&upstream.url).extended_card(false);
+                let client = Client::builder(&upstream.url).extended_card(false);
+                let mut client = call::restrict(client, upstreams.upstream_transport, upstreams.upstream_protocol);
                 if let Some(token) = &upstreams.upstream_token {
                     client = client.bearer_token(token);
                 }

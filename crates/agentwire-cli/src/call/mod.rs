@@ -13,7 +13,7 @@ pub(crate) mod subscribe;
 
 use std::process::ExitCode;
 
-use agentwire_client::{Binding, CardVerifier, Client, Error, EventStream, Version};
+use agentwire_client::{Binding, CardVerifier, Client, ClientBuilder, Error, EventStream, Version};
 use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
@@ -147,6 +147,25 @@ pub(crate) enum ProtocolArg {
     V03,
 }
 
+/// `builder`, held to the interfaces of `transport` and `protocol` where they are given.
+pub(crate) fn restrict(
+    builder: ClientBuilder,
+    transport: Option<TransportArg>,
+    protocol: Option<ProtocolArg>,
+) -> ClientBuilder {
+    let builder = match transport {
+        None => builder,
+        Some(TransportArg::Jsonrpc) => builder.only(Binding::JsonRpc),
+        Some(TransportArg::HttpJson) => builder.only(Binding::HttpJson),
+        Some(TransportArg::Grpc) => builder.only(Binding::Grpc),
+    };
+    match protocol {
+        None => builder,
+        Some(ProtocolArg::V1) => builder.only_version(Version::V1),
+        Some(ProtocolArg::V03) => builder.only_version(Version::V03),
+    }
+}
+
 impl ClientArgs {
     /// A client of the agent at `url`, as the options say.
     pub(crate) async fn connect(&self, url: &str) -> Result<Client, Failure> {
@@ -161,17 +180,7 @@ impl ClientArgs {
             };
             builder = builder.header(name.trim(), value.trim());
         }
-        builder = match self.transport {
-            None => builder,
-            Some(TransportArg::Jsonrpc) => builder.only(Binding::JsonRpc),
-            Some(TransportArg::HttpJson) => builder.only(Binding::HttpJson),
-            Some(TransportArg::Grpc) => builder.only(Binding::Grpc),
-        };
-        builder = match self.protocol {
-            None => builder,
-            Some(ProtocolArg::V1) => builder.only_version(Version::V1),
-            Some(ProtocolArg::V03) => builder.only_version(Version::V03),
-        };
+        builder = restrict(builder, self.transport, self.protocol);
         if let Some(verifier) = self.card_verifier()? {
             builder = builder.verify_card(verifier);
         }
