@@ -11,9 +11,11 @@
    conformance` on a free loopback port.
 3. Runs every client over every binding; each prints one JSON verdict per case it runs (RUNS says
    which: a case a generation's SDK cannot express is not run, and its cell is not missing).
-4. Runs every client over every binding again through `agentwire gateway` in front of the same
-   server, calling it in protocol v0.3 over JSON-RPC alone (as it calls an agent that speaks
-   nothing else): the matrix's "Through the gateway" table, whose cells are keyed `gateway: …`.
+4. Runs the clients again through `agentwire gateway --store`, in the ROUTES: in front of the
+   same server called in v0.3 over JSON-RPC alone (as an agent that speaks nothing else is
+   called), in front of the official Python SDK's agent (interop/python-server) called the same
+   way, and, for the v0.3 clients, in front of the same server called in v1.0 alone. Each route
+   has a table of its own, whose cells are keyed by the route (`gateway: …`).
 5. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
@@ -137,9 +139,68 @@ SIGNATURE_CHECKS = {
     "signs for agentwire": "a card the SDK's signer signs verifies with `agentwire card --verify-card-keys`, and "
     "not with another key set",
 }
-# How the gateway calls the server behind it: the one interface an agent of v0.3 JSON-RPC alone has.
-GATEWAY_UPSTREAM = ["--upstream-transport", "jsonrpc", "--upstream-protocol", "0.3"]
-GATEWAY = "gateway"  # the prefix of the gateway's cells
+# How the gateway calls an agent of v0.3 JSON-RPC alone: the one interface such an agent has.
+V03_JSONRPC = ["--upstream-transport", "jsonrpc", "--upstream-protocol", "0.3"]
+
+
+@dataclass
+class Route:
+    """The clients through `agentwire gateway --store`, in front of an agent called one way."""
+
+    via: str  # the prefix of its cells in the baseline
+    agent: str  # "agentwire" (the conformance agent) or "python-sdk" (interop/python-server)
+    upstream: list[str]  # how the gateway calls the agent
+    clients: list[str]  # which clients run through it
+    title: str
+    about: list[str]  # the report's words on it
+
+
+ROUTES = [
+    Route(
+        "gateway",
+        "agentwire",
+        V03_JSONRPC,
+        ["python", "js", "python-0.3", "js-0.3"],
+        "Through the gateway, to an agent of v0.3 JSON-RPC alone",
+        [
+            "The same clients against `agentwire gateway --store` in front of the same server, which the",
+            f"gateway calls in protocol v0.3 over JSON-RPC alone (`{' '.join(V03_JSONRPC)}`), as it calls",
+            "an agent that speaks nothing else. The gateway keeps the tasks it relays in its own SQLite file",
+            "and serves their lists, streams and push notifications from there, in each client's generation.",
+            "One difference from the first table is the agent's, not the gateway's: the conformance agent",
+            "answers a message that names no scenario as the v0.3 suite expects when it is asked in v0.3",
+            "(INPUT_REQUIRED, not COMPLETED), which a v1.0 client's `hello` then is (error_cancel_finished,",
+            "concurrent_generations).",
+        ],
+    ),
+    Route(
+        "gateway to the Python SDK",
+        "python-sdk",
+        V03_JSONRPC,
+        ["python", "js", "python-0.3", "js-0.3"],
+        "Through the gateway, to the Python SDK's agent in v0.3 JSON-RPC alone",
+        [
+            "The same clients against `agentwire gateway --store` in front of the official Python SDK's",
+            "agent (interop/python-server, a2a-sdk 1.3.0), which the gateway calls in protocol v0.3 over",
+            "JSON-RPC alone. That agent plays the conformance agent's scenarios by the first word of a",
+            "message, but sends no files and answers `hello` as the v0.3 suite expects (INPUT_REQUIRED):",
+            "the cases that need those fail for the agent's sake (send_file, receive_file,",
+            "error_cancel_finished, concurrent_generations).",
+        ],
+    ),
+    Route(
+        "gateway to v1.0",
+        "agentwire",
+        ["--upstream-protocol", "1.0"],
+        ["python-0.3", "js-0.3"],
+        "Through the gateway, to an agent of v1.0 alone",
+        [
+            "The v0.3 clients against `agentwire gateway --store` in front of the same server, which the",
+            "gateway calls in protocol v1.0 alone (`--upstream-protocol 1.0`), as it calls an agent that",
+            "speaks no v0.3.",
+        ],
+    ),
+]
 CLIENT_TIMEOUT_S = 300
 SERVER_START_TIMEOUT_S = 60
 
@@ -215,24 +276,38 @@ def build_server() -> Path:
 
 
 class Server:
-    """`agentwire serve --agent conformance` on a free port, or with `gateway_for`, `agentwire
-    gateway` in front of the agent at that URL; stopped on exit."""
+    """`agentwire serve --agent conformance` on a free port; with `gateway_for`, `agentwire
+    gateway` in front of the agent at that URL, calling it as `upstream` says; with `sdk`, the
+    Python SDK's agent of interop/python-server run by that interpreter. Stopped on exit."""
 
-    def __init__(self, binary: Path, extra: list[str] | None = None, gateway_for: str | None = None):
+    def __init__(
+        self,
+        binary: Path,
+        extra: list[str] | None = None,
+        gateway_for: str | None = None,
+        upstream: list[str] | None = None,
+        sdk: Client | None = None,
+    ):
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
         # The default kind of store, SQLite, in a file of this run's own.
         self.store = tempfile.TemporaryDirectory(prefix="agentwire-interop-")
-        if gateway_for:
-            # The gateway asks callers for the token the agent takes, and calls the agent with it.
-            serving = ["gateway", "--upstream", gateway_for, "--upstream-token", TOKEN] + GATEWAY_UPSTREAM
+        if sdk:
+            command = sdk.command + ["--port", str(port), "--grpc-port", str(free_port()), "--token", TOKEN]
         else:
-            # Clients run their webhook receivers on loopback.
-            serving = ["serve", "--agent", "conformance", "--store", f"sqlite:{self.store.name}/tasks.db",
-                       "--allow-private-webhooks"]  # fmt: skip
-        # Bearer auth guards the extended card.
-        command = [str(binary), *serving, "--http", f"127.0.0.1:{port}", "--auth", f"bearer:{TOKEN}"] + (extra or [])
+            if gateway_for:
+                # The gateway asks callers for the token the agent takes, and calls the agent with
+                # it; it keeps the tasks it relays, and delivers their push notifications itself.
+                serving = ["gateway", "--upstream", gateway_for, "--upstream-token", TOKEN, "--store",
+                           f"sqlite:{self.store.name}/mirror.db", "--allow-private-webhooks"] + (upstream or [])  # fmt: skip
+            else:
+                # Clients run their webhook receivers on loopback.
+                serving = ["serve", "--agent", "conformance", "--store", f"sqlite:{self.store.name}/tasks.db",
+                           "--allow-private-webhooks"]  # fmt: skip
+            # Bearer auth guards the extended card.
+            command = [str(binary), *serving, "--http", f"127.0.0.1:{port}", "--auth", f"bearer:{TOKEN}"]
+            command += extra or []
         log("$ " + " ".join(command))
         self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
         self._wait_ready()
@@ -274,7 +349,7 @@ class Column:
     verdicts: dict[str, tuple[bool, str]]
     failure: str = ""  # set when the client program itself broke
     only: list[str] | None = None  # the card-signature checks, which are not matrix cases
-    via: str = ""  # GATEWAY when the client called the gateway
+    via: str = ""  # the route's `via` when the client called through a gateway
 
     @property
     def cases(self) -> list[str]:
@@ -315,13 +390,37 @@ def run_client(client: Client, binding: str, url: str, via: str = "") -> Column:
     return column
 
 
+def run_route(route: Route, binary: Path, conformance_url: str, clients: list[Client]) -> list[Column]:
+    """Runs `clients` over every binding through a gateway in front of the route's agent."""
+    if not clients:
+        return []
+    sdk = None
+    if route.agent == "python-sdk":
+        sdk = Server(binary, sdk=install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER))
+    try:
+        gateway = Server(binary, gateway_for=sdk.url if sdk else conformance_url, upstream=route.upstream)
+        try:
+            columns = [
+                run_client(client, binding, gateway.url, via=route.via)
+                for client in clients
+                for binding in BINDINGS[client.name]
+            ]
+            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+                log(f"{route.via} log (last lines):\n" + gateway.log_tail())
+        finally:
+            gateway.stop()
+    finally:
+        if sdk:
+            sdk.stop()
+    return columns
+
+
 def verdict(column: Column, case: str) -> tuple[bool, str]:
     return column.verdicts.get(case, (False, column.failure or "the client reported nothing for this case"))
 
 
 def render_report(columns: list[Column]) -> str:
     direct = [c for c in columns if not c.via]
-    routed = [c for c in columns if c.via]
     lines = [
         "# Interoperability matrix",
         "",
@@ -333,22 +432,11 @@ def render_report(columns: list[Column]) -> str:
         "",
     ]
     lines += render_matrix(direct)
-    if routed:
-        lines += [
-            "",
-            "## Through the gateway",
-            "",
-            "The same clients against `agentwire gateway` in front of the same server, which the gateway calls",
-            "in protocol v0.3 over JSON-RPC alone, as it calls an agent that speaks nothing else",
-            f"(`{' '.join(GATEWAY_UPSTREAM)}`). Two differences from the table above are the agent's, not",
-            "the translation's: the gateway keeps no push configs of its own yet, so the server delivers to",
-            "the clients' webhooks in v0.3, the generation the gateway spoke to it (v1.0 clients' push_delivery);",
-            "and the conformance agent answers a message that names no scenario as the v0.3 suite expects",
-            "when it is asked in v0.3 (INPUT_REQUIRED, not COMPLETED), which a v1.0 client's `hello` then is",
-            "(error_cancel_finished, concurrent_generations).",
-            "",
-        ]
-        lines += render_matrix(routed)
+    for route in ROUTES:
+        routed = [c for c in columns if c.via == route.via]
+        if routed:
+            lines += ["", f"## {route.title}", "", *route.about, ""]
+            lines += render_matrix(routed)
     lines += ["", "## What each operation checks", "", "| operation | checks |", "|---|---|"]
     lines += [f"| {case} | {checks} |" for case, checks in CASES.items()]
     lines += ["", "## Cases a generation does not run", "", "| generation | operation | why |", "|---|---|---|"]
@@ -390,8 +478,8 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
     them, so renaming a case or a client without renaming its cells must fail the run."""
     known = {
         f"{via}{client} / {binding} / {case}"
-        for via in ("", f"{GATEWAY}: ")
-        for client in CLIENTS
+        for via, clients in [("", CLIENTS)] + [(f"{route.via}: ", route.clients) for route in ROUTES]
+        for client in clients
         for binding in BINDINGS[client]
         for case in RUNS[GENERATION[client]]
     } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES}
@@ -568,18 +656,8 @@ def main() -> int:
     server = Server(binary)
     try:
         columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS[client.name]]
-        gateway = Server(binary, gateway_for=server.url)
-        try:
-            routed = [
-                run_client(client, binding, gateway.url, via=GATEWAY)
-                for client in clients
-                for binding in BINDINGS[client.name]
-            ]
-            if any(not verdict(c, case)[0] for c in routed for case in c.cases):
-                log("gateway log (last lines):\n" + gateway.log_tail())
-        finally:
-            gateway.stop()
-        columns += routed
+        for route in ROUTES:
+            columns += run_route(route, binary, server.url, [c for c in clients if c.name in route.clients])
         if any(not verdict(c, case)[0] for c in columns for case in c.cases):
             log("server log (last lines):\n" + server.log_tail())
     finally:

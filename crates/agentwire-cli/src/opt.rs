@@ -20,7 +20,8 @@ pub(crate) enum Command {
     /// Serve other agents, whatever protocol generation and binding each speaks, in every
     /// generation over every binding: one at the root, others at /agents/NAME (listed at
     /// /agents). The options of `serve` that concern the server apply; those of the built-in
-    /// agent (--agent, --card, --reduced, --store, webhooks) do not.
+    /// agent (--agent, --card, --reduced) do not. With --store, the gateway keeps every task it
+    /// relays there, and serves task lists, resumable streams and push notifications itself.
     Gateway(Box<GatewayOpt>),
     /// Make a private key for --signing-key: PKCS#8 PEM, written to FILE (readable by its owner
     /// alone); prints its key id and public JWK.
@@ -158,8 +159,10 @@ pub(crate) struct ServeOpt {
 
     /// Where tasks are kept: `sqlite:PATH` (a file, created if missing, for one process),
     /// `postgres://…` (shared by every process serving the agent), or `memory` (lost on exit).
-    #[arg(long, value_name = "URL", default_value = "sqlite:agentwire.db", env = "AGENTWIRE_STORE")]
-    pub(crate) store: String,
+    /// `serve` keeps them in sqlite:agentwire.db by default; a gateway given a store mirrors the
+    /// tasks of its agents there, and keeps none without one.
+    #[arg(long, value_name = "URL", env = "AGENTWIRE_STORE")]
+    pub(crate) store: Option<String>,
 
     /// With PostgreSQL: seconds after which the other processes consider this one dead if it
     /// stops renewing its lease, and fail the tasks it was running.
@@ -289,6 +292,13 @@ pub(crate) struct ServeOpt {
     // Last, so that only these options come under the "Limits" heading.
     #[command(flatten)]
     pub(crate) limits: LimitOpt,
+}
+
+impl ServeOpt {
+    /// The store `--store` names, or the embedded default of `serve`.
+    pub(crate) fn store_url(&self) -> &str {
+        self.store.as_deref().unwrap_or("sqlite:agentwire.db")
+    }
 }
 
 /// Bounds on what one client can make the server hold or do. Sizes take a `KiB`, `MiB` or `GiB`

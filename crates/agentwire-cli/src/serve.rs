@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use agentwire_client::Client;
-use agentwire_gateway::Gateway;
+use agentwire_gateway::{Gateway, Mirror};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::{
@@ -102,31 +102,31 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             if traced {
                 gateway = gateway.operation_layer(OperationSpans);
             }
+            if opt.store.is_some() {
+                let mirror = Mirror {
+                    backend: open_backend(&opt).await?,
+                    limits: request_limits(&opt.limits),
+                    push: push_settings(&opt),
+                    retention: retention(&opt.limits),
+                };
+                gateway = gateway.mirror(mirror);
+            }
+            let (app, handler) = gateway.into_parts();
+            if let Some(handler) = &handler {
+                start_handler(&opt, handler, &stopping).await?;
+            }
             tracing::info!(%address, %card, "serving a gateway");
-            (gateway.build(), None)
+            (app, handler)
         }
         None => {
             let handler = build_handler(&opt, address, grpc_address, metrics.as_ref(), signing_key).await?;
-            if !is_shared(&opt.store) {
-                let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
-                if orphans > 0 {
-                    tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
-                }
-            }
+            start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
             let service = ServiceBuilder::new()
                 .option_layer(traced.then_some(OperationSpans))
                 .option_layer(metrics.as_ref().map(Metrics::layer))
                 .service(handler.clone());
-            // Not ready from the signal on: a load balancer sends new work elsewhere while this drains.
-            tokio::spawn({
-                let (stopping, handler) = (stopping.clone(), handler.clone());
-                async move {
-                    stopping.stopped().await;
-                    handler.drain();
-                }
-            });
             (router_with(service, http), Some(handler))
         }
     };
@@ -171,6 +171,24 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         );
     }
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Ends the tasks a previous run of a store of its own left running, and marks `handler` as
+/// draining once `stopping` fires: a load balancer then sends new work elsewhere while this
+/// process drains.
+async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stopping) -> anyhow::Result<()> {
+    if !is_shared(opt.store_url()) {
+        let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
+        if orphans > 0 {
+            tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
+        }
+    }
+    let (stopping, handler) = (stopping.clone(), handler.clone());
+    tokio::spawn(async move {
+        stopping.stopped().await;
+        handler.drain();
+    });
     Ok(())
 }
 
@@ -219,25 +237,15 @@ async fn build_handler(
         required_extensions: opt.required_extensions.clone(),
         grpc_target: grpc.map(|address| address.to_string()),
     };
-    let limits = &opt.limits;
-    let push = PushSettings {
-        guard: WebhookGuard { allow_private: opt.allow_private_webhooks },
-        max_concurrent_deliveries: limits.webhook_concurrency,
-        lane_capacity: limits.webhook_queue,
-        deliver: !opt.no_webhook_delivery,
-        ..PushSettings::default()
-    };
     let builder = match opt.agent {
         AgentKind::Echo => RequestHandler::builder(EchoAgent),
         AgentKind::Conformance => RequestHandler::builder(ConformanceAgent::new()),
     };
-    let mut builder =
-        builder.card(card_config).push_settings(push).limits(request_limits(limits)).retention(Retention {
-            keep_ended: Some(limits.retain_tasks),
-            keep_ended_bytes: Some(limits.retain_size as u64),
-            ended_ttl: limits.retain_for.map(Duration::from_secs),
-            ..Retention::default()
-        });
+    let mut builder = builder
+        .card(card_config)
+        .push_settings(push_settings(opt))
+        .limits(request_limits(&opt.limits))
+        .retention(retention(&opt.limits));
     if let Some(auth) = identity::authenticator(opt).await? {
         builder = builder.authenticator(auth);
     }
@@ -258,7 +266,7 @@ pub(crate) fn is_shared(url: &str) -> bool {
 
 /// Opens the store `--store` names, with the bus and cancel signal that serve it.
 async fn open_backend(opt: &ServeOpt) -> anyhow::Result<Backend> {
-    let (url, limits) = (opt.store.as_str(), &opt.limits);
+    let (url, limits) = (opt.store_url(), &opt.limits);
     if is_shared(url) {
         let store = PostgresStore::connect(url).await.context("cannot open the PostgreSQL store")?;
         let lease = Duration::try_from_secs_f64(opt.lease).context("--lease must be a positive number of seconds")?;
@@ -281,6 +289,27 @@ async fn open_backend(opt: &ServeOpt) -> anyhow::Result<Backend> {
         return Ok(store.backend());
     }
     anyhow::bail!("unknown --store {url:?}: use sqlite:PATH, postgres://… or memory")
+}
+
+/// How webhooks are called, as the options say.
+fn push_settings(opt: &ServeOpt) -> PushSettings {
+    PushSettings {
+        guard: WebhookGuard { allow_private: opt.allow_private_webhooks },
+        max_concurrent_deliveries: opt.limits.webhook_concurrency,
+        lane_capacity: opt.limits.webhook_queue,
+        deliver: !opt.no_webhook_delivery,
+        ..PushSettings::default()
+    }
+}
+
+/// How long ended tasks are kept, as the options say.
+fn retention(limits: &LimitOpt) -> Retention {
+    Retention {
+        keep_ended: Some(limits.retain_tasks),
+        keep_ended_bytes: Some(limits.retain_size as u64),
+        ended_ttl: limits.retain_for.map(Duration::from_secs),
+        ..Retention::default()
+    }
 }
 
 fn request_limits(opt: &LimitOpt) -> Limits {

@@ -7,47 +7,10 @@ mod common;
 use std::time::Duration;
 
 use agentwire_client::{Binding, Client, Error, Reconnect, Version};
-use agentwire_server::agent::{AgentExecutor, EventStream as AgentEvents, ExecutionContext};
-use agentwire_server::{router_with, serve, HttpOptions, RequestHandler, ServeOptions};
-use agentwire_test::{CuttingProxy, TIMEOUT};
-use agentwire_types::{Artifact, Part, SendMessageRequest, SubscribeToTaskRequest, TaskState};
+use agentwire_test::{ticker_behind_a_proxy, TICKS, TIMEOUT};
+use agentwire_types::{SendMessageRequest, SubscribeToTaskRequest, TaskState};
 use common::{message, non_blocking, numbers, read_with_a_cut, send};
 use futures_util::StreamExt;
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
-
-const CHUNKS: usize = 10;
-
-/// Sends numbered artifact chunks at a steady pace, then completes the task.
-struct Ticker;
-
-impl AgentExecutor for Ticker {
-    fn execute(&self, ctx: ExecutionContext) -> AgentEvents {
-        ctx.run(|_, updater| async move {
-            updater.working().await?;
-            for i in 0..CHUNKS {
-                tokio::time::sleep(Duration::from_millis(60)).await;
-                let chunk = Artifact::new("ticks", "ticks", vec![Part::text(i.to_string())]);
-                updater.artifact_chunk(chunk, i > 0, i + 1 == CHUNKS).await?;
-            }
-            updater.complete().await?;
-            Ok(())
-        })
-    }
-}
-
-/// The Ticker agent behind a proxy; the card names the proxy, so every call goes through it.
-async fn ticker_behind_a_proxy() -> (CuttingProxy, JoinHandle<std::io::Result<()>>, String) {
-    let front = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let back = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", front.local_addr().unwrap());
-    let proxy = CuttingProxy::start(front, back.local_addr().unwrap());
-    let handler = RequestHandler::builder(Ticker).card_url(&base).build();
-    let options = ServeOptions { drain: Duration::ZERO, ..ServeOptions::default() };
-    let server =
-        tokio::spawn(serve(back, router_with(handler, HttpOptions::default()), std::future::pending(), options));
-    (proxy, server, base)
-}
 
 async fn client(base: &str, binding: Binding, version: Version, reconnect: Reconnect) -> Client {
     let builder = Client::builder(base).only(binding).only_version(version).timeout(TIMEOUT).reconnect(reconnect);
@@ -69,7 +32,7 @@ async fn a_cut_subscription_resumes_without_loss_or_repetition() {
         let task = send(&client, non_blocking(message("tick"))).await;
         let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
         let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
-        assert_eq!(seen.delivered, numbers(CHUNKS), "{binding:?} {version:?}");
+        assert_eq!(seen.delivered, numbers(TICKS), "{binding:?} {version:?}");
         assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
     }
 }
@@ -81,7 +44,7 @@ async fn a_cut_streaming_send_resumes_by_subscribing() {
         let client = client(&base, binding, version, Reconnect::default()).await;
         let events = client.send_streaming_message(SendMessageRequest::new(message("tick"))).await.unwrap();
         let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
-        assert_eq!(seen.delivered, numbers(CHUNKS), "{binding:?} {version:?}");
+        assert_eq!(seen.delivered, numbers(TICKS), "{binding:?} {version:?}");
         assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
     }
 }
@@ -94,7 +57,7 @@ async fn a_cut_grpc_stream_resumes_from_the_task_as_it_stands() {
         let task = send(&client, non_blocking(message("tick"))).await;
         let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
         let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
-        assert_eq!(seen.rebuilt, numbers(CHUNKS), "{version:?}: {seen:?}");
+        assert_eq!(seen.rebuilt, numbers(TICKS), "{version:?}: {seen:?}");
         assert_eq!(seen.snapshots, 2, "{version:?}: the subscription's first task, and the resumed one's");
         assert_eq!(seen.last_state, Some(TaskState::Completed), "{version:?}");
     }
@@ -134,7 +97,7 @@ async fn a_stream_away_until_its_task_ended_ends_with_the_task() {
         let task = send(&client, non_blocking(message("tick"))).await;
         let events = client.subscribe(SubscribeToTaskRequest { id: task.id, ..Default::default() }).await.unwrap();
         let seen = read_with_a_cut(events, 3, || proxy.cut()).await;
-        assert_eq!(seen.rebuilt, numbers(CHUNKS), "{binding:?} {version:?}: {seen:?}");
+        assert_eq!(seen.rebuilt, numbers(TICKS), "{binding:?} {version:?}: {seen:?}");
         assert_eq!(seen.last_state, Some(TaskState::Completed), "{binding:?} {version:?}");
     }
 }

@@ -18,6 +18,9 @@ pub(crate) struct Rewrite {
     pub(crate) schemes: BTreeMap<String, SecurityScheme>,
     /// The gateway's key, and the URL of the key set that holds it.
     pub(crate) signer: Option<(Arc<SigningKey>, String)>,
+    /// The gateway keeps the agent's tasks: it streams them and delivers their push
+    /// notifications itself, whether the agent does or not.
+    pub(crate) mirrored: bool,
 }
 
 impl Rewrite {
@@ -28,6 +31,10 @@ impl Rewrite {
         card.supported_interfaces.clone_from(&self.interfaces);
         card.security_requirements = requirements(&self.schemes);
         card.security_schemes.clone_from(&self.schemes);
+        if self.mirrored {
+            card.capabilities.streaming = Some(true);
+            card.capabilities.push_notifications = Some(true);
+        }
         card.signatures = match &self.signer {
             Some((key, jku)) => vec![agentwire_jose::sign_card(&card, key, Some(jku))],
             None => Vec::new(),
@@ -79,6 +86,7 @@ mod tests {
             interfaces: mounted_interfaces("http://gw/agents/a", "a", None),
             schemes: BTreeMap::new(),
             signer: Some((Arc::clone(&key), "http://gw/.well-known/jwks.json".into())),
+            mirrored: false,
         };
         let upstream: AgentCard = serde_json::from_value(serde_json::json!({
             "name": "a", "description": "d", "version": "1",

@@ -9,6 +9,11 @@
 //! own security schemes and, with a key, its own signature; it authenticates callers with its own
 //! [`Authenticator`] and calls the agent with the client's credentials.
 //!
+//! With a [`Mirror`] ([`GatewayBuilder::mirror`]) the gateway keeps every task it relays, with
+//! its event log, in a store of its own, and serves GetTask, ListTasks, resumable subscriptions
+//! and push notifications from it, whatever the agent offers; without one it is a pure
+//! translator.
+//!
 //! One agent may be served at the gateway's root ([`GatewayBuilder::agent`]), others mounted at
 //! `/agents/NAME/` ([`GatewayBuilder::mount`]) and listed at `GET /agents`. gRPC, whose paths
 //! are the same for every agent, reaches a mounted agent as the tenant named after it.
@@ -28,6 +33,7 @@
 
 mod card;
 mod listing;
+mod mirror;
 mod mount;
 
 use std::collections::BTreeMap;
@@ -36,13 +42,14 @@ use std::sync::Arc;
 use agentwire_client::Client;
 use agentwire_jose::{JwkSet, SigningKey};
 use agentwire_server::auth::{AuthLayer, Authenticator};
-use agentwire_server::{router_with, HttpOptions};
+use agentwire_server::{router_with, HttpOptions, RequestHandler};
 use agentwire_types::SecurityScheme;
 use axum::Router;
 use tower::util::BoxCloneSyncService;
 use tower::Layer;
 
 use card::Rewrite;
+pub use mirror::{Mirror, UPSTREAM_KEY};
 use mount::Operations;
 
 /// The gateway's entry point; see [`Gateway::builder`].
@@ -62,6 +69,7 @@ impl Gateway {
             signing_key: None,
             http: HttpOptions::default(),
             operation_layer: None,
+            mirror: None,
         }
     }
 }
@@ -76,6 +84,7 @@ pub struct GatewayBuilder {
     signing_key: Option<Arc<SigningKey>>,
     http: HttpOptions,
     operation_layer: Option<OperationLayer>,
+    mirror: Option<Mirror>,
 }
 
 type OperationLayer = Arc<dyn Fn(Operations) -> Operations + Send + Sync>;
@@ -154,8 +163,26 @@ impl GatewayBuilder {
         self
     }
 
+    /// Keeps every task the gateway relays in `mirror`'s store, and serves the tasks from there:
+    /// GetTask, ListTasks and subscriptions that resume from `Last-Event-ID` work for every
+    /// agent, push notifications are the gateway's to deliver (signed with its
+    /// [`signing_key`](Self::signing_key)), and `mirror`'s limits apply to each caller. Each agent
+    /// is sent every message over its own stream when it streams, else read back until its task
+    /// settles. Needs a Tokio runtime for [`build`](Self::build).
+    pub fn mirror(mut self, mirror: Mirror) -> Self {
+        self.mirror = Some(mirror);
+        self
+    }
+
     /// The gateway as an axum `Router`: serve it with [`agentwire_server::serve`].
     pub fn build(self) -> Router {
+        self.into_parts().0
+    }
+
+    /// The gateway as an axum `Router`, and with a [`mirror`](Self::mirror) the handler that
+    /// keeps its tasks, for an orderly [shutdown](RequestHandler::shutdown). The router's
+    /// readiness (`/readyz`) is the handler's then.
+    pub fn into_parts(self) -> (Router, Option<RequestHandler>) {
         let signer = self.signing_key.as_ref().map(|key| {
             let jku = format!("{}/.well-known/jwks.json", self.public_url);
             (Arc::clone(key), jku)
@@ -165,7 +192,30 @@ impl GatewayBuilder {
             http.signing_keys = Some(JwkSet { keys: vec![key.public_key().to_jwk()] });
         }
         let schemes = self.auth.as_ref().map(|(_, schemes)| schemes.clone()).unwrap_or_default();
-        let rewrite = |interfaces| Rewrite { interfaces, schemes: schemes.clone(), signer: signer.clone() };
+        let mirrored = self.mirror.is_some();
+        let rewrite = |interfaces| Rewrite { interfaces, schemes: schemes.clone(), signer: signer.clone(), mirrored };
+        let mirror = self.mirror.map(|mirror| {
+            let tasks = Arc::clone(mirror.backend.tasks());
+            let mut agents: BTreeMap<String, Client> = self.mounts.iter().cloned().collect();
+            agents.extend(self.root.clone().map(|root| (String::new(), root)));
+            let mut handler = mirror::Relay::handler(agents, mirror, &self.public_url);
+            if let Some(key) = &self.signing_key {
+                handler = handler.signing_key(Arc::clone(key));
+            }
+            (handler.build(), tasks)
+        });
+        // Every operation but the cards: the agent's own, or the mirror's.
+        let operations = |name: &str, client: &Client| -> Operations {
+            match &mirror {
+                Some((handler, tasks)) => mirror::mirrored(name, client.clone(), handler.clone(), Arc::clone(tasks)),
+                None => BoxCloneSyncService::new(client.clone()),
+            }
+        };
+        let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
+        if let Some(handler) = &handler {
+            // Ready while the mirror's store is.
+            http.readiness = handler.readiness();
+        }
         let serve = |service: Operations| -> Operations {
             let service = match &self.auth {
                 Some((auth, _)) => BoxCloneSyncService::new(auth.layer(service)),
@@ -178,24 +228,26 @@ impl GatewayBuilder {
         };
         let root = self.root.map(|client| {
             let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
-            serve(mount::mounted(client, rewrite(interfaces)).1)
+            let operations = operations("", &client);
+            serve(mount::mounted(client, rewrite(interfaces), operations).1)
         });
         let mut listed = Vec::new();
         let mut agents = BTreeMap::new();
         for (name, client) in self.mounts {
             let url = format!("{}/agents/{name}", self.public_url);
             let interfaces = card::mounted_interfaces(&url, &name, self.grpc_target.as_deref());
-            let (card, service) = mount::mounted(client, rewrite(interfaces));
+            let operations = operations(&name, &client);
+            let (card, service) = mount::mounted(client, rewrite(interfaces), operations);
             listed.push(listing::Listed { name: name.clone(), url, card });
             agents.insert(name, serve(service));
         }
         let mut app = match (root, agents.is_empty()) {
-            (Some(root), true) => return router_with(root, http),
+            (Some(root), true) => return (router_with(root, http), handler),
             (root, _) => router_with(mount::directory(agents.clone(), root), http.clone()),
         };
         for (name, agent) in agents {
             app = app.nest(&format!("/agents/{name}"), router_with(agent, http.clone()));
         }
-        app.route("/agents", listing::route(listed))
+        (app.route("/agents", listing::route(listed)), handler)
     }
 }

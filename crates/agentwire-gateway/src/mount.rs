@@ -14,14 +14,15 @@ use crate::card::Rewrite;
 /// An operation service as the gateway holds it.
 pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
 
-/// One agent behind the gateway: every operation goes to the agent through its client, but the
-/// cards, which the gateway rewrites. Also returns the public card as the gateway serves it,
-/// rewritten once.
-pub(crate) fn mounted(upstream: Client, rewrite: Rewrite) -> (AgentCard, Operations) {
+/// One agent behind the gateway: its cards are the agent's, which the gateway rewrites; every
+/// other operation is `operations`' (the agent's own through its client, or the gateway's
+/// mirror of its tasks). Also returns the public card as the gateway serves it, rewritten once.
+pub(crate) fn mounted(upstream: Client, rewrite: Rewrite, operations: Operations) -> (AgentCard, Operations) {
     let card = rewrite.apply(upstream.card().clone());
     let (public, rewrite) = (Arc::new(card.clone()), Arc::new(rewrite));
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
-        let (upstream, public, rewrite) = (upstream.clone(), Arc::clone(&public), Arc::clone(&rewrite));
+        let (upstream, operations) = (upstream.clone(), operations.clone());
+        let (public, rewrite) = (Arc::clone(&public), Arc::clone(&rewrite));
         async move {
             match request {
                 A2aRequest::GetAgentCard => Ok(A2aResponse::Card(Box::new(AgentCard::clone(&public)))),
@@ -29,7 +30,7 @@ pub(crate) fn mounted(upstream: Client, rewrite: Rewrite) -> (AgentCard, Operati
                     A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(rewrite.apply(*card)))),
                     other => Ok(other),
                 },
-                request => upstream.oneshot((ctx, request)).await,
+                request => operations.oneshot((ctx, request)).await,
             }
         }
     });

@@ -8,12 +8,17 @@ mod common;
 
 use std::time::Duration;
 
-use agentwire_client::{Binding, Client, Version};
-use agentwire_gateway::Gateway;
+use agentwire_client::{Binding, Client, Version, WebhookReceiver};
+use agentwire_gateway::{Gateway, Mirror};
+use agentwire_server::agent::{AgentExecutor, EventStream as AgentEvents, ExecutionContext};
 use agentwire_server::auth::StaticAuth;
-use agentwire_server::{serve, ServeOptions};
-use agentwire_test::{conformance, SdkOptions, SdkServer, TestServer, TIMEOUT};
-use agentwire_types::{AgentCard, ErrorKind, GetTaskRequest};
+use agentwire_server::{serve, PushSettings, RequestHandler, ServeOptions, WebhookGuard};
+use agentwire_store::SqliteStore;
+use agentwire_test::{conformance, ticker_behind_a_proxy, SdkOptions, SdkServer, TestServer, TICKS, TIMEOUT};
+use agentwire_types::{
+    AgentCard, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, Message, SendMessageRequest,
+    StreamResponse, TaskPushNotificationConfig, TaskState,
+};
 use common::{Agent, INTERFACES, TOKEN};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -52,6 +57,16 @@ async fn start(build: impl AsyncFnOnce(&str) -> agentwire_gateway::GatewayBuilde
     TestGateway { base, task }
 }
 
+/// The client's scenarios through the gateway, at every interface.
+async fn every_scenario(agent: &Agent) {
+    for (binding, version) in INTERFACES {
+        common::task_operations(agent, binding, version).await;
+        common::streams(agent, binding, version).await;
+        common::push_configs(agent, binding, version).await;
+        common::extended_card(agent, binding, version).await;
+    }
+}
+
 async fn in_front_of_agentwire() -> (TestServer, TestGateway, Agent) {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
     let server = TestServer::start(conformance().authenticator(auth)).await;
@@ -83,23 +98,13 @@ async fn in_front_of_a_v03_python_agent() -> Option<(SdkServer, TestGateway, Age
 #[tokio::test]
 async fn every_operation_passes_through_to_agentwire_at_every_interface() {
     let (_server, _gateway, agent) = in_front_of_agentwire().await;
-    for (binding, version) in INTERFACES {
-        common::task_operations(&agent, binding, version).await;
-        common::streams(&agent, binding, version).await;
-        common::push_configs(&agent, binding, version).await;
-        common::extended_card(&agent, binding, version).await;
-    }
+    every_scenario(&agent).await;
 }
 
 #[tokio::test]
 async fn a_v03_json_rpc_agent_is_served_in_every_generation_and_binding() {
     let Some((_server, _gateway, agent)) = in_front_of_a_v03_python_agent().await else { return };
-    for (binding, version) in INTERFACES {
-        common::task_operations(&agent, binding, version).await;
-        common::streams(&agent, binding, version).await;
-        common::push_configs(&agent, binding, version).await;
-        common::extended_card(&agent, binding, version).await;
-    }
+    every_scenario(&agent).await;
     // What the agent cannot do is refused as such, in the caller's generation.
     let client = common::client(&agent, Binding::HttpJson, Version::V1).await;
     let refused = client.list_tasks(Default::default()).await.unwrap_err();
@@ -206,4 +211,178 @@ async fn every_operation_layer_wraps_the_agent() {
     assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound));
     let counted = counters.each_ref().map(|counter| counter.load(Ordering::Relaxed));
     assert!(counted[0] > 0 && counted[0] == counted[1], "each layer saw every call: {counted:?}");
+}
+
+/// A mirror in memory whose webhooks may be on loopback, as the tests' are.
+fn mirror() -> Mirror {
+    let push = PushSettings { guard: WebhookGuard { allow_private: true }, ..PushSettings::default() };
+    Mirror { push, ..Mirror::default() }
+}
+
+/// An agent, as the callers of a mirroring gateway see it: the gateway lists its tasks in every
+/// generation, whatever the agent does.
+fn mirrored(gateway: &TestGateway) -> Agent {
+    Agent {
+        base: gateway.base.clone(),
+        lists_tasks: true,
+        lists_tasks_in_v03: true,
+        deletes_configs_over_v03_rest: true,
+    }
+}
+
+#[tokio::test]
+async fn a_mirror_serves_every_operation_of_agentwire_at_every_interface() {
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let gateway =
+        start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).mirror(mirror())).await;
+    let agent = mirrored(&gateway);
+    every_scenario(&agent).await;
+}
+
+/// The Python SDK's agent in v0.3 over JSON-RPC alone has no ListTasks, and streams only what it
+/// sends: the mirror lists its tasks in every generation, and delivers a v1.0 client's push
+/// notifications as v1.0 events.
+#[tokio::test]
+async fn a_mirror_gives_a_v03_agent_task_lists_and_v1_push_notifications() {
+    let Some(server) = SdkServer::start(SdkOptions { token: Some(TOKEN.into()), ..SdkOptions::default() }).await else {
+        return;
+    };
+    let only = Some((Binding::JsonRpc, Version::V03));
+    let gateway =
+        start(async |base| Gateway::builder(base).agent(upstream(&server.base, only).await).mirror(mirror())).await;
+    let agent = mirrored(&gateway);
+    for (binding, version) in INTERFACES {
+        common::task_operations(&agent, binding, version).await;
+        common::streams(&agent, binding, version).await;
+    }
+
+    let (router, mut notifications) = WebhookReceiver::new().token("hook-token").into_router();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/a2a", listener.local_addr().unwrap());
+    let receiver = tokio::spawn(async move { axum::serve(listener, router).await });
+    let client = common::client(&agent, Binding::HttpJson, Version::V1).await;
+    let task = common::send(&client, SendMessageRequest::new(common::message("tck-multi-turn hooked"))).await;
+    let config = TaskPushNotificationConfig {
+        task_id: task.id.clone(),
+        id: "hook".into(),
+        url: hook,
+        token: "hook-token".into(),
+        ..Default::default()
+    };
+    client.create_push_config(config).await.expect("CreateTaskPushNotificationConfig");
+    let follow_up =
+        Message { task_id: task.id.clone(), context_id: task.context_id.clone(), ..common::message("done") };
+    common::send(&client, SendMessageRequest::new(follow_up)).await;
+    loop {
+        let notification = tokio::time::timeout(TIMEOUT, notifications.recv()).await.expect("in time").unwrap();
+        assert_eq!(notification.event.task_id(), task.id);
+        assert_eq!(notification.token.as_deref(), Some("hook-token"));
+        assert!(
+            !matches!(notification.event, StreamResponse::Task(_)),
+            "a v1.0 event, not a v0.3 task: {notification:?}"
+        );
+        if notification.event.task_state() == Some(TaskState::Completed) {
+            break;
+        }
+    }
+    receiver.abort();
+}
+
+/// The gateway reaches the agent through a proxy that cuts the connection under a stream: the
+/// gateway resumes the agent's stream, and its caller reads every chunk once, over an upstream
+/// that numbers its events (SSE) and one that does not (gRPC).
+#[tokio::test]
+async fn a_stream_cut_between_gateway_and_agent_loses_and_repeats_nothing() {
+    let (proxy, server, proxied) = ticker_behind_a_proxy().await;
+    for only in [(Binding::JsonRpc, Version::V1), (Binding::HttpJson, Version::V03), (Binding::Grpc, Version::V1)] {
+        let gateway =
+            start(async |base| Gateway::builder(base).agent(upstream(&proxied, Some(only)).await).mirror(mirror()))
+                .await;
+        let client = common::client(&mirrored(&gateway), Binding::JsonRpc, Version::V1).await;
+        let events = client.send_streaming_message(SendMessageRequest::new(common::message("tick"))).await.unwrap();
+        let seen = common::read_with_a_cut(events, 3, || proxy.cut()).await;
+        assert_eq!(seen.delivered, common::numbers(TICKS), "upstream {only:?}");
+        assert_eq!(seen.last_state, Some(TaskState::Completed), "upstream {only:?}");
+        let tasks = client.list_tasks(Default::default()).await.unwrap().tasks;
+        let [task] = &tasks[..] else { panic!("one task: {tasks:?}") };
+        let task = client.get_task(GetTaskRequest { id: task.id.clone(), ..Default::default() }).await.unwrap();
+        let parts: Vec<&str> = task.artifacts[0].parts.iter().filter_map(|p| p.as_text()).collect();
+        assert_eq!(parts, common::numbers(TICKS), "the mirrored artifact, upstream {only:?}");
+    }
+    server.abort();
+}
+
+/// Canceling a task that waits for input cancels the agent's task behind it, which no execution
+/// is running to tell.
+#[tokio::test]
+async fn canceling_a_mirrored_task_cancels_the_agents() {
+    let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let gateway =
+        start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).mirror(mirror())).await;
+    let client = common::client(&mirrored(&gateway), Binding::Grpc, Version::V1).await;
+    let waiting = common::send(&client, SendMessageRequest::new(common::message("tck-multi-turn cancel me"))).await;
+    assert_eq!(waiting.status.state, TaskState::InputRequired);
+    let canceled = client.cancel_task(CancelTaskRequest { id: waiting.id.clone(), ..Default::default() }).await;
+    assert_eq!(canceled.unwrap().status.state, TaskState::Canceled);
+    // The agent's task is in the same context as the mirrored one.
+    let agent = upstream(&server.base, None).await;
+    let listed = agent.list_tasks(ListTasksRequest { context_id: waiting.context_id, ..Default::default() }).await;
+    let tasks = listed.unwrap().tasks;
+    let [task] = &tasks[..] else { panic!("the agent's task: {tasks:?}") };
+    assert_ne!(task.id, waiting.id);
+    assert_eq!(task.status.state, TaskState::Canceled);
+}
+
+/// Reports progress many times, then asks a question; the answer completes the task.
+struct Chatty;
+
+impl AgentExecutor for Chatty {
+    fn execute(&self, ctx: ExecutionContext) -> AgentEvents {
+        ctx.run(|ctx, updater| async move {
+            if ctx.task.is_some() {
+                return updater.complete_with("thanks").await;
+            }
+            for _ in 0..300 {
+                updater.working().await?;
+            }
+            updater.input_required("which one?").await
+        })
+    }
+}
+
+/// A mirror on SQLite compacts a long task's log into one event, first status event included: the
+/// follow-up and the cancel still find the agent's task, named by the agent's question in the
+/// task's history.
+#[tokio::test]
+async fn a_compacted_mirror_still_knows_the_agents_task() {
+    let server = TestServer::start(RequestHandler::builder(Chatty)).await;
+    let dir = std::env::temp_dir().join(format!("agentwire-mirror-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = SqliteStore::open_url(&format!("sqlite:{}", dir.join("mirror.db").display())).await.unwrap();
+    let mirror = Mirror { backend: store.backend(), ..mirror() };
+    let gateway =
+        start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).mirror(mirror)).await;
+    let client = common::client(&mirrored(&gateway), Binding::JsonRpc, Version::V1).await;
+    let agent = upstream(&server.base, None).await;
+    let agents_task = async |context_id: String| {
+        let tasks = agent.list_tasks(ListTasksRequest { context_id, ..Default::default() }).await.unwrap().tasks;
+        let [task] = &tasks[..] else { panic!("the agent's task: {tasks:?}") };
+        task.clone()
+    };
+
+    let asked = common::send(&client, SendMessageRequest::new(common::message("start"))).await;
+    assert_eq!(asked.status.state, TaskState::InputRequired);
+    let answer = Message { task_id: asked.id.clone(), context_id: asked.context_id.clone(), ..common::message("that") };
+    let done = common::send(&client, SendMessageRequest::new(answer)).await;
+    assert_eq!((done.id.as_str(), done.status.state), (asked.id.as_str(), TaskState::Completed));
+    assert_eq!(agents_task(asked.context_id).await.status.state, TaskState::Completed);
+
+    let asked = common::send(&client, SendMessageRequest::new(common::message("start"))).await;
+    let canceled = client.cancel_task(CancelTaskRequest { id: asked.id.clone(), ..Default::default() }).await;
+    assert_eq!(canceled.unwrap().status.state, TaskState::Canceled);
+    assert_eq!(agents_task(asked.context_id).await.status.state, TaskState::Canceled);
+    drop(gateway);
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -45,7 +45,9 @@ pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 pub use agentwire_jose as jose;
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
-pub use core::{advertised_interfaces, CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention};
+pub use core::{
+    advertised_interfaces, check_input_modes, CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention,
+};
 pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};

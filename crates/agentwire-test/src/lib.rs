@@ -6,11 +6,13 @@ mod otlp;
 mod pki;
 mod proxy;
 mod sdk;
+mod ticker;
 
 pub use otlp::{ReceivedSpan, SpanCollector};
 pub use pki::{Issued, Pki};
 pub use proxy::CuttingProxy;
 pub use sdk::{free_port, SdkOptions, SdkServer, PYTHON_VARIABLE};
+pub use ticker::{ticker_behind_a_proxy, Ticker, TICKS};
 
 use agentwire_server::agent::ConformanceAgent;
 use agentwire_server::{

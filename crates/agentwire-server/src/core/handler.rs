@@ -349,8 +349,8 @@ impl RequestHandlerBuilder {
     /// assert!(agentwire_jose::verify_card(card, &keys, &[Algorithm::EdDSA]).is_ok());
     /// # });
     /// ```
-    pub fn signing_key(mut self, key: agentwire_jose::SigningKey) -> Self {
-        self.signing_key = Some(Arc::new(key));
+    pub fn signing_key(mut self, key: impl Into<Arc<agentwire_jose::SigningKey>>) -> Self {
+        self.signing_key = Some(key.into());
         self
     }
 

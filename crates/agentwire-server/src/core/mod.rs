@@ -28,6 +28,7 @@ pub(crate) use card::card_json;
 pub use card::{advertised_interfaces, CardConfig};
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
+pub use validate::check_input_modes;
 
 /// Storage failures become internal errors; the cause is logged, never sent.
 pub(crate) fn store_error(error: StoreError) -> A2AError {

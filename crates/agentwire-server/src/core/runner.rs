@@ -427,7 +427,8 @@ impl Core {
         report_refused(refused);
         let _ = written.send(Ok(Appended { snapshot, seq: version + 1 - written_events as u64 }));
         batch.drain(..taken);
-        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        // Until the agent answers, the task is still in the state that waited for this message.
+        settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
         }
@@ -519,7 +520,8 @@ impl Core {
             }
         };
         batch.drain(..taken);
-        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        // Until the agent answers, the task is still in the state that waited for this message.
+        settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
         }

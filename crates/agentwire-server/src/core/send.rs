@@ -98,7 +98,7 @@ impl Core {
         }
         let message_bytes = validate::message(&req.message, self.limits.max_message_bytes)?;
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
-        validate::input_modes(self.card.public(), &req.message)?;
+        validate::check_input_modes(self.card.public(), &req.message)?;
         let config = req.configuration.unwrap_or_default();
         let history_length = validate::history_length(config.history_length)?;
         if config.task_push_notification_config.is_some() && !self.push_enabled() {

@@ -69,8 +69,19 @@ pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>> {
     }
 }
 
-/// Every part's media type must be one the agent accepts (card defaults or any skill's modes).
-pub(crate) fn input_modes(card: &AgentCard, message: &Message) -> Result<()> {
+/// Refuses `message` with ContentTypeNotSupported unless the agent of `card` accepts the media
+/// type of each of its parts: one of the card's default input modes or of any skill's, which may
+/// be ranges (`text/*`, `*/*`). A server checks this before its agent sees a message; a gateway,
+/// before it relays one.
+///
+/// ```
+/// use agentwire_server::check_input_modes;
+/// use agentwire_types::{AgentCard, Message};
+///
+/// let card = AgentCard { default_input_modes: vec!["text/*".into()], ..AgentCard::default() };
+/// assert!(check_input_modes(&card, &Message::user("m1", "hello")).is_ok());
+/// ```
+pub fn check_input_modes(card: &AgentCard, message: &Message) -> Result<()> {
     let accepted = || card.default_input_modes.iter().chain(card.skills.iter().flat_map(|s| s.input_modes.iter()));
     for part in &message.parts {
         let media_type = part.media_type.as_deref().filter(|t| !t.is_empty()).unwrap_or(match part.content {
