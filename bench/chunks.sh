@@ -15,7 +15,7 @@ set -euo pipefail
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 (cd "$BENCH" && cargo build --release --locked -p chunks >&2)
-CHUNKS=${CARGO_TARGET_DIR:-$BENCH/target}/release/chunks
+CHUNKS=${CARGO_TARGET_DIR:-$(dirname "$BENCH")/target}/release/chunks
 
 work=$(mktemp -d)
 pg_dir=""

@@ -2,7 +2,9 @@
 # (bench/requests.sh, as run.sh sends them), and the port helpers.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-loadgen=$root/bench/target/release/loadgen
+# The build the harness runs: `release`, or `smoke` for bench/run.sh --smoke.
+build_dir=$root/target/${BENCH_PROFILE:-release}
+loadgen=$build_dir/loadgen
 source "$root/bench/requests.sh"
 
 free_port() {

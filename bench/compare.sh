@@ -6,7 +6,7 @@
 # On this machine separate runs of one binary varied by ±15 %; paired ratios by ±2 %.
 #
 #   bench/compare.sh OLD_BINARY NEW_BINARY [rounds]     # two agentwire builds; rounds of 2 × 5 s, default 3
-#   bench/compare.sh 'bench/target/release/official-rust-echo --addr 127.0.0.1:PORT' target/release/agentwire
+#   bench/compare.sh 'target/release/official-rust-echo --addr 127.0.0.1:PORT' target/release/agentwire
 #
 # A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
 # port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;

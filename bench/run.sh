@@ -49,11 +49,15 @@ fi
 # --- the requests (A2A v1.0) -------------------------------------------------------------------
 source "$BENCH/requests.sh"
 
-AGENTWIRE=$ROOT/target/release/agentwire
-LOADGEN=$BENCH/target/release/loadgen
-FLOOR=$BENCH/target/release/floor
-OFFICIAL_RUST=$BENCH/target/release/official-rust-echo
-OTLP_SINK=$BENCH/target/release/otlp-sink
+# A smoke run builds the `smoke` profile (release without whole-program LTO) into target/smoke:
+# it needs working programs, not their best speed, and leaves the release build as it was.
+if ((SMOKE)); then export BENCH_PROFILE=smoke; else export BENCH_PROFILE=release; fi
+BUILT=$ROOT/target/$BENCH_PROFILE
+AGENTWIRE=$BUILT/agentwire
+LOADGEN=$BUILT/loadgen
+FLOOR=$BUILT/floor
+OFFICIAL_RUST=$BUILT/official-rust-echo
+OTLP_SINK=$BUILT/otlp-sink
 PYTHON=$BENCH/.venv/bin/python
 
 # --- the servers: one line per server process ------------------------------------------------
@@ -69,6 +73,11 @@ COMPARED=(
   # The SDK serves gRPC from a tonic server of its own, on a port without its HTTP routes.
   "official-rust         | grpc-c16 | $OFFICIAL_RUST --addr 127.0.0.1:PORT --grpc"
   "python                | jsonrpc rest-c16 stream-c16 | $PYTHON $BENCH/python/echo_server.py --port PORT"
+  # Fronts before an agentwire echo agent of their own (bench/front.sh): the CPU column is the
+  # front's alone, what it adds; the latencies are the caller's, through both.
+  "gateway               | jsonrpc-c1 jsonrpc-c16 | $BENCH/front.sh gateway PORT"
+  "gateway-store         | jsonrpc-c1 jsonrpc-c16 | $BENCH/front.sh gateway-store PORT"
+  "nginx                 | jsonrpc-c1 jsonrpc-c16 | $BENCH/front.sh nginx PORT"
 )
 # Scenarios that measure one server on its own, once.
 ALONE=(
@@ -79,7 +88,7 @@ ALONE=(
 )
 
 # Servers whose failure to build or start gives a `skipped` row; any other server failing fails the run.
-COMPETITORS=" official-rust official-rust-nodelay python "
+COMPETITORS=" official-rust official-rust-nodelay python nginx "
 
 # Why a server's program is missing, by path (set by the builds below).
 declare -A MISSING=()
@@ -89,11 +98,11 @@ say() { printf '\n== %s\n' "$*" >&2; }
 # --- builds -----------------------------------------------------------------------------------
 build() {
   mkdir -p "$LOGS"
-  say "building agentwire and the harness (release)"
-  (cd "$ROOT" && timeout 1800 cargo build --release --locked --bin agentwire)
-  (cd "$BENCH" && timeout 1800 cargo build --release --locked -p loadgen -p floor -p otlp-sink)
+  say "building agentwire and the harness (profile $BENCH_PROFILE)"
+  (cd "$ROOT" && timeout 1800 cargo build --profile "$BENCH_PROFILE" --locked --bin agentwire)
+  (cd "$BENCH" && timeout 1800 cargo build --profile "$BENCH_PROFILE" --locked -p loadgen -p floor -p otlp-sink)
   # Competitors may fail to build without stopping the run: their rows say so.
-  if ! (cd "$BENCH" && timeout 1200 cargo build --release --locked --manifest-path official-rust/Cargo.toml) \
+  if ! (cd "$BENCH" && timeout 1200 cargo build --profile "$BENCH_PROFILE" --locked --manifest-path official-rust/Cargo.toml) \
       >"$LOGS/build-official-rust.log" 2>&1; then
     MISSING[$OFFICIAL_RUST]="official-rust did not build (results/logs/build-official-rust.log)"
   fi
@@ -372,7 +381,7 @@ side_by_side() { # name command [the command it is compared with; default plain 
   cat "$log" >&2
 }
 SIDE_BY_SIDE_ORDER=(floor official-rust "agentwire --metrics" "agentwire --metrics --otlp-endpoint"
-  "agentwire --auth jwt ÷ --auth bearer")
+  "agentwire --auth jwt ÷ --auth bearer" "agentwire gateway" "agentwire gateway --store memory" nginx)
 if wanted side-by-side; then
   side_by_side floor "$FLOOR --addr 127.0.0.1:PORT"
   if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
@@ -399,11 +408,20 @@ if wanted side-by-side; then
   serving="$AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT --auth"
   COMPARE_HEADER="Authorization: Bearer $token" side_by_side "agentwire --auth jwt ÷ --auth bearer" \
     "$serving jwt:https://idp.bench --audience bench --jwks $LOGS/jwt.jwks" "$serving bearer:load=$token"
+  # What a front before the agent adds to the agent's own CPU per request (the front's process
+  # alone, beside an agent measured alone): agentwire's gateway, and a plain reverse proxy.
+  side_by_side "agentwire gateway" "$BENCH/front.sh gateway PORT"
+  side_by_side "agentwire gateway --store memory" "$BENCH/front.sh gateway-store PORT"
+  if command -v nginx >/dev/null; then
+    side_by_side nginx "$BENCH/front.sh nginx PORT"
+  else
+    SIDE_BY_SIDE[nginx]="skipped: nginx is not installed (apt-get install nginx-light)"
+  fi
 fi
 
 if ((SMOKE && ${#ONLY[@]} == 0)); then
   say "codec benchmarks, one iteration each"
-  (cd "$BENCH" && cargo bench --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
+  (cd "$BENCH" && cargo bench --profile smoke --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
     || { FAILED=1; echo "codec benchmarks failed: see $LOGS/codecs-smoke.log" >&2; }
 fi
 
