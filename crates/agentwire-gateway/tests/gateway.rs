@@ -386,3 +386,46 @@ async fn a_compacted_mirror_still_knows_the_agents_task() {
     drop(gateway);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two mounted agents behind one mirror: each keeps its tasks apart from the other's, over HTTP
+/// at its path and over gRPC as its tenant, and a follow-up reaches the agent that asked.
+#[tokio::test]
+async fn a_mirror_keeps_each_mounted_agents_tasks_apart() {
+    let auth = || StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
+    let (first, second) = (
+        TestServer::start(conformance().authenticator(auth())).await,
+        TestServer::start(conformance().authenticator(auth())).await,
+    );
+    let gateway = start(async |base| {
+        Gateway::builder(base)
+            .mount("first", upstream(&first.base, None).await)
+            .mount("second", upstream(&second.base, None).await)
+            .mirror(mirror())
+    })
+    .await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let at = |name: &str| Agent { base: format!("{}/agents/{name}", gateway.base), ..mirrored(&gateway) };
+        let (one, two) = (
+            common::client(&at("first"), binding, Version::V1).await,
+            common::client(&at("second"), binding, Version::V1).await,
+        );
+        let asked = common::send(&one, SendMessageRequest::new(common::message("tck-multi-turn start"))).await;
+        assert_eq!(asked.status.state, TaskState::InputRequired, "{binding:?}");
+        let unknown = two.get_task(GetTaskRequest { id: asked.id.clone(), ..Default::default() }).await.unwrap_err();
+        assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound), "{binding:?}");
+        let listed = two.list_tasks(ListTasksRequest { context_id: asked.context_id.clone(), ..Default::default() });
+        assert!(listed.await.unwrap().tasks.is_empty(), "{binding:?}");
+        let answer =
+            Message { task_id: asked.id.clone(), context_id: asked.context_id.clone(), ..common::message("done") };
+        let done = common::send(&one, SendMessageRequest::new(answer)).await;
+        assert_eq!(done.status.state, TaskState::Completed, "{binding:?}");
+        // The agent behind the first mount did the work; the second has no task in that context.
+        let first_agent = upstream(&first.base, None).await;
+        let theirs =
+            first_agent.list_tasks(ListTasksRequest { context_id: asked.context_id.clone(), ..Default::default() });
+        assert_eq!(theirs.await.unwrap().tasks[0].status.state, TaskState::Completed, "{binding:?}");
+        let second_agent = upstream(&second.base, None).await;
+        let none = second_agent.list_tasks(ListTasksRequest { context_id: asked.context_id, ..Default::default() });
+        assert!(none.await.unwrap().tasks.is_empty(), "{binding:?}");
+    }
+}
