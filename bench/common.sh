@@ -2,8 +2,8 @@
 # (bench/requests.sh, as run.sh sends them), and the port helpers.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# The build the harness runs: `release`, or `smoke` for bench/run.sh --smoke.
-build_dir=$root/target/${BENCH_PROFILE:-release}
+# The build the harness runs: the release build, or the debug build for bench/run.sh --smoke.
+build_dir=${BENCH_BUILT:-$root/target/release}
 loadgen=$build_dir/loadgen
 source "$root/bench/requests.sh"
 

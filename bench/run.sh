@@ -49,10 +49,15 @@ fi
 # --- the requests (A2A v1.0) -------------------------------------------------------------------
 source "$BENCH/requests.sh"
 
-# A smoke run builds the `smoke` profile (release without whole-program LTO) into target/smoke:
-# it needs working programs, not their best speed, and leaves the release build as it was.
-if ((SMOKE)); then export BENCH_PROFILE=smoke; else export BENCH_PROFILE=release; fi
-BUILT=$ROOT/target/$BENCH_PROFILE
+# A smoke run needs working programs, not their best speed: it runs the debug builds (which the
+# tests have built already, with the dependencies the harness shares) and leaves the release
+# build as it was.
+if ((SMOKE)); then
+  export BENCH_PROFILE=dev BENCH_BUILT=$ROOT/target/debug
+else
+  export BENCH_PROFILE=release BENCH_BUILT=$ROOT/target/release
+fi
+BUILT=$BENCH_BUILT
 AGENTWIRE=$BUILT/agentwire
 LOADGEN=$BUILT/loadgen
 FLOOR=$BUILT/floor
@@ -421,7 +426,7 @@ fi
 
 if ((SMOKE && ${#ONLY[@]} == 0)); then
   say "codec benchmarks, one iteration each"
-  (cd "$BENCH" && cargo bench --profile smoke --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
+  (cd "$BENCH" && cargo bench --profile dev --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
     || { FAILED=1; echo "codec benchmarks failed: see $LOGS/codecs-smoke.log" >&2; }
 fi
 
