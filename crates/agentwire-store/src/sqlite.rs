@@ -350,8 +350,12 @@ async fn write_loop(
             }
         }
     };
-    // Closed last, after the readers, the connection checkpoints the write-ahead log into the
-    // database and removes it with its shared-memory file.
+    // The log is folded into the database and emptied first: closing removes it only when no
+    // reader is left open, and a reader sqlx was handing back as its pool closed can be.
+    if let Err(error) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").await {
+        tracing::warn!(%error, "could not fold the write-ahead log into the database");
+    }
+    // Closed last, after the readers, the connection removes the log and its shared-memory file.
     let _ = conn.close().await;
     if let Some(close) = close {
         let _ = close.send(());
