@@ -321,26 +321,34 @@ impl TaskStore for MemoryStore {
             Some(tasks) => tasks.values().cloned().collect(),
             None => Vec::new(),
         };
-        let mut matches: Vec<(i64, String, Arc<Task>)> = Vec::new();
+        // The tasks after the page token, newest first; only the page's own are sorted.
+        let mut total = 0;
+        let mut after: Vec<(i64, Arc<Task>)> = Vec::new();
         for entry in entries {
             let task = Arc::clone(&entry.lock().map_err(poisoned)?.task);
             let keep = query.context_id.as_ref().is_none_or(|c| *c == task.context_id)
                 && query.state.is_none_or(|s| s == task.status.state)
                 && query.status_after.is_none_or(|after| task.status.timestamp.is_some_and(|ts| ts >= after));
             if keep {
-                matches.push((status_millis(&task), task.id.clone(), task));
+                total += 1;
+                let millis = status_millis(&task);
+                if query.after.as_ref().is_none_or(|token| token.precedes(millis, &task.id)) {
+                    after.push((millis, task));
+                }
             }
         }
-        let total = matches.len();
-        matches.sort_unstable_by(|a, b| (b.0, &b.1).cmp(&(a.0, &a.1)));
-        let start = match &query.after {
-            Some(token) => matches.partition_point(|(millis, id, _)| !token.precedes(*millis, id)),
-            None => 0,
-        };
+        let newest_first = |a: &(i64, Arc<Task>), b: &(i64, Arc<Task>)| (b.0, &b.1.id).cmp(&(a.0, &a.1.id));
+        let remaining = after.len();
+        if query.page_size < remaining {
+            after.select_nth_unstable_by(query.page_size, newest_first);
+            after.truncate(query.page_size);
+        }
+        after.sort_unstable_by(newest_first);
         let mut page = TaskPage { tasks: Vec::new(), next: None, total };
         let mut bytes = 0;
         let mut last = None;
-        for (millis, id, task) in matches.drain(start..).take(query.page_size) {
+        for (millis, task) in after {
+            let id = task.id.clone();
             let task = task.view(query.history_length, query.include_artifacts);
             bytes += task.memory_size();
             if query.max_bytes.is_some_and(|max| bytes > max) && !page.tasks.is_empty() {
@@ -349,7 +357,7 @@ impl TaskStore for MemoryStore {
             page.tasks.push(task);
             last = Some(PageToken { status_millis: millis, task_id: id });
         }
-        if start + page.tasks.len() < total {
+        if page.tasks.len() < remaining {
             page.next = last;
         }
         Ok(page)
