@@ -386,7 +386,8 @@ side_by_side() { # name command [the command it is compared with; default plain 
   cat "$log" >&2
 }
 SIDE_BY_SIDE_ORDER=(floor official-rust "agentwire --metrics" "agentwire --metrics --otlp-endpoint"
-  "agentwire --auth jwt ÷ --auth bearer" "agentwire gateway" "agentwire gateway --store memory" nginx)
+  "agentwire --auth jwt ÷ --auth bearer" "agentwire --console, one list followed" "agentwire gateway"
+  "agentwire gateway --store memory" nginx)
 if wanted side-by-side; then
   side_by_side floor "$FLOOR --addr 127.0.0.1:PORT"
   if [[ -n ${MISSING[$OFFICIAL_RUST]:-} || ! -x $OFFICIAL_RUST ]]; then
@@ -413,6 +414,9 @@ if wanted side-by-side; then
   serving="$AGENTWIRE serve --agent echo --store memory --http 127.0.0.1:PORT --auth"
   COMPARE_HEADER="Authorization: Bearer $token" side_by_side "agentwire --auth jwt ÷ --auth bearer" \
     "$serving jwt:https://idp.bench --audience bench --jwks $LOGS/jwt.jwks" "$serving bearer:load=$token"
+  # What the web console costs while a browser's task list follows it live (bench/console.sh),
+  # against agentwire without it.
+  side_by_side "agentwire --console, one list followed" "$BENCH/console.sh PORT"
   # What a front before the agent adds to the agent's own CPU per request (the front's process
   # alone, beside an agent measured alone): agentwire's gateway, and a plain reverse proxy.
   side_by_side "agentwire gateway" "$BENCH/front.sh gateway PORT"

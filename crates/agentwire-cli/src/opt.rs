@@ -271,6 +271,17 @@ pub(crate) struct ServeOpt {
     #[arg(long)]
     pub(crate) strict_card: bool,
 
+    /// Serve a web console at /console: the card, the tasks with their timelines and artifacts,
+    /// and a form that sends a message and shows its stream. Each caller sees what its
+    /// credentials show over the API; without --auth, only callers on loopback addresses are
+    /// served (see --console-open).
+    #[arg(long, env = "AGENTWIRE_CONSOLE")]
+    pub(crate) console: bool,
+
+    /// Serve the console to every address even when no authentication is configured.
+    #[arg(long, requires = "console")]
+    pub(crate) console_open: bool,
+
     /// How to write log lines: `text` (without colors when stdout is not a terminal), or `json`,
     /// one object a line, for log collectors. RUST_LOG filters them.
     #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "AGENTWIRE_LOG_FORMAT")]

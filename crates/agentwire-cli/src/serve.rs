@@ -9,8 +9,8 @@ use agentwire_gateway::{Gateway, Mirror};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::{
-    router_with, CardConfig, CorsOrigins, HttpOptions, Limits, Metrics, OperationSpans, PushSettings, RequestHandler,
-    Retention, ServeOptions, TlsConfig, WebhookGuard,
+    router_with, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, OperationSpans, PushSettings,
+    RequestHandler, Retention, ServeOptions, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
@@ -71,6 +71,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     let (mut app, handler) = match upstreams {
         Some(upstreams) => {
             let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
+            if opt.console {
+                http.console = Some(console(&opt));
+            }
             let mut gateway = Gateway::builder(&public_url).http_options(http);
             for upstream in &upstreams.upstreams {
                 let client = Client::builder(&upstream.url).extended_card(false);
@@ -122,6 +125,10 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             let handler = build_handler(&opt, address, grpc_address, metrics.as_ref(), signing_key).await?;
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
+            if opt.console {
+                http.console = Some(console(&opt).following(&handler));
+                tracing::info!(url = %format!("{scheme}://{address}/console"), access = ?console(&opt).access(), "serving the console");
+            }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
             let service = ServiceBuilder::new()
                 .option_layer(traced.then_some(OperationSpans))
@@ -172,6 +179,17 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The console `--console` asks for: open to every address when callers are authenticated (or
+/// `--console-open` says so), else to loopback addresses only.
+fn console(opt: &ServeOpt) -> Console {
+    let authenticated = !opt.auth.is_empty() || opt.tls_client_ca.is_some();
+    if authenticated || opt.console_open {
+        Console::open()
+    } else {
+        Console::loopback_only()
+    }
 }
 
 /// Ends the tasks a previous run of a store of its own left running, and marks `handler` as

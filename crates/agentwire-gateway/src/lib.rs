@@ -216,6 +216,12 @@ impl GatewayBuilder {
             // Ready while the mirror's store is.
             http.readiness = handler.readiness();
         }
+        // Each mounted agent has a console of its own, under its path; the root lists them.
+        #[cfg(feature = "console")]
+        let console = http.console.take().map(|console| match &handler {
+            Some(handler) => console.following(handler),
+            None => console,
+        });
         let serve = |service: Operations| -> Operations {
             let service = match &self.auth {
                 Some((auth, _)) => BoxCloneSyncService::new(auth.layer(service)),
@@ -242,11 +248,30 @@ impl GatewayBuilder {
             agents.insert(name, serve(service));
         }
         let mut app = match (root, agents.is_empty()) {
-            (Some(root), true) => return (router_with(root, http), handler),
+            (Some(root), true) => {
+                #[cfg(feature = "console")]
+                {
+                    http.console = console;
+                }
+                return (router_with(root, http), handler);
+            }
             (root, _) => router_with(mount::directory(agents.clone(), root), http.clone()),
         };
         for (name, agent) in agents {
-            app = app.nest(&format!("/agents/{name}"), router_with(agent, http.clone()));
+            #[allow(unused_mut)]
+            let mut options = http.clone();
+            #[cfg(feature = "console")]
+            {
+                options.console = console.clone().map(|console| console.at(&format!("/agents/{name}/console")));
+            }
+            app = app.nest(&format!("/agents/{name}"), router_with(agent, options));
+        }
+        #[cfg(feature = "console")]
+        if let Some(console) = &console {
+            let consoles = listed
+                .iter()
+                .map(|agent| (agent.name.clone(), format!("/agents/{}/console", agent.name), agent.card.clone()));
+            app = app.merge(console.directory(consoles.collect()));
         }
         (app.route("/agents", listing::route(listed)), handler)
     }

@@ -19,11 +19,14 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `grpc` | yes | the gRPC binding (`lf.a2a.v1` and `a2a.v1`), with health and reflection |
+//! | `console` | no | [`Console`]: a web console at `/console` (the card, tasks, a message's stream) |
 //! | `otlp` | no | `telemetry::OtlpTraces`: spans exported to an OpenTelemetry collector |
 
 pub mod agent;
 pub mod auth;
 mod causes;
+#[cfg(feature = "console")]
+mod console;
 mod context;
 mod core;
 #[cfg(feature = "grpc")]
@@ -44,6 +47,8 @@ pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 /// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).
 pub use agentwire_jose as jose;
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
+#[cfg(feature = "console")]
+pub use console::{Console, ConsoleAccess};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{
     advertised_interfaces, check_input_modes, CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention,

@@ -283,6 +283,12 @@ impl RequestHandler {
         })
     }
 
+    /// Follows every commit this handler makes from now on: a console or a dashboard that shows
+    /// tasks as they change.
+    pub fn commit_feed(&self) -> agentwire_store::CommitFeed {
+        self.core.bus.feed()
+    }
+
     /// Marks the handler as draining, from a stop signal until [`shutdown`](Self::shutdown): its
     /// [readiness](Self::readiness) turns false, so that load balancers send new work elsewhere,
     /// while the requests under way go on.

@@ -70,6 +70,10 @@ pub struct HttpOptions {
     /// [signing key](crate::RequestHandlerBuilder::signing_key), with which clients verify its
     /// card and its webhook deliveries. Not served when `None`.
     pub signing_keys: Option<agentwire_jose::JwkSet>,
+    /// The web console at `/console`; not served when `None` (the default). In a router nested
+    /// under a prefix, tell the console where it is ([`Console::at`](crate::Console::at)).
+    #[cfg(feature = "console")]
+    pub console: Option<crate::Console>,
 }
 
 impl Default for HttpOptions {
@@ -81,6 +85,8 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
             readiness: Readiness::default(),
+            #[cfg(feature = "console")]
+            console: None,
             signing_keys: None,
         }
     }
@@ -103,6 +109,9 @@ pub(crate) struct Shared {
     sse_keep_alive: Duration,
     pub(crate) body_limits: BodyLimits,
     readiness: Readiness,
+    /// The keys the card's signatures verify with, as `/.well-known/jwks.json` serves them.
+    #[cfg_attr(not(feature = "console"), allow(dead_code))]
+    pub(crate) signing_keys: Option<agentwire_jose::JwkSet>,
 }
 
 /// The whole A2A HTTP surface of an operation service (a [`RequestHandler`](crate::RequestHandler),
@@ -132,7 +141,14 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
     let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
     let readiness = options.readiness;
-    let state = Arc::new(Shared { operations, card, sse_keep_alive: options.sse_keep_alive, body_limits, readiness });
+    let state = Arc::new(Shared {
+        operations,
+        card,
+        sse_keep_alive: options.sse_keep_alive,
+        body_limits,
+        readiness,
+        signing_keys: options.signing_keys.clone(),
+    });
     let mut app = Router::new()
         .route("/healthz", get(health::live))
         .route("/readyz", get(|State(state): State<AppState>| async move { health::ready(&state.readiness).await }))
@@ -155,7 +171,12 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
         .route("/v1/{*rest}", axum::routing::any(rest::no_route))
         .fallback(rest::no_route)
         .method_not_allowed_fallback(rest::method_not_allowed)
-        .with_state(state);
+        .with_state(Arc::clone(&state));
+    #[cfg(feature = "console")]
+    let app = match options.console {
+        Some(console) => app.merge(crate::console::routes(state, console)),
+        None => app,
+    };
     let layers = ServiceBuilder::new()
         .layer(TraceLayer::new_for_http().make_span_with(layers::request_span))
         .layer(PropagateRequestIdLayer::new(layers::REQUEST_ID))

@@ -1,0 +1,261 @@
+// The web console in a real browser: Debian's Chromium, driven by playwright-core.
+//
+//   node console.mjs AGENTWIRE_BINARY OUTPUT_DIR
+//
+// Starts `agentwire serve --console` on loopback ports (one server with two principals, one
+// without authentication), creates tasks over the API, then checks what a person sees: every
+// page loads without a console error, the task list shows the API's tasks and follows new ones
+// live, a message sent from the page streams to its completed task, and one principal never
+// sees the other's tasks. Screenshots of each page are written to OUTPUT_DIR.
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [binary, output] = process.argv.slice(2);
+if (!binary || !output) {
+  console.error("usage: node console.mjs AGENTWIRE_BINARY OUTPUT_DIR");
+  process.exit(2);
+}
+mkdirSync(output, { recursive: true });
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const TOKENS = { alice: "alice-console-token", bob: "bob-console-token" };
+const servers = [];
+
+/** Starts `agentwire serve` (or `gateway`) with `args`; resolves to its base URL once it serves. */
+function serve(name, args, command = "serve") {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, [command, "--http", "127.0.0.1:0", "--store", "memory", ...args], {
+      env: { ...process.env, RUST_LOG: "info", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    servers.push(child);
+    let log = "";
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${log}`)), 20000);
+    const read = (chunk) => {
+      log += chunk;
+      writeFileSync(join(output, `${name}.log`), log);
+      const match = /serving(?: a gateway)? address=(\S+)/.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(`http://${match[1]}`);
+      }
+    };
+    child.stdout.on("data", read);
+    child.stderr.on("data", read);
+    child.on("exit", (code) => reject(new Error(`${name} exited (${code}):\n${log}`)));
+  });
+}
+
+/** Sends `text` over JSON-RPC to the agent at `url` as the holder of `token`; resolves to the task. */
+async function send(url, token, text) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "A2A-Version": "1.0", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } },
+    }),
+  });
+  const body = await response.json();
+  if (!body.result?.task?.id) throw new Error(`SendMessage: ${JSON.stringify(body)}`);
+  return body.result.task;
+}
+
+const failures = [];
+function check(condition, what) {
+  console.log(`${condition ? "ok  " : "FAIL"} ${what}`);
+  if (!condition) failures.push(what);
+}
+
+/** A page that records its console errors and uncaught exceptions into `errors`. */
+async function openPage(context, errors) {
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`${page.url()}: ${error.message}`));
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.hostname !== "127.0.0.1") errors.push(`a request left the console: ${request.url()}`);
+  });
+  return page;
+}
+
+/** Runs `navigate`, a load whose error status is the point: the browser's report of it is no fault. */
+async function expectingRefusal(errors, navigate) {
+  const before = errors.length;
+  const result = await navigate();
+  const reported = errors.splice(before);
+  errors.push(...reported.filter((error) => !/Failed to load resource: the server responded with a status of 40[14]/.test(error)));
+  return result;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(output, `${name}.png`), fullPage: true });
+}
+
+async function logIn(page, base, token) {
+  await page.goto(`${base}/console/login`);
+  await page.fill("#token", token);
+  await Promise.all([page.waitForURL(`${base}/console/tasks`), page.click("button[type=submit]")]);
+}
+
+async function run() {
+  const authenticated = await serve("authenticated", [
+    "--agent", "echo", "--console", "--auth", `bearer:alice=${TOKENS.alice},bob=${TOKENS.bob}`,
+  ]);
+  const open = await serve("loopback", ["--agent", "conformance", "--console"]);
+  const alices = [await send(`${authenticated}/`, TOKENS.alice, "first of alice"), await send(`${authenticated}/`, TOKENS.alice, "second of alice")];
+  const bobs = await send(`${authenticated}/`, TOKENS.bob, "bob's own task");
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  console.log(`chromium ${browser.version()}`);
+  const errors = [];
+  try {
+    // Without credentials the tasks are behind the login form.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await openPage(context, errors);
+    const denied = await expectingRefusal(errors, () => page.goto(`${authenticated}/console/tasks`));
+    check(denied.status() === 401 && (await page.isVisible("#token")), "the task list asks a caller without credentials to log in");
+    await shot(page, "login");
+
+    // The card is public.
+    await page.goto(`${authenticated}/console`);
+    check((await page.textContent("h1")).includes("Echo"), "the card page names the agent");
+    check((await page.textContent("#signature")).includes("not signed"), "the card page says the card is not signed");
+    await shot(page, "card-v1");
+    await page.click("text=v0.3 (combined)");
+    await page.waitForURL(/form=v0\.3/);
+    const combined = JSON.parse(await page.textContent("pre.json"));
+    check(typeof combined.url === "string" && combined.protocolVersion === "0.3.0", "the v0.3 view shows the combined card's url and protocolVersion");
+    await shot(page, "card-v03");
+
+    // Alice sees her tasks, not Bob's, and new ones as they come.
+    await logIn(page, authenticated, TOKENS.alice);
+    const rows = () => page.textContent("#task-rows");
+    const listed = await rows();
+    check(alices.every((task) => listed.includes(task.id)), "the task list shows the tasks created over the API");
+    check(!listed.includes(bobs.id), "the task list never shows another principal's task");
+    await page.waitForSelector("#live-status:text('live')", { timeout: 5000 });
+    const third = await send(`${authenticated}/`, TOKENS.alice, "third of alice, sent while the list is open");
+    await page.waitForSelector(`#task-rows >> text=${third.id}`, { timeout: 10000 });
+    check(true, "the open task list shows a task created meanwhile, without a reload");
+    check(!(await rows()).includes(bobs.id), "the live list never shows another principal's task");
+    await shot(page, "tasks");
+
+    // A task: its timeline, artifacts and history.
+    await page.click(`text=${alices[0].id}`);
+    await page.waitForURL(new RegExp(`/console/tasks/${alices[0].id}$`));
+    const timeline = await page.textContent("#entries");
+    check(/status/.test(timeline) && (await page.textContent("main")).includes("first of alice"), "the task page shows the timeline and the history");
+    await shot(page, "task");
+
+    // Another principal's task is not found.
+    const foreign = await expectingRefusal(errors, () => page.goto(`${authenticated}/console/tasks/${bobs.id}`));
+    check(foreign.status() === 404, "another principal's task page is not found");
+
+    // A message sent from the page streams to its completed task.
+    await page.goto(`${authenticated}/console/send`);
+    await page.fill("#text", "hello from the browser");
+    await page.setInputFiles("#file", { name: "note.txt", mimeType: "text/plain", buffer: Buffer.from("a file from the browser\n") });
+    await page.click("button[type=submit]");
+    await page.waitForSelector("#outcome a", { timeout: 15000 });
+    const outcome = await page.textContent("#outcome");
+    check(outcome.includes("completed"), `the sent message's stream ends on the completed task (${outcome.trim()})`);
+    check((await page.locator("#stream tr").count()) >= 2, "the stream shows each event as it comes");
+    await shot(page, "send");
+    await page.click("#outcome a");
+    await page.waitForURL(/\/console\/tasks\/[^/]+$/);
+    check((await page.textContent("main")).includes("hello from the browser"), "the sent task's page shows the message");
+    check((await page.textContent("main")).includes("note.txt"), "the sent task's history shows the file");
+    await shot(page, "task-sent");
+
+    // Bob sees his task alone.
+    const bobContext = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const phone = await openPage(bobContext, errors);
+    await logIn(phone, authenticated, TOKENS.bob);
+    const bobRows = await phone.textContent("#task-rows");
+    check(bobRows.includes(bobs.id) && !alices.concat([third]).some((task) => bobRows.includes(task.id)), "a second principal sees its own tasks and none of the first's");
+    await shot(phone, "tasks-phone");
+
+    // Without authentication the console is served on loopback, and the form is usable by keyboard.
+    const local = await openPage(context, errors);
+    await local.goto(`${open}/console/send`);
+    await local.focus("#text");
+    await local.keyboard.type("hello");
+    // Tab through the form to its button, then press it.
+    for (let step = 0; step < 10; step++) {
+      await local.keyboard.press("Tab");
+      if (await local.evaluate(() => document.activeElement?.type === "submit")) break;
+    }
+    await local.keyboard.press("Enter");
+    await local.waitForSelector("#outcome a", { timeout: 15000 });
+    check((await local.textContent("#outcome")).length > 0, "a server without authentication serves the console on loopback, and a keyboard can send");
+    await shot(local, "send-loopback");
+    await local.goto(`${open}/console/tasks`);
+    await shot(local, "tasks-loopback");
+
+    // Artifacts by kind: a file downloads, data is a tree.
+    const withFile = await send(`${open}/`, null, "tck-artifact-file");
+    await local.goto(`${open}/console/tasks/${withFile.id}`);
+    const [file] = await Promise.all([local.waitForEvent("download"), local.click("#artifacts ~ .artifact a[download]")]);
+    check(file.suggestedFilename() === "output.txt" && readFileSync(await file.path(), "utf8") === "Generated file content", "a file artifact downloads with its name and content");
+    await shot(local, "task-file");
+    const withData = await send(`${open}/`, null, "tck-artifact-data");
+    await local.goto(`${open}/console/tasks/${withData.id}`);
+    const tree = await local.textContent("#artifacts ~ .artifact details.tree");
+    check(tree.includes("key") && tree.includes("\"value\"") && tree.includes("42"), "a data artifact shows as a JSON tree");
+    await shot(local, "task-data");
+
+    // A task that waits for input: its page follows it live, and a reply from the page ends it.
+    const waiting = await send(`${open}/`, null, "tck-multi-turn start");
+    await local.goto(`${open}/console/tasks/${waiting.id}`);
+    await local.waitForSelector("#entries tr", { timeout: 5000 });
+    check((await local.textContent("main")).includes("input required"), "a task waiting for input shows its state and its live timeline");
+    await shot(local, "task-waiting");
+    await local.click("text=Reply to this task");
+    await local.fill("#text", "done");
+    await local.click("button[type=submit]");
+    await local.waitForSelector("#outcome a", { timeout: 15000 });
+    check((await local.textContent("#outcome")).includes("completed"), "a reply sent from the page continues the task to completed");
+
+    // A gateway with two mounted agents: a page lists them, and each has a console of its own.
+    const gateway = await serve("gateway", ["--console", "--upstream", `first=${open}`, "--upstream", `second=${authenticated}`,
+      "--upstream-token", TOKENS.alice], "gateway");
+    const relayed = await send(`${gateway}/agents/first`, null, "tck-complete-task");
+    await local.goto(`${gateway}/console`);
+    const listing = await local.textContent("main");
+    check(listing.includes("first") && listing.includes("second") && listing.includes("Echo"), "a gateway's console lists its mounted agents");
+    await shot(local, "gateway-agents");
+    await local.click("h2 >> text=Echo");
+    await local.waitForURL(`${gateway}/agents/second/console`);
+    check((await local.textContent("h1")).includes("Echo"), "a mounted agent's console shows its card");
+    await local.goto(`${gateway}/agents/first/console/tasks`);
+    await local.waitForSelector(`#task-rows >> text=${relayed.id}`, { timeout: 5000 });
+    check(true, "a mounted agent's task list shows the tasks sent through the gateway");
+    await local.click(`text=${relayed.id}`);
+    await local.waitForURL(new RegExp(`/agents/first/console/tasks/${relayed.id}$`));
+    check((await local.textContent("main")).includes("Hello from TCK"), "a mounted agent's task page shows the task");
+    await shot(local, "gateway-task");
+  } finally {
+    await browser.close();
+  }
+  check(errors.length === 0, `no console errors and no request off the console (${errors.join("; ")})`);
+}
+
+try {
+  await run();
+} catch (error) {
+  failures.push(String(error.stack || error));
+  console.error(error);
+} finally {
+  for (const child of servers) child.kill("SIGTERM");
+}
+if (failures.length) {
+  console.error(`\n${failures.length} failed`);
+  process.exit(1);
+}
+console.log(`\nall passed; screenshots in ${output}`);

@@ -1,0 +1,532 @@
+//! The console's pages, rendered on the server.
+
+use std::sync::Arc;
+
+use agentwire_types::{
+    AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, Role, SecurityScheme, StreamResponse, Task,
+    TaskPushNotificationConfig, TaskState,
+};
+use maud::{html, Markup, DOCTYPE};
+use serde_json::Value;
+
+use super::routes::TasksQuery;
+
+/// A rendered page.
+pub(super) type Page = Markup;
+
+/// One event of a task's log, with its sequence number (0 for a reply that was not streamed).
+pub(super) struct Entry {
+    pub(super) seq: u64,
+    pub(super) event: Arc<StreamResponse>,
+}
+
+/// What the card page says of the card's signatures.
+pub(super) enum Signature {
+    Unsigned,
+    /// Signed, with no keys here to check the signatures with.
+    Unchecked(usize),
+    Verified {
+        alg: String,
+        kid: String,
+    },
+    Invalid(String),
+}
+
+/// Data parts nested deeper than this are shown folded.
+const OPEN_DEPTH: usize = 2;
+
+fn layout(base: &str, title: &str, current: &str, body: Markup) -> Page {
+    let link = |href: &str, name: &str| {
+        html! { a href=(href) aria-current=[(current == name).then_some("page")] { (name) } }
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                // Every link is relative to the console's root, wherever the console is mounted.
+                base href={ (base) "/" };
+                title { (title) " · agentwire console" }
+                // No icon: the browser asks the server for none.
+                link rel="icon" href="data:,";
+                link rel="stylesheet" href="assets/console.css";
+                script src="assets/console.js" defer {}
+            }
+            body {
+                header {
+                    span.brand { "agentwire console" }
+                    @if current != AGENTS {
+                        nav aria-label="Console" {
+                            (link("./", "Agent")) (link("tasks", "Tasks")) (link("send", "Send"))
+                        }
+                    }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// The page of a console of several agents.
+const AGENTS: &str = "Agents";
+
+/// Several agents, each linking to its own console at the path given with it.
+pub(super) fn agents_page(base: &str, agents: &[(String, String, AgentCard)]) -> Page {
+    layout(
+        base,
+        "Agents",
+        AGENTS,
+        html! {
+            h1 { "Agents" }
+            @if agents.is_empty() { p { "No agent is mounted." } }
+            @for (name, console, card) in agents {
+                article.skill {
+                    h2 { a href=(console) { (card.name) } " " small { code { (name) } } }
+                    @if !card.description.is_empty() { p { (card.description) } }
+                }
+            }
+        },
+    )
+}
+
+/// A page that only says something: a refusal, an error.
+pub(super) fn message_page(base: &str, title: &str, text: &str) -> Page {
+    layout(base, title, "", html! { h1 { (title) } p.notice { (text) } })
+}
+
+pub(super) fn login_page(base: &str, why: Option<&str>) -> Page {
+    layout(
+        base,
+        "Log in",
+        "",
+        html! {
+            h1 { "Log in" }
+            @if let Some(why) = why { p.notice role="alert" { (why) } }
+            p { "The console shows what your credentials show over the API. Give the bearer token you call the agent with; it is kept in a cookie for this console only." }
+            form method="post" action="login" {
+                label for="token" { "Token" }
+                input #token type="password" name="token" autocomplete="current-password" required autofocus;
+                button type="submit" { "Log in" }
+            }
+        },
+    )
+}
+
+pub(super) fn card_page(base: &str, card: &AgentCard, v03: bool, json: &str, signature: &Signature) -> Page {
+    layout(
+        base,
+        &card.name,
+        "Agent",
+        html! {
+            h1 { (card.name) " " small { "version " (card.version) } }
+            @if !card.description.is_empty() { p.lead { (card.description) } }
+            @if let Some(provider) = &card.provider { p { "By " (provider.organization) } }
+            section aria-labelledby="interfaces" {
+                h2 #interfaces { "Interfaces" }
+                div.scroll { table {
+                    thead { tr { th { "URL" } th { "Binding" } th { "Version" } th { "Tenant" } } }
+                    tbody { @for interface in &card.supported_interfaces { tr {
+                        td { code { (interface.url) } } td { (interface.protocol_binding) }
+                        td { (interface.protocol_version) } td { (interface.tenant) }
+                    } } }
+                } }
+            }
+            section aria-labelledby="capabilities" {
+                h2 #capabilities { "Capabilities" }
+                ul.facts {
+                    li { "Streaming: " (yes_no(card.capabilities.streaming)) }
+                    li { "Push notifications: " (yes_no(card.capabilities.push_notifications)) }
+                    li { "Extended card: " (yes_no(card.capabilities.extended_agent_card)) }
+                    li { "Input: " (card.default_input_modes.join(", ")) }
+                    li { "Output: " (card.default_output_modes.join(", ")) }
+                    @for extension in &card.capabilities.extensions { li { "Extension: " code { (extension.uri) } } }
+                }
+            }
+            section aria-labelledby="skills" {
+                h2 #skills { "Skills" }
+                @if card.skills.is_empty() { p { "The card names no skills." } }
+                @for skill in &card.skills {
+                    article.skill {
+                        h3 { (skill.name) " " small { code { (skill.id) } } }
+                        p { (skill.description) }
+                        @if !skill.tags.is_empty() { p.tags { @for tag in &skill.tags { span.tag { (tag) } " " } } }
+                        @if !skill.examples.is_empty() { ul { @for example in &skill.examples { li { q { (example) } } } } }
+                    }
+                }
+            }
+            section aria-labelledby="security" {
+                h2 #security { "Security" }
+                @if card.security_schemes.is_empty() { p { "Anyone may call this agent." } }
+                ul.facts { @for (name, scheme) in &card.security_schemes { li { code { (name) } ": " (scheme_text(scheme)) } } }
+                p #signature { "Signature: " (signature_text(signature)) }
+            }
+            section aria-labelledby="document" {
+                h2 #document { "The card as served" }
+                nav.tabs aria-label="Card form" {
+                    a href="./" aria-current=[(!v03).then_some("page")] { "v1.0" }
+                    a href="./?form=v0.3" aria-current=[v03.then_some("page")] { "v0.3 (combined)" }
+                }
+                pre.json tabindex="0" { code { (json) } }
+            }
+        },
+    )
+}
+
+fn yes_no(value: Option<bool>) -> &'static str {
+    if value == Some(true) {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn scheme_text(scheme: &SecurityScheme) -> String {
+    match scheme {
+        SecurityScheme::ApiKey(key) => format!("API key in {} {}", key.location, key.name),
+        SecurityScheme::HttpAuth(http) => format!("HTTP {}", http.scheme),
+        SecurityScheme::OAuth2(_) => "OAuth 2.0".into(),
+        SecurityScheme::OpenIdConnect(oidc) => format!("OpenID Connect ({})", oidc.open_id_connect_url),
+        SecurityScheme::MutualTls(_) => "TLS client certificate".into(),
+    }
+}
+
+fn signature_text(signature: &Signature) -> String {
+    match signature {
+        Signature::Unsigned => "not signed".into(),
+        Signature::Unchecked(count) => format!("{count} signature(s), not checked: this server publishes no keys"),
+        Signature::Verified { alg, kid } => format!("verified ({alg}, key {kid}) with /.well-known/jwks.json"),
+        Signature::Invalid(why) => format!("does not verify: {why}"),
+    }
+}
+
+const STATES: [TaskState; 8] = [
+    TaskState::Submitted,
+    TaskState::Working,
+    TaskState::InputRequired,
+    TaskState::AuthRequired,
+    TaskState::Completed,
+    TaskState::Failed,
+    TaskState::Canceled,
+    TaskState::Rejected,
+];
+
+pub(super) fn tasks_page(base: &str, query: &TasksQuery, tasks: &ListTasksResponse) -> Page {
+    let filters =
+        serde_urlencoded::to_string([("state", &query.state), ("context", &query.context)]).unwrap_or_default();
+    let live = query.page.is_empty().then(|| format!("tasks/live?{filters}"));
+    layout(
+        base,
+        "Tasks",
+        "Tasks",
+        html! {
+            h1 { "Tasks" }
+            form.filters method="get" action="tasks" {
+                label for="state" { "State" }
+                select #state name="state" {
+                    option value="" selected[query.state.is_empty()] { "any" }
+                    @for state in STATES {
+                        option value=(state.as_proto_name()) selected[query.state == state.as_proto_name()] { (state_name(state)) }
+                    }
+                }
+                label for="context" { "Context" }
+                input #context name="context" value=(query.context) placeholder="any";
+                button type="submit" { "Filter" }
+            }
+            p.status {
+                (tasks.total_size) " task(s), newest first. "
+                @if live.is_some() { span #live-status role="status" { "" } }
+            }
+            div.scroll { table #tasks {
+                thead { tr { th { "Task" } th { "State" } th { "Updated" } th { "Context" } th { "Last message" } } }
+                tbody #task-rows data-live=[live] { (task_rows(tasks)) }
+            } }
+            nav.pages aria-label="Pages" {
+                @if !query.page.is_empty() { a href={ "tasks?" (filters) } { "First page" } }
+                @if !tasks.next_page_token.is_empty() {
+                    a href={ "tasks?" (filters) "&page=" (encode(&tasks.next_page_token)) } { "Older tasks" }
+                }
+            }
+        },
+    )
+}
+
+/// The rows of the task list.
+pub(super) fn task_rows(tasks: &ListTasksResponse) -> Markup {
+    html! {
+        @if tasks.tasks.is_empty() { tr { td colspan="5" { "No tasks." } } }
+        @for task in &tasks.tasks {
+            tr {
+                td { a href={ "tasks/" (path_segment(&task.id)) } { code { (task.id) } } }
+                td { (badge(task.status.state)) }
+                td { (when(task.status.timestamp)) }
+                td { a href={ "tasks?context=" (encode(&task.context_id)) } { code { (task.context_id) } } }
+                td.preview { (preview(task)) }
+            }
+        }
+    }
+}
+
+/// The text of the task's status message, else of its last message.
+fn preview(task: &Task) -> String {
+    let message = task.status.message.as_deref().or(task.history.last());
+    let text =
+        message.map(|m| m.parts.iter().filter_map(Part::as_text).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    let mut chars = text.chars();
+    let short: String = chars.by_ref().take(80).collect();
+    if chars.next().is_some() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+/// A time as people read it, in UTC.
+fn when(time: Option<agentwire_types::Timestamp>) -> Markup {
+    match time {
+        Some(time) => {
+            let text = time.to_string();
+            html! { time datetime=(text) { (text.replace('T', " ").trim_end_matches('Z')) " UTC" } }
+        }
+        None => html! {},
+    }
+}
+
+fn badge(state: TaskState) -> Markup {
+    html! { span class={ "badge " (state.as_proto_name().to_ascii_lowercase().replace('_', "-")) } { (state_name(state)) } }
+}
+
+fn state_name(state: TaskState) -> String {
+    state.as_proto_name().trim_start_matches("TASK_STATE_").replace('_', " ").to_lowercase()
+}
+
+/// Whether a stream of a sent message ends at `state`: the task ended, or waits for the caller.
+pub(super) fn ends_a_turn(state: TaskState) -> bool {
+    state.is_terminal() || matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+}
+
+pub(super) fn task_page(
+    base: &str,
+    task: &Task,
+    timeline: Option<&[Entry]>,
+    configs: &[TaskPushNotificationConfig],
+) -> Page {
+    let id = path_segment(&task.id);
+    layout(
+        base,
+        &format!("Task {}", task.id),
+        "Tasks",
+        html! {
+            h1 { "Task " code { (task.id) } }
+            p.facts {
+                (badge(task.status.state)) " "
+                "in context " a href={ "tasks?context=" (encode(&task.context_id)) } { code { (task.context_id) } }
+                @if task.status.timestamp.is_some() { " · updated " (when(task.status.timestamp)) }
+            }
+            @if let Some(message) = &task.status.message { div.status-message { (message_view(message, None)) } }
+            div.actions {
+                @if !task.status.state.is_terminal() {
+                    a.button href={ "send?task=" (encode(&task.id)) "&context=" (encode(&task.context_id)) } { "Reply to this task" }
+                    form method="post" action={ "tasks/" (id) "/cancel" } { button type="submit" { "Cancel the task" } }
+                } @else {
+                    a.button href={ "send?context=" (encode(&task.context_id)) } { "New task in this context" }
+                }
+            }
+            section aria-labelledby="timeline" {
+                h2 #timeline { "Timeline" }
+                div.scroll { table.timeline {
+                    thead { tr { th { "#" } th { "Time" } th { "Event" } th { "What" } } }
+                    @match timeline {
+                        Some(entries) => tbody #entries { @for entry in entries { (entry_row(entry)) } },
+                        None => tbody #entries data-follow={ "tasks/" (id) "/events" } {},
+                    }
+                } }
+            }
+            section aria-labelledby="artifacts" {
+                h2 #artifacts { "Artifacts" }
+                @if task.artifacts.is_empty() { p { "None yet." } }
+                @for artifact in &task.artifacts { (artifact_view(&task.id, artifact)) }
+            }
+            section aria-labelledby="history" {
+                h2 #history { "History" }
+                @if task.history.is_empty() { p { "No messages kept." } }
+                ol.history { @for message in &task.history { li { (message_view(message, None)) } } }
+            }
+            section aria-labelledby="push" {
+                h2 #push { "Push notifications" }
+                @if configs.is_empty() { p { "No webhook is registered for this task." } }
+                @else {
+                    div.scroll { table {
+                        thead { tr { th { "Config" } th { "Webhook" } th { "Token" } th { "Authentication" } } }
+                        tbody { @for config in configs { tr {
+                            td { code { (config.id) } } td { code { (config.url) } }
+                            td { (if config.token.is_empty() { "none" } else { "set" }) }
+                            td { (config.authentication.as_ref().map(|a| a.scheme.as_str()).unwrap_or("none")) }
+                        } } }
+                    } }
+                }
+            }
+        },
+    )
+}
+
+/// The task id and state an event tells of.
+pub(super) fn task_of(event: &StreamResponse) -> Option<(String, TaskState)> {
+    match event {
+        StreamResponse::Task(task) => Some((task.id.clone(), task.status.state)),
+        StreamResponse::StatusUpdate(update) => Some((update.task_id.clone(), update.status.state)),
+        StreamResponse::Message(_) | StreamResponse::ArtifactUpdate(_) => None,
+    }
+}
+
+/// A row of a timeline.
+pub(super) fn entry_row(entry: &Entry) -> Markup {
+    let (kind, time, what) = match &*entry.event {
+        StreamResponse::Task(task) => {
+            ("task", task.status.timestamp, html! { (badge(task.status.state)) " " code { (task.id) } })
+        }
+        StreamResponse::Message(message) => ("message", None, message_view(message, None)),
+        StreamResponse::StatusUpdate(update) => (
+            "status",
+            update.status.timestamp,
+            html! {
+                (badge(update.status.state))
+                @if let Some(message) = &update.status.message { " " (message_view(message, None)) }
+            },
+        ),
+        StreamResponse::ArtifactUpdate(update) => (
+            if update.append { "artifact, appended" } else { "artifact" },
+            None,
+            html! { (artifact_view(&update.task_id, &update.artifact)) },
+        ),
+    };
+    html! {
+        tr {
+            td.seq { @if entry.seq > 0 { (entry.seq) } }
+            td { (when(time)) }
+            td { (kind) }
+            td { (what) }
+        }
+    }
+}
+
+/// Where a stream of a sent message ended.
+pub(super) fn outcome(id: &str, state: TaskState) -> Markup {
+    html! { "The task is " (badge(state)) ": " a href={ "tasks/" (path_segment(id)) } { "open task " code { (id) } } }
+}
+
+fn message_view(message: &Message, artifact: Option<(&str, &str)>) -> Markup {
+    let role = match message.role {
+        Role::User => "user",
+        Role::Agent => "agent",
+        Role::Unspecified => "unspecified",
+    };
+    html! {
+        div class={ "message " (role) } {
+            span.role { (role) }
+            @for (index, part) in message.parts.iter().enumerate() { (part_view(part, artifact, index)) }
+        }
+    }
+}
+
+fn artifact_view(task_id: &str, artifact: &Artifact) -> Markup {
+    html! {
+        article.artifact {
+            h3 { (if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name }) }
+            @if !artifact.description.is_empty() { p { (artifact.description) } }
+            @for (index, part) in artifact.parts.iter().enumerate() {
+                (part_view(part, Some((task_id, &artifact.artifact_id)), index))
+            }
+        }
+    }
+}
+
+/// A part by its kind: text as text, data as a tree, a file as a download or a link.
+fn part_view(part: &Part, artifact: Option<(&str, &str)>, index: usize) -> Markup {
+    let name = part.filename.as_deref().unwrap_or("file");
+    let media_type = part.media_type.as_deref().unwrap_or("");
+    html! {
+        @match &part.content {
+            PartContent::Text(text) => pre.text { (text) },
+            PartContent::Data(value) => div.data { (json_tree(value, 0)) },
+            PartContent::Raw(bytes) => p.file {
+                @if let Some((task, artifact)) = artifact {
+                    a href={ "tasks/" (path_segment(task)) "/artifacts/" (path_segment(artifact)) "/" (index) } download=(name) { (name) }
+                } @else { (name) }
+                " " small { (media_type) ", " (bytes.len()) " bytes" }
+            },
+            PartContent::Url(url) => p.file {
+                a href=(url) rel="noreferrer noopener" { (name) } " " small { (media_type) ", at " code { (url) } }
+            },
+        }
+    }
+}
+
+/// A JSON value as nested lists that fold.
+fn json_tree(value: &Value, depth: usize) -> Markup {
+    let entries: Vec<(String, &Value)> = match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Value::Array(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        scalar => return html! { code.scalar { (scalar.to_string()) } },
+    };
+    let summary = if value.is_object() { format!("{{ {} }}", entries.len()) } else { format!("[ {} ]", entries.len()) };
+    html! {
+        details.tree open[depth < OPEN_DEPTH] {
+            summary { (summary) }
+            ul { @for (key, item) in entries { li { span.key { (key) } ": " (json_tree(item, depth + 1)) } } }
+        }
+    }
+}
+
+pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str) -> Page {
+    let accepts_files = card.default_input_modes.is_empty()
+        || card.default_input_modes.iter().any(|mode| !mode.starts_with("text/"))
+        || card.skills.iter().any(|skill| skill.input_modes.iter().any(|mode| !mode.starts_with("text/")));
+    layout(
+        base,
+        "Send a message",
+        "Send",
+        html! {
+            h1 { "Send a message to " (card.name) }
+            form #send method="post" action="send" {
+                label for="text" { "Message" }
+                textarea #text name="text" rows="4" autofocus {}
+                @if accepts_files {
+                    label for="file" { "File (optional)" }
+                    input #file type="file" name="file";
+                }
+                details open[!task.is_empty() || !context.is_empty()] {
+                    summary { "Continue a task or a context" }
+                    label for="task" { "Task" }
+                    input #task name="taskId" value=(task) placeholder="a new task";
+                    label for="context-id" { "Context" }
+                    input #context-id name="contextId" value=(context) placeholder="a new context";
+                }
+                button type="submit" { "Send" }
+            }
+            section aria-labelledby="stream-title" {
+                h2 #stream-title { "Stream" }
+                p #outcome role="status" {}
+                div.scroll { table.timeline {
+                    thead { tr { th { "#" } th { "Time" } th { "Event" } th { "What" } } }
+                    tbody #stream {}
+                } }
+            }
+            noscript { p.notice { "Sending needs the page's script." } }
+        },
+    )
+}
+
+/// What a query value or a path segment may hold as it is (RFC 3986's unreserved characters).
+const UNRESERVED: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `text` percent-encoded for a query value.
+fn encode(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
+}
+
+/// `text` percent-encoded for a path segment.
+pub(super) fn path_segment(text: &str) -> String {
+    encode(text)
+}
