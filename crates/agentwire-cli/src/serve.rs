@@ -126,8 +126,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
-                http.console = Some(console(&opt).following(&handler));
-                tracing::info!(url = %format!("{scheme}://{address}/console"), access = ?console(&opt).access(), "serving the console");
+                let console = console(&opt).following(&handler);
+                tracing::info!(url = %format!("{scheme}://{address}/console"), access = ?console.access(), "serving the console");
+                http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
             let service = ServiceBuilder::new()

@@ -257,7 +257,7 @@ pub(super) fn task_rows(tasks: &ListTasksResponse) -> Markup {
         @if tasks.tasks.is_empty() { tr { td colspan="5" { "No tasks." } } }
         @for task in &tasks.tasks {
             tr {
-                td { a href={ "tasks/" (path_segment(&task.id)) } { code { (task.id) } } }
+                td { a href={ "tasks/" (encode(&task.id)) } { code { (task.id) } } }
                 td { (badge(task.status.state)) }
                 td { (when(task.status.timestamp)) }
                 td { a href={ "tasks?context=" (encode(&task.context_id)) } { code { (task.context_id) } } }
@@ -311,7 +311,7 @@ pub(super) fn task_page(
     timeline: Option<&[Entry]>,
     configs: &[TaskPushNotificationConfig],
 ) -> Page {
-    let id = path_segment(&task.id);
+    let id = encode(&task.id);
     layout(
         base,
         &format!("Task {}", task.id),
@@ -412,7 +412,7 @@ pub(super) fn entry_row(entry: &Entry) -> Markup {
 
 /// Where a stream of a sent message ended.
 pub(super) fn outcome(id: &str, state: TaskState) -> Markup {
-    html! { "The task is " (badge(state)) ": " a href={ "tasks/" (path_segment(id)) } { "open task " code { (id) } } }
+    html! { "The task is " (badge(state)) ": " a href={ "tasks/" (encode(id)) } { "open task " code { (id) } } }
 }
 
 fn message_view(message: &Message, artifact: Option<(&str, &str)>) -> Markup {
@@ -451,7 +451,7 @@ fn part_view(part: &Part, artifact: Option<(&str, &str)>, index: usize) -> Marku
             PartContent::Data(value) => div.data { (json_tree(value, 0)) },
             PartContent::Raw(bytes) => p.file {
                 @if let Some((task, artifact)) = artifact {
-                    a href={ "tasks/" (path_segment(task)) "/artifacts/" (path_segment(artifact)) "/" (index) } download=(name) { (name) }
+                    a href={ "tasks/" (encode(task)) "/artifacts/" (encode(artifact)) "/" (index) } download=(name) { (name) }
                 } @else { (name) }
                 " " small { (media_type) ", " (bytes.len()) " bytes" }
             },
@@ -521,12 +521,7 @@ pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str)
 const UNRESERVED: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// `text` percent-encoded for a query value.
-fn encode(text: &str) -> String {
+/// `text` percent-encoded for a query value or a path segment.
+pub(super) fn encode(text: &str) -> String {
     percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
-}
-
-/// `text` percent-encoded for a path segment.
-pub(super) fn path_segment(text: &str) -> String {
-    encode(text)
 }

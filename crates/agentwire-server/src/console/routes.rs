@@ -24,6 +24,7 @@ use serde::Deserialize;
 
 use super::pages::{self, Page};
 use super::{Console, ConsoleAccess};
+use crate::http::errors::http_status;
 use crate::http::AppState;
 use crate::service::call;
 use crate::RequestContext;
@@ -152,19 +153,19 @@ fn page(base: &str, result: Result<Page, A2AError>) -> Response {
     }
 }
 
+/// The page for an operation's error, with the status HTTP+JSON answers it with.
 fn error_page(base: &str, error: &A2AError) -> Response {
-    let message = error.message();
-    match error.kind() {
+    let (status, message) = (http_status(error.kind()), error.message());
+    let title = match error.kind() {
         ErrorKind::Unauthenticated => {
-            (StatusCode::UNAUTHORIZED, Html(pages::login_page(base, Some(message)).into_string())).into_response()
+            return (status, Html(pages::login_page(base, Some(message)).into_string())).into_response();
         }
-        ErrorKind::PermissionDenied => refusal(base, StatusCode::FORBIDDEN, "Not allowed", message),
-        ErrorKind::TaskNotFound => refusal(base, StatusCode::NOT_FOUND, "No such task", message),
-        ErrorKind::InvalidParams | ErrorKind::InvalidRequest => {
-            refusal(base, StatusCode::BAD_REQUEST, "Not understood", message)
-        }
-        _ => refusal(base, StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", message),
-    }
+        ErrorKind::PermissionDenied => "Not allowed",
+        ErrorKind::TaskNotFound => "No such task",
+        _ if status.is_client_error() => "Not understood",
+        _ => "Something went wrong",
+    };
+    refusal(base, status, title, message)
 }
 
 /// Which form of the card the card page shows.
@@ -384,9 +385,7 @@ async fn cancel_task(State(state): State<ConsoleState>, mut parts: Parts, Path(i
     }
     .await;
     match result {
-        Ok(task) => {
-            Redirect::to(&format!("{}/tasks/{}", state.console.base, pages::path_segment(&task.id))).into_response()
-        }
+        Ok(task) => Redirect::to(&format!("{}/tasks/{}", state.console.base, pages::encode(&task.id))).into_response(),
         Err(error) => error_page(&state.console.base, &error),
     }
 }
@@ -536,15 +535,7 @@ async fn send_message(State(state): State<ConsoleState>, mut parts: Parts, body:
     let events = match started {
         Ok(events) => events,
         Err(error) => {
-            let status = match error.kind() {
-                ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
-                ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
-                ErrorKind::InvalidParams | ErrorKind::InvalidRequest | ErrorKind::ContentTypeNotSupported => {
-                    StatusCode::BAD_REQUEST
-                }
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            return (status, error.message().to_owned()).into_response();
+            return (http_status(error.kind()), error.message().to_owned()).into_response();
         }
     };
     let mut last = None::<(String, TaskState)>;
