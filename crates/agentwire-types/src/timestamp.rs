@@ -7,6 +7,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A point in time, always UTC, with millisecond precision on the wire.
 ///
+/// Its years are those the wire form can write, 0000 to 9999 (RFC 3339 gives the year four
+/// digits): a time outside them is refused where it is read, so every timestamp that is written
+/// reads back.
+///
 /// ```
 /// use agentwire_types::Timestamp;
 ///
@@ -28,15 +32,23 @@ impl Timestamp {
         self.0.timestamp_millis()
     }
 
-    /// Builds a timestamp from milliseconds since the Unix epoch.
+    /// Builds a timestamp from milliseconds since the Unix epoch, or `None` outside the years
+    /// 0000 to 9999.
     pub fn from_millis(millis: i64) -> Option<Self> {
-        DateTime::from_timestamp_millis(millis).map(Self)
+        DateTime::from_timestamp_millis(millis).and_then(Self::within_years)
+    }
+
+    fn within_years(t: DateTime<Utc>) -> Option<Self> {
+        (0..=9999).contains(&t.year()).then_some(Self(t))
     }
 }
 
-impl From<DateTime<Utc>> for Timestamp {
-    fn from(value: DateTime<Utc>) -> Self {
-        Self(value)
+impl TryFrom<DateTime<Utc>> for Timestamp {
+    type Error = InvalidTimestamp;
+
+    /// Refuses a time outside the years 0000 to 9999, which the wire form cannot write.
+    fn try_from(value: DateTime<Utc>) -> Result<Self, Self::Error> {
+        Self::within_years(value).ok_or_else(|| InvalidTimestamp(value.to_rfc3339_opts(SecondsFormat::Millis, true)))
     }
 }
 
@@ -48,10 +60,10 @@ impl From<Timestamp> for DateTime<Utc> {
 
 impl Timestamp {
     /// The wire form written into a fixed buffer: every response carries timestamps, and chrono's
-    /// general formatter allocates. Years outside 0..=9999 have no fixed width and return `None`.
-    fn to_fixed_text(self) -> Option<[u8; 24]> {
+    /// general formatter allocates. The year is within 0..=9999 (see `within_years`).
+    fn to_fixed_text(self) -> [u8; 24] {
         let t = self.0;
-        let year = u32::try_from(t.year()).ok().filter(|y| *y <= 9999)?;
+        let year = u32::try_from(t.year()).unwrap_or_default();
         let mut out = *b"0000-00-00T00:00:00.000Z";
         let mut put = |at: usize, width: usize, mut value: u32| {
             for i in (at..at + width).rev() {
@@ -69,15 +81,12 @@ impl Timestamp {
         let (leap, nanos) = (t.nanosecond() / 1_000_000_000, t.nanosecond() % 1_000_000_000);
         put(17, 2, t.second() + leap);
         put(20, 3, nanos / 1_000_000);
-        Some(out)
+        out
     }
 
     fn with_text<R>(self, f: impl FnOnce(&str) -> R) -> R {
-        match self.to_fixed_text() {
-            // The buffer holds only ASCII digits and separators.
-            Some(bytes) => f(std::str::from_utf8(&bytes).unwrap_or_default()),
-            None => f(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
-        }
+        // The buffer holds only ASCII digits and separators.
+        f(std::str::from_utf8(&self.to_fixed_text()).unwrap_or_default())
     }
 }
 
@@ -87,9 +96,9 @@ impl fmt::Display for Timestamp {
     }
 }
 
-/// The text was not a recognisable ISO 8601 date-time.
+/// The text was not a recognisable ISO 8601 date-time, or its year is outside 0000 to 9999.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("invalid timestamp {0:?}: expected ISO 8601, e.g. 2025-01-01T00:00:00.000Z")]
+#[error("invalid timestamp {0:?}: expected ISO 8601 with a year from 0000 to 9999, e.g. 2025-01-01T00:00:00.000Z")]
 pub struct InvalidTimestamp(String);
 
 impl std::str::FromStr for Timestamp {
@@ -97,13 +106,11 @@ impl std::str::FromStr for Timestamp {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-            return Ok(Self(t.with_timezone(&Utc)));
-        }
-        // Older examples omit the zone designator; such times are taken as UTC.
-        NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
-            .map(|naive| Self(naive.and_utc()))
-            .map_err(|_| InvalidTimestamp(s.to_owned()))
+        let parsed = DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).or_else(|_| {
+            // Older examples omit the zone designator; such times are taken as UTC.
+            NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").map(|naive| naive.and_utc())
+        });
+        parsed.ok().and_then(Self::within_years).ok_or_else(|| InvalidTimestamp(s.to_owned()))
     }
 }
 
@@ -144,8 +151,23 @@ mod tests {
             assert_eq!(t.to_string(), t.0.to_rfc3339_opts(SecondsFormat::Millis, true));
             assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{text}\""));
         }
-        let far = Timestamp::from(DateTime::from_timestamp(400_000_000_000, 0).unwrap());
-        assert_eq!(far.to_string(), far.0.to_rfc3339_opts(SecondsFormat::Millis, true));
+        let last = "9999-12-31T23:59:59.999Z".parse::<Timestamp>().unwrap();
+        assert_eq!(last.to_string(), last.0.to_rfc3339_opts(SecondsFormat::Millis, true));
+    }
+
+    #[test]
+    fn years_the_wire_form_cannot_write_are_refused_where_they_are_read() {
+        // A signed year, which chrono's `%Y` reads, once decoded into a timestamp whose written
+        // form ("-0025-…") no decoder reads back.
+        for text in ["-025-04-02T16:59:25.331844", "-0025-04-02T16:59:25.331Z", "+10000-01-01T00:00:00"] {
+            let refused = text.parse::<Timestamp>().unwrap_err();
+            assert!(refused.to_string().contains("0000 to 9999"), "{refused}");
+        }
+        assert!(Timestamp::from_millis(400_000_000_000_000).is_none());
+        assert!(Timestamp::from_millis(-62_167_219_200_001).is_none(), "a millisecond before year 0");
+        assert!(Timestamp::from_millis(-62_167_219_200_000).is_some(), "year 0 starts here");
+        let far = DateTime::from_timestamp(400_000_000_000, 0).unwrap();
+        assert!(Timestamp::try_from(far).is_err());
     }
 
     #[test]
