@@ -108,6 +108,31 @@ async fn the_tasks_of_a_killed_instance_end_failed() {
     assert!(why.contains("lease"), "the status message says why: {failed}");
 }
 
+/// A task that works for longer than a lease without a commit is not failed by the instances
+/// that live on, the one running it included: its execution is recorded although it started
+/// before the task was first committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_working_for_three_leases_is_not_failed() {
+    let Some(database) = fresh_database("long_task").await else { return };
+    let dir = TempDir::new("long-task");
+    let args = ["--agent", "conformance", "--store", &database, "--lease", "1"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let send = json!({"message": message("m1", "tck-cancel", None), "configuration": {"returnImmediately": true}});
+    let task = ok(&client, &one, "SendMessage", send).await;
+    let task_id = task["task"]["id"].as_str().unwrap().to_owned();
+    wait_for_state(&client, &one, &task_id, "TASK_STATE_WORKING", Duration::from_secs(5)).await;
+    // Nothing is to happen: each instance looks for orphans every quarter lease, about a dozen
+    // times in three leases.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for server in [&one, &two] {
+        let task = ok(&client, server, "GetTask", json!({"id": task_id})).await;
+        assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{task}");
+    }
+    let canceled = ok(&client, &two, "CancelTask", json!({"id": task_id})).await;
+    assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+}
+
 /// A JSON-RPC call with a bearer token; the `result`.
 async fn ok_as(client: &reqwest::Client, server: &Server, token: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});

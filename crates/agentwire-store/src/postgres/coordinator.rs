@@ -124,11 +124,11 @@ impl CoordinatorInner {
             Some(Registration::Finished(..)) => {
                 let mut sql = QueryBuilder::<Postgres>::new("DELETE FROM executions WHERE instance = ");
                 sql.push_bind(&self.instance);
-                sql.push(" AND task IN (SELECT key FROM tasks WHERE (tenant, owner, id) IN ");
+                sql.push(" AND (tenant, owner, task_id) IN ");
                 sql.push_tuples(tasks, |mut row, (scope, task_id)| {
                     row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
                 });
-                sql.push(")").build().execute(&self.store.pool).await?
+                sql.build().execute(&self.store.pool).await?
             }
             Some(Registration::Ended(..)) => {
                 // Behind the notices of the executions' commits, in the store's one queue of
@@ -143,15 +143,15 @@ impl CoordinatorInner {
         Ok(())
     }
 
-    /// Records that executions of `tasks` run here.
+    /// Records that executions of `tasks` run here. A new task's execution starts before the task
+    /// is committed, so the rows name tasks by id, whether or not they are stored yet.
     fn insert_executions<'a>(
         &'a self,
         tasks: impl Iterator<Item = (&'a Scope, &'a str)>,
     ) -> QueryBuilder<'a, Postgres> {
-        let mut sql = QueryBuilder::<Postgres>::new("INSERT INTO executions (task, instance) SELECT key, ");
-        sql.push_bind(&self.instance).push(" FROM tasks WHERE (tenant, owner, id) IN ");
-        sql.push_tuples(tasks, |mut row, (scope, task_id)| {
-            row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);
+        let mut sql = QueryBuilder::<Postgres>::new("INSERT INTO executions (tenant, owner, task_id, instance) ");
+        sql.push_values(tasks, |mut row, (scope, task_id)| {
+            row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id).push_bind(&self.instance);
         });
         sql.push(" ON CONFLICT DO NOTHING");
         sql
@@ -347,7 +347,7 @@ impl CancelSignal for Coordinator {
         }
         let elsewhere: Result<bool, sqlx::Error> = sqlx::query_scalar(
             "SELECT EXISTS (SELECT 1 FROM executions e JOIN instances i ON i.id = e.instance
-             WHERE i.expires_at > $1 AND e.task = (SELECT key FROM tasks WHERE tenant = $2 AND owner = $3 AND id = $4))",
+             WHERE i.expires_at > $1 AND e.tenant = $2 AND e.owner = $3 AND e.task_id = $4)",
         )
         .bind(now_millis())
         .bind(&scope.tenant)
@@ -368,6 +368,12 @@ impl CancelSignal for Coordinator {
             .await
             .map_err(backend)?;
         if gone.rows_affected() > 0 {
+            sqlx::query(
+                "DELETE FROM executions e WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = e.instance)",
+            )
+            .execute(pool)
+            .await
+            .map_err(backend)?;
             // A notice the instance had yet to send after a commit died with it, and the webhook
             // deliveries it owed, which this instance's followers of the feed take over.
             self.inner.bus.check_all();
@@ -378,7 +384,8 @@ impl CancelSignal for Coordinator {
         let rows = sqlx::query(
             "SELECT tenant, owner, id FROM tasks t WHERE ended_at IS NULL AND state IN ($1, $2) AND changed_at < $3
              AND NOT EXISTS (SELECT 1 FROM executions e JOIN instances i ON i.id = e.instance
-                             WHERE e.task = t.key AND i.expires_at > $4)
+                             WHERE e.tenant = t.tenant AND e.owner = t.owner AND e.task_id = t.id
+                             AND i.expires_at > $4)
              LIMIT $5",
         )
         .bind(TaskState::Submitted.number())
@@ -389,7 +396,10 @@ impl CancelSignal for Coordinator {
         .fetch_all(pool)
         .await
         .map_err(backend)?;
-        Ok(rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2))).collect())
+        let orphans = rows.iter().map(|row| (Scope::new(row.get::<String, _>(0), row.get::<String, _>(1)), row.get(2)));
+        // An execution running here is no orphan, whatever the registry says (its row may be
+        // waiting to be written, or lost with a failed write).
+        Ok(orphans.filter(|(scope, task_id): &(Scope, String)| !self.inner.local.is_running(scope, task_id)).collect())
     }
 
     fn orphan_check_interval(&self) -> Option<Duration> {
