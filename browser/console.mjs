@@ -6,7 +6,8 @@
 // without authentication), creates tasks over the API, then checks what a person sees: every
 // page loads without a console error, the task list shows the API's tasks and follows new ones
 // live, a message sent from the page streams to its completed task, and one principal never
-// sees the other's tasks. Screenshots of each page are written to OUTPUT_DIR.
+// sees the other's tasks, and a hostile agent's artifacts run no script in the console's origin.
+// Screenshots of each page are written to OUTPUT_DIR.
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,6 +48,19 @@ function serve(name, args, command = "serve") {
   });
 }
 
+/** Starts the hostile agent (hostile-agent.mjs); resolves to its URL. */
+function hostileAgent() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, "hostile-agent.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+    servers.push(child);
+    child.stdout.on("data", (chunk) => {
+      const match = /at (http:\S+)/.exec(String(chunk));
+      if (match) resolve(match[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`the hostile agent exited (${code})`)));
+  });
+}
+
 /** Sends `text` over JSON-RPC to the agent at `url` as the holder of `token`; resolves to the task. */
 async function send(url, token, text) {
   const response = await fetch(url, {
@@ -77,6 +91,11 @@ async function openPage(context, errors) {
     if (message.type() === "error") errors.push(`${page.url()}: ${message.text()}`);
   });
   page.on("pageerror", (error) => errors.push(`${page.url()}: ${error.message}`));
+  // No page of the console ever opens a dialog: one would be an agent's script running.
+  page.on("dialog", async (dialog) => {
+    errors.push(`${page.url()}: a script opened a dialog (${dialog.message()})`);
+    await dialog.dismiss();
+  });
   page.on("request", (request) => {
     const url = new URL(request.url());
     if (url.hostname !== "127.0.0.1") errors.push(`a request left the console: ${request.url()}`);
@@ -221,6 +240,25 @@ async function run() {
     await local.click("button[type=submit]");
     await local.waitForSelector("#outcome a", { timeout: 15000 });
     check((await local.textContent("#outcome")).includes("completed"), "a reply sent from the page continues the task to completed");
+
+    // A hostile agent behind a gateway: its artifacts run no script in the console's origin.
+    const hostile = await serve("hostile-gateway", ["--console", "--upstream", `hostile=${await hostileAgent()}`], "gateway");
+    const planted = await send(`${hostile}/agents/hostile`, null, "show me");
+    const taskPage = await local.goto(`${hostile}/agents/hostile/console/tasks/${planted.id}`);
+    const policy = taskPage.headers()["content-security-policy"] || "";
+    check(policy.includes("default-src 'self'") && policy.includes("frame-ancestors 'none'"), `the task page carries a content security policy (${policy})`);
+    const scriptLinks = await local.locator("a[href^='javascript:' i], a[href^='data:' i], a[href*='script:' i]").count();
+    check(scriptLinks === 0, "an agent's javascript: and data: file URLs are shown as text, not links");
+    check((await local.textContent("#artifacts ~ .artifact")).includes("javascript:alert(document.domain)"), "the script URL is shown, as text");
+    await shot(local, "task-hostile");
+    const [html] = await Promise.all([local.waitForEvent("download"), local.click("#artifacts ~ .artifact a[download]")]);
+    check(html.suggestedFilename() === "ab.html", `an agent's HTML file downloads, its name without the control character (${html.suggestedFilename()})`);
+    check(local.url().endsWith(`/console/tasks/${planted.id}`), "the HTML file is not opened in the console");
+    const direct = await local.request.get(`${hostile}/agents/hostile/console/tasks/${planted.id}/artifacts/hostile/0`);
+    check(direct.headers()["content-type"] === "application/octet-stream" && direct.headers()["content-disposition"].startsWith("attachment")
+      && direct.headers()["content-security-policy"] === "sandbox", "the HTML file is served as an attachment of bytes, sandboxed");
+    const redirect = await local.request.get(`${hostile}/agents/hostile/console/tasks/${planted.id}/artifacts/hostile/1`, { maxRedirects: 0 });
+    check(!String(redirect.headers().location || "").startsWith("javascript:"), "the download route does not redirect to a script URL");
 
     // A gateway with two mounted agents: a page lists them, and each has a console of its own.
     const gateway = await serve("gateway", ["--console", "--upstream", `first=${open}`, "--upstream", `second=${authenticated}`,

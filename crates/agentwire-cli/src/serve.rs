@@ -186,10 +186,12 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
 /// `--console-open` says so), else to loopback addresses only.
 fn console(opt: &ServeOpt) -> Console {
     let authenticated = !opt.auth.is_empty() || opt.tls_client_ca.is_some();
-    if authenticated || opt.console_open {
-        Console::open()
-    } else {
-        Console::loopback_only()
+    let console = if authenticated || opt.console_open { Console::open() } else { Console::loopback_only() };
+    // Besides addresses and localhost, the console answers under the name it is published at.
+    let public_url = opt.public_url.as_deref().and_then(|url| url.parse::<http::Uri>().ok());
+    match public_url.as_ref().and_then(http::Uri::host) {
+        Some(host) => console.allow_host(host),
+        None => console,
     }
 }
 

@@ -257,7 +257,7 @@ impl Connections {
         let result = match &self.tls {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
                 Ok(Ok(Some(protocol))) => {
-                    let service = for_peer(app, Peer { addr, certificate: None });
+                    let service = for_peer(app, Peer { addr, certificate: None, tls: false });
                     self.serve_http(tcp, protocol, service, closing).await
                 }
                 Ok(Ok(None)) | Ok(Err(_)) => return self.refused("closed"),
@@ -284,7 +284,7 @@ impl Connections {
                 let session = tls.get_ref().1;
                 let certificate = session.peer_certificates().and_then(|chain| chain.first());
                 let certificate = certificate.map(|der| Arc::from(der.as_ref()));
-                let service = for_peer(app, Peer { addr, certificate });
+                let service = for_peer(app, Peer { addr, certificate, tls: true });
                 let h2 = session.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
                 self.serve_http(tls, protocol, service, closing).await

@@ -80,6 +80,8 @@ pub struct Peer {
     pub addr: SocketAddr,
     /// The client's TLS certificate (DER), when it presented one.
     pub certificate: Option<Arc<[u8]>>,
+    /// Whether the connection is TLS.
+    pub tls: bool,
 }
 
 /// The per-request facts every operation receives.

@@ -48,6 +48,8 @@ pub struct Console {
     pub(crate) changes: Option<Changes>,
     /// Where the console's pages are, as the browser sees them.
     pub(crate) base: Arc<str>,
+    /// Host names the console answers under besides addresses and `localhost`.
+    pub(crate) hosts: Arc<[String]>,
 }
 
 /// Follows the commits of the tasks a console shows.
@@ -57,12 +59,12 @@ impl Console {
     /// A console for callers on loopback addresses only: the choice for a server without
     /// authentication.
     pub fn loopback_only() -> Self {
-        Self { access: ConsoleAccess::Loopback, changes: None, base: Arc::from("/console") }
+        Self { access: ConsoleAccess::Loopback, changes: None, base: Arc::from("/console"), hosts: Arc::from([]) }
     }
 
     /// A console for callers on any address; each sees what its credentials let it see.
     pub fn open() -> Self {
-        Self { access: ConsoleAccess::Anyone, changes: None, base: Arc::from("/console") }
+        Self { access: ConsoleAccess::Anyone, changes: None, base: Arc::from("/console"), hosts: Arc::from([]) }
     }
 
     /// Who may open the console.
@@ -82,6 +84,38 @@ impl Console {
     pub fn at(mut self, path: &str) -> Self {
         self.base = Arc::from(path.trim_end_matches('/'));
         self
+    }
+
+    /// Answers under the host name `host` too (a `--public-url`'s, or a reverse proxy's). The
+    /// console answers requests whose `Host` is an IP address or `localhost` and refuses other
+    /// names (421), so that a page whose name an attacker points at this server (DNS rebinding)
+    /// cannot read or use it.
+    ///
+    /// ```
+    /// use agentwire_server::Console;
+    ///
+    /// let console = Console::open().allow_host("agents.example.com");
+    /// # drop(console);
+    /// ```
+    pub fn allow_host(mut self, host: &str) -> Self {
+        let mut hosts = self.hosts.to_vec();
+        hosts.push(host.to_ascii_lowercase());
+        self.hosts = Arc::from(hosts);
+        self
+    }
+
+    /// Whether the console answers requests for `host` (a `Host` header, with or without a port).
+    pub(crate) fn serves_host(&self, host: &str) -> bool {
+        let name = match host.strip_prefix('[') {
+            // An IPv6 address, in brackets.
+            Some(rest) => return rest.split_once(']').is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok()),
+            None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+        };
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        name.parse::<std::net::Ipv4Addr>().is_ok()
+            || name == "localhost"
+            || name.ends_with(".localhost")
+            || self.hosts.iter().any(|allowed| *allowed == name)
     }
 
     /// Updates the task list as `handler` commits changes. Without it (a console before a
@@ -116,6 +150,7 @@ impl std::fmt::Debug for Console {
         f.debug_struct("Console")
             .field("access", &self.access)
             .field("at", &self.base)
+            .field("hosts", &self.hosts)
             .field("follows", &self.changes.is_some())
             .finish()
     }
@@ -135,18 +170,21 @@ mod tests {
     use crate::{router_with, HttpOptions, RequestHandler};
 
     async fn status(console: Console, from: &str, request: Request<Body>) -> StatusCode {
+        answer(console, from, request).await.status()
+    }
+
+    async fn answer(console: Console, from: &str, mut request: Request<Body>) -> http::Response<axum::body::Body> {
         let app = router_with(
             RequestHandler::builder(EchoAgent).build(),
             HttpOptions { console: Some(console), ..HttpOptions::default() },
         );
-        let mut request = request;
         let addr: SocketAddr = from.parse().unwrap();
-        request.extensions_mut().insert(Peer { addr, certificate: None });
-        app.oneshot(request).await.unwrap().status()
+        request.extensions_mut().insert(Peer { addr, certificate: None, tls: false });
+        app.oneshot(request).await.unwrap()
     }
 
     fn get(path: &str) -> Request<Body> {
-        Request::get(path).body(Body::empty()).unwrap()
+        Request::get(path).header("host", "127.0.0.1:8080").body(Body::empty()).unwrap()
     }
 
     /// Without authentication, a caller on another address is refused; loopback callers and,
@@ -159,19 +197,159 @@ mod tests {
         assert_eq!(status(Console::open(), "10.1.2.3:5000", get("/console")).await, StatusCode::OK);
     }
 
-    /// A post from another site's page (a form aimed at the console) changes nothing.
+    /// A post from another site's page (a form aimed at the console) changes nothing, nor does a
+    /// post that names no origin (no browser's: a login forged by a script elsewhere).
     #[tokio::test]
     async fn posts_from_other_sites_are_refused() {
-        let post = |origin: &str| {
-            Request::post("/console/tasks/some-task/cancel")
-                .header("host", "127.0.0.1:8080")
-                .header("origin", origin)
-                .body(Body::empty())
-                .unwrap()
+        let post = |origin: Option<&str>| {
+            let mut request = Request::post("/console/tasks/some-task/cancel").header("host", "127.0.0.1:8080");
+            if let Some(origin) = origin {
+                request = request.header("origin", origin);
+            }
+            request.body(Body::empty())
         };
-        let refused = status(Console::loopback_only(), "127.0.0.1:5000", post("https://elsewhere.example")).await;
-        assert_eq!(refused, StatusCode::FORBIDDEN);
-        let own = status(Console::loopback_only(), "127.0.0.1:5000", post("http://127.0.0.1:8080")).await;
+        let refused = status(Console::loopback_only(), "127.0.0.1:5000", post(Some("https://elsewhere.example")).unwrap());
+        assert_eq!(refused.await, StatusCode::FORBIDDEN);
+        let nameless = status(Console::loopback_only(), "127.0.0.1:5000", post(None).unwrap()).await;
+        assert_eq!(nameless, StatusCode::FORBIDDEN);
+        let own = status(Console::loopback_only(), "127.0.0.1:5000", post(Some("http://127.0.0.1:8080")).unwrap()).await;
         assert_eq!(own, StatusCode::NOT_FOUND, "a post from the console's own page reaches the operation");
+    }
+
+    /// The probe's DNS rebinding: a page of `evil.example`, whose name now resolves to this
+    /// server, asks under its own name and gets nothing; addresses, localhost and the names the
+    /// console is given are served.
+    #[tokio::test]
+    async fn the_console_answers_under_its_own_names_only() {
+        let under = |host: &str| Request::get("/console/tasks").header("host", host).body(Body::empty()).unwrap();
+        let loopback = Console::loopback_only;
+        assert_eq!(status(loopback(), "127.0.0.1:5000", under("evil.example:8080")).await, StatusCode::MISDIRECTED_REQUEST);
+        assert_eq!(status(loopback(), "127.0.0.1:5000", under("localhost.evil.example")).await, StatusCode::MISDIRECTED_REQUEST);
+        for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "10.0.0.5", "LOCALHOST"] {
+            assert_eq!(status(loopback(), "127.0.0.1:5000", under(host)).await, StatusCode::OK, "{host}");
+        }
+        let named = loopback().allow_host("agents.example.com");
+        assert_eq!(status(named, "127.0.0.1:5000", under("agents.example.com:443")).await, StatusCode::OK);
+        let posted = Request::post("/console/tasks/t/cancel")
+            .header("host", "evil.example:8080")
+            .header("origin", "http://evil.example:8080")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(status(loopback(), "127.0.0.1:5000", posted).await, StatusCode::MISDIRECTED_REQUEST);
+    }
+
+    /// Every page says that only the console's own scripts run in it and that no other site
+    /// may frame it.
+    #[tokio::test]
+    async fn every_page_carries_a_content_security_policy() {
+        for path in ["/console", "/console/tasks", "/console/send", "/console/login", "/console/tasks/nope"] {
+            let page = answer(Console::loopback_only(), "127.0.0.1:5000", get(path)).await;
+            let policy = page.headers().get("content-security-policy").unwrap().to_str().unwrap();
+            assert!(policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"), "{path}: {policy}");
+            assert_eq!(page.headers()["x-frame-options"], "DENY");
+        }
+    }
+
+    /// Over TLS, the login cookie is sent back over TLS only.
+    #[tokio::test]
+    async fn the_login_cookie_is_secure_over_tls() {
+        for tls in [false, true] {
+            let app = router_with(
+                RequestHandler::builder(EchoAgent).build(),
+                HttpOptions { console: Some(Console::open()), ..HttpOptions::default() },
+            );
+            let mut login = Request::post("/console/login")
+                .header("host", "127.0.0.1:8443")
+                .header("origin", "https://127.0.0.1:8443")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(Body::from("token=abc"))
+                .unwrap();
+            login.extensions_mut().insert(Peer { addr: "127.0.0.1:5000".parse().unwrap(), certificate: None, tls });
+            let answer = app.oneshot(login).await.unwrap();
+            let cookie = answer.headers()["set-cookie"].to_str().unwrap();
+            assert_eq!(cookie.contains("; Secure"), tls, "{cookie}");
+            assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        }
+    }
+}
+
+/// What an agent's artifacts can do to the console's origin: nothing.
+#[cfg(test)]
+mod hostile_artifacts {
+    use agentwire_types::{Artifact, Part, Peer};
+    use axum::body::Body;
+    use http::{Request, StatusCode};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::Console;
+    use crate::agent::{AgentExecutor, EventStream, ExecutionContext};
+    use crate::{router_with, HttpOptions, RequestHandler};
+
+    /// The probe's hostile agent: an HTML file whose name holds a control character, and file
+    /// URLs that are scripts.
+    struct Hostile;
+
+    const SCRIPT_URLS: [&str; 4] =
+        ["javascript:alert(document.domain)", " JavaScript:alert(1)", "java\tscript:alert(1)", "data:text/html,<script>alert(1)</script>"];
+
+    impl AgentExecutor for Hostile {
+        fn execute(&self, ctx: ExecutionContext) -> EventStream {
+            ctx.run(|_, updater| async move {
+                let mut parts = vec![Part::raw(b"<script>alert('download')</script>".to_vec(), "a\u{1}b.html", "text/html")];
+                parts.extend(SCRIPT_URLS.iter().map(|url| Part::url(*url, "x.html", "text/html")));
+                parts.push(Part::url("https://example.com/report.pdf", "report.pdf", "application/pdf"));
+                let artifact = Artifact { artifact_id: "a".into(), parts, ..Artifact::default() };
+                updater.add_artifact(artifact).await?;
+                updater.complete().await
+            })
+        }
+    }
+
+    async fn call(app: &axum::Router, request: Request<Body>) -> (http::response::Parts, String) {
+        let mut request = request;
+        request.extensions_mut().insert(Peer { addr: "127.0.0.1:5000".parse().unwrap(), certificate: None, tls: false });
+        let (parts, body) = app.clone().oneshot(request).await.unwrap().into_parts();
+        (parts, String::from_utf8_lossy(&body.collect().await.unwrap().to_bytes()).into_owned())
+    }
+
+    fn get(path: &str) -> Request<Body> {
+        Request::get(path).header("host", "127.0.0.1:8080").body(Body::empty()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_hostile_agents_files_download_and_its_script_urls_are_no_links() {
+        let handler = RequestHandler::builder(Hostile).build();
+        let app = router_with(handler, HttpOptions { console: Some(Console::loopback_only()), ..HttpOptions::default() });
+        let send = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
+        let request = Request::post("/").header("content-type", "application/json").body(Body::from(send.to_string()));
+        let (_, sent) = call(&app, request.unwrap()).await;
+        let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
+        let task = sent["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("{sent}")).to_owned();
+
+        let (head, page) = call(&app, get(&format!("/console/tasks/{task}"))).await;
+        assert_eq!(head.status, StatusCode::OK, "{page}");
+        for url in ["javascript:", "JavaScript:", "data:", "java\tscript"] {
+            assert!(!page.contains(&format!("<a href=\"{url}")) && !page.contains(&format!("<a href=\" {url}")), "{url}: {page}");
+        }
+        assert!(page.contains("href=\"https://example.com/report.pdf\""), "a web address is a link: {page}");
+
+        let (head, body) = call(&app, get(&format!("/console/tasks/{task}/artifacts/a/0"))).await;
+        assert_eq!(head.status, StatusCode::OK);
+        assert_eq!(head.headers["content-type"], "application/octet-stream", "HTML downloads as bytes");
+        let disposition = head.headers["content-disposition"].to_str().unwrap();
+        assert!(disposition.starts_with("attachment; "), "{disposition}");
+        assert!(disposition.contains("filename*=UTF-8''ab.html"), "the control character is dropped: {disposition}");
+        assert_eq!(head.headers["content-security-policy"], "sandbox");
+        assert_eq!(head.headers["x-content-type-options"], "nosniff");
+        assert!(body.contains("<script>"), "the bytes are the agent's, as a file");
+
+        for index in 1..=SCRIPT_URLS.len() {
+            let (head, _) = call(&app, get(&format!("/console/tasks/{task}/artifacts/a/{index}"))).await;
+            assert!(!head.status.is_redirection(), "no redirect to {:?}: {:?}", SCRIPT_URLS[index - 1], head.headers);
+        }
+        let (head, _) = call(&app, get(&format!("/console/tasks/{task}/artifacts/a/{}", SCRIPT_URLS.len() + 1))).await;
+        assert_eq!(head.headers["location"], "https://example.com/report.pdf");
     }
 }

@@ -443,7 +443,9 @@ fn artifact_view(task_id: &str, artifact: &Artifact) -> Markup {
 
 /// A part by its kind: text as text, data as a tree, a file as a download or a link.
 fn part_view(part: &Part, artifact: Option<(&str, &str)>, index: usize) -> Markup {
-    let name = part.filename.as_deref().unwrap_or("file");
+    // A control character in a name shows as nothing a person can read.
+    let name: String = part.filename.as_deref().unwrap_or("file").chars().filter(|c| !c.is_control()).collect();
+    let name = name.as_str();
     let media_type = part.media_type.as_deref().unwrap_or("");
     html! {
         @match &part.content {
@@ -456,7 +458,10 @@ fn part_view(part: &Part, artifact: Option<(&str, &str)>, index: usize) -> Marku
                 " " small { (media_type) ", " (bytes.len()) " bytes" }
             },
             PartContent::Url(url) => p.file {
-                a href=(url) rel="noreferrer noopener" { (name) } " " small { (media_type) ", at " code { (url) } }
+                @if let Some(url) = web_link(url) {
+                    a href=(url) rel="noreferrer noopener" { (name) }
+                } @else { (name) }
+                " " small { (media_type) ", at " code { (url) } }
             },
         }
     }
@@ -521,7 +526,22 @@ pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str)
 const UNRESERVED: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// `text` percent-encoded for a query value or a path segment.
+/// `text` percent-encoded for a query value or a path segment. A segment of dots alone is
+/// encoded too: as it is, a browser would take it as a step up or nowhere in the path.
 pub(super) fn encode(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
+    match text {
+        "." => "%2E".to_owned(),
+        ".." => "%2E%2E".to_owned(),
+        _ => percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string(),
+    }
+}
+
+/// `url` when it is an address on the web (`http` or `https`), the only kind the console links
+/// to: a `javascript:` or `data:` URL an agent wrote would run in the console's origin. Checked
+/// as browsers read it: no control character or space (which they drop before the scheme, or
+/// from inside it), and the scheme first.
+pub(super) fn web_link(url: &str) -> Option<&str> {
+    let scheme = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let web = scheme.starts_with("http://") || scheme.starts_with("https://");
+    (web && !url.chars().any(|c| c.is_control() || c.is_whitespace())).then_some(url)
 }

@@ -1,7 +1,6 @@
 //! The console's routes: what each page asks of the operation service, and the live streams.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_types::{
@@ -49,8 +48,7 @@ struct ConsoleState {
 
 /// The console's routes, under `/console`, over the operation service in `app`.
 pub(crate) fn routes(app: AppState, console: Console) -> Router {
-    let (access, base) = (console.access, Arc::clone(&console.base));
-    let state = ConsoleState { app, console };
+    let state = ConsoleState { app, console: console.clone() };
     Router::new()
         .route("/console", get(card_page))
         .route("/console/", get(card_page))
@@ -66,43 +64,76 @@ pub(crate) fn routes(app: AppState, console: Console) -> Router {
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
         .with_state(state)
-        .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
-            admit(access, Arc::clone(&base), request, next)
-        }))
+        .layer(axum::middleware::from_fn(move |request: Request, next: Next| admit(console.clone(), request, next)))
 }
 
 /// The page that lists several agents' consoles, and the assets it uses.
 pub(crate) fn directory(console: &Console, agents: Vec<(String, String, AgentCard)>) -> Router {
-    let (access, base) = (console.access, Arc::clone(&console.base));
-    let page = Html(pages::agents_page(&base, &agents).into_string());
+    let console = console.clone();
+    let page = Html(pages::agents_page(&console.base, &agents).into_string());
     let listing = get(move || std::future::ready(page.clone()));
     Router::new()
         .route("/console", listing.clone())
         .route("/console/", listing)
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
-        .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
-            admit(access, Arc::clone(&base), request, next)
-        }))
+        .layer(axum::middleware::from_fn(move |request: Request, next: Next| admit(console.clone(), request, next)))
 }
 
-/// Refuses callers the console is not served to, and posts from other sites.
-async fn admit(access: ConsoleAccess, base: Arc<str>, request: Request, next: Next) -> Response {
-    let peer = request.extensions().get::<Peer>().map(|peer| peer.addr.ip());
-    if access == ConsoleAccess::Loopback && !peer.is_some_and(|ip| ip.is_loopback()) {
+/// Refuses callers the console is not served to, requests made under another host name, and
+/// posts from other sites; hardens every answer it lets through.
+async fn admit(console: Console, request: Request, next: Next) -> Response {
+    let base = &console.base;
+    let peer = request.extensions().get::<Peer>();
+    if console.access == ConsoleAccess::Loopback && !peer.is_some_and(|peer| peer.addr.ip().is_loopback()) {
         let why = "The console is served to loopback addresses only, as this server authenticates nobody. \
-                   Configure authentication, or open the console to every address, to reach it from elsewhere.";
-        return refusal(&base, StatusCode::FORBIDDEN, "Not served here", why);
+                   Configure authentication (--auth), or open the console to every address (--console-open), \
+                   to reach it from elsewhere.";
+        return refusal(base, StatusCode::FORBIDDEN, "Not served here", why);
+    }
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok()).or(request.uri().host());
+    if !host.is_some_and(|host| console.serves_host(host)) {
+        // A page of another site whose name now points at this server (DNS rebinding) names
+        // its own host: it gets nothing of the console.
+        let why = "The console answers under its own address, localhost, and the names it is configured with \
+                   (--public-url).";
+        return refusal(base, StatusCode::MISDIRECTED_REQUEST, "Not served under this name", why);
     }
     if request.method() == http::Method::POST && !same_origin(request.headers()) {
-        return refusal(&base, StatusCode::FORBIDDEN, "Refused", "The console takes posts from its own pages only.");
+        return refusal(base, StatusCode::FORBIDDEN, "Refused", "The console takes posts from its own pages only.");
     }
-    next.run(request).await
+    let tls = peer.is_some_and(|peer| peer.tls);
+    let mut response = next.run(request).await;
+    harden(response.headers_mut(), tls);
+    response
 }
 
-/// Whether a post comes from a page of this host: browsers name the page's origin in `Origin`.
+/// The policy of every console page: its own scripts, styles and pages only, in no frame, with
+/// no `<base>` elsewhere. A download sets a stricter one of its own (`sandbox`).
+const PAGE_POLICY: &str =
+    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
+
+/// Headers every answer of the console carries; a cookie set over TLS is sent back over TLS only.
+fn harden(headers: &mut HeaderMap, tls: bool) {
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY));
+    }
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    if tls {
+        if let Some(cookie) = headers.get(header::SET_COOKIE).and_then(|v| v.to_str().ok()) {
+            if let Ok(secure) = HeaderValue::from_str(&format!("{cookie}; Secure")) {
+                headers.insert(header::SET_COOKIE, secure);
+            }
+        }
+    }
+}
+
+/// Whether a post comes from a page of this host: browsers name the page's origin in `Origin`,
+/// and a post without one (no browser's) is refused.
 fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return false };
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     origin.split_once("://").is_some_and(|(_, authority)| authority == host)
 }
@@ -419,21 +450,60 @@ async fn download_part(
         PartContent::Data(value) => {
             (Body::from(serde_json::to_vec_pretty(&value).unwrap_or_default()), "application/json")
         }
-        PartContent::Url(url) => return Redirect::to(&url).into_response(),
+        // Only to the web: an agent's `javascript:` or `data:` URL would run in the console's origin.
+        PartContent::Url(url) => {
+            return match pages::web_link(&url) {
+                Some(url) => Redirect::to(url).into_response(),
+                None => {
+                    let error = A2AError::invalid_params("the part's URL is not an http or https address");
+                    error_page(&state.console.base, &error)
+                }
+            };
+        }
     };
     let media_type = part.media_type.as_deref().unwrap_or(default_type);
-    let filename = part.filename.as_deref().unwrap_or("part").replace(['"', '\\', '\r', '\n'], "_");
     let mut response = body.into_response();
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(media_type).unwrap_or(HeaderValue::from_static("application/octet-stream")),
-    );
-    if let Ok(disposition) = HeaderValue::from_str(&format!("attachment; filename=\"{filename}\"")) {
-        headers.insert(header::CONTENT_DISPOSITION, disposition);
-    }
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(download_type(media_type)));
+    headers.insert(header::CONTENT_DISPOSITION, attachment(part.filename.as_deref().unwrap_or("part")));
+    // Whatever a browser makes of the bytes, nothing in them runs with the console's origin.
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
     response
+}
+
+/// The media types a download keeps: kinds a browser shows or saves without running anything.
+/// Anything else, HTML and SVG above all, downloads as bytes.
+const DOWNLOAD_TYPES: &[&str] = &[
+    "text/plain; charset=utf-8",
+    "text/csv",
+    "application/json",
+    "application/pdf",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "audio/mpeg",
+    "audio/wav",
+    "video/mp4",
+];
+
+/// The `Content-Type` a download of a part of `media_type` is served with.
+fn download_type(media_type: &str) -> &'static str {
+    let essence = media_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = if essence == "text/plain" { "text/plain; charset=utf-8" } else { essence.as_str() };
+    DOWNLOAD_TYPES.iter().find(|safe| **safe == essence).copied().unwrap_or("application/octet-stream")
+}
+
+/// `Content-Disposition: attachment` for a file named `name` (RFC 6266): the name's characters
+/// in `filename*`, and an ASCII stand-in in `filename` for the oldest clients. Control characters
+/// are dropped, so the header is always valid and always sent.
+fn attachment(name: &str) -> HeaderValue {
+    let name: String = name.chars().filter(|c| !c.is_control()).collect();
+    let name = if name.trim().is_empty() { "part".to_owned() } else { name };
+    let ascii: String =
+        name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
+    let value = format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{}", pages::encode(&name));
+    HeaderValue::from_str(&value).unwrap_or(HeaderValue::from_static("attachment"))
 }
 
 /// The task a message is sent to, when it continues one.
@@ -579,6 +649,7 @@ async fn log_in(State(state): State<ConsoleState>, body: axum::body::Bytes) -> R
         return refused("A token is one word of visible characters.");
     }
     let mut response = Redirect::to(&format!("{base}/tasks")).into_response();
+    // `Secure` is added over TLS, by `harden`.
     set_cookie(&mut response, &format!("{TOKEN_COOKIE}={token}; Path={base}; HttpOnly; SameSite=Strict"));
     response
 }
