@@ -282,16 +282,20 @@ impl Mirroring {
         out
     }
 
-    /// What changed in the agent's task since the mirror last saw it.
+    /// What changed in the agent's task since the mirror last saw it. The artifacts go before a
+    /// terminal status (an ended task takes no more events), after any other.
     fn snapshot(&mut self, task: Task, out: &mut Vec<AgentEvent>) {
         self.learn(&task.id, &task.context_id);
         let message_id = task.status.message.as_ref().map(|m| m.message_id.clone());
         let changed =
             self.state != Some(task.status.state) || (message_id.is_some() && message_id != self.status_message);
-        if changed || !self.announced {
-            out.push(self.status(task.status.state, task.status.message.map(|m| *m), None));
-        }
         let last_chunk = task.status.state.is_terminal();
+        let status = (changed || !self.announced).then(|| self.status(task.status.state, task.status.message.map(|m| *m), None));
+        let artifacts_at = out.len();
+        if let Some(status) = status {
+            out.push(status);
+        }
+        let mut artifacts = Vec::new();
         for artifact in task.artifacts {
             let id = artifact.artifact_id.clone();
             match self.artifacts.insert(id, artifact.clone()) {
@@ -300,10 +304,15 @@ impl Mirroring {
                 // they are new.
                 Some(known) if extends(&artifact, &known) => {
                     let tail = Artifact { parts: artifact.parts[known.parts.len()..].to_vec(), ..artifact };
-                    out.push(AgentEvent::Artifact { artifact: tail, append: true, last_chunk });
+                    artifacts.push(AgentEvent::Artifact { artifact: tail, append: true, last_chunk });
                 }
-                _ => out.push(AgentEvent::Artifact { artifact, append: false, last_chunk }),
+                _ => artifacts.push(AgentEvent::Artifact { artifact, append: false, last_chunk }),
             }
+        }
+        if last_chunk {
+            out.splice(artifacts_at..artifacts_at, artifacts);
+        } else {
+            out.extend(artifacts);
         }
     }
 
