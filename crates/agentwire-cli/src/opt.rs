@@ -300,6 +300,11 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "ADDR", num_args = 0..=1)]
     pub(crate) metrics: Option<Option<SocketAddr>>,
 
+    /// Most tenants with a series of their own in a2a_tenant_tasks_in_progress; the others
+    /// share tenant="(other)".
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub(crate) metrics_tenants: usize,
+
     // Last, so that only these options come under the "Limits" heading.
     #[command(flatten)]
     pub(crate) limits: LimitOpt,
@@ -324,6 +329,10 @@ pub(crate) struct LimitOpt {
     /// Largest request body.
     #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
     pub(crate) max_body_size: usize,
+
+    /// Longest tenant name a request may give (letters, digits and - . _ ~ only).
+    #[arg(long, value_name = "SIZE", default_value = "128", value_parser = parse_size)]
+    pub(crate) max_tenant_size: usize,
 
     /// Most memory one client message may take to hold (many small parts take more than their
     /// JSON text).

@@ -39,6 +39,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         _ => None,
     };
     let metrics = opt.metrics.is_some().then(Metrics::new);
+    if let Some(metrics) = &metrics {
+        metrics.limit_tenant_series(opt.metrics_tenants);
+    }
     let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
     let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
     let mut http = HttpOptions {
@@ -46,6 +49,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         strict_card: opt.strict_card,
         max_body_bytes: opt.limits.max_body_size,
         body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
+        max_tenant_bytes: opt.limits.max_tenant_size,
         signing_keys,
         ..HttpOptions::default()
     };

@@ -290,7 +290,8 @@ impl Mirroring {
         let changed =
             self.state != Some(task.status.state) || (message_id.is_some() && message_id != self.status_message);
         let last_chunk = task.status.state.is_terminal();
-        let status = (changed || !self.announced).then(|| self.status(task.status.state, task.status.message.map(|m| *m), None));
+        let status =
+            (changed || !self.announced).then(|| self.status(task.status.state, task.status.message.map(|m| *m), None));
         let artifacts_at = out.len();
         if let Some(status) = status {
             out.push(status);

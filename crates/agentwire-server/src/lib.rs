@@ -42,6 +42,7 @@ mod service;
 mod spans;
 #[cfg(feature = "otlp")]
 pub mod telemetry;
+mod tenant;
 
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 /// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).

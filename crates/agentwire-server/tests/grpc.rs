@@ -295,3 +295,17 @@ async fn one_port_serves_every_binding_over_tls() {
     let endpoint = Channel::from_shared(server.base.clone()).unwrap().tls_config(trust).unwrap().timeout(TIMEOUT);
     every_binding_answers(&server, &http, endpoint.connect().await.expect("TLS connect")).await;
 }
+
+/// A tenant name the other bindings refuse is refused over gRPC too.
+#[tokio::test]
+async fn an_unbounded_tenant_name_is_refused() {
+    let server = TestServer::start(conformance()).await;
+    let mut client = client(&server).await;
+    for tenant in ["t".repeat(64 * 1024), "..".to_owned()] {
+        let request = pb::SendMessageRequest { tenant, ..send("m1", "tck-cancel") };
+        let refused = client.send_message(request).await.expect_err("refused");
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    }
+    let fits = pb::SendMessageRequest { tenant: "acme".into(), ..send("m2", "tck-complete-task") };
+    assert_eq!(state(&task_of(client.send_message(fits).await.unwrap().into_inner())), pb::TaskState::Completed);
+}

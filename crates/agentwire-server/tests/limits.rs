@@ -251,3 +251,29 @@ async fn a_legacy_client_may_name_its_task_within_bounds() {
     let at_limit = send("y".repeat(64)).await;
     assert!(at_limit.get("result").is_some(), "{at_limit}");
 }
+
+/// The probe's tenant names of a megabyte, which no byte budget counted: a tenant name is at
+/// most 128 bytes of letters, digits and `-._~`, on every binding, and never dots alone.
+#[tokio::test]
+async fn tenant_names_are_bounded_on_every_binding() {
+    let server = TestServer::start(conformance()).await;
+    let huge = "t".repeat(1024 * 1024);
+    for tenant in [huge.as_str(), &"t".repeat(129), "..", "a/b", "ten ant"] {
+        let params = json!({"message": user_message("m1", "tck-cancel"), "tenant": tenant});
+        let refused = server.rpc("SendMessage", params).await;
+        assert_eq!(refused["error"]["code"], -32602, "{}: {refused}", &tenant[..tenant.len().min(10)]);
+        let listed = server.rpc("ListTasks", json!({"tenant": tenant})).await;
+        assert_eq!(listed["error"]["code"], -32602, "ListTasks: {listed}");
+    }
+    let (status, body) = server.rest(Method::GET, &format!("/{}/tasks", "t".repeat(129)), None).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = server.rest(Method::GET, "/.../tasks", None).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = server
+        .rest(Method::POST, "/ok/message:send", Some(json!({"message": user_message("m2", "tck-complete-task")})))
+        .await;
+    assert_eq!(status, 200, "a plain tenant is served: {body}");
+    let sent =
+        server.rpc_ok("SendMessage", json!({"message": user_message("m3", "hi"), "tenant": "t".repeat(128)})).await;
+    assert_eq!(sent["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+}

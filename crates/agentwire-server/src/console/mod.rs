@@ -115,7 +115,7 @@ impl Console {
         name.parse::<std::net::Ipv4Addr>().is_ok()
             || name == "localhost"
             || name.ends_with(".localhost")
-            || self.hosts.iter().any(|allowed| *allowed == name)
+            || self.hosts.contains(&name)
     }
 
     /// Updates the task list as `handler` commits changes. Without it (a console before a
@@ -208,11 +208,13 @@ mod tests {
             }
             request.body(Body::empty())
         };
-        let refused = status(Console::loopback_only(), "127.0.0.1:5000", post(Some("https://elsewhere.example")).unwrap());
+        let refused =
+            status(Console::loopback_only(), "127.0.0.1:5000", post(Some("https://elsewhere.example")).unwrap());
         assert_eq!(refused.await, StatusCode::FORBIDDEN);
         let nameless = status(Console::loopback_only(), "127.0.0.1:5000", post(None).unwrap()).await;
         assert_eq!(nameless, StatusCode::FORBIDDEN);
-        let own = status(Console::loopback_only(), "127.0.0.1:5000", post(Some("http://127.0.0.1:8080")).unwrap()).await;
+        let own =
+            status(Console::loopback_only(), "127.0.0.1:5000", post(Some("http://127.0.0.1:8080")).unwrap()).await;
         assert_eq!(own, StatusCode::NOT_FOUND, "a post from the console's own page reaches the operation");
     }
 
@@ -223,8 +225,14 @@ mod tests {
     async fn the_console_answers_under_its_own_names_only() {
         let under = |host: &str| Request::get("/console/tasks").header("host", host).body(Body::empty()).unwrap();
         let loopback = Console::loopback_only;
-        assert_eq!(status(loopback(), "127.0.0.1:5000", under("evil.example:8080")).await, StatusCode::MISDIRECTED_REQUEST);
-        assert_eq!(status(loopback(), "127.0.0.1:5000", under("localhost.evil.example")).await, StatusCode::MISDIRECTED_REQUEST);
+        assert_eq!(
+            status(loopback(), "127.0.0.1:5000", under("evil.example:8080")).await,
+            StatusCode::MISDIRECTED_REQUEST
+        );
+        assert_eq!(
+            status(loopback(), "127.0.0.1:5000", under("localhost.evil.example")).await,
+            StatusCode::MISDIRECTED_REQUEST
+        );
         for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "10.0.0.5", "LOCALHOST"] {
             assert_eq!(status(loopback(), "127.0.0.1:5000", under(host)).await, StatusCode::OK, "{host}");
         }
@@ -245,7 +253,10 @@ mod tests {
         for path in ["/console", "/console/tasks", "/console/send", "/console/login", "/console/tasks/nope"] {
             let page = answer(Console::loopback_only(), "127.0.0.1:5000", get(path)).await;
             let policy = page.headers().get("content-security-policy").unwrap().to_str().unwrap();
-            assert!(policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"), "{path}: {policy}");
+            assert!(
+                policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"),
+                "{path}: {policy}"
+            );
             assert_eq!(page.headers()["x-frame-options"], "DENY");
         }
     }
@@ -290,13 +301,18 @@ mod hostile_artifacts {
     /// URLs that are scripts.
     struct Hostile;
 
-    const SCRIPT_URLS: [&str; 4] =
-        ["javascript:alert(document.domain)", " JavaScript:alert(1)", "java\tscript:alert(1)", "data:text/html,<script>alert(1)</script>"];
+    const SCRIPT_URLS: [&str; 4] = [
+        "javascript:alert(document.domain)",
+        " JavaScript:alert(1)",
+        "java\tscript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+    ];
 
     impl AgentExecutor for Hostile {
         fn execute(&self, ctx: ExecutionContext) -> EventStream {
             ctx.run(|_, updater| async move {
-                let mut parts = vec![Part::raw(b"<script>alert('download')</script>".to_vec(), "a\u{1}b.html", "text/html")];
+                let mut parts =
+                    vec![Part::raw(b"<script>alert('download')</script>".to_vec(), "a\u{1}b.html", "text/html")];
                 parts.extend(SCRIPT_URLS.iter().map(|url| Part::url(*url, "x.html", "text/html")));
                 parts.push(Part::url("https://example.com/report.pdf", "report.pdf", "application/pdf"));
                 let artifact = Artifact { artifact_id: "a".into(), parts, ..Artifact::default() };
@@ -308,7 +324,11 @@ mod hostile_artifacts {
 
     async fn call(app: &axum::Router, request: Request<Body>) -> (http::response::Parts, String) {
         let mut request = request;
-        request.extensions_mut().insert(Peer { addr: "127.0.0.1:5000".parse().unwrap(), certificate: None, tls: false });
+        request.extensions_mut().insert(Peer {
+            addr: "127.0.0.1:5000".parse().unwrap(),
+            certificate: None,
+            tls: false,
+        });
         let (parts, body) = app.clone().oneshot(request).await.unwrap().into_parts();
         (parts, String::from_utf8_lossy(&body.collect().await.unwrap().to_bytes()).into_owned())
     }
@@ -320,7 +340,8 @@ mod hostile_artifacts {
     #[tokio::test]
     async fn a_hostile_agents_files_download_and_its_script_urls_are_no_links() {
         let handler = RequestHandler::builder(Hostile).build();
-        let app = router_with(handler, HttpOptions { console: Some(Console::loopback_only()), ..HttpOptions::default() });
+        let app =
+            router_with(handler, HttpOptions { console: Some(Console::loopback_only()), ..HttpOptions::default() });
         let send = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
             "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
         let request = Request::post("/").header("content-type", "application/json").body(Body::from(send.to_string()));
@@ -331,7 +352,10 @@ mod hostile_artifacts {
         let (head, page) = call(&app, get(&format!("/console/tasks/{task}"))).await;
         assert_eq!(head.status, StatusCode::OK, "{page}");
         for url in ["javascript:", "JavaScript:", "data:", "java\tscript"] {
-            assert!(!page.contains(&format!("<a href=\"{url}")) && !page.contains(&format!("<a href=\" {url}")), "{url}: {page}");
+            assert!(
+                !page.contains(&format!("<a href=\"{url}")) && !page.contains(&format!("<a href=\" {url}")),
+                "{url}: {page}"
+            );
         }
         assert!(page.contains("href=\"https://example.com/report.pdf\""), "a web address is a link: {page}");
 

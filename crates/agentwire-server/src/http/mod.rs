@@ -31,6 +31,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::health::{self, Readiness};
 use crate::service::{OperationService, Operations};
+use crate::tenant::TenantCheck;
 
 use crate::layers;
 pub use crate::layers::CorsOrigins;
@@ -70,6 +71,10 @@ pub struct HttpOptions {
     /// [signing key](crate::RequestHandlerBuilder::signing_key), with which clients verify its
     /// card and its webhook deliveries. Not served when `None`.
     pub signing_keys: Option<agentwire_jose::JwkSet>,
+    /// Longest tenant name a request may give, in bytes (128 by default). A tenant name is also
+    /// limited to letters, digits and `-`, `.`, `_`, `~`, and may not be dots alone; any other is
+    /// refused with InvalidParams before the operation service sees the request.
+    pub max_tenant_bytes: usize,
     /// The web console at `/console`; not served when `None` (the default). In a router nested
     /// under a prefix, tell the console where it is ([`Console::at`](crate::Console::at)).
     #[cfg(feature = "console")]
@@ -84,6 +89,7 @@ impl Default for HttpOptions {
             strict_card: false,
             max_body_bytes: 4 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
+            max_tenant_bytes: 128,
             readiness: Readiness::default(),
             #[cfg(feature = "console")]
             console: None,
@@ -136,7 +142,7 @@ pub fn router(service: impl OperationService) -> Router {
 
 /// [`router`], configured by `options`.
 pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
-    let operations: Operations = BoxCloneSyncService::new(service);
+    let operations: Operations = BoxCloneSyncService::new(TenantCheck::new(service, options.max_tenant_bytes));
     let grpc = grpc::GrpcSteerLayer::new(&operations, &options);
     let card = Arc::new(card::CardForms::new(options.strict_card));
     let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };

@@ -114,9 +114,12 @@ fn seconds() -> Histogram {
     Histogram::new(exponential_buckets(0.000_5, 2.0, 16))
 }
 
+/// Tenants with a series of their own in `a2a_tenant_tasks_in_progress` by default.
+pub(crate) const DEFAULT_TENANT_SERIES: usize = 100;
+
 /// Every instrument. Labels come from a fixed set of names, except a tenant's, whose series is
-/// removed when the tenant has no task in progress left: the series never outnumber the tasks in
-/// progress.
+/// removed when the tenant has no task in progress left; past [`DEFAULT_TENANT_SERIES`] tenants
+/// (or [`Metrics::limit_tenant_series`]), the others share the series `tenant="(other)"`.
 pub(crate) struct Instruments {
     pub(crate) requests: Family<Outcome, Counter>,
     pub(crate) request_duration: Histograms<Route>,
@@ -132,11 +135,29 @@ pub(crate) struct Instruments {
     pub(crate) connections_open: Gauge,
     pub(crate) connections: Counter,
     pub(crate) connections_refused: Family<ReasonLabel, Counter>,
+    /// Most tenants with a series of their own in `tasks_in_progress`; see
+    /// [`Metrics::limit_tenant_series`].
+    pub(crate) max_tenant_series: std::sync::atomic::AtomicUsize,
     /// The store whose write groups are reported, once a handler is given these metrics.
     store: Arc<Mutex<Option<Weak<dyn TaskStore>>>>,
 }
 
 impl Metrics {
+    /// Gives at most `tenants` tenants a series of their own in `a2a_tenant_tasks_in_progress`
+    /// (100 by default); the tasks in progress of the others are counted in one series,
+    /// `tenant="(other)"`. Tenant names are chosen by clients: without a cap, each would add a
+    /// series to every scrape. 0 counts every tenant in that one series.
+    ///
+    /// ```
+    /// use agentwire_server::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.limit_tenant_series(20);
+    /// ```
+    pub fn limit_tenant_series(&self, tenants: usize) {
+        self.instruments.max_tenant_series.store(tenants, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// New instruments, all at zero.
     pub fn new() -> Self {
         let mut registry = Registry::default();
@@ -156,6 +177,7 @@ impl Metrics {
             connections_open: Gauge::default(),
             connections: Counter::default(),
             connections_refused: Family::default(),
+            max_tenant_series: std::sync::atomic::AtomicUsize::new(DEFAULT_TENANT_SERIES),
             store: Arc::clone(&store),
         };
         let i = &instruments;

@@ -36,38 +36,113 @@ pub(crate) async fn follow_tasks(mut feed: CommitFeed, instruments: Arc<Instrume
     }
 }
 
-/// The last state seen of each task in progress.
+/// The label of the tasks in progress of the tenants past the cap on tenant series.
+const OTHER_TENANTS: &str = "(other)";
+
+/// The last state seen of each task in progress, and the tenant series it is counted in.
 #[derive(Default)]
 struct States {
-    in_progress: HashMap<(Scope, String), TaskState>,
+    in_progress: HashMap<(Scope, String), (TaskState, TenantLabel)>,
+    /// The tasks in progress counted under each tenant series.
+    series: HashMap<TenantLabel, usize>,
 }
 
 impl States {
     fn committed(&mut self, instruments: &Instruments, commit: &Commit) {
         let key = (commit.scope.clone(), commit.task_id.clone());
         let state = commit.state;
-        let before =
-            if state.is_terminal() { self.in_progress.remove(&key) } else { self.in_progress.insert(key, state) };
-        if before == Some(state) {
-            return;
-        }
-        if let Some(before) = before {
+        let before = match self.in_progress.get_mut(&key) {
+            Some((seen, _)) if *seen == state => return,
+            Some((seen, tenant)) if !state.is_terminal() => Some((std::mem::replace(seen, state), tenant.clone())),
+            Some(_) => self.in_progress.remove(&key),
+            None if state.is_terminal() => None,
+            None => {
+                let tenant = self.series_for(&commit.scope.tenant, instruments);
+                self.in_progress.insert(key, (state, tenant));
+                None
+            }
+        };
+        if let Some((before, _)) = &before {
             instruments.tasks.get_or_create(&StateLabel { state: before.as_proto_name() }).dec();
         }
-        let tenant = TenantLabel { tenant: commit.scope.tenant.clone() };
         if state.is_terminal() {
             instruments.tasks_ended.get_or_create(&StateLabel { state: state.as_proto_name() }).inc();
-            if before.is_some() {
-                let left = instruments.tasks_in_progress.get_or_create(&tenant).dec() - 1;
-                if left <= 0 {
-                    instruments.tasks_in_progress.remove(&tenant);
-                }
+            if let Some((_, tenant)) = before {
+                self.leave(&tenant, instruments);
             }
         } else {
             instruments.tasks.get_or_create(&StateLabel { state: state.as_proto_name() }).inc();
-            if before.is_none() {
-                instruments.tasks_in_progress.get_or_create(&tenant).inc();
+        }
+    }
+
+    /// The series a new task in progress of `tenant` is counted in: the tenant's own while there
+    /// are fewer than the cap, else one for every other tenant. Tenant names are chosen by
+    /// clients, so their series are bounded.
+    fn series_for(&mut self, tenant: &str, instruments: &Instruments) -> TenantLabel {
+        let own = TenantLabel { tenant: tenant.to_owned() };
+        let cap = instruments.max_tenant_series.load(std::sync::atomic::Ordering::Relaxed);
+        let label = if self.series.contains_key(&own) || self.series.len() < cap {
+            own
+        } else {
+            TenantLabel { tenant: OTHER_TENANTS.to_owned() }
+        };
+        *self.series.entry(label.clone()).or_default() += 1;
+        instruments.tasks_in_progress.get_or_create(&label).inc();
+        label
+    }
+
+    /// A task counted in `tenant`'s series ended; the series goes with its last task.
+    fn leave(&mut self, tenant: &TenantLabel, instruments: &Instruments) {
+        instruments.tasks_in_progress.get_or_create(tenant).dec();
+        if let Some(count) = self.series.get_mut(tenant) {
+            *count -= 1;
+            if *count == 0 {
+                self.series.remove(tenant);
+                instruments.tasks_in_progress.remove(tenant);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_store::{Commit, Scope};
+    use agentwire_types::TaskState;
+
+    use super::States;
+    use crate::Metrics;
+
+    fn commit(tenant: &str, task: usize, state: TaskState) -> Commit {
+        let scope = Scope::new(tenant.to_owned(), "someone".to_owned());
+        Commit { scope, task_id: format!("t{task}"), version: 1, state, events: Vec::new(), trace: None }
+    }
+
+    /// The tenant series of `metrics`: their labels and values.
+    fn tenant_series(metrics: &Metrics) -> Vec<(String, String)> {
+        let text = metrics.encode();
+        let series = text.lines().filter_map(|line| line.strip_prefix("a2a_tenant_tasks_in_progress{tenant=\""));
+        series
+            .filter_map(|rest| rest.split_once("\"} "))
+            .map(|(tenant, value)| (tenant.to_owned(), value.to_owned()))
+            .collect()
+    }
+
+    /// The probe's series per tenant: client-chosen tenants get a series each up to the cap, the
+    /// rest share one, and every series goes with its tenant's last task in progress.
+    #[test]
+    fn tenant_series_are_capped() {
+        let metrics = Metrics::new();
+        metrics.limit_tenant_series(3);
+        let mut states = States::default();
+        for task in 0..10 {
+            states.committed(&metrics.instruments, &commit(&format!("tenant{task}"), task, TaskState::Working));
+        }
+        let series = tenant_series(&metrics);
+        assert_eq!(series.len(), 4, "{series:?}");
+        assert!(series.contains(&("(other)".to_owned(), "7".to_owned())), "{series:?}");
+        for task in 0..10 {
+            states.committed(&metrics.instruments, &commit(&format!("tenant{task}"), task, TaskState::Completed));
+        }
+        assert!(tenant_series(&metrics).is_empty(), "{:?}", tenant_series(&metrics));
     }
 }
