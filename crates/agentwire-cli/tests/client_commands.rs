@@ -214,3 +214,42 @@ fn an_unreachable_agent_exits_9() {
     let (code, out) = agentwire(&["get", "http://127.0.0.1:9", "x"]);
     assert_eq!(code, 9, "unreachable: {out}");
 }
+
+/// The probe's spoofed card verification: `--verify-card-jku http://127.0.0.1:A` trusted any
+/// `jku` that began with that text, such as `http://127.0.0.1:A@127.0.0.1:C/…`, which is host C.
+/// It is compared as a URL now; a card signed by the key A publishes is verified, and `card`
+/// says so.
+#[tokio::test]
+async fn a_card_is_verified_by_keys_under_the_trusted_url_only() {
+    let dir = TempDir::new("jku");
+    let key = |name: &str| {
+        let path = dir.0.join(name);
+        let made = Command::new(env!("CARGO_BIN_EXE_agentwire")).arg("keygen").arg(&path).output().unwrap();
+        assert!(made.status.success(), "{made:?}");
+        path.display().to_string()
+    };
+    let (trusted_key, other_key) = (key("trusted.pem"), key("other.pem"));
+    let serve = |key: &str| ["--store", "memory", "--agent", "echo", "--signing-key", key].map(str::to_owned);
+    let trusted = Server::start(&dir.0, &serve(&trusted_key).each_ref().map(String::as_str)).await;
+    // The other key's set, published by another server.
+    let publisher = Server::start(&dir.0, &serve(&other_key).each_ref().map(String::as_str)).await;
+    let host = |server: &Server| server.base.trim_start_matches("http://").to_owned();
+    let spoof = format!("http://{}@{}", host(&trusted), host(&publisher));
+    let mut args = serve(&other_key).to_vec();
+    args.extend(["--public-url".to_owned(), spoof]);
+    let spoofing = Server::start(&dir.0, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+
+    let (code, out) = agentwire(&["card", &spoofing.base, "--verify-card-jku", &trusted.base]);
+    assert_ne!(code, 0, "a key set on another host is nobody's word: {out}");
+    assert!(out.contains("not signed by a trusted key") || out.contains("signature"), "{out}");
+    let (code, out) = agentwire(&["card", &trusted.base, "--verify-card-jku", &trusted.base]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("signature verified: ES256")
+            && out.contains(&format!("of {}/.well-known/jwks.json", trusted.base)),
+        "{out}"
+    );
+    let (code, out) = agentwire(&["card", &trusted.base]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("signed, not verified"), "{out}");
+}

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::http::{self, Expect};
 use crate::oauth::ClientCredentials;
 use crate::stream::{resumable, EventStream, Events, Reconnect};
-use crate::verify::CardVerifier;
+use crate::verify::{CardSignature, CardVerifier};
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
 
@@ -59,6 +59,8 @@ struct Inner {
     #[cfg(feature = "grpc")]
     grpc: crate::grpc::Channels,
     card: AgentCard,
+    /// The card's signature that verified, when the client was told to verify it.
+    signature: Option<CardSignature>,
     extended: bool,
     endpoints: Vec<Endpoint>,
     /// The endpoint in use: the last that answered.
@@ -291,9 +293,10 @@ impl ClientBuilder {
         };
         let headers = self.credentials.headers()?;
         let found = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
-        if let Some(verifier) = &self.card_verifier {
-            verifier.verify(&http, &found).await?;
-        }
+        let signature = match &self.card_verifier {
+            Some(verifier) => Some(verifier.verify(&http, &found).await?),
+            None => None,
+        };
         let card = found.card;
         let endpoints = self.endpoints(&card)?;
         let has_credentials =
@@ -305,6 +308,7 @@ impl ClientBuilder {
             #[cfg(feature = "grpc")]
             grpc: crate::grpc::Channels::new(self.tls.clone(), found.url.starts_with("https://")),
             card,
+            signature,
             extended: false,
             endpoints,
             current: AtomicUsize::new(0),
@@ -385,6 +389,13 @@ impl Client {
     /// The agent's card: the extended one when it was fetched, else the public one.
     pub fn card(&self) -> &AgentCard {
         &self.inner.card
+    }
+
+    /// The signature of the public card that a trusted key verified, when the client was built
+    /// with [`ClientBuilder::verify_card`] (a card that no trusted key verifies is refused, and
+    /// no client is made); `None` when it was not asked to verify.
+    pub fn card_signature(&self) -> Option<&CardSignature> {
+        self.inner.signature.as_ref()
     }
 
     /// Whether [`Client::card`] is the extended card.

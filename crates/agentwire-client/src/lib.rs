@@ -59,6 +59,6 @@ pub use oauth::ClientCredentials;
 #[doc(hidden)]
 pub use sse::read_event_stream;
 pub use stream::{EventStream, Reconnect};
-pub use verify::CardVerifier;
+pub use verify::{CardSignature, CardVerifier};
 #[cfg(feature = "webhook")]
 pub use webhook::{Notification, Notifications, WebhookReceiver};

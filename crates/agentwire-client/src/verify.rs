@@ -14,9 +14,9 @@ const MAX_KEY_SET: usize = 256 * 1024;
 /// signature those keys verify is refused with [`Error::UntrustedCard`].
 ///
 /// The keys are a set the application holds ([`with_keys`](Self::with_keys)) or publishes
-/// ([`with_key_set_url`](Self::with_key_set_url)), or the set a signature's `jku` names, when that URL starts with a prefix the application trusts
-/// ([`trusting_jku`](Self::trusting_jku)); only the algorithms allowed (ES256, ES384, EdDSA,
-/// RS256 and PS256 by default) are accepted.
+/// ([`with_key_set_url`](Self::with_key_set_url)), or the set a signature's `jku` names, when
+/// that URL is under one the application trusts ([`trusting_jku`](Self::trusting_jku)); only the
+/// algorithms allowed (ES256, ES384, EdDSA, RS256 and PS256 by default) are accepted.
 ///
 /// ```no_run
 /// # async fn run() -> agentwire_client::Result<()> {
@@ -25,6 +25,7 @@ const MAX_KEY_SET: usize = 256 * 1024;
 /// // Keys published by the agent's own origin.
 /// let verifier = CardVerifier::trusting_jku("https://agent.example.com/");
 /// let client = Client::builder("https://agent.example.com").verify_card(verifier).connect().await?;
+/// assert!(client.card_signature().is_some());
 /// # Ok(())
 /// # }
 /// ```
@@ -33,8 +34,22 @@ pub struct CardVerifier {
     keys: PublicKeys,
     /// Key sets fetched at each verification, by URL.
     key_sets: Vec<String>,
-    trusted_jku: Vec<String>,
+    /// The URLs a `jku` must be under to be trusted; `None` for one that is no URL, which trusts
+    /// nothing.
+    trusted_jku: Vec<Option<reqwest::Url>>,
     algorithms: Vec<Algorithm>,
+}
+
+/// The signature of a card that verified: with which algorithm and key, and where the key set
+/// came from when it was fetched (a configured URL or a signature's `jku`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardSignature {
+    /// The algorithm (`ES256`, `EdDSA`, …).
+    pub algorithm: String,
+    /// The id of the key that signed, if the signature names one.
+    pub key_id: Option<String>,
+    /// The URL of the key set the key came from; `None` for keys the application holds.
+    pub key_set: Option<String>,
 }
 
 impl CardVerifier {
@@ -48,15 +63,21 @@ impl CardVerifier {
         Self { key_sets: vec![url.into()], ..Self::with_keys(PublicKeys::default()) }
     }
 
-    /// Trusts the key set at a signature's `jku` when the URL starts with `prefix` (such as the
-    /// agent's origin, `https://agent.example.com/`).
-    pub fn trusting_jku(prefix: impl Into<String>) -> Self {
-        Self { trusted_jku: vec![prefix.into()], ..Self::with_keys(PublicKeys::default()) }
+    /// Trusts the key set at a signature's `jku` when that URL is under `base` (such as the
+    /// agent's origin, `https://agent.example.com/`): the same scheme, host and port, no user
+    /// name or password, and a path that is `base`'s or below it, segment by segment
+    /// (`https://agent.example.com/keys` trusts `/keys/jwks.json`, not `/keys-evil/…`). `base` is
+    /// compared as a URL, never as text: `https://agent.example.com.evil.net/` and
+    /// `https://agent.example.com@evil.net/` are other hosts. A `base` that is no URL trusts
+    /// nothing.
+    pub fn trusting_jku(base: impl Into<String>) -> Self {
+        Self::with_keys(PublicKeys::default()).and_jku(base)
     }
 
-    /// Also trusts the key set a signature's `jku` names when it starts with `prefix`.
-    pub fn and_jku(mut self, prefix: impl Into<String>) -> Self {
-        self.trusted_jku.push(prefix.into());
+    /// Also trusts the key set a signature's `jku` names when it is under `base` (see
+    /// [`trusting_jku`](Self::trusting_jku)).
+    pub fn and_jku(mut self, base: impl Into<String>) -> Self {
+        self.trusted_jku.push(reqwest::Url::parse(&base.into()).ok());
         self
     }
 
@@ -74,24 +95,27 @@ impl CardVerifier {
         self
     }
 
-    /// Whether a signature of `found` verifies with a trusted key.
-    pub(crate) async fn verify(&self, http: &reqwest::Client, found: &Found) -> Result<()> {
+    /// The signature of `found` that verifies with a trusted key.
+    pub(crate) async fn verify(&self, http: &reqwest::Client, found: &Found) -> Result<CardSignature> {
         let refused = |reason: String| Error::UntrustedCard { url: found.url.clone(), reason };
         let card: &AgentCard = found.signed.as_deref().ok_or_else(|| refused(JoseError::Unsigned.to_string()))?;
-        let mut outcome = agentwire_jose::verify_card(card, &self.keys, &self.algorithms).map(drop);
-        if outcome.is_ok() {
-            return Ok(());
-        }
-        for jku in self.trusted_key_sets(card) {
-            match self.fetch_keys(http, &jku).await {
-                Ok(keys) => outcome = agentwire_jose::verify_card(card, &keys, &self.algorithms).map(drop),
-                Err(reason) => return Err(refused(reason)),
+        let verified = |header: agentwire_jose::Header, key_set: Option<&str>| CardSignature {
+            algorithm: header.alg,
+            key_id: header.kid,
+            key_set: key_set.map(str::to_owned),
+        };
+        let mut outcome = match agentwire_jose::verify_card(card, &self.keys, &self.algorithms) {
+            Ok(header) => return Ok(verified(header, None)),
+            Err(error) => error,
+        };
+        for url in self.trusted_key_sets(card) {
+            let keys = self.fetch_keys(http, &url).await.map_err(refused)?;
+            match agentwire_jose::verify_card(card, &keys, &self.algorithms) {
+                Ok(header) => return Ok(verified(header, Some(&url))),
+                Err(error) => outcome = error,
             }
-            if outcome.is_ok() {
-                return Ok(());
-            }
         }
-        outcome.map_err(|error| refused(error.to_string()))
+        Err(refused(outcome.to_string()))
     }
 
     /// The key sets to fetch: those configured, and the `jku` of the card's signatures that
@@ -100,7 +124,7 @@ impl CardVerifier {
         let mut found: Vec<String> = self.key_sets.clone();
         for signature in &card.signatures {
             if let Some(jku) = agentwire_jose::Header::decode(&signature.protected).ok().and_then(|h| h.jku) {
-                if self.trusted_jku.iter().any(|prefix| jku.starts_with(prefix.as_str())) && !found.contains(&jku) {
+                if self.trusted_jku.iter().flatten().any(|base| is_under(&jku, base)) && !found.contains(&jku) {
                     found.push(jku);
                 }
             }
@@ -120,6 +144,53 @@ impl CardVerifier {
     }
 }
 
+/// Whether the URL `jku` is under `base`: the same origin (scheme, host, port), no user name or
+/// password, and a path on or below `base`'s, compared segment by segment after the dot
+/// segments are resolved as a client resolves them.
+fn is_under(jku: &str, base: &reqwest::Url) -> bool {
+    let Ok(jku) = reqwest::Url::parse(jku) else { return false };
+    let same_origin = jku.scheme() == base.scheme()
+        && jku.host() == base.host()
+        && jku.port_or_known_default() == base.port_or_known_default();
+    let credentials = !jku.username().is_empty() || jku.password().is_some();
+    let base_path = base.path().trim_end_matches('/');
+    let path = jku.path();
+    let below = path == base_path || path.strip_prefix(base_path).is_some_and(|rest| rest.starts_with('/'));
+    same_origin && !credentials && below
+}
+
 fn default_algorithms() -> Vec<Algorithm> {
     vec![Algorithm::ES256, Algorithm::ES384, Algorithm::EdDSA, Algorithm::RS256, Algorithm::PS256]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_under;
+
+    /// The probe's spoofs pass a string prefix and fail as URLs.
+    #[test]
+    fn a_jku_is_trusted_under_its_base_url_only() {
+        let base = |url: &str| reqwest::Url::parse(url).unwrap();
+        let agent = base("https://agent.example.com");
+        assert!(is_under("https://agent.example.com/.well-known/jwks.json", &agent));
+        assert!(is_under("https://AGENT.example.com:443/keys", &agent), "host case and the default port");
+        for spoof in [
+            "https://agent.example.com.evil.net/.well-known/jwks.json",
+            "https://agent.example.com@evil.net/jwks.json",
+            "https://user@agent.example.com/jwks.json",
+            "http://agent.example.com/jwks.json",
+            "https://agent.example.com:8443/jwks.json",
+            "not a url",
+        ] {
+            assert!(!is_under(spoof, &agent), "{spoof}");
+        }
+        let loopback = base("http://127.0.0.1:27000");
+        assert!(!is_under("http://127.0.0.1:27000@127.0.0.1:27001/.well-known/jwks.json", &loopback));
+        let keys = base("https://agent.example.com/keys/");
+        assert!(is_under("https://agent.example.com/keys/jwks.json", &keys));
+        assert!(is_under("https://agent.example.com/keys", &keys));
+        assert!(!is_under("https://agent.example.com/keys-evil/jwks.json", &keys));
+        assert!(!is_under("https://agent.example.com/keys/../evil/jwks.json", &keys));
+        assert!(!is_under("https://agent.example.com/keys/%2e%2e/evil/jwks.json", &keys));
+    }
 }

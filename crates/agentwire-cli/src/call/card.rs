@@ -16,6 +16,6 @@ pub(crate) struct CardOpt {
 pub(crate) async fn run(opt: CardOpt) -> Result<u8, Failure> {
     // The client fetches the extended card itself when the card offers one and credentials are set.
     let client = opt.client.connect(&opt.url).await?;
-    opt.client.output().card(client.card());
+    opt.client.output().card(client.card(), client.card_signature());
     Ok(exit::OK)
 }

@@ -119,8 +119,9 @@ pub(crate) struct ClientArgs {
     pub(crate) verify_card_keys: Option<String>,
 
     /// Trust the agent's card only if it is signed by a key of the set its signature's `jku`
-    /// names, when that URL starts with PREFIX (such as the agent's origin).
-    #[arg(long, value_name = "PREFIX", global = true)]
+    /// names, when that URL is under URL (such as the agent's origin): the same scheme, host
+    /// and port, and a path on or below URL's.
+    #[arg(long, value_name = "URL", global = true)]
     pub(crate) verify_card_jku: Option<String>,
 }
 
@@ -201,9 +202,13 @@ impl ClientArgs {
                 Some(CardVerifier::with_keys(keys))
             }
         };
-        Ok(match (keys, self.verify_card_jku.as_deref()) {
-            (Some(verifier), Some(prefix)) => Some(verifier.and_jku(prefix)),
-            (None, Some(prefix)) => Some(CardVerifier::trusting_jku(prefix)),
+        let jku = self.verify_card_jku.as_deref();
+        if let Some(base) = jku.filter(|base| !base.starts_with("http://") && !base.starts_with("https://")) {
+            return Err(Failure::usage(format!("--verify-card-jku takes an http or https URL, not {base:?}")));
+        }
+        Ok(match (keys, jku) {
+            (Some(verifier), Some(base)) => Some(verifier.and_jku(base)),
+            (None, Some(base)) => Some(CardVerifier::trusting_jku(base)),
             (keys, None) => keys,
         })
     }

@@ -8,6 +8,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use agentwire_client::CardSignature;
 use agentwire_types::{AgentCard, Message, Part, PartContent, StreamResponse, Task, TaskState};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -204,7 +205,9 @@ impl Output {
         self.clear_spinner();
     }
 
-    pub(crate) fn card(&mut self, card: &AgentCard) {
+    /// The card, and whether its signature was verified (`--verify-card-keys`,
+    /// `--verify-card-jku`): the JSON form is the card alone.
+    pub(crate) fn card(&mut self, card: &AgentCard, signature: Option<&CardSignature>) {
         if self.json(card) {
             return;
         }
@@ -230,6 +233,16 @@ impl Output {
             let line = format!("  - {} {}", self.paint("1", &skill.name), self.dim(&skill.description));
             self.line(&line);
         }
+        let signed = match signature {
+            Some(signature) => {
+                let key = signature.key_id.as_deref().map(|kid| format!(", key {kid}")).unwrap_or_default();
+                let from = signature.key_set.as_deref().map(|url| format!(" of {url}")).unwrap_or_default();
+                format!("  signature verified: {}{key}{from}", signature.algorithm)
+            }
+            None if card.signatures.is_empty() => "  not signed".to_owned(),
+            None => "  signed, not verified (--verify-card-keys or --verify-card-jku checks it)".to_owned(),
+        };
+        self.line(&signed);
     }
 }
 
