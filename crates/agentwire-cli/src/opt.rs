@@ -65,6 +65,17 @@ pub(crate) struct UpstreamOpt {
     /// v1.0 to v0.3 when an agent answers VersionNotSupported).
     #[arg(long, value_enum, value_name = "VERSION")]
     pub(crate) upstream_protocol: Option<crate::call::ProtocolArg>,
+
+    /// Also call an agent's interfaces on HOST, and send them the upstream token (repeatable).
+    /// By default the gateway calls only interfaces on the host of the agent's --upstream URL,
+    /// whatever its card names.
+    #[arg(long = "upstream-allow-host", value_name = "HOST")]
+    pub(crate) upstream_allow_hosts: Vec<String>,
+
+    /// Seconds an agent may take to answer a call that is not a stream (a blocking send through
+    /// a gateway without --store included; with --store, sends are followed by polling).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub(crate) upstream_timeout: u64,
 }
 
 /// An agent behind the gateway, and where it is mounted.

@@ -80,7 +80,12 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             }
             let mut gateway = Gateway::builder(&public_url).http_options(http);
             for upstream in &upstreams.upstreams {
-                let client = Client::builder(&upstream.url).extended_card(false);
+                // Only the agent's own host (and those allowed) is called, whatever its card says.
+                let client = Client::builder(&upstream.url)
+                    .extended_card(false)
+                    .agent_host_only()
+                    .timeout(Duration::from_secs(upstreams.upstream_timeout));
+                let client = upstreams.upstream_allow_hosts.iter().fold(client, |client, host| client.allow_host(host));
                 let mut client = call::restrict(client, upstreams.upstream_transport, upstreams.upstream_protocol);
                 if let Some(token) = &upstreams.upstream_token {
                     client = client.bearer_token(token);

@@ -87,6 +87,10 @@ pub(crate) async fn fetch(http: &reqwest::Client, url: &str, headers: &HeaderMap
     Err(Error::NoCard { tried: candidates.join(", ") })
 }
 
+/// The largest agent card read: cards are small, and an agent (or whoever is on the way) could
+/// otherwise make the client hold without bound.
+const MAX_CARD_SIZE: usize = 256 * 1024;
+
 /// The card at `url`, or `None` when there is none there (404).
 async fn fetch_one(
     http: &reqwest::Client,
@@ -123,7 +127,7 @@ async fn fetch_one(
     let etag = response.headers().get(ETAG).cloned();
     let last_modified = response.headers().get(LAST_MODIFIED).cloned();
     let no_store = directives(response.headers()).any(|d| d.eq_ignore_ascii_case("no-store"));
-    let body = response.bytes().await.map_err(|source| Error::transport(url, source))?;
+    let body = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
     if !status.is_success() {
         return Err(Error::http(url, status, &body));
     }

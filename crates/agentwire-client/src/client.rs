@@ -71,6 +71,28 @@ struct Inner {
     reconnect: Reconnect,
     /// The largest event of a stream read over HTTP.
     max_event_size: usize,
+    /// The largest unary answer read over HTTP.
+    max_reply_size: usize,
+}
+
+/// The largest unary answer a client reads by default: a task as large as an agentwire server
+/// keeps (64 MiB of memory), in JSON, with its raw bytes in base64.
+pub const DEFAULT_MAX_REPLY_SIZE: usize = 96 * 1024 * 1024;
+
+/// The host of `url`, lowercased; `None` when it is no URL with a host. `localhost`, `127.0.0.1`
+/// and `[::1]` are one host: a card written for one names the others (other loopback addresses,
+/// such as `127.0.0.2`, can be other services, and stay apart).
+fn host_of(url: &str) -> Option<String> {
+    // A gRPC interface may be a target without a scheme (`host:port`).
+    let url = match url.contains("://") {
+        true => reqwest::Url::parse(url).ok()?,
+        false => reqwest::Url::parse(&format!("http://{url}")).ok()?,
+    };
+    let host = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    Some(match host.as_str() {
+        "127.0.0.1" | "[::1]" => "localhost".to_owned(),
+        _ => host,
+    })
 }
 
 /// How to build a [`Client`]: credentials, the preferred bindings and versions, timeouts,
@@ -101,6 +123,11 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     reconnect: Reconnect,
     max_event_size: usize,
+    max_reply_size: usize,
+    /// Hosts whose interfaces get the credentials, besides the agent's own.
+    allowed_hosts: Vec<String>,
+    /// Whether interfaces on other hosts than those are called at all.
+    agent_host_only: bool,
     card_cache: CardCache,
     extended_card: bool,
     http: Option<reqwest::Client>,
@@ -215,6 +242,48 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends the client's credentials (the bearer token, API keys, headers and OAuth tokens) to
+    /// interfaces on `host` too (repeatable). By default they go only to interfaces on the host
+    /// of the URL the client was given: a card names its interfaces, and whoever writes the
+    /// card (or changes it on the way) would otherwise choose where the credentials go.
+    /// [`interface_credentials`](Self::interface_credentials) names credentials for one
+    /// interface wherever it is.
+    ///
+    /// ```no_run
+    /// # async fn run() -> agentwire_client::Result<()> {
+    /// // The card is at agent.example.com; its interfaces are at api.example.com.
+    /// let client = agentwire_client::Client::builder("https://agent.example.com")
+    ///     .bearer_token("secret")
+    ///     .allow_host("api.example.com")
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn allow_host(mut self, host: &str) -> Self {
+        if let Some(host) = host_of(&format!("http://{host}")) {
+            self.allowed_hosts.push(host);
+        }
+        self
+    }
+
+    /// Calls only the interfaces on the agent's host (the URL the client was given) and on the
+    /// hosts [allowed](Self::allow_host): a card that names others is not followed there at
+    /// all. What a gateway does, whose callers' messages would otherwise go wherever an agent's
+    /// card says.
+    pub fn agent_host_only(mut self) -> Self {
+        self.agent_host_only = true;
+        self
+    }
+
+    /// The largest unary answer the client reads over JSON-RPC and HTTP+JSON, in bytes
+    /// ([`DEFAULT_MAX_REPLY_SIZE`] by default); a larger one is refused with [`Error::Decode`],
+    /// so an agent cannot make the client hold without bound.
+    pub fn max_reply_size(mut self, bytes: usize) -> Self {
+        self.max_reply_size = bytes;
+        self
+    }
+
     /// Tries interfaces of `binding` before the others (repeatable: earlier calls first).
     pub fn prefer(mut self, binding: Binding) -> Self {
         self.prefer.push(binding);
@@ -253,7 +322,7 @@ impl ClientBuilder {
     }
 
     /// The largest event the client reads from an event stream (JSON-RPC and HTTP+JSON), in
-    /// bytes (128 MiB by default, above the largest task an agentwire server keeps by default):
+    /// bytes ([`DEFAULT_MAX_REPLY_SIZE`] by default, the largest task an agentwire server keeps):
     /// a larger one ends the stream with [`Error::Decode`], so an agent cannot make the client
     /// hold without bound.
     ///
@@ -316,6 +385,7 @@ impl ClientBuilder {
             timeout: self.timeout,
             reconnect: self.reconnect,
             max_event_size: self.max_event_size,
+            max_reply_size: self.max_reply_size,
         };
         let mut client = Client { inner: Arc::new(inner) };
         if self.extended_card && offers_extended && has_credentials {
@@ -343,15 +413,32 @@ impl ClientBuilder {
         endpoints.sort_by_key(|e| (rank(&self.prefer, e.binding), rank(&self.prefer_version, e.version)));
         endpoints
             .dedup_by(|a, b| (a.binding, a.version, &a.url, &a.tenant) == (b.binding, b.version, &b.url, &b.tenant));
+        let agent_host = host_of(&self.url);
+        for endpoint in &mut endpoints {
+            let host = host_of(&endpoint.url);
+            endpoint.trusted =
+                host.is_some() && (host == agent_host || self.allowed_hosts.iter().any(|h| Some(h) == host.as_ref()));
+        }
+        if self.agent_host_only {
+            endpoints.retain(|endpoint| endpoint.trusted);
+        }
         if endpoints.is_empty() {
             let offered: Vec<String> =
                 interfaces.iter().map(|i| format!("{} {} {}", i.protocol_binding, i.protocol_version, i.url)).collect();
-            let offered = if offered.is_empty() { "none".to_owned() } else { offered.join(", ") };
+            let mut offered = if offered.is_empty() { "none".to_owned() } else { offered.join(", ") };
+            if self.agent_host_only && !interfaces.is_empty() {
+                let url = reqwest::Url::parse(&self.url).ok();
+                let host = url.as_ref().and_then(reqwest::Url::host_str).unwrap_or_default();
+                offered.push_str(&format!("; only interfaces on {host} (and hosts allowed) are called"));
+            }
             return Err(Error::NoInterface { offered });
         }
         for endpoint in &mut endpoints {
+            // The general credentials go to the agent's own host (and the hosts allowed) alone:
+            // whoever writes the card would otherwise choose where they go.
+            let general = if endpoint.trusted { self.credentials.clone() } else { Credentials::default() };
             let specific = self.interface_credentials.iter().filter(|(url, _)| *url == endpoint.url);
-            let credentials = specific.fold(self.credentials.clone(), |all, (_, more)| all.merged(more));
+            let credentials = specific.fold(general, |all, (_, more)| all.merged(more));
             endpoint.headers = credentials.headers()?.clone();
         }
         Ok(endpoints)
@@ -377,6 +464,9 @@ impl Client {
             timeout: None,
             reconnect: Reconnect::default(),
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
+            max_reply_size: DEFAULT_MAX_REPLY_SIZE,
+            allowed_hosts: Vec::new(),
+            agent_host_only: false,
             card_cache: CardCache::default(),
             extended_card: true,
             http: None,
@@ -517,16 +607,17 @@ impl Client {
         }
     }
 
-    /// The current access token's `Authorization`, when calls get one from a token source.
-    async fn authorization(&self) -> Result<Option<::http::HeaderValue>> {
+    /// The current access token's `Authorization` for `endpoint`, when calls get one from a
+    /// token source and the endpoint gets the client's credentials.
+    async fn authorization(&self, endpoint: &Endpoint) -> Result<Option<::http::HeaderValue>> {
         match &self.inner.oauth {
-            Some(tokens) => Ok(Some(tokens.authorization().await?)),
-            None => Ok(None),
+            Some(tokens) if endpoint.trusted => Ok(Some(tokens.authorization().await?)),
+            _ => Ok(None),
         }
     }
 
     async fn unary_at(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<A2aResponse> {
-        let authorization = self.authorization().await?;
+        let authorization = self.authorization(endpoint).await?;
         match endpoint.binding {
             #[cfg(feature = "grpc")]
             Binding::Grpc => self.inner.grpc.unary(endpoint, authorization.as_ref(), call, self.inner.timeout).await,
@@ -535,7 +626,7 @@ impl Client {
                 let expect = Expect::Reply(self.inner.timeout);
                 let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
                 let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
-                http::read_reply(endpoint, call, response).await
+                http::read_reply(endpoint, call, response, self.inner.max_reply_size).await
             }
         }
     }
@@ -549,7 +640,7 @@ impl Client {
     }
 
     async fn open_at(&self, endpoint: &Endpoint, call: &A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
-        let authorization = self.authorization().await?;
+        let authorization = self.authorization(endpoint).await?;
         match endpoint.binding {
             #[cfg(feature = "grpc")]
             Binding::Grpc => self.inner.grpc.open(endpoint, authorization.as_ref(), call).await,

@@ -61,6 +61,9 @@ pub struct Endpoint {
     pub tenant: String,
     /// The headers (gRPC metadata) sent with every call: credentials and custom headers.
     pub(crate) headers: HeaderMap,
+    /// Whether the interface is on the agent's host (or one allowed), where the client's
+    /// credentials go.
+    pub(crate) trusted: bool,
 }
 
 impl Endpoint {
@@ -73,6 +76,7 @@ impl Endpoint {
             url: interface.url.trim_end_matches('/').to_owned(),
             tenant: interface.tenant.clone(),
             headers: HeaderMap::new(),
+            trusted: false,
         })
     }
 

@@ -36,7 +36,8 @@ pub(crate) fn request(
         Binding::JsonRpc => http.post(&endpoint.url).json(&jsonrpc::envelope(endpoint, call, id)?),
         Binding::HttpJson => {
             let route = rest::route(call, endpoint.version)?;
-            let request = http.request(route.verb, format!("{}{}", endpoint.url, route.path)).query(&route.query);
+            let url = rest::url_under(&endpoint.url, &route.path)?;
+            let request = http.request(route.verb, url).query(&route.query);
             match &route.body {
                 Some(body) => request.json(body),
                 None => request,
@@ -85,10 +86,11 @@ pub(crate) async fn read_reply(
     endpoint: &Endpoint,
     call: &A2aRequest,
     response: reqwest::Response,
+    max_bytes: usize,
 ) -> Result<A2aResponse> {
     let url = response.url().to_string();
     let status = response.status();
-    let body = response.bytes().await.map_err(|source| Error::transport(&url, source))?;
+    let body = read_limited(response, max_bytes).await?;
     match endpoint.binding {
         // HTTP itself speaks for credentials, whatever error object the body holds.
         Binding::JsonRpc if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {
@@ -117,7 +119,7 @@ pub(crate) async fn events(
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !is_sse {
         let url = response.url().to_string();
-        return Err(match read_reply(endpoint, call, response).await {
+        return Err(match read_reply(endpoint, call, response, max_event_size).await {
             Err(error) => error,
             Ok(_) => Error::Decode { url, detail: "expected an event stream".into() },
         });

@@ -51,7 +51,7 @@ mod webhook;
 pub use agentwire_jose as jose;
 pub use agentwire_types::Binding;
 pub use card::CardCache;
-pub use client::{Client, ClientBuilder};
+pub use client::{Client, ClientBuilder, DEFAULT_MAX_REPLY_SIZE};
 pub use credentials::Credentials;
 pub use endpoint::{Endpoint, Version};
 pub use error::{BoxError, Error, Result};

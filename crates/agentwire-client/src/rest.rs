@@ -103,6 +103,25 @@ fn segment(text: &str) -> String {
     utf8_percent_encode(text, SEGMENT).to_string()
 }
 
+/// The URL of `path` under the interface at `base`, refused if it is not under it: what the
+/// request names (a tenant, an id) never moves it elsewhere on the agent's host. A segment of
+/// dots alone is a step up or nowhere in any URL, `%2E` or not (WHATWG URL), so a tenant or an
+/// id of `..` cannot be written in a path at all.
+pub(crate) fn url_under(base: &str, path: &str) -> Result<reqwest::Url> {
+    let outside = || Error::Encode(format!("the request's path {path:?} leads outside the interface {base}"));
+    if path.split(['/', '?']).any(|segment| segment == "." || segment == "..") {
+        return Err(outside());
+    }
+    let root = reqwest::Url::parse(base).map_err(|e| Error::Encode(format!("the interface URL {base}: {e}")))?;
+    let url = reqwest::Url::parse(&format!("{base}{path}")).map_err(|_| outside())?;
+    let root_path = root.path().trim_end_matches('/');
+    let under = url.path().strip_prefix(root_path).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    if url.origin() != root.origin() || !under {
+        return Err(outside());
+    }
+    Ok(url)
+}
+
 /// The answer: the body, read in the endpoint's form; an error body as the A2A error it carries.
 pub(crate) fn read_reply(
     endpoint: &Endpoint,

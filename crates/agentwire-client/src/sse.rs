@@ -17,7 +17,7 @@ use crate::{jsonrpc, rest};
 /// largest task an agentwire server keeps by default (64 MiB), which a stream may open with.
 ///
 /// [`ClientBuilder::max_event_size`]: crate::ClientBuilder::max_event_size
-pub(crate) const DEFAULT_MAX_EVENT_SIZE: usize = 128 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_EVENT_SIZE: usize = crate::DEFAULT_MAX_REPLY_SIZE;
 
 /// The events of an event stream's body, arriving in `chunks`: each event's data read as the
 /// endpoint writes it, with its SSE id; events without data (keep-alives) are skipped, and a
@@ -61,7 +61,14 @@ pub fn read_event_stream<B>(
 where
     B: AsRef<[u8]> + Send + 'static,
 {
-    let endpoint = Endpoint { binding, version, url: String::new(), tenant: String::new(), headers: HeaderMap::new() };
+    let endpoint = Endpoint {
+        binding,
+        version,
+        url: String::new(),
+        tenant: String::new(),
+        headers: HeaderMap::new(),
+        trusted: false,
+    };
     let transport = |_: &str, never: Infallible| match never {};
     event_stream(endpoint, String::new(), chunks.map(Ok), transport, DEFAULT_MAX_EVENT_SIZE)
 }
@@ -280,6 +287,7 @@ id: 3\ndata: {\"statusUpdate\":{\"taskId\":\"c\",\"status\":{\"state\":\"TASK_ST
             url: String::new(),
             tenant: String::new(),
             headers: HeaderMap::new(),
+            trusted: false,
         };
         let endless = futures_util::stream::iter([EVENT, &b"\n\n"[..], EVENT])
             .chain(futures_util::stream::repeat(&b"xxxxxxxx"[..]).take(1_000))

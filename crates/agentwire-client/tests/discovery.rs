@@ -119,3 +119,122 @@ async fn a_v1_interface_refusing_the_version_moves_the_client_to_v03() {
     }
     assert_eq!(refusals.load(Ordering::SeqCst), 1, "the client stays with the interface that answered");
 }
+
+/// What a hostile agent's server saw: each request's path and `Authorization`.
+type Seen = Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+/// A server on `host` that records every request and answers it with `answer(body)`.
+async fn recorder(host: &str, answer: fn(&Value) -> Value) -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let record = seen.clone();
+    let app = Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap, body: axum::body::Bytes| {
+        let record = record.clone();
+        async move {
+            let authorization = headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap().to_owned());
+            record.lock().unwrap().push((uri.path().to_owned(), authorization));
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            axum::Json(answer(&body))
+        }
+    });
+    let listener = TcpListener::bind(format!("{host}:0")).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, seen)
+}
+
+fn completed_task(body: &Value) -> Value {
+    let task = json!({"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}});
+    json!({"jsonrpc": "2.0", "id": body["id"], "result": {"task": task}})
+}
+
+/// A card at `base` whose interface is `interface`.
+async fn card_naming(interface: Value) -> String {
+    let body = card(json!([interface]));
+    serve(Router::new().route("/.well-known/agent-card.json", get(move || async move { axum::Json(body) }))).await
+}
+
+/// The probe's gateway that followed an upstream card to another host with its token: the
+/// client's credentials go to the host it was given (and hosts allowed) alone, and a client told
+/// to keep to that host calls no other.
+#[tokio::test]
+async fn credentials_go_to_the_agents_own_host_only() {
+    let (elsewhere, seen) = recorder("127.0.0.2", completed_task).await;
+    let base = card_naming(json!({"url": elsewhere, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
+
+    let client = Client::builder(&base).bearer_token("T").timeout(TIMEOUT).connect().await.unwrap();
+    send(&client, SendMessageRequest::new(message("hi"))).await;
+    assert_eq!(seen.lock().unwrap().last().unwrap().1, None, "no token to a host the card chose");
+
+    let allowed = Client::builder(&base).bearer_token("T").allow_host("127.0.0.2").timeout(TIMEOUT);
+    send(&allowed.connect().await.unwrap(), SendMessageRequest::new(message("hi"))).await;
+    assert_eq!(seen.lock().unwrap().last().unwrap().1.as_deref(), Some("Bearer T"), "a host allowed gets it");
+
+    let calls = seen.lock().unwrap().len();
+    let kept = Client::builder(&base).bearer_token("T").agent_host_only().connect().await.err().unwrap();
+    assert!(kept.to_string().contains("only interfaces on 127.0.0.1"), "{kept}");
+    assert_eq!(seen.lock().unwrap().len(), calls, "nothing was sent there");
+}
+
+/// The probe's `..` tenant and id, which walked the gateway's calls out of its agent's path: a
+/// path segment of dots alone is a step in any URL, however it is encoded, so such a call is
+/// refused before it is sent; every other stays under the interface's path.
+#[tokio::test]
+async fn a_request_path_never_leaves_the_interface() {
+    let (host, seen) = recorder("127.0.0.1", |_| json!({"id": "t1", "status": {"state": "TASK_STATE_WORKING"}})).await;
+    let interface = format!("{host}/agents/weather");
+    let base = card_naming(json!({"url": interface, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"})).await;
+    let client = Client::builder(&base).timeout(TIMEOUT).connect().await.unwrap();
+    for (tenant, id) in [("..", "abc"), ("", ".."), ("..", ".."), (".", "x"), ("", "%2e%2e")] {
+        let request = agentwire_types::GetTaskRequest { tenant: tenant.into(), id: id.into(), ..Default::default() };
+        let result = client.get_task(request).await;
+        if id != "%2e%2e" {
+            let refused = result.unwrap_err();
+            assert!(refused.to_string().contains("outside the interface"), "{tenant:?} {id:?}: {refused}");
+        }
+    }
+    let request = agentwire_types::GetTaskRequest { tenant: "a..b".into(), id: "t1".into(), ..Default::default() };
+    client.get_task(request).await.expect("dots within a segment are no step");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen.iter().all(|(path, _)| path.starts_with("/agents/weather/")), "{seen:?}");
+}
+
+/// The probe's answers of 300 MiB and answers that never come: a unary answer is read up to a
+/// bound, and within the client's timeout.
+#[tokio::test]
+async fn unary_answers_are_bounded_in_size_and_time() {
+    let (huge, _) =
+        recorder("127.0.0.1", |body| json!({"jsonrpc": "2.0", "id": body["id"], "result": "x".repeat(2 << 20)})).await;
+    let base = card_naming(json!({"url": huge, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
+    let client = Client::builder(&base).max_reply_size(1 << 20).connect().await.unwrap();
+    let request = agentwire_types::GetTaskRequest { id: "t1".into(), ..Default::default() };
+    let refused = client.get_task(request.clone()).await.unwrap_err();
+    assert!(refused.to_string().contains("larger than 1048576 bytes"), "{refused}");
+
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    // Accepts and never answers.
+    let held = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = silent.accept().await {
+            held.push(connection);
+        }
+    });
+    let base = card_naming(json!({"url": silent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
+    let client = Client::builder(&base).timeout(std::time::Duration::from_millis(300)).connect().await.unwrap();
+    let started = tokio::time::Instant::now();
+    assert!(client.get_task(request).await.is_err());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "the call ended at its timeout");
+    held.abort();
+}
+
+/// The probe's upstream answer that was no task, read as an empty one: it is an error.
+#[tokio::test]
+async fn an_answer_that_is_no_task_is_an_error() {
+    let (agent, _) = recorder("127.0.0.1", |body| json!({"jsonrpc": "2.0", "id": body["id"], "result": {}})).await;
+    let base = card_naming(json!({"url": agent, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
+    let client = Client::builder(&base).connect().await.unwrap();
+    let request = agentwire_types::CancelTaskRequest { id: "t1".into(), ..Default::default() };
+    let refused = client.cancel_task(request).await.unwrap_err();
+    assert!(refused.to_string().contains("not a task"), "{refused}");
+}

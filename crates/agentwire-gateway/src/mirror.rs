@@ -194,6 +194,10 @@ async fn relay(
             return Ok(());
         }
     } else {
+        // Answered at once, then read back: each call is short, within the client's timeout,
+        // however long the agent works.
+        let mut request = request;
+        request.configuration.get_or_insert_with(Default::default).return_immediately = true;
         match agent.send_message(request).await? {
             SendMessageResponse::Message(message) => {
                 return mirror.send(StreamResponse::Message(message), updater).await;
