@@ -129,10 +129,15 @@ pub struct ServeOptions {
     /// HTTP/2 connection with no request in flight for this long is closed too.
     pub header_read_timeout: Duration,
     /// How long a write may wait for the client to take data before the connection is closed
-    /// (on HTTP/2, also a response whose stream the client gives no window while the connection
-    /// writes nothing): a client that stops reading would otherwise keep its whole response in
-    /// memory.
+    /// (on HTTP/2, also a response whose stream the client gives no window, whatever else the
+    /// connection writes): a client that stops reading would otherwise keep its whole response
+    /// in memory.
     pub write_timeout: Duration,
+    /// Most bytes of responses one HTTP/2 connection may hold (its streams' answers not yet taken
+    /// by the client); past it the connection is closed at once. A client that asks for more
+    /// than it reads, on up to hundreds of streams, would otherwise hold that much memory for
+    /// the write timeout.
+    pub max_connection_response_bytes: usize,
     /// After the shutdown signal, how long in-flight requests and open streams may take to finish.
     pub drain: Duration,
     /// Where connections are counted: open, accepted, and closed before a request.
@@ -146,6 +151,7 @@ impl Default for ServeOptions {
             max_connections: 16_384,
             header_read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
+            max_connection_response_bytes: 128 * 1024 * 1024,
             drain: Duration::from_secs(10),
             metrics: None,
         }
@@ -178,6 +184,7 @@ pub async fn serve(
         tls: options.tls.as_ref().map(|tls| TlsAcceptor::from(Arc::clone(&tls.0))),
         header_read_timeout: options.header_read_timeout,
         write_timeout: options.write_timeout,
+        max_connection_response_bytes: options.max_connection_response_bytes,
         metrics: options.metrics.as_ref().map(|metrics| Arc::clone(&metrics.instruments)),
     });
     let (closing, running) = (CancellationToken::new(), TaskTracker::new());
@@ -234,6 +241,7 @@ struct Connections {
     tls: Option<TlsAcceptor>,
     header_read_timeout: Duration,
     write_timeout: Duration,
+    max_connection_response_bytes: usize,
     metrics: Option<Arc<crate::metrics::Instruments>>,
 }
 
@@ -313,7 +321,7 @@ impl Connections {
     {
         match protocol {
             Protocol::Http1 => {
-                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, None));
+                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout));
                 // hyper times the headers of every request, the first and each kept-alive one.
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
@@ -327,9 +335,9 @@ impl Connections {
                 // been in flight on it for the header-read timeout.
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder.timer(TokioTimer::new());
-                // Only HTTP/2 needs to know when the connection last wrote (see `Stalls`).
-                let stalls = Stalls::new();
-                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout, Some(Arc::clone(&stalls))));
+                // HTTP/2 streams stall one by one, with no write waiting (see `Stalls`).
+                let stalls = Stalls::new(self.max_connection_response_bytes);
+                let io = TokioIo::new(WriteTimeout::new(io, self.write_timeout));
                 let idle = Idle::default();
                 let connection = builder.serve_connection(io, Tracked::new(service, &idle, &stalls));
                 let idle = idle.for_longer_than(self.header_read_timeout);

@@ -177,21 +177,73 @@ fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame
 }
 
-#[tokio::test]
-async fn an_http2_client_that_gives_no_window_loses_its_connection() {
-    let server = server_with_short_timeouts().await;
-    let text = "x".repeat(1024 * 1024);
-    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &text)})).await;
-    let id = task["task"]["id"].as_str().unwrap().to_owned();
-    let mut stream = connect(&server).await;
-    // SETTINGS_INITIAL_WINDOW_SIZE = 0: the server may send headers, and no data.
+const HEADERS: u8 = 1;
+const PING: u8 = 6;
+
+/// The opening of an HTTP/2 connection that gives the server no window
+/// (SETTINGS_INITIAL_WINDOW_SIZE = 0: it may send headers, and no data), and asks for task `id`
+/// on each of `streams` streams.
+fn zero_window_requests(id: &str, streams: u32) -> Vec<u8> {
     let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     opening.extend(h2_frame(SETTINGS, 0, 0, &[0, 4, 0, 0, 0, 0]));
     let fields = [(":method", "GET"), (":scheme", "http"), (":path", &format!("/tasks/{id}")), (":authority", "x")];
     let block: Vec<u8> = fields.iter().flat_map(|(name, value)| hpack_literal(name, value)).collect();
-    const HEADERS: u8 = 1;
-    opening.extend(h2_frame(HEADERS, 0x5, 1, &block));
-    stream.write_all(&opening).await.unwrap();
+    for stream in 0..streams {
+        opening.extend(h2_frame(HEADERS, 0x5, 2 * stream + 1, &block));
+    }
+    opening
+}
+
+/// A task of about `bytes`, by its id.
+async fn large_task(server: &TestServer, bytes: usize) -> String {
+    let task = server.rpc_ok("SendMessage", json!({"message": user_message("m1", &"x".repeat(bytes))})).await;
+    task["task"]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_http2_client_that_gives_no_window_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    let id = large_task(&server, 1024 * 1024).await;
+    let mut stream = connect(&server).await;
+    stream.write_all(&zero_window_requests(&id, 1)).await.unwrap();
     let (received, _) = read_until_closed(&mut stream).await;
     assert!(frame_types(&received).contains(&HEADERS), "the response started: {:?}", frame_types(&received));
+}
+
+/// The probe's zero window with a PING every few seconds: the server answers the PINGs, so the
+/// connection writes, but the stream it gives no window is stalled all the same.
+#[tokio::test]
+async fn an_http2_client_that_pings_but_gives_no_window_loses_its_connection() {
+    let server = server_with_short_timeouts().await;
+    let id = large_task(&server, 1024 * 1024).await;
+    let (mut reader, mut writer) = connect(&server).await.into_split();
+    writer.write_all(&zero_window_requests(&id, 1)).await.unwrap();
+    // A PING every third of the write timeout, for as long as the connection takes them.
+    let pings = tokio::spawn(async move {
+        while writer.write_all(&h2_frame(PING, 0, 0, &[0; 8])).await.is_ok() {
+            tokio::time::sleep(SHORT / 3).await;
+        }
+    });
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(TIMEOUT, reader.read_to_end(&mut received)).await;
+    pings.abort();
+    assert!(read.is_ok(), "the connection was kept while the client pinged: {:?}", frame_types(&received));
+    assert!(frame_types(&received).contains(&PING), "the server answered PINGs: {:?}", frame_types(&received));
+}
+
+/// The probe's 40 answers held on one connection: past the cap of response bytes a connection
+/// may hold, it is closed at once, long before the write timeout.
+#[tokio::test]
+async fn an_http2_connection_holding_too_many_response_bytes_is_closed() {
+    let options = ServeOptions {
+        write_timeout: TIMEOUT * 10,
+        max_connection_response_bytes: 2 * 1024 * 1024,
+        ..ServeOptions::default()
+    };
+    let server = TestServer::start_with(conformance(), HttpOptions::default(), options).await;
+    let id = large_task(&server, 1024 * 1024).await;
+    let mut stream = connect(&server).await;
+    stream.write_all(&zero_window_requests(&id, 8)).await.unwrap();
+    let (received, waited) = read_until_closed(&mut stream).await;
+    assert!(waited < TIMEOUT, "closed after {waited:?}: {:?}", frame_types(&received));
 }

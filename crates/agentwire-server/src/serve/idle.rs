@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use hyper::body::{Frame, SizeHint};
 use tokio::sync::watch;
 
-use super::stall::{Owed, Stalls};
+use super::stall::{Owed, Stalls, PIECE};
 
 /// The number of requests in flight on one connection; a request counts until its response body
 /// is finished or dropped, so an open event stream keeps its connection busy.
@@ -84,18 +84,51 @@ where
         let stalls = std::sync::Arc::clone(&self.stalls);
         Box::pin(async move {
             let response = response.await?;
-            // Owed a poll until hyper first asks for data.
-            Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight, owed: stalls.owe() }))
+            Ok(response.map(|body| {
+                // What the body holds as far as it is known (a whole answer's size; an event
+                // stream's events count as they come). Owed a poll until hyper first asks.
+                let hint = hyper::body::Body::size_hint(&body);
+                let size = usize::try_from(hint.exact().unwrap_or(hint.lower())).unwrap_or(usize::MAX);
+                TrackedBody {
+                    body,
+                    rest: Bytes::new(),
+                    unsent: size,
+                    in_hyper: 0,
+                    _in_flight: in_flight,
+                    owed: stalls.owe(size),
+                }
+            }))
         })
     }
 }
 
-/// A response body that keeps its request counted until it is finished or dropped, and tells
-/// [`Stalls`] when what it gave is waiting on the client.
+/// A response body that keeps its request counted until it is finished or dropped, hands hyper
+/// its data in pieces of [`PIECE`] bytes at most, and tells [`Stalls`] when a piece is waiting on
+/// the client and what it holds.
 pub(super) struct TrackedBody {
     body: Body,
+    /// What is left of the body's last data frame, handed to hyper piece by piece.
+    rest: Bytes,
+    /// Bytes of the body's known size not yet handed to hyper.
+    unsent: usize,
+    /// Bytes of the last piece hyper took, which it holds until it asks for more.
+    in_hyper: usize,
     _in_flight: InFlight,
     owed: Owed,
+}
+
+impl TrackedBody {
+    /// Hands hyper the next piece of `data`, keeping the rest; counts the piece as held.
+    fn piece(&mut self, mut data: Bytes) -> Frame<Bytes> {
+        if data.len() > PIECE {
+            self.rest = data.split_off(PIECE);
+        }
+        let counted = data.len().min(self.unsent);
+        self.unsent -= counted;
+        self.owed.hold(data.len() - counted);
+        self.in_hyper = data.len();
+        Frame::data(data)
+    }
 }
 
 impl hyper::body::Body for TrackedBody {
@@ -104,22 +137,45 @@ impl hyper::body::Body for TrackedBody {
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
-        let frame = Pin::new(&mut this.body).poll_frame(cx);
-        if frame.is_pending() {
-            // The body waits for data of its own (an event stream between events).
-            this.owed.stop();
-        } else {
-            // hyper comes back for the rest, or drops the body, once the client has taken this.
+        // hyper asks again: the client has made room for the last piece.
+        this.owed.release(std::mem::take(&mut this.in_hyper));
+        if !this.rest.is_empty() {
+            let rest = std::mem::take(&mut this.rest);
             this.owed.start();
+            return Poll::Ready(Some(Ok(this.piece(rest))));
         }
-        frame
+        match Pin::new(&mut this.body).poll_frame(cx) {
+            // The body waits for data of its own (an event stream between events).
+            Poll::Pending => {
+                this.owed.stop();
+                Poll::Pending
+            }
+            // hyper comes back for more, or drops the body, once the client has taken this.
+            Poll::Ready(Some(Ok(frame))) => {
+                this.owed.start();
+                Poll::Ready(Some(Ok(match frame.into_data() {
+                    Ok(data) => this.piece(data),
+                    Err(frame) => frame,
+                })))
+            }
+            ready => {
+                this.owed.start();
+                ready
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.rest.is_empty() && self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        let mut hint = self.body.size_hint();
+        let rest = self.rest.len() as u64;
+        hint.set_lower(hint.lower() + rest);
+        if let Some(upper) = hint.upper() {
+            hint.set_upper(upper + rest);
+        }
+        hint
     }
 }
