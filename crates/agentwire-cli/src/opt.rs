@@ -273,7 +273,9 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) write_timeout: u64,
 
-    /// A browser origin allowed to call the agent (repeatable; default: any origin).
+    /// A browser origin allowed to call the agent (repeatable; `*` for any). Default: any
+    /// origin with --auth or --tls-client-ca, none without (a page the local user opens could
+    /// otherwise use an agent that authenticates nobody).
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub(crate) cors_origins: Vec<String>,
     /// Serve the v1.0 agent card alone to every client. By default the card also carries v0.3's

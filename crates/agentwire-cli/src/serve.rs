@@ -45,7 +45,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
     let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
     let mut http = HttpOptions {
-        cors: cors_origins(&opt.cors_origins)?,
+        cors: cors_origins(&opt)?,
         strict_card: opt.strict_card,
         max_body_bytes: opt.limits.max_body_size,
         body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
@@ -68,6 +68,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
         metrics: metrics.clone(),
+        ..ServeOptions::default()
     };
     let address = listener.local_addr()?;
     let card = format!("{scheme}://{address}/.well-known/agent-card.json");
@@ -194,8 +195,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
 /// The console `--console` asks for: open to every address when callers are authenticated (or
 /// `--console-open` says so), else to loopback addresses only.
 fn console(opt: &ServeOpt) -> Console {
-    let authenticated = !opt.auth.is_empty() || opt.tls_client_ca.is_some();
-    let console = if authenticated || opt.console_open { Console::open() } else { Console::loopback_only() };
+    let console = if authenticates(opt) || opt.console_open { Console::open() } else { Console::loopback_only() };
     // Besides addresses and localhost, the console answers under the name it is published at.
     let public_url = opt.public_url.as_deref().and_then(|url| url.parse::<http::Uri>().ok());
     match public_url.as_ref().and_then(http::Uri::host) {
@@ -222,9 +222,21 @@ async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stop
     Ok(())
 }
 
-fn cors_origins(origins: &[String]) -> anyhow::Result<CorsOrigins> {
-    if origins.is_empty() {
+/// Whether callers are authenticated (`--auth`, `--tls-client-ca`).
+fn authenticates(opt: &ServeOpt) -> bool {
+    !opt.auth.is_empty() || opt.tls_client_ca.is_some()
+}
+
+/// The browser origins `--cors-origin` allows: by default, any when callers are authenticated
+/// (a page cannot read their credentials) and none when they are not (every page the local user
+/// opens would be a caller as good as any).
+fn cors_origins(opt: &ServeOpt) -> anyhow::Result<CorsOrigins> {
+    let origins = &opt.cors_origins;
+    if origins.iter().any(|origin| origin == "*") {
         return Ok(CorsOrigins::Any);
+    }
+    if origins.is_empty() {
+        return Ok(if authenticates(opt) { CorsOrigins::Any } else { CorsOrigins::List(Vec::new()) });
     }
     let parsed = origins.iter().map(|o| o.parse().with_context(|| format!("invalid --cors-origin {o:?}")));
     Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
