@@ -194,7 +194,21 @@ async fn extension_and_card_configuration_errors() {
     let headers = [("A2A-Version", "1.0"), ("A2A-Extensions", "urn:other, urn:example:ext")];
     let declared = server.rpc_with_headers("SendMessage", json!({"message": user_message("m", "x")}), &headers).await;
     assert!(declared.get("result").is_some(), "{declared}");
-    assert_eq!(server.rpc_error_code("GetExtendedAgentCard", json!({})).await, -32007);
+    // Enabled, but without authentication the card does not offer it.
+    assert_eq!(server.rpc_error_code("GetExtendedAgentCard", json!({})).await, -32004);
+}
+
+/// A card that offers the extended card without one configured: ExtendedAgentCardNotConfigured,
+/// and only then.
+#[tokio::test]
+async fn an_offered_extended_card_that_is_not_configured_is_not_configured() {
+    let config = CardConfig { extended_card_enabled: true, extended_card: None, ..CardConfig::default() };
+    let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:t").unwrap();
+    let handler = RequestHandler::builder(agentwire_server::agent::EchoAgent).card(config).authenticator(auth);
+    let server = TestServer::start(handler).await;
+    let headers = [("A2A-Version", "1.0"), ("Authorization", "Bearer t")];
+    let refused = server.rpc_with_headers("GetExtendedAgentCard", json!({}), &headers).await;
+    assert_eq!(refused["error"]["code"], -32007, "{refused}");
 }
 
 /// An agent that ends without saying anything.

@@ -100,7 +100,8 @@ async fn every_unary_operation_is_served() {
 
     // The extended card is for authenticated callers; this server authenticates none.
     let card = a2a.get_extended_agent_card(pb::GetExtendedAgentCardRequest::default()).await;
-    assert_eq!(card.expect_err("no extended card without authentication").code(), Code::FailedPrecondition);
+    let refused = card.expect_err("no extended card without authentication");
+    assert_eq!((refused.code(), reason(&refused).as_str()), (Code::Unimplemented, "UNSUPPORTED_OPERATION"));
 }
 
 #[tokio::test]

@@ -259,10 +259,14 @@ async fn the_extended_card_is_for_authenticated_callers() {
     let open = TestServer::start(conformance()).await;
     let (_, public) = open.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
     assert_eq!(public["capabilities"]["extendedAgentCard"], false, "not advertised without authentication");
+    // v1.0, "Extended Agent Card": a card that does not offer it makes the call
+    // UnsupportedOperation, in every generation and binding.
     let refused = open.rpc("GetExtendedAgentCard", json!({})).await;
-    assert_eq!(refused["error"]["code"], -32007, "ExtendedAgentCardNotConfigured: {refused}");
+    assert_eq!(refused["error"]["code"], -32004, "UnsupportedOperation: {refused}");
     let v03 = open.rpc_with_headers("agent/getAuthenticatedExtendedCard", json!({}), &[]).await;
-    assert_eq!(v03["error"]["code"], -32007, "v0.3's AuthenticatedExtendedCardNotConfigured: {v03}");
+    assert_eq!(v03["error"]["code"], -32004, "v0.3's UnsupportedOperation: {v03}");
+    let (status, body) = open.rest(reqwest::Method::GET, "/extendedAgentCard", None).await;
+    assert_eq!(body["error"]["details"][0]["reason"], "UNSUPPORTED_OPERATION", "HTTP {status}: {body}");
 
     let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:secret").unwrap();
     let guarded = TestServer::start(conformance().authenticator(auth)).await;

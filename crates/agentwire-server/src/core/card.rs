@@ -29,7 +29,7 @@ pub struct CardConfig {
     pub push_notifications: bool,
     /// Offer GetExtendedAgentCard. The extended card is for authenticated callers: the card
     /// advertises it only when the handler has an authenticator, and without one the call answers
-    /// ExtendedAgentCardNotConfigured.
+    /// UnsupportedOperation, as for a card that does not offer it.
     pub extended_card_enabled: bool,
     /// The extended card (`None` with the feature enabled: "declared but not configured").
     pub extended_card: Option<AgentCard>,
@@ -55,12 +55,11 @@ impl Default for CardConfig {
     }
 }
 
+/// The public card and the extended one. The public card says whether the extended one is
+/// offered: only when it is enabled and callers are authenticated, the only callers it is for.
 pub(crate) struct Cards {
     public: AgentCard,
     extended: Option<AgentCard>,
-    extended_enabled: bool,
-    /// Whether callers are authenticated: the extended card is served only to them.
-    authenticated: bool,
     required_extensions: Vec<String>,
 }
 
@@ -84,13 +83,7 @@ impl Cards {
             card.capabilities = capabilities(&card.capabilities);
             card
         });
-        Self {
-            public,
-            extended,
-            extended_enabled: config.extended_card_enabled,
-            authenticated,
-            required_extensions: config.required_extensions,
-        }
+        Self { public, extended, required_extensions: config.required_extensions }
     }
 
     /// Signs the public and the extended card with `key`, in place of any signature they
@@ -112,16 +105,15 @@ impl Cards {
     }
 
     /// The extended card, for an authenticated caller (authentication, where configured, is
-    /// enforced before any operation runs). Without authentication there is no caller to serve it
-    /// to: it is not configured.
+    /// enforced before any operation runs). As the public card says (v1.0, "Extended Agent
+    /// Card"): a card that does not offer one (`capabilities.extendedAgentCard` false: none
+    /// enabled, or no authentication to serve it behind) makes the call UnsupportedOperation; a
+    /// card that offers one without one configured, ExtendedAgentCardNotConfigured.
     pub(crate) fn extended(&self, _ctx: &RequestContext) -> Result<AgentCard> {
-        if !self.extended_enabled {
-            return Err(A2AError::unsupported_operation("this agent has no extended agent card"));
+        if self.public.capabilities.extended_agent_card != Some(true) {
+            return Err(A2AError::unsupported_operation("this agent's card offers no extended agent card"));
         }
-        match &self.extended {
-            Some(card) if self.authenticated => Ok(card.clone()),
-            _ => Err(A2AError::extended_agent_card_not_configured()),
-        }
+        self.extended.clone().ok_or_else(A2AError::extended_agent_card_not_configured)
     }
 }
 
