@@ -34,22 +34,25 @@ async fn the_sqlite_file_keeps_the_retained_bytes_of_ended_tasks() {
     let mut server = Server::start(&dir.0, &args).await;
     let client = reqwest::Client::new();
     let ids = send_large(&client, &server, 48, MIB as usize).await;
-    // The ended tasks past the budget are removed soon after their end: the first is gone.
+    // The ended tasks past the budget are removed, and their pages given back, soon after the
+    // burst, while the server runs: the file comes back near the budget (about 96 MiB went in).
+    let bound = 8 * MIB * 3 / 2 + 16 * MIB;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let oldest = common::rpc(&client, &server.base, "GetTask", json!({"id": ids[0]})).await.unwrap();
-        if oldest["error"]["code"] == -32001 {
+        let size = std::fs::metadata(dir.0.join("tasks.db")).unwrap().len();
+        if size <= bound {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the oldest task was never purged: {oldest}");
+        assert!(tokio::time::Instant::now() < deadline, "{} MiB on disk for 8 MiB retained", size / MIB);
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let oldest = common::rpc(&client, &server.base, "GetTask", json!({"id": ids[0]})).await.unwrap();
+    assert_eq!(oldest["error"]["code"], -32001, "the oldest task was purged: {oldest}");
     let (exit, log) = server.terminate().await;
     assert!(exit.success(), "{exit:?}\n{log}");
 
     let size = std::fs::metadata(dir.0.join("tasks.db")).unwrap().len();
-    let bound = 8 * MIB * 12 / 10 + 16 * MIB;
-    assert!(size <= bound, "{} MiB on disk for 8 MiB retained", size / MIB);
+    assert!(size <= bound, "{} MiB on disk for 8 MiB retained after a stop", size / MIB);
     let log_left = std::fs::metadata(dir.0.join("tasks.db-wal")).map_or(0, |wal| wal.len());
     assert_eq!(log_left, 0, "the write-ahead log is folded into the database at a clean stop\n{log}");
 

@@ -22,6 +22,7 @@ use futures_util::future::BoxFuture;
 use subtle::ConstantTimeEq;
 use tower::{Layer, Service};
 
+use crate::core::AuthFailures;
 use crate::Principal;
 
 mod any;
@@ -294,13 +295,17 @@ pub fn requirements(schemes: &BTreeMap<String, SecurityScheme>) -> Vec<SecurityR
 /// to anyone.
 pub(crate) async fn authenticate(
     auth: &dyn Authenticator,
+    failures: &AuthFailures,
     mut ctx: RequestContext,
     operation: Operation,
 ) -> Result<RequestContext, A2AError> {
     if operation == Operation::GetAgentCard {
         return Ok(ctx);
     }
-    match auth.authenticate(&ctx, operation).await {
+    failures.check(&ctx)?;
+    let outcome = auth.authenticate(&ctx, operation).await;
+    failures.note(&ctx, &outcome);
+    match outcome {
         Ok(principal) => {
             ctx.principal = Some(principal);
             Ok(ctx)
@@ -337,12 +342,21 @@ pub(crate) async fn authenticate(
 #[derive(Clone)]
 pub struct AuthLayer {
     auth: Arc<dyn Authenticator>,
+    failures: Arc<AuthFailures>,
 }
 
 impl AuthLayer {
-    /// Authenticates with `auth`.
+    /// Authenticates with `auth`. Past 50 failed authentications from one address (an IPv6
+    /// /64), refilled at 5 a second, its requests are refused with ResourceExhausted before
+    /// their credentials are checked ([`failure_limit`](Self::failure_limit)).
     pub fn new(auth: impl Authenticator) -> Self {
-        Self { auth: Arc::new(auth) }
+        Self { auth: Arc::new(auth), failures: Arc::default() }
+    }
+
+    /// Lets one address fail `burst` authentications, then `per_second` (0: no limit).
+    pub fn failure_limit(mut self, per_second: f64, burst: usize) -> Self {
+        self.failures = Arc::new(AuthFailures::new(per_second, burst));
+        self
     }
 }
 
@@ -356,7 +370,7 @@ impl<S> Layer<S> for AuthLayer {
     type Service = Authenticate<S>;
 
     fn layer(&self, inner: S) -> Authenticate<S> {
-        Authenticate { inner, auth: Arc::clone(&self.auth) }
+        Authenticate { inner, auth: Arc::clone(&self.auth), failures: Arc::clone(&self.failures) }
     }
 }
 
@@ -365,6 +379,7 @@ impl<S> Layer<S> for AuthLayer {
 pub struct Authenticate<S> {
     inner: S,
     auth: Arc<dyn Authenticator>,
+    failures: Arc<AuthFailures>,
 }
 
 impl<S> std::fmt::Debug for Authenticate<S> {
@@ -390,9 +405,9 @@ where
         // The service that was made ready runs the call; its clone waits for the next one.
         let ready = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, ready);
-        let auth = Arc::clone(&self.auth);
+        let (auth, failures) = (Arc::clone(&self.auth), Arc::clone(&self.failures));
         Box::pin(async move {
-            let ctx = authenticate(auth.as_ref(), ctx, request.operation()).await?;
+            let ctx = authenticate(auth.as_ref(), &failures, ctx, request.operation()).await?;
             inner.call((ctx, request)).await
         })
     }

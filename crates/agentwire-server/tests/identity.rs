@@ -380,3 +380,62 @@ async fn the_card_is_signed_and_its_key_is_published() {
         assert_eq!(fetch(version).await.unwrap().headers()["etag"], etag);
     }
 }
+
+/// The probe's tokens without `sub`, which were all one principal: a token a client got for
+/// itself is that client's (`client_id`), and a token that names nobody is refused.
+#[tokio::test]
+async fn a_token_without_a_subject_is_its_clients_or_refused() {
+    let key = SigningKey::generate(Algorithm::ES256).unwrap();
+    let idp = IdentityProvider::start(&[&key]).await;
+    let server = jwt_server(&idp).await;
+    let token = |changes: Value| {
+        let mut claims = idp.claims("nobody", "a2a:read a2a:write");
+        claims.remove("sub");
+        claims.extend(changes.as_object().unwrap().clone());
+        format!("Bearer {}", key.sign_jwt(&claims))
+    };
+    let (a, b, nameless) =
+        (token(json!({"client_id": "service-a"})), token(json!({"azp": "service-b"})), token(json!({})));
+    let as_ = |token: &str| [("A2A-Version", "1.0"), ("Authorization", token)].map(|(k, v)| (k, v.to_owned()));
+    let call = |method: &'static str, params: Value, token: String| {
+        let server = &server;
+        async move {
+            let headers = as_(&token);
+            let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            server.rpc_with_headers(method, params, &headers).await
+        }
+    };
+    let sent =
+        call("SendMessage", json!({"message": agentwire_test::user_message("m1", "tck-complete-task")}), a.clone())
+            .await;
+    let id = sent["result"]["task"]["id"].clone();
+    assert!(id.is_string(), "{sent}");
+    assert_eq!(call("GetTask", json!({"id": id}), a).await["result"]["id"], id);
+    assert_eq!(call("GetTask", json!({"id": id}), b).await["error"]["code"], -32001, "another client sees nothing");
+    let refused = call("GetTask", json!({"id": id}), nameless).await;
+    assert!(refused["error"]["message"].as_str().unwrap_or_default().contains("no subject"), "{refused}");
+}
+
+/// The probe's guesser, 8,000 wrong tokens in 1.5 s, all answered 401: past its burst of failed
+/// authentications, an address is refused with ResourceExhausted, whatever it sends.
+#[tokio::test]
+async fn an_address_that_keeps_failing_to_authenticate_is_refused_for_a_while() {
+    let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:right").unwrap();
+    let limits = agentwire_server::Limits { auth_failure_burst: 5, ..agentwire_server::Limits::default() };
+    let server = TestServer::start(conformance().authenticator(auth).limits(limits)).await;
+    let get = |token: &'static str| {
+        let server = &server;
+        async move {
+            let headers = [("A2A-Version", "1.0"), ("Authorization", token)];
+            server.rpc_with_headers("ListTasks", json!({}), &headers).await
+        }
+    };
+    let mut reasons = Vec::new();
+    for _ in 0..8 {
+        reasons.push(get("Bearer wrong").await["error"]["data"][0]["reason"].clone());
+    }
+    assert_eq!(reasons.iter().filter(|r| *r == "UNAUTHENTICATED").count(), 5, "{reasons:?}");
+    assert_eq!(reasons.iter().filter(|r| *r == "RESOURCE_EXHAUSTED").count(), 3, "{reasons:?}");
+    let limited = get("Bearer right").await;
+    assert_eq!(limited["error"]["data"][0]["reason"], "RESOURCE_EXHAUSTED", "{limited}");
+}

@@ -369,7 +369,7 @@ async fn purge_removes_only_ended_tasks<S: TaskStore + PushConfigStore>(store: &
         set_state(store, &scope, &format!("done{i}"), TaskState::Completed).await;
     }
     let an_hour_ago = Timestamp::from_millis(Timestamp::now().as_millis() - 3_600_000);
-    let purge = |ended_before, keep_ended| Purge { ended_before, keep_ended, keep_ended_bytes: None };
+    let purge = |ended_before, keep_ended| Purge { ended_before, keep_ended, ..Purge::default() };
     assert_eq!(store.purge(&purge(an_hour_ago, None)).await.unwrap(), 0, "nothing ended that long ago");
     assert_eq!(store.purge(&purge(None, Some(2))).await.unwrap(), 2, "the two that ended first go");
     let kept = |id: &'static str| {

@@ -120,6 +120,10 @@ pub struct Purge {
     pub keep_ended: Option<usize>,
     /// Keep at most this many bytes of ended tasks' logs, counted as in [`Unfinished::bytes`].
     pub keep_ended_bytes: Option<u64>,
+    /// Remove about this many bytes of logs at most in one call (at least one task), oldest end
+    /// first, so that a purge holds a store that has one writer (SQLite) only briefly: call again
+    /// while it removes tasks. A store whose writes do not wait on each other may remove more.
+    pub max_removed_bytes: Option<u64>,
 }
 
 /// An event from a task's log.

@@ -74,6 +74,9 @@ struct Known {
     /// The ended tasks stored, with the size of their logs: a purge within the retention's bounds
     /// writes nothing, and one beyond them knows how much to remove.
     ended: std::sync::Mutex<Ended>,
+    /// Pages of removed tasks wait to be given back to the file system, a slice at a time
+    /// between groups ([`vacuum_slice`]).
+    vacuum_due: std::sync::atomic::AtomicBool,
     /// The groups the writer committed, and the writes in them.
     groups: std::sync::atomic::AtomicU64,
     grouped_writes: std::sync::atomic::AtomicU64,
@@ -184,7 +187,8 @@ impl SqliteStore {
         })?;
         let reads =
             SqlitePoolOptions::new().max_connections(4).connect_with(options.read_only(true)).await.map_err(backend)?;
-        let known = Arc::new(Known::default());
+        // Pages a purge freed before the last stop may still wait to be given back.
+        let known = Arc::new(Known { vacuum_due: true.into(), ..Known::default() });
         load_config_owners(&reads, &known).await?;
         load_unfinished(&reads, &known).await?;
         load_ended(&reads, &known).await?;
@@ -283,15 +287,45 @@ async fn reclaim_freed_pages(conn: &mut SqliteConnection, path: &Path) -> Result
 /// Free pages the file keeps for writes to come; beyond them, they are given back.
 const KEPT_FREE_PAGES: i64 = 2048;
 
-/// Gives the file's free pages, beyond [`KEPT_FREE_PAGES`], back to the file system: the file
-/// shrinks by as much.
-async fn give_back_free_pages(conn: &mut SqliteConnection) -> Result<()> {
+/// Most free pages given back at once (16 MiB of 4 KiB pages): a vacuum moves pages from the end
+/// of the file into the holes, and holds the writer while it does, so it goes in slices between
+/// the groups of writes.
+const VACUUM_SLICE: i64 = 4096;
+
+/// Gives up to [`VACUUM_SLICE`] of the file's free pages beyond [`KEPT_FREE_PAGES`] back to the
+/// file system (the file shrinks by as much); whether any are left to give.
+async fn vacuum_slice(conn: &mut SqliteConnection) -> Result<bool> {
     let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&mut *conn).await.map_err(backend)?;
-    if free > KEPT_FREE_PAGES {
-        let pragma = format!("PRAGMA incremental_vacuum({})", free - KEPT_FREE_PAGES / 2);
-        conn.execute(pragma.as_str()).await.map_err(backend)?;
+    let excess = free - KEPT_FREE_PAGES / 2;
+    if free <= KEPT_FREE_PAGES {
+        return Ok(false);
     }
-    Ok(())
+    let pragma = format!("PRAGMA incremental_vacuum({})", excess.min(VACUUM_SLICE));
+    conn.execute(pragma.as_str()).await.map_err(backend)?;
+    Ok(excess > VACUUM_SLICE)
+}
+
+/// Gives back the next slice of free pages when some are due; once they are all given back, the
+/// log the moves filled is folded into the database, so that it too shrinks back (to
+/// `journal_size_limit`) at its next reset.
+async fn vacuum_if_due(conn: &mut SqliteConnection, known: &Known) {
+    use std::sync::atomic::Ordering;
+    if !known.vacuum_due.load(Ordering::Relaxed) {
+        return;
+    }
+    match vacuum_slice(conn).await {
+        Ok(true) => {}
+        Ok(false) => {
+            known.vacuum_due.store(false, Ordering::Relaxed);
+            if let Err(error) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
+                tracing::debug!(%error, "could not fold the write-ahead log after giving pages back");
+            }
+        }
+        Err(error) => {
+            known.vacuum_due.store(false, Ordering::Relaxed);
+            tracing::warn!(%error, "could not give the pages of removed tasks back");
+        }
+    }
 }
 
 /// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
@@ -324,10 +358,16 @@ async fn write_loop(
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     let close = loop {
+        let vacuum_due = known.vacuum_due.load(std::sync::atomic::Ordering::Relaxed);
         tokio::select! {
             biased;
             taken = jobs.recv_many(&mut group, MAX_GROUP) => if taken == 0 { break None },
             Some(close) = closes.recv() => break Some(close),
+            // No write waits: the next slice of pages to give back goes now.
+            () = std::future::ready(()), if vacuum_due => {
+                vacuum_if_due(&mut conn, &known).await;
+                continue;
+            }
         }
         let (results, removed) = commit_group(&mut conn, &group, &known).await;
         known.removed(removed);
@@ -340,6 +380,7 @@ async fn write_loop(
             // The caller may have gone; the write stands.
             let _ = job.reply.send(result);
         }
+        vacuum_if_due(&mut conn, &known).await;
         // The writers just answered are about to send their next writes; letting them run first
         // puts those writes in the next group instead of the one after.
         for _ in 0..SIBLING_YIELDS {
@@ -764,7 +805,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, remove
         }
         Write::Purge(rules) => {
             let ended = *known.ended_totals();
-            purge(conn, rules, ended, removed).await
+            purge(conn, rules, ended, removed, known).await
         }
         Write::PutConfig { scope, record, config } => {
             let task_id = &record.config.task_id;
@@ -809,51 +850,52 @@ async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, remove
 }
 
 /// Removes the ended tasks `rules` select, given the `ended` tasks the store holds (less those
-/// the group `removed` already), oldest end first: the ended tasks past their time by their
-/// index, then, from the oldest, as many as take the rest within the bounds. Reads no more of
-/// the index than it removes.
-async fn purge(conn: &mut SqliteConnection, rules: &Purge, ended: Ended, removed: &mut Ended) -> Result<u64> {
+/// the group `removed` already), oldest end first: those past their time, then as many as take
+/// the rest within the bounds, up to `max_removed_bytes` of logs. Reads no more of the index than
+/// it removes. The pages they took are given back later, in slices ([`vacuum_slice`]).
+async fn purge(
+    conn: &mut SqliteConnection,
+    rules: &Purge,
+    ended: Ended,
+    removed: &mut Ended,
+    known: &Known,
+) -> Result<u64> {
+    use futures_util::TryStreamExt;
     let before = *removed;
-    if let Some(ended_before) = rules.ended_before {
-        let gone: Vec<i64> =
-            sqlx::query_scalar("DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < ? RETURNING log_bytes")
-                .bind(ended_before.as_millis())
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(backend)?;
-        gone.into_iter().for_each(|bytes| removed.add(as_seq(bytes)));
-    }
     let (tasks, bytes) = (ended.tasks.saturating_sub(removed.tasks), ended.bytes.saturating_sub(removed.bytes));
     let mut excess_tasks = rules.keep_ended.map_or(0, |keep| tasks.saturating_sub(keep as u64));
     let mut excess_bytes = rules.keep_ended_bytes.map_or(0, |keep| bytes.saturating_sub(keep));
+    let expired = |ended_at: i64| rules.ended_before.is_some_and(|before| ended_at < before.as_millis());
+    let mut budget = rules.max_removed_bytes.unwrap_or(u64::MAX);
     let mut oldest = Vec::new();
-    if excess_tasks > 0 || excess_bytes > 0 {
-        use futures_util::TryStreamExt;
-        let mut rows = sqlx::query_as::<_, (i64, i64)>(
-            "SELECT key, log_bytes FROM tasks WHERE ended_at IS NOT NULL ORDER BY ended_at, key",
+    {
+        let mut rows = sqlx::query_as::<_, (i64, i64, i64)>(
+            "SELECT key, ended_at, log_bytes FROM tasks WHERE ended_at IS NOT NULL ORDER BY ended_at, key",
         )
         .fetch(&mut *conn);
-        while excess_tasks > 0 || excess_bytes > 0 {
-            let Some((key, bytes)) = rows.try_next().await.map_err(backend)? else { break };
+        while budget > 0 && oldest.len() < MAX_SCRIPT_VALUES {
+            let Some((key, ended_at, bytes)) = rows.try_next().await.map_err(backend)? else { break };
+            if !expired(ended_at) && excess_tasks == 0 && excess_bytes == 0 {
+                break;
+            }
+            let bytes = as_seq(bytes);
             excess_tasks = excess_tasks.saturating_sub(1);
-            excess_bytes = excess_bytes.saturating_sub(as_seq(bytes));
+            excess_bytes = excess_bytes.saturating_sub(bytes);
+            budget = budget.saturating_sub(bytes.max(1));
             oldest.push(key);
-            removed.add(as_seq(bytes));
+            removed.add(bytes);
         }
     }
-    for keys in oldest.chunks(MAX_SCRIPT_VALUES) {
+    if !oldest.is_empty() {
         // Their logs and configs go with them (ON DELETE CASCADE).
         let mut delete = QueryBuilder::<Sqlite>::new("DELETE FROM tasks WHERE key IN (");
         let mut list = delete.separated(", ");
-        keys.iter().for_each(|key| _ = list.push_bind(*key));
+        oldest.iter().for_each(|key| _ = list.push_bind(*key));
         delete.push(")");
         delete.build().execute(&mut *conn).await.map_err(backend)?;
+        known.vacuum_due.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    let gone = removed.tasks - before.tasks;
-    if gone > 0 {
-        give_back_free_pages(conn).await?;
-    }
-    Ok(gone)
+    Ok(removed.tasks - before.tasks)
 }
 
 /// Writes `events` to a task's log, the first numbered `first`.
@@ -978,9 +1020,9 @@ impl TaskStore for SqliteStore {
         Ok(self.write(Write::Delete { scope: scope.clone(), id: task_id.to_owned() }).await? > 0)
     }
 
-    /// Removes the tasks, then gives the pages they took back to the file system, beyond a few
-    /// kept for the writes to come. Within the bounds, and with no time to keep them for, it
-    /// writes nothing.
+    /// Removes the tasks; the pages they took go back to the file system afterwards, a slice at a
+    /// time between writes, beyond a few kept for the writes to come. Within the bounds, and with
+    /// no time to keep them for, it writes nothing.
     async fn purge(&self, rules: &Purge) -> Result<u64> {
         let ended = *self.known.ended_totals();
         let over = rules.keep_ended.is_some_and(|keep| ended.tasks > keep as u64)

@@ -341,9 +341,8 @@ impl Authenticator for JwtAuth {
             let message = format!("{} needs the scope {scope}", operation.name());
             return Err(A2AError::permission_denied(message).with_challenge(challenge));
         }
-        let subject = claims.get("sub").and_then(Value::as_str).unwrap_or_default();
         let issuer = self.validation.issuer();
-        Ok(Principal { name: format!("{issuer}#{subject}"), claims: Map::clone(&claims) })
+        Ok(Principal { name: format!("{issuer}#{}", subject(&claims)?), claims: Map::clone(&claims) })
     }
 
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {
@@ -359,6 +358,25 @@ impl Authenticator for JwtAuth {
             }),
         };
         BTreeMap::from([(if self.discovery_url.is_some() { "oidc" } else { "jwt" }.to_owned(), scheme)])
+    }
+}
+
+/// Whom a token is for: its `sub`, or, for a token a client got for itself without one, its
+/// `client_id` (RFC 9068) or `azp`, marked as a client's. A token that names nobody is refused:
+/// every such token would otherwise be one principal, reading the others' tasks.
+fn subject(claims: &Map<String, Value>) -> Result<String, A2AError> {
+    let text = |name: &str| claims.get(name).and_then(Value::as_str).filter(|value| !value.is_empty());
+    if let Some(subject) = text("sub") {
+        return Ok(subject.to_owned());
+    }
+    match text("client_id").or_else(|| text("azp")) {
+        Some(client) => Ok(format!("client:{client}")),
+        None => {
+            let challenge =
+                "Bearer realm=\"agentwire\", error=\"invalid_token\", error_description=\"the token names no subject\"";
+            Err(A2AError::unauthenticated("invalid token: it names no subject (sub, client_id or azp)")
+                .with_challenge(challenge))
+        }
     }
 }
 

@@ -71,7 +71,7 @@ impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
         Box::pin(async move {
             let operation = request.operation();
             let ctx = match &core.auth {
-                Some(auth) => crate::auth::authenticate(auth.as_ref(), ctx, operation).await?,
+                Some(auth) => crate::auth::authenticate(auth.as_ref(), &core.auth_failures, ctx, operation).await?,
                 None => ctx,
             };
             let permit = core.quotas.admit(&ctx, operation, &core.limits)?;
@@ -308,7 +308,10 @@ impl RequestHandler {
         if let Some(webhooks) = &self.core.webhooks {
             webhooks.shutdown().await;
         }
-        purge(&*self.core.tasks, &self.core.retention).await;
+        // Within a bound of time: a store far past its retention is purged further at its next
+        // start.
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_PURGE;
+        purge(&*self.core.tasks, &self.core.retention, || tokio::time::Instant::now() >= deadline).await;
         if let Err(error) = self.core.tasks.close().await {
             tracing::warn!(%error, "could not close the store");
         }
@@ -478,6 +481,10 @@ impl RequestHandlerBuilder {
             push_settings: self.push,
             webhooks,
             card,
+            auth_failures: super::quota::AuthFailures::new(
+                self.limits.auth_failures_per_second,
+                self.limits.auth_failure_burst,
+            ),
             limits: self.limits,
             auth: self.auth,
             maintenance: CancellationToken::new(),
@@ -505,9 +512,11 @@ impl RequestHandlerBuilder {
 }
 
 /// Removes the ended tasks [`Retention`] no longer keeps, every [`Retention::every`] and soon
-/// after tasks end (`ended`), until `stop` or until the handler is gone. It pauses at least
-/// [`PURGE_PAUSE`] after a purge, and a hundred times as long as the purge took: purges never
-/// take more than about 1 % of the time, however the store does them.
+/// after tasks end (`ended`), until `stop` or until the handler is gone. A purge goes in slices
+/// ([`PURGE_SLICE`] of logs each), so that the other writes of a store with one writer go on
+/// between them; then it pauses [`PURGE_PAUSE`], or ten times as long as the purge took, but
+/// never more than [`MAX_PURGE_PAUSE`]: the store is back within its bounds seconds after a
+/// burst, and purges take a small share of the time.
 async fn purge_ended(
     tasks: std::sync::Weak<dyn TaskStore>,
     retention: Retention,
@@ -525,11 +534,11 @@ async fn purge_ended(
         }
         let Some(tasks) = tasks.upgrade() else { return };
         let started = tokio::time::Instant::now();
-        purge(&*tasks, &retention).await;
+        purge(&*tasks, &retention, || stop.is_cancelled()).await;
         drop(tasks);
-        // The tasks that end meanwhile wait for the next purge: one store write a pause, however
-        // many end.
-        let pause = PURGE_PAUSE.max(started.elapsed() * 100);
+        // The tasks that end meanwhile wait for the next purge: a purge a pause, however many
+        // end.
+        let pause = (started.elapsed() * 10).clamp(PURGE_PAUSE, MAX_PURGE_PAUSE);
         tokio::select! {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(pause) => {}
@@ -537,8 +546,9 @@ async fn purge_ended(
     }
 }
 
-/// Removes the ended tasks `retention` no longer keeps.
-async fn purge(tasks: &dyn TaskStore, retention: &Retention) {
+/// Removes the ended tasks `retention` no longer keeps, a slice at a time, until none is left to
+/// remove or `enough` says to stop.
+async fn purge(tasks: &dyn TaskStore, retention: &Retention, enough: impl Fn() -> bool) {
     let ended_before = retention.ended_ttl.and_then(|ttl| {
         let ttl = i64::try_from(ttl.as_millis()).ok()?;
         agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
@@ -547,13 +557,35 @@ async fn purge(tasks: &dyn TaskStore, retention: &Retention) {
         ended_before,
         keep_ended: retention.keep_ended,
         keep_ended_bytes: retention.keep_ended_bytes,
+        max_removed_bytes: Some(PURGE_SLICE),
     };
-    match tasks.purge(&rules).await {
-        Ok(0) => {}
-        Ok(removed) => tracing::debug!(removed, "removed ended tasks past their retention"),
-        Err(error) => tracing::warn!(%error, "could not remove ended tasks"),
+    let mut total = 0;
+    loop {
+        match tasks.purge(&rules).await {
+            Ok(0) => break,
+            Ok(removed) => total += removed,
+            Err(error) => {
+                tracing::warn!(%error, "could not remove ended tasks");
+                break;
+            }
+        }
+        if enough() {
+            break;
+        }
+    }
+    if total > 0 {
+        tracing::debug!(removed = total, "removed ended tasks past their retention");
     }
 }
+
+/// Most bytes of logs one slice of a purge removes.
+const PURGE_SLICE: u64 = 32 * 1024 * 1024;
+
+/// The longest pause between two purges.
+const MAX_PURGE_PAUSE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How long a shutdown may spend removing ended tasks.
+const SHUTDOWN_PURGE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The least time between two purges.
 const PURGE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);

@@ -28,6 +28,7 @@ pub(crate) use card::card_json;
 pub use card::{advertised_interfaces, CardConfig};
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
+pub(crate) use quota::AuthFailures;
 pub use validate::check_input_modes;
 
 /// Storage failures become internal errors; the cause is logged, never sent.
@@ -74,6 +75,8 @@ pub(crate) struct Core {
     /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
     pub(crate) quotas: quota::Quotas,
+    /// Failed authentications by address.
+    pub(crate) auth_failures: quota::AuthFailures,
     /// Where commits are timed, if anywhere.
     pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
     /// Cancelled when the server begins to stop: it is no longer ready for new work.
