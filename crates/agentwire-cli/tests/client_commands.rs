@@ -142,6 +142,15 @@ fn streams(at: &At<'_>) {
     assert!(out.contains("● working") && out.contains("● completed"), "{label}: {out}");
     assert!(out.contains(at.agent.streamed_text), "{label}: the artifact's text: {out}");
 
+    // A streamed follow-up shows the agent's answer and ends with the task, not with the
+    // question it answers.
+    let (_, out) = at.run(&["send", url, "tck-multi-turn stream", "--json"]);
+    let asking = objects(&out)[0]["task"].clone();
+    let (task_id, context_id) = (asking["id"].as_str().unwrap(), asking["contextId"].as_str().unwrap());
+    let (code, out) = at.run(&["send", url, "done", "--task", task_id, "--context", context_id, "--stream"]);
+    assert_eq!(code, 0, "{label}: the streamed follow-up completes the task: {out}");
+    assert!(out.contains("● completed"), "{label}: {out}");
+
     let (_, out) = at.run(&["send", url, "tck-long-running subscribe", "--no-wait", "--json"]);
     let id = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
     let (code, out) = at.run(&["subscribe", url, &id, "--json"]);

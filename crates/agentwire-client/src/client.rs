@@ -514,8 +514,12 @@ impl Client {
 
     /// SendStreamingMessage: the task's events as they happen, resumed if the connection drops.
     pub async fn send_streaming_message(&self, request: SendMessageRequest) -> Result<EventStream> {
+        // A message that continues a task: its stream opens with the task, which a server may
+        // show still waiting for the message it was just sent; only the events after it end the
+        // stream, as for a subscription.
+        let continued = request.message.task_id.clone();
         let events = self.open(A2aRequest::SendStreamingMessage(request), None).await?;
-        Ok(resumable(self.clone(), events, String::new(), None))
+        Ok(resumable(self.clone(), events, continued, None))
     }
 
     /// GetTask.

@@ -86,9 +86,9 @@ struct Resumable {
     failures: u32,
     /// A resumed subscription that has not delivered an event yet.
     resuming: bool,
-    /// A subscription the caller opened, before its first event: the task as it stands, which
-    /// leaves the stream open unless the task has ended (an interrupted task's stream carries on
-    /// with what follows the interruption).
+    /// A subscription the caller opened, or a send that continues a task, before its first event:
+    /// the task as it stands, which leaves the stream open unless the task has ended (an
+    /// interrupted task's stream carries on with what follows the interruption).
     opening: bool,
     /// Whether the last event was one after which the server may end the stream: then its end
     /// is the stream's, not a dropped connection.
@@ -165,7 +165,8 @@ impl Resumable {
 }
 
 /// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
-/// and learnt from the first event of a send; `last_id` is the event a subscription started after.
+/// and a send that continues a task, and learnt from the first event of a send that starts one;
+/// `last_id` is the event a subscription started after.
 pub(crate) fn resumable(client: Client, events: Events, task_id: String, last_id: Option<u64>) -> EventStream {
     let opening = !task_id.is_empty() && last_id.is_none();
     let state = Resumable {

@@ -94,7 +94,10 @@ async fn every_event_is_delivered_in_order_with_credentials() {
     }
     assert_eq!(bodies[0]["task"]["id"], task["id"], "the first notification is the new task");
     let kinds: Vec<&str> = bodies.iter().map(|b| b.as_object().unwrap().keys().next().unwrap().as_str()).collect();
-    assert_eq!(kinds, ["task", "statusUpdate", "message", "statusUpdate"]);
+    assert_eq!(kinds, ["task", "statusUpdate", "message", "statusUpdate", "statusUpdate"]);
+    let states: Vec<&str> = bodies.iter().filter_map(|b| b["statusUpdate"]["status"]["state"].as_str()).collect();
+    // The follow-up is what the task waited for: it works on it again, then completes.
+    assert_eq!(states, ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
     hook.abort();
 }
 

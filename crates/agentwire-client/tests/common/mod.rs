@@ -181,6 +181,26 @@ pub(crate) async fn streams(agent: &Agent, binding: Binding, version: Version) {
     let events = collect(subscription).await;
     assert_eq!(states(&events).first(), Some(&TaskState::InputRequired), "{at}: {events:?}");
     assert_eq!(states(&events).last(), Some(&TaskState::Completed), "{at}: {events:?}");
+
+    // A streamed follow-up reads the agent's answer to it, not the question it answers: the
+    // next question, then the end.
+    let waiting = send(&client, SendMessageRequest::new(message("tck-multi-turn stream"))).await;
+    let turn = |text: &str| {
+        let follow_up =
+            Message { task_id: waiting.id.clone(), context_id: waiting.context_id.clone(), ..message(text) };
+        client.send_streaming_message(SendMessageRequest::new(follow_up))
+    };
+    let asked = collect(turn("more").await.expect("a streamed follow-up")).await;
+    assert_eq!(states(&asked).last(), Some(&TaskState::InputRequired), "{at}: {asked:?}");
+    let question = |events: &[StreamResponse]| match events.last() {
+        Some(StreamResponse::StatusUpdate(update)) => update.status.message.as_ref().map(|m| m.message_id.clone()),
+        Some(StreamResponse::Task(task)) => task.status.message.as_ref().map(|m| m.message_id.clone()),
+        _ => None,
+    };
+    let first_question = waiting.status.message.as_ref().map(|m| m.message_id.clone());
+    assert_ne!(question(&asked), first_question, "{at}: the stream ended on the question it answered: {asked:?}");
+    let done = collect(turn("done").await.expect("a streamed follow-up")).await;
+    assert_eq!(states(&done).last(), Some(&TaskState::Completed), "{at}: {done:?}");
 }
 
 /// Create, get, list and delete a push config.

@@ -514,9 +514,8 @@ impl RequestHandlerBuilder {
 /// Removes the ended tasks [`Retention`] no longer keeps, every [`Retention::every`] and soon
 /// after tasks end (`ended`), until `stop` or until the handler is gone. A purge goes in slices
 /// ([`PURGE_SLICE`] of logs each), so that the other writes of a store with one writer go on
-/// between them; then it pauses [`PURGE_PAUSE`], or ten times as long as the purge took, but
-/// never more than [`MAX_PURGE_PAUSE`]: the store is back within its bounds seconds after a
-/// burst, and purges take a small share of the time.
+/// between them: a store is back within its bounds soon after a burst, and stays near them under
+/// a sustained load.
 async fn purge_ended(
     tasks: std::sync::Weak<dyn TaskStore>,
     retention: Retention,
@@ -534,11 +533,16 @@ async fn purge_ended(
         }
         let Some(tasks) = tasks.upgrade() else { return };
         let started = tokio::time::Instant::now();
-        purge(&*tasks, &retention, || stop.is_cancelled()).await;
+        let removed = purge(&*tasks, &retention, || stop.is_cancelled()).await;
         drop(tasks);
         // The tasks that end meanwhile wait for the next purge: a purge a pause, however many
-        // end.
-        let pause = (started.elapsed() * 10).clamp(PURGE_PAUSE, MAX_PURGE_PAUSE);
+        // end. A store that was past its bounds is purged again as soon as more tasks end (as
+        // long again as the purge took, at least [`BUSY_PURGE_PAUSE`]); one that was not, a
+        // while later.
+        let pause = match removed {
+            0 => PURGE_PAUSE,
+            _ => started.elapsed().clamp(BUSY_PURGE_PAUSE, MAX_PURGE_PAUSE),
+        };
         tokio::select! {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(pause) => {}
@@ -547,8 +551,8 @@ async fn purge_ended(
 }
 
 /// Removes the ended tasks `retention` no longer keeps, a slice at a time, until none is left to
-/// remove or `enough` says to stop.
-async fn purge(tasks: &dyn TaskStore, retention: &Retention, enough: impl Fn() -> bool) {
+/// remove or `enough` says to stop; how many it removed.
+async fn purge(tasks: &dyn TaskStore, retention: &Retention, enough: impl Fn() -> bool) -> u64 {
     let ended_before = retention.ended_ttl.and_then(|ttl| {
         let ttl = i64::try_from(ttl.as_millis()).ok()?;
         agentwire_types::Timestamp::from_millis(agentwire_types::Timestamp::now().as_millis().saturating_sub(ttl))
@@ -576,10 +580,14 @@ async fn purge(tasks: &dyn TaskStore, retention: &Retention, enough: impl Fn() -
     if total > 0 {
         tracing::debug!(removed = total, "removed ended tasks past their retention");
     }
+    total
 }
 
 /// Most bytes of logs one slice of a purge removes.
 const PURGE_SLICE: u64 = 32 * 1024 * 1024;
+
+/// The least pause after a purge that removed tasks.
+const BUSY_PURGE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The longest pause between two purges.
 const MAX_PURGE_PAUSE: std::time::Duration = std::time::Duration::from_secs(3);

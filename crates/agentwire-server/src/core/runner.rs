@@ -403,6 +403,13 @@ impl Core {
             }
             // A retry after a conflict applies the message and the events again to the fresh task.
             let mut events = vec![add_user_message(task, message.clone())];
+            // The message is what an interrupted task waited for: it is the agent's turn again.
+            // As the message's commit says so, a stream of the turn opens with the task working,
+            // not with the question it answers (which a client takes for the end of the turn).
+            if task.status.state.is_interrupted() {
+                let working = AgentEvent::Status { state: TaskState::Working, message: None, metadata: None };
+                events.extend(apply(task, working).ok());
+            }
             let snapshot = keep_snapshot.then(|| {
                 let mut snapshot = task.clone();
                 super::trim_history(&mut snapshot, max_history);
@@ -427,7 +434,7 @@ impl Core {
         report_refused(refused);
         let _ = written.send(Ok(Appended { snapshot, seq: version + 1 - written_events as u64 }));
         batch.drain(..taken);
-        // Until the agent answers, the task is still in the state that waited for this message.
+        // Until the agent answers, the task is working on this message.
         settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
@@ -520,7 +527,7 @@ impl Core {
             }
         };
         batch.drain(..taken);
-        // Until the agent answers, the task is still in the state that waited for this message.
+        // Until the agent answers, the task is working on this message.
         settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
