@@ -71,11 +71,11 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         ..ServeOptions::default()
     };
     let address = listener.local_addr()?;
-    let card = format!("{scheme}://{address}/.well-known/agent-card.json");
+    let public_url = public_url(&opt, scheme, address);
+    let card = format!("{public_url}/.well-known/agent-card.json");
     let stopping = stop_signal();
     let (mut app, handler) = match upstreams {
         Some(upstreams) => {
-            let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
             if opt.console {
                 http.console = Some(console(&opt));
             }
@@ -132,7 +132,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             (app, handler)
         }
         None => {
-            let handler = build_handler(&opt, address, grpc_address, metrics.as_ref(), signing_key).await?;
+            let handler = build_handler(&opt, &public_url, grpc_address, metrics.as_ref(), signing_key).await?;
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
@@ -222,6 +222,24 @@ async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stop
     Ok(())
 }
 
+/// The URL clients reach the server at, which its card advertises: `--public-url`, else the
+/// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a
+/// client can call: said, with what to do.
+fn public_url(opt: &ServeOpt, scheme: &str, address: std::net::SocketAddr) -> String {
+    if let Some(url) = &opt.public_url {
+        return url.trim_end_matches('/').to_owned();
+    }
+    if address.ip().is_unspecified() {
+        tracing::warn!(
+            %address,
+            "the card advertises {scheme}://{address}, which no client can call: give --public-url the address \
+             clients use (such as {scheme}://HOST:{}, or the address of a proxy or load balancer in front)",
+            address.port()
+        );
+    }
+    format!("{scheme}://{address}")
+}
+
 /// Whether callers are authenticated (`--auth`, `--tls-client-ca`).
 fn authenticates(opt: &ServeOpt) -> bool {
     !opt.auth.is_empty() || opt.tls_client_ca.is_some()
@@ -244,7 +262,7 @@ fn cors_origins(opt: &ServeOpt) -> anyhow::Result<CorsOrigins> {
 
 async fn build_handler(
     opt: &ServeOpt,
-    http: std::net::SocketAddr,
+    public_url: &str,
     grpc: Option<std::net::SocketAddr>,
     metrics: Option<&Metrics>,
     signing_key: Option<SigningKey>,
@@ -259,8 +277,6 @@ async fn build_handler(
         }
         None => None,
     };
-    let scheme = if opt.tls_cert.is_some() { "https" } else { "http" };
-    let public_url = opt.public_url.clone().unwrap_or_else(|| format!("{scheme}://{http}"));
     let (card, extended_card) = match opt.agent {
         AgentKind::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
         AgentKind::Conformance => {
@@ -271,7 +287,7 @@ async fn build_handler(
     };
     let card_config = CardConfig {
         card,
-        public_url,
+        public_url: public_url.to_owned(),
         streaming: !opt.reduced,
         push_notifications: !opt.reduced,
         extended_card_enabled: !opt.reduced && extended_card.is_some(),

@@ -49,3 +49,49 @@ fn a_url_without_a_scheme_suggests_http() {
         assert!(err.contains(&format!("http://{url}")), "{err}");
     }
 }
+
+/// A port that takes the connection and never answers: every command ends within its timeout
+/// (`--timeout`, 30 s by default), saying so, rather than waiting for ever.
+#[tokio::test]
+async fn a_silent_agent_ends_the_call_within_its_timeout() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = silent.accept().await {
+            held.push(connection);
+        }
+    });
+    for args in [vec!["send", &url, "hello"], vec!["get", &url, "t1"], vec!["card", &url]] {
+        let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        args.extend(["--timeout".to_owned(), "1".to_owned()]);
+        let started = tokio::time::Instant::now();
+        let (code, err) =
+            tokio::task::spawn_blocking(move || agentwire(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+                .await
+                .unwrap();
+        assert_eq!(code, 9, "{err}");
+        assert!(err.contains("did not answer within 1 s"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+    held.abort();
+}
+
+/// PostgreSQL that cannot be reached at start: the server says where and why, at once.
+#[test]
+fn a_store_that_cannot_be_reached_says_where_and_why() {
+    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    drop(socket);
+    let started = tokio::time::Instant::now();
+    let store = format!("postgres://agentwire@127.0.0.1:{port}/agentwire");
+    let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(["serve", "--http", "127.0.0.1:0", "--store", &store])
+        .output()
+        .expect("agentwire runs");
+    let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!output.status.success(), "{printed}");
+    assert!(printed.contains(&format!("cannot connect to PostgreSQL at 127.0.0.1:{port}")), "{printed}");
+    assert!(printed.to_lowercase().contains("refused"), "the cause: {printed}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}", started.elapsed());
+}

@@ -6,10 +6,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-#[tokio::test]
-async fn logs_to_a_pipe_have_no_escape_codes() {
+/// Starts `agentwire serve --http ADDRESS --store memory`; the running server and what it logged
+/// up to the line that says it serves.
+async fn serve_at(address: &str) -> (tokio::process::Child, Vec<String>) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_agentwire"))
-        .args(["serve", "--http", "127.0.0.1:0", "--store", "memory"])
+        .args(["serve", "--http", address, "--store", "memory"])
         .env("RUST_LOG", "info")
         .env_remove("NO_COLOR")
         .stdout(Stdio::piped())
@@ -30,6 +31,12 @@ async fn logs_to_a_pipe_have_no_escape_codes() {
         panic!("the server stopped before serving: {logged:?}");
     });
     serving.await.expect("the server logs that it serves");
+    (server, logged)
+}
+
+#[tokio::test]
+async fn logs_to_a_pipe_have_no_escape_codes() {
+    let (mut server, logged) = serve_at("127.0.0.1:0").await;
     assert!(logged.iter().all(|line| !line.contains('\x1b')), "escape codes in a piped log: {logged:?}");
     let address = logged.last().unwrap().split_whitespace().find_map(|w| w.strip_prefix("address=")).unwrap();
 
@@ -44,4 +51,18 @@ async fn logs_to_a_pipe_have_no_escape_codes() {
     assert!(card.status.success() && stderr.contains("DEBUG"), "{stderr}");
     assert!(!stderr.contains('\x1b'), "escape codes in a piped log: {stderr}");
     server.kill().await.unwrap();
+}
+
+/// The first try in a container: `--http 0.0.0.0:P` would advertise an address no client can
+/// call, and the server says so, with what to give instead.
+#[tokio::test]
+async fn serving_every_interface_without_a_public_url_says_what_the_card_advertises() {
+    let (mut server, logged) = serve_at("0.0.0.0:0").await;
+    let warning = logged.iter().find(|line| line.contains("WARN") && line.contains("--public-url"));
+    let warning = warning.unwrap_or_else(|| panic!("no warning: {logged:?}"));
+    assert!(warning.contains("http://0.0.0.0:") && warning.contains("no client can call"), "{warning}");
+    server.kill().await.unwrap();
+    let (mut quiet, logged) = serve_at("127.0.0.1:0").await;
+    assert!(!logged.iter().any(|line| line.contains("--public-url")), "{logged:?}");
+    quiet.kill().await.unwrap();
 }

@@ -74,17 +74,31 @@ pub(crate) struct Found {
 
 /// The card at `url`: the URL itself when it names a card (a path ending in `.json` or
 /// `/agentCard`), else the first of [`CARD_PATHS`] under it that answers.
-pub(crate) async fn fetch(http: &reqwest::Client, url: &str, headers: &HeaderMap, cache: &CardCache) -> Result<Found> {
+pub(crate) async fn fetch(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &HeaderMap,
+    cache: &CardCache,
+    timeout: Option<Duration>,
+) -> Result<Found> {
     let url = url.trim_end_matches('/');
     let names_a_card = url.ends_with(".json") || url.ends_with("/agentCard");
     let candidates: Vec<String> =
         if names_a_card { vec![url.to_owned()] } else { CARD_PATHS.iter().map(|p| format!("{url}{p}")).collect() };
-    for candidate in &candidates {
-        if let Some(cached) = fetch_one(http, candidate, headers, cache).await? {
-            return Ok(Found { card: cached.card, url: candidate.clone(), signed: cached.signed });
+    let searching = async {
+        for candidate in &candidates {
+            if let Some(cached) = fetch_one(http, candidate, headers, cache).await? {
+                return Ok(Found { card: cached.card, url: candidate.clone(), signed: cached.signed });
+            }
         }
+        Err(Error::NoCard { tried: candidates.join(", ") })
+    };
+    match timeout {
+        Some(after) => tokio::time::timeout(after, searching)
+            .await
+            .unwrap_or_else(|_| Err(Error::Timeout { url: url.to_owned(), after })),
+        None => searching.await,
     }
-    Err(Error::NoCard { tried: candidates.join(", ") })
 }
 
 /// The largest agent card read: cards are small, and an agent (or whoever is on the way) could

@@ -79,6 +79,11 @@ struct Inner {
 /// keeps (64 MiB of memory), in JSON, with its raw bytes in base64.
 pub const DEFAULT_MAX_REPLY_SIZE: usize = 96 * 1024 * 1024;
 
+/// Whether a transport failure is the request's timeout.
+fn is_timeout(source: &(dyn std::error::Error + 'static)) -> bool {
+    source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_timeout)
+}
+
 /// The host of `url`, lowercased; `None` when it is no URL with a host. `localhost`, `127.0.0.1`
 /// and `[::1]` are one host: a card written for one names the others (other loopback addresses,
 /// such as `127.0.0.2`, can be other services, and stay apart).
@@ -121,6 +126,7 @@ pub struct ClientBuilder {
     prefer_version: Vec<Version>,
     only_version: Option<Version>,
     timeout: Option<Duration>,
+    card_timeout: Option<Duration>,
     reconnect: Reconnect,
     max_event_size: usize,
     max_reply_size: usize,
@@ -308,10 +314,19 @@ impl ClientBuilder {
         self
     }
 
-    /// The limit on a unary call, from connecting to the whole answer (none by default; streams
-    /// are never limited).
+    /// The limit on a unary call, from connecting to the whole answer, and on finding the card
+    /// (none by default; streams are never limited). A call past it fails with
+    /// [`Error::Timeout`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// The limit on finding the agent's card (the extended card too), when it differs from
+    /// [`timeout`](Self::timeout): for a client whose calls may wait on the agent's work for
+    /// long, of an agent that should answer its card at once.
+    pub fn card_timeout(mut self, timeout: Duration) -> Self {
+        self.card_timeout = Some(timeout);
         self
     }
 
@@ -361,7 +376,8 @@ impl ClientBuilder {
             None => self.tls.http_client()?,
         };
         let headers = self.credentials.headers()?;
-        let found = card::fetch(&http, &self.url, headers, &self.card_cache).await?;
+        let card_timeout = self.card_timeout.or(self.timeout);
+        let found = card::fetch(&http, &self.url, headers, &self.card_cache, card_timeout).await?;
         let signature = match &self.card_verifier {
             Some(verifier) => Some(verifier.verify(&http, &found).await?),
             None => None,
@@ -462,6 +478,7 @@ impl Client {
             prefer_version: Vec::new(),
             only_version: None,
             timeout: None,
+            card_timeout: None,
             reconnect: Reconnect::default(),
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
             max_reply_size: DEFAULT_MAX_REPLY_SIZE,
@@ -629,8 +646,15 @@ impl Client {
                 let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
                 let expect = Expect::Reply(self.inner.timeout);
                 let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
-                let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
-                http::read_reply(endpoint, call, response, self.inner.max_reply_size).await
+                let timeout = self.inner.timeout;
+                let response = request.send().await.map_err(|e| Error::within(&endpoint.url, timeout, e))?;
+                http::read_reply(endpoint, call, response, self.inner.max_reply_size).await.map_err(|error| match error
+                {
+                    Error::Connection { source, .. } if is_timeout(&*source) => {
+                        Error::Timeout { url: endpoint.url.clone(), after: timeout.unwrap_or_default() }
+                    }
+                    other => other,
+                })
             }
         }
     }

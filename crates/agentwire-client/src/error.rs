@@ -53,6 +53,15 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// The agent did not answer within the client's time limit
+    /// ([`ClientBuilder::timeout`](crate::ClientBuilder::timeout)).
+    #[error("{url} did not answer within {} s", after.as_secs_f32())]
+    Timeout {
+        /// The URL called.
+        url: String,
+        /// The limit.
+        after: std::time::Duration,
+    },
     /// The agent answered with something that is not what the protocol says it answers.
     #[error("unexpected answer from {url}: {detail}")]
     Decode {
@@ -103,6 +112,16 @@ impl Error {
         match self {
             Error::Protocol(error) => Some(error.kind()),
             _ => None,
+        }
+    }
+
+    /// A failure of the HTTP client on a call limited to `limit`: a timeout, or [`transport`].
+    ///
+    /// [`transport`]: Self::transport
+    pub(crate) fn within(url: &str, limit: Option<std::time::Duration>, source: reqwest::Error) -> Self {
+        match limit {
+            Some(after) if source.is_timeout() => Error::Timeout { url: url.to_owned(), after },
+            _ => Self::transport(url, source),
         }
     }
 

@@ -61,6 +61,9 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
+/// How long connecting to the database may take when the store opens.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl PostgresStore {
     /// Connects to the database at `url` and brings its schema up to date.
     pub async fn connect(url: &str) -> Result<Self> {
@@ -75,9 +78,17 @@ impl PostgresStore {
             return Err(StoreError::Backend(format!("schema {schema:?} must be 1 to 40 letters, digits and _")));
         }
         let options = PgConnectOptions::from_str(url).map_err(backend)?;
-        let setup = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.map_err(backend)?;
+        // One attempt, with the cause: a pool would retry until its timeout, then say only that.
+        let server = format!("{}:{}", options.get_host(), options.get_port());
+        let unreachable =
+            |cause: String| StoreError::Backend(format!("cannot connect to PostgreSQL at {server}: {cause}"));
+        let connecting = <sqlx::PgConnection as sqlx::Connection>::connect_with(&options);
+        let mut setup = tokio::time::timeout(CONNECT_TIMEOUT, connecting)
+            .await
+            .map_err(|_| unreachable(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(e.to_string()))?;
         setup.execute(format!("CREATE SCHEMA IF NOT EXISTS {schema}").as_str()).await.map_err(backend)?;
-        setup.close().await;
+        let _ = sqlx::Connection::close(setup).await;
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .connect_with(options.options([("search_path", schema)]))

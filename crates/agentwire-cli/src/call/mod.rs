@@ -12,6 +12,7 @@ pub(crate) mod send;
 pub(crate) mod subscribe;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use agentwire_client::{Binding, CardVerifier, Client, ClientBuilder, Error, EventStream, Version};
 use agentwire_types::{StreamResponse, Task, TaskState};
@@ -123,7 +124,15 @@ pub(crate) struct ClientArgs {
     /// and port, and a path on or below URL's.
     #[arg(long, value_name = "URL", global = true)]
     pub(crate) verify_card_jku: Option<String>,
+
+    /// Seconds the agent may take to answer (default 30; a blocking send waits for its task as
+    /// long as it takes unless this is given; streams wait for their events).
+    #[arg(long, value_name = "SECONDS", global = true)]
+    pub(crate) timeout: Option<f64>,
 }
+
+/// How long an agent may take to answer a call when `--timeout` does not say.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A binding, as `--transport` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -168,10 +177,28 @@ pub(crate) fn restrict(
 }
 
 impl ClientArgs {
-    /// A client of the agent at `url`, as the options say.
+    /// A client of the agent at `url`, as the options say, for calls that answer at once.
     pub(crate) async fn connect(&self, url: &str) -> Result<Client, Failure> {
+        self.connect_for(url, false).await
+    }
+
+    /// A client of the agent at `url`, for calls that wait on the agent's work (`waits`: a
+    /// blocking send), which `--timeout` alone limits.
+    pub(crate) async fn connect_for(&self, url: &str, waits: bool) -> Result<Client, Failure> {
         check_scheme(url)?;
-        let mut builder = Client::builder(url);
+        let timeout = match self.timeout {
+            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Some(Duration::from_secs_f64(seconds)),
+            Some(seconds) => {
+                return Err(Failure::usage(format!("--timeout {seconds} is not a number of seconds above 0")))
+            }
+            None => None,
+        };
+        let mut builder = Client::builder(url).card_timeout(timeout.unwrap_or(DEFAULT_TIMEOUT));
+        match timeout {
+            Some(timeout) => builder = builder.timeout(timeout),
+            None if !waits => builder = builder.timeout(DEFAULT_TIMEOUT),
+            None => {}
+        }
         if let Some(token) = &self.token {
             builder = builder.bearer_token(token);
         }

@@ -40,7 +40,8 @@ pub(crate) struct SendOpt {
 
 pub(crate) async fn run(opt: SendOpt) -> Result<u8, Failure> {
     let message = message(&opt)?;
-    let client = opt.client.connect(&opt.url).await?;
+    // A blocking send waits for its task, however long it works.
+    let client = opt.client.connect_for(&opt.url, !opt.no_wait && !opt.stream).await?;
     let mut out = opt.client.output();
     let configuration = SendMessageConfiguration { return_immediately: opt.no_wait, ..Default::default() };
     let request = SendMessageRequest { configuration: Some(configuration), ..SendMessageRequest::new(message) };
