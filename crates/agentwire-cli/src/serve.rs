@@ -77,26 +77,42 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     let (mut app, handler) = match upstreams {
         Some(upstreams) => {
             if opt.console {
-                http.console = Some(console(&opt));
+                let console = console(&opt);
+                tracing::info!(url = %format!("{public_url}/console"), access = ?console.access(), "serving the console");
+                http.console = Some(console);
             }
             let mut gateway = Gateway::builder(&public_url).http_options(http);
             for upstream in &upstreams.upstreams {
                 // Only the agent's own host (and those allowed) is called, whatever its card says.
-                let client = Client::builder(&upstream.url)
+                let builder = Client::builder(&upstream.url)
                     .extended_card(false)
                     .agent_host_only()
-                    .timeout(Duration::from_secs(upstreams.upstream_timeout));
-                let client = upstreams.upstream_allow_hosts.iter().fold(client, |client, host| client.allow_host(host));
-                let mut client = call::restrict(client, upstreams.upstream_transport, upstreams.upstream_protocol);
+                    .timeout(Duration::from_secs(upstreams.upstream_timeout))
+                    .card_timeout(UPSTREAM_CARD_TIMEOUT);
+                let builder =
+                    upstreams.upstream_allow_hosts.iter().fold(builder, |builder, host| builder.allow_host(host));
+                let mut builder = call::restrict(builder, upstreams.upstream_transport, upstreams.upstream_protocol);
                 if let Some(token) = &upstreams.upstream_token {
-                    client = client.bearer_token(token);
+                    builder = builder.bearer_token(token);
                 }
-                let client =
-                    client.connect().await.with_context(|| format!("cannot reach the agent at {}", upstream.url))?;
-                tracing::info!(name = upstream.name.as_deref().unwrap_or("(root)"), url = %upstream.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent");
-                gateway = match &upstream.name {
-                    Some(name) => gateway.mount(name, client),
-                    None => gateway.agent(client),
+                let name = upstream.name.as_deref();
+                // An agent down at start is served once it answers; the others are served now.
+                gateway = match builder.clone().connect().await {
+                    Ok(client) => {
+                        tracing::info!(name = name.unwrap_or("(root)"), url = %upstream.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent");
+                        match name {
+                            Some(name) => gateway.mount(name, client),
+                            None => gateway.agent(client),
+                        }
+                    }
+                    Err(error) => {
+                        let why = agentwire_client::error_chain(&error);
+                        tracing::warn!(name = name.unwrap_or("(root)"), url = %upstream.url, error = %why, "upstream agent out of reach; serving the others, and trying it again");
+                        match name {
+                            Some(name) => gateway.mount_unreached(name, &upstream.url, builder, &why),
+                            None => gateway.agent_unreached(&upstream.url, builder, &why),
+                        }
+                    }
                 };
             }
             if let Some(grpc) = grpc_address {
@@ -137,7 +153,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             http.readiness = handler.readiness();
             if opt.console {
                 let console = console(&opt).following(&handler);
-                tracing::info!(url = %format!("{scheme}://{address}/console"), access = ?console.access(), "serving the console");
+                tracing::info!(url = %format!("{public_url}/console"), access = ?console.access(), "serving the console");
                 http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
@@ -221,6 +237,9 @@ async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stop
     });
     Ok(())
 }
+
+/// How long a gateway waits for an agent's card, at start and when it tries an agent again.
+const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The URL clients reach the server at, which its card advertises: `--public-url`, else the
 /// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a

@@ -147,3 +147,25 @@ impl Error {
 
 /// A call's outcome.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `error` and the causes under it, each once: the HTTP and gRPC clients' summaries ("error
+/// sending request", "transport error") say nothing a person can act on, their causes do
+/// (connection refused, a DNS failure, a TLS error).
+///
+/// ```
+/// let error = agentwire_client::Error::Encode("no".into());
+/// assert_eq!(agentwire_client::error_chain(&error), "the request cannot be written: no");
+/// ```
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = error.source();
+    }
+    message
+}

@@ -54,7 +54,7 @@ pub use card::CardCache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_REPLY_SIZE};
 pub use credentials::Credentials;
 pub use endpoint::{Endpoint, Version};
-pub use error::{BoxError, Error, Result};
+pub use error::{error_chain, BoxError, Error, Result};
 pub use oauth::ClientCredentials;
 #[doc(hidden)]
 pub use sse::read_event_stream;

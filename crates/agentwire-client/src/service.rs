@@ -77,7 +77,7 @@ fn numbered(events: EventStream) -> A2aResponse {
 /// the ones refused).
 impl From<Error> for A2AError {
     fn from(error: Error) -> Self {
-        let message = error.to_string();
+        let message = crate::error::error_chain(&error);
         match error {
             Error::Protocol(error) => match error.kind() {
                 ErrorKind::Unauthenticated | ErrorKind::PermissionDenied => {

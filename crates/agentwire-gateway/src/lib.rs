@@ -20,7 +20,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use agentwire_client::Client;
+//! use agentwire_client::{Client, ClientBuilder};
 //! use agentwire_gateway::Gateway;
 //!
 //! let weather = Client::builder("http://127.0.0.1:9001").extended_card(false).connect().await?;
@@ -35,15 +35,16 @@ mod card;
 mod listing;
 mod mirror;
 mod mount;
+mod upstream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentwire_client::Client;
+use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
 use agentwire_server::auth::{AuthLayer, Authenticator};
 use agentwire_server::{router_with, HttpOptions, RequestHandler};
-use agentwire_types::SecurityScheme;
+use agentwire_types::{AgentCard, SecurityScheme};
 use axum::Router;
 use tower::util::BoxCloneSyncService;
 use tower::Layer;
@@ -51,6 +52,7 @@ use tower::Layer;
 use card::Rewrite;
 pub use mirror::{Mirror, UPSTREAM_KEY};
 use mount::Operations;
+use upstream::Upstream;
 
 /// The gateway's entry point; see [`Gateway::builder`].
 #[derive(Debug)]
@@ -78,8 +80,8 @@ impl Gateway {
 pub struct GatewayBuilder {
     public_url: String,
     grpc_target: Option<String>,
-    root: Option<Client>,
-    mounts: Vec<(String, Client)>,
+    root: Option<Agent>,
+    mounts: Vec<(String, Agent)>,
     auth: Option<(AuthLayer, BTreeMap<String, SecurityScheme>)>,
     signing_key: Option<Arc<SigningKey>>,
     http: HttpOptions,
@@ -89,12 +91,33 @@ pub struct GatewayBuilder {
 
 type OperationLayer = Arc<dyn Fn(Operations) -> Operations + Send + Sync>;
 
+/// An agent given to the gateway: connected, or to be reached later.
+enum Agent {
+    Connected(Client),
+    Unreached { url: String, builder: Box<ClientBuilder>, why: String },
+}
+
+impl Agent {
+    /// The agent behind the gateway, with `rewrite` for its cards, under `name`.
+    fn upstream(self, name: &str, rewrite: Rewrite) -> Upstream {
+        match self {
+            Agent::Connected(client) => {
+                let url = client.endpoint().url.clone();
+                Upstream::ready(name, &url, client, rewrite)
+            }
+            Agent::Unreached { url, builder, why } => {
+                Upstream::waiting(name, &url, why, rewrite, Upstream::connector(*builder))
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for GatewayBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mounts: Vec<&str> = self.mounts.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("GatewayBuilder")
             .field("public_url", &self.public_url)
-            .field("root", &self.root.as_ref().map(|c| &c.card().name))
+            .field("root", &self.root.is_some())
             .field("mounts", &mounts)
             .finish_non_exhaustive()
     }
@@ -105,14 +128,51 @@ impl GatewayBuilder {
     /// [`extended_card(false)`](agentwire_client::ClientBuilder::extended_card), so that the card
     /// it holds is the public one.
     pub fn agent(mut self, client: Client) -> Self {
-        self.root = Some(client);
+        self.root = Some(Agent::Connected(client));
         self
     }
 
     /// Serves the agent of `client` at `/agents/{name}/`, and to gRPC calls whose tenant is
     /// `name`.
     pub fn mount(mut self, name: &str, client: Client) -> Self {
-        self.mounts.push((name.to_owned(), client));
+        self.mounts.push((name.to_owned(), Agent::Connected(client)));
+        self
+    }
+
+    /// Serves at `/agents/{name}/` the agent at `url` that `builder` could not reach yet (`why`):
+    /// the gateway serves its other agents meanwhile, answers this one's callers with an error
+    /// that names it and says why, and tries `builder` again in the background (after 1 s, then
+    /// twice as long each time, up to 30 s) until it answers. Needs a Tokio runtime for
+    /// [`build`](Self::build).
+    ///
+    /// ```no_run
+    /// # async fn run() {
+    /// use agentwire_client::Client;
+    /// use agentwire_gateway::Gateway;
+    ///
+    /// let builder = Client::builder("http://127.0.0.1:9001").extended_card(false);
+    /// let gateway = match builder.clone().connect().await {
+    ///     Ok(client) => Gateway::builder("http://127.0.0.1:8080").mount("weather", client),
+    ///     Err(error) => Gateway::builder("http://127.0.0.1:8080").mount_unreached(
+    ///         "weather",
+    ///         "http://127.0.0.1:9001",
+    ///         builder,
+    ///         &error.to_string(),
+    ///     ),
+    /// };
+    /// # drop(gateway);
+    /// # }
+    /// ```
+    pub fn mount_unreached(mut self, name: &str, url: &str, builder: ClientBuilder, why: &str) -> Self {
+        let agent = Agent::Unreached { url: url.to_owned(), builder: Box::new(builder), why: why.to_owned() };
+        self.mounts.push((name.to_owned(), agent));
+        self
+    }
+
+    /// Serves at the root the agent at `url` that `builder` could not reach yet, as
+    /// [`mount_unreached`](Self::mount_unreached) does.
+    pub fn agent_unreached(mut self, url: &str, builder: ClientBuilder, why: &str) -> Self {
+        self.root = Some(Agent::Unreached { url: url.to_owned(), builder: Box::new(builder), why: why.to_owned() });
         self
     }
 
@@ -194,10 +254,24 @@ impl GatewayBuilder {
         let schemes = self.auth.as_ref().map(|(_, schemes)| schemes.clone()).unwrap_or_default();
         let mirrored = self.mirror.is_some();
         let rewrite = |interfaces| Rewrite { interfaces, schemes: schemes.clone(), signer: signer.clone(), mirrored };
+        let root = self.root.map(|agent| {
+            let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
+            agent.upstream("", rewrite(interfaces))
+        });
+        let mounts: Vec<(String, Upstream)> = self
+            .mounts
+            .into_iter()
+            .map(|(name, agent)| {
+                let url = format!("{}/agents/{name}", self.public_url);
+                let interfaces = card::mounted_interfaces(&url, &name, self.grpc_target.as_deref());
+                (url, agent.upstream(&name, rewrite(interfaces)))
+            })
+            .collect();
         let mirror = self.mirror.map(|mirror| {
             let tasks = Arc::clone(mirror.backend.tasks());
-            let mut agents: BTreeMap<String, Client> = self.mounts.iter().cloned().collect();
-            agents.extend(self.root.clone().map(|root| (String::new(), root)));
+            let mut agents: BTreeMap<String, Upstream> =
+                mounts.iter().map(|(_, agent)| (agent.name().to_owned(), agent.clone())).collect();
+            agents.extend(root.clone().map(|root| (String::new(), root)));
             let mut handler = mirror::Relay::handler(agents, mirror, &self.public_url);
             if let Some(key) = &self.signing_key {
                 handler = handler.signing_key(Arc::clone(key));
@@ -205,11 +279,12 @@ impl GatewayBuilder {
             (handler.build(), tasks)
         });
         // Every operation but the cards: the agent's own, or the mirror's.
-        let operations = |name: &str, client: &Client| -> Operations {
-            match &mirror {
-                Some((handler, tasks)) => mirror::mirrored(name, client.clone(), handler.clone(), Arc::clone(tasks)),
-                None => BoxCloneSyncService::new(client.clone()),
-            }
+        let operations = |agent: &Upstream| -> Operations {
+            let operations = match &mirror {
+                Some((handler, tasks)) => mirror::mirrored(agent.clone(), handler.clone(), Arc::clone(tasks)),
+                None => upstream::service(agent.clone()),
+            };
+            mount::mounted(agent.clone(), operations)
         };
         let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
         if let Some(handler) = &handler {
@@ -232,22 +307,10 @@ impl GatewayBuilder {
                 None => service,
             }
         };
-        let root = self.root.map(|client| {
-            let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
-            let operations = operations("", &client);
-            serve(mount::mounted(client, rewrite(interfaces), operations).1)
-        });
-        let mut listed = Vec::new();
-        let mut agents = BTreeMap::new();
-        for (name, client) in self.mounts {
-            let url = format!("{}/agents/{name}", self.public_url);
-            let interfaces = card::mounted_interfaces(&url, &name, self.grpc_target.as_deref());
-            let operations = operations(&name, &client);
-            let (card, service) = mount::mounted(client, rewrite(interfaces), operations);
-            listed.push(listing::Listed { name: name.clone(), url, card });
-            agents.insert(name, serve(service));
-        }
-        let mut app = match (root, agents.is_empty()) {
+        let root_service = root.as_ref().map(|agent| serve(operations(agent)));
+        let agents: BTreeMap<String, Operations> =
+            mounts.iter().map(|(_, agent)| (agent.name().to_owned(), serve(operations(agent)))).collect();
+        let mut app = match (root_service, agents.is_empty()) {
             (Some(root), true) => {
                 #[cfg(feature = "console")]
                 {
@@ -264,15 +327,39 @@ impl GatewayBuilder {
             {
                 options.console = console.clone().map(|console| console.at(&format!("/agents/{name}/console")));
             }
-            app = app.nest(&format!("/agents/{name}"), router_with(agent, options));
+            let nested = router_with(agent, options);
+            // `/agents/NAME/` names the agent as `/agents/NAME` does (its JSON-RPC endpoint).
+            app = app.route_service(&format!("/agents/{name}/"), at_root(nested.clone()));
+            app = app.nest(&format!("/agents/{name}"), nested);
         }
         #[cfg(feature = "console")]
         if let Some(console) = &console {
-            let consoles = listed
-                .iter()
-                .map(|agent| (agent.name.clone(), format!("/agents/{}/console", agent.name), agent.card.clone()));
+            let consoles = mounts.iter().map(|(_, agent)| {
+                let card = agent.card().map_or_else(|| unreached_card(agent), |card| AgentCard::clone(&card));
+                (agent.name().to_owned(), format!("/agents/{}/console", agent.name()), card)
+            });
             app = app.merge(console.directory(consoles.collect()));
         }
-        (app.route("/agents", listing::route(listed)), handler)
+        (app.route("/agents", listing::route(mounts)), handler)
     }
+}
+
+/// The card the console lists for an agent not reached yet: its name, and why.
+#[cfg(feature = "console")]
+fn unreached_card(agent: &Upstream) -> AgentCard {
+    let why = agent.client().err().map(|error| error.message().to_owned()).unwrap_or_default();
+    AgentCard { name: agent.name().to_owned(), description: why, ..AgentCard::default() }
+}
+
+/// `router`, called at its root whatever the path of the request: for a mount's URL with a
+/// trailing slash, which `Router::nest` does not match.
+fn at_root(router: Router) -> axum::routing::MethodRouter {
+    axum::routing::any_service(tower::service_fn(move |mut request: axum::extract::Request| {
+        let router = router.clone();
+        let query = request.uri().query().map(|query| format!("/?{query}")).unwrap_or_else(|| "/".to_owned());
+        if let Ok(uri) = query.parse() {
+            *request.uri_mut() = uri;
+        }
+        tower::ServiceExt::oneshot(router, request)
+    }))
 }

@@ -22,6 +22,7 @@ use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
 use crate::mount::Operations;
+use crate::upstream::Upstream as Agent;
 
 /// Where and how a gateway keeps the tasks it relays; see
 /// [`GatewayBuilder::mirror`](crate::GatewayBuilder::mirror).
@@ -111,14 +112,14 @@ fn scope_of(ctx: &RequestContext, tenant: &str) -> Scope {
 /// The executor of a mirroring gateway: each message goes to the agent the request's tenant
 /// names (or the root agent), and the agent's answer becomes the mirrored task's events.
 pub(crate) struct Relay {
-    agents: BTreeMap<String, Client>,
+    agents: BTreeMap<String, Agent>,
     tasks: Arc<dyn TaskStore>,
 }
 
 impl Relay {
     /// The relay to `agents` (the root agent under the empty name), and the handler that
     /// mirrors their tasks into `mirror`'s store, reached by its callers at `public_url`.
-    pub(crate) fn handler(agents: BTreeMap<String, Client>, mirror: Mirror, public_url: &str) -> RequestHandlerBuilder {
+    pub(crate) fn handler(agents: BTreeMap<String, Agent>, mirror: Mirror, public_url: &str) -> RequestHandlerBuilder {
         let tasks = Arc::clone(mirror.backend.tasks());
         let relay = Self { agents, tasks };
         // The handler's own card is never served (each agent's rewritten card is); it says what
@@ -138,10 +139,11 @@ impl Relay {
 
 impl AgentExecutor for Relay {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let agent = self.agents.get(&ctx.request.tenant).or_else(|| self.agents.get("")).cloned();
+        let reached = self.agents.get(&ctx.request.tenant).or_else(|| self.agents.get("")).cloned();
         let tasks = Arc::clone(&self.tasks);
         ctx.run(move |ctx, updater| async move {
-            let agent = agent.ok_or_else(|| format!("no agent serves the tenant {:?}", ctx.request.tenant))?;
+            let reached = reached.ok_or_else(|| format!("no agent serves the tenant {:?}", ctx.request.tenant))?;
+            let agent = reached.client().map_err(|error| error.message().to_owned())?;
             let upstream = match ctx.task.as_deref().map(Upstream::in_history) {
                 Some(Some(ids)) => Some(ids),
                 Some(None) => {
@@ -165,7 +167,9 @@ impl AgentExecutor for Relay {
             let request = SendMessageRequest::new(message);
             let mut mirror = Mirroring::new(upstream);
             tokio::select! {
-                relayed = relay(&agent, request, &mut mirror, &updater) => relayed,
+                relayed = relay(&agent, request, &mut mirror, &updater) => {
+                    relayed.map_err(|error| format!("{}: {error}", reached.describe()).into())
+                }
                 // The gateway told the agent already (see `mirrored`); the mirror ends with it.
                 () = ctx.cancellation().cancelled() => updater.canceled().await,
             }
@@ -368,20 +372,21 @@ fn extends(artifact: &Artifact, known: &Artifact) -> bool {
 
 /// The operations of one agent whose tasks the gateway mirrors with `handler`: all but the
 /// cards are the handler's; a cancel is the agent's first, so that its task ends too.
-pub(crate) fn mirrored(name: &str, agent: Client, handler: RequestHandler, tasks: Arc<dyn TaskStore>) -> Operations {
-    let name: Arc<str> = Arc::from(name);
+pub(crate) fn mirrored(reached: Agent, handler: RequestHandler, tasks: Arc<dyn TaskStore>) -> Operations {
     let service = tower::service_fn(move |(mut ctx, request): (RequestContext, A2aRequest)| {
-        let (agent, handler, tasks) = (agent.clone(), handler.clone(), Arc::clone(&tasks));
+        let (reached, handler, tasks) = (reached.clone(), handler.clone(), Arc::clone(&tasks));
         // A mounted agent's tasks are kept under its name, apart from every other agent's.
-        if !name.is_empty() {
-            ctx.tenant = name.to_string();
+        if !reached.name().is_empty() {
+            reached.name().clone_into(&mut ctx.tenant);
         }
         async move {
             if let A2aRequest::SendMessage(send) | A2aRequest::SendStreamingMessage(send) = &request {
-                check_input_modes(agent.card(), &send.message)?;
+                check_input_modes(reached.client()?.card(), &send.message)?;
             }
             let A2aRequest::CancelTask(cancel) = request else { return handler.oneshot((ctx, request)).await };
-            let canceled_upstream = cancel_upstream(&agent, &*tasks, &ctx, &cancel).await?;
+            let agent = reached.client()?;
+            let canceled_upstream =
+                cancel_upstream(&agent, &*tasks, &ctx, &cancel).await.map_err(|error| reached.failed(error))?;
             let get = GetTaskRequest { id: cancel.id.clone(), tenant: cancel.tenant.clone(), ..Default::default() };
             match handler.clone().oneshot((ctx.clone(), A2aRequest::CancelTask(cancel))).await {
                 // The execution mirrored the agent's CANCELED before the handler got to it: this

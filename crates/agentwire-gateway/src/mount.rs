@@ -4,37 +4,38 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentwire_client::Client;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
-use crate::card::Rewrite;
+use crate::upstream::Upstream;
 
 /// An operation service as the gateway holds it.
 pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
 
 /// One agent behind the gateway: its cards are the agent's, which the gateway rewrites; every
 /// other operation is `operations`' (the agent's own through its client, or the gateway's
-/// mirror of its tasks). Also returns the public card as the gateway serves it, rewritten once.
-pub(crate) fn mounted(upstream: Client, rewrite: Rewrite, operations: Operations) -> (AgentCard, Operations) {
-    let card = rewrite.apply(upstream.card().clone());
-    let (public, rewrite) = (Arc::new(card.clone()), Arc::new(rewrite));
+/// mirror of its tasks).
+pub(crate) fn mounted(upstream: Upstream, operations: Operations) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let (upstream, operations) = (upstream.clone(), operations.clone());
-        let (public, rewrite) = (Arc::clone(&public), Arc::clone(&rewrite));
         async move {
             match request {
-                A2aRequest::GetAgentCard => Ok(A2aResponse::Card(Box::new(AgentCard::clone(&public)))),
-                request @ A2aRequest::GetExtendedAgentCard(_) => match upstream.oneshot((ctx, request)).await? {
-                    A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(rewrite.apply(*card)))),
-                    other => Ok(other),
+                A2aRequest::GetAgentCard => match upstream.card() {
+                    Some(card) => Ok(A2aResponse::Card(Box::new(AgentCard::clone(&card)))),
+                    None => Err(upstream.client().err().unwrap_or_else(|| A2AError::internal("no card yet"))),
                 },
+                request @ A2aRequest::GetExtendedAgentCard(_) => {
+                    match upstream.client()?.oneshot((ctx, request)).await.map_err(|e| upstream.failed(e))? {
+                        A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(upstream.rewrite().apply(*card)))),
+                        other => Ok(other),
+                    }
+                }
                 request => operations.oneshot((ctx, request)).await,
             }
         }
     });
-    (card, BoxCloneSyncService::new(service))
+    BoxCloneSyncService::new(service)
 }
 
 /// The agents by name, for requests that name theirs as the tenant (gRPC at the gateway's root,

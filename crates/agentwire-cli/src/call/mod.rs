@@ -266,24 +266,8 @@ impl From<Error> for Failure {
             Error::UntrustedCard { .. } => exit::UNTRUSTED,
             _ => exit::CONNECTION_ERROR,
         };
-        Failure { message: with_causes(&error), code }
+        Failure { message: agentwire_client::error_chain(&error), code }
     }
-}
-
-/// An error and the causes under it, each once: the HTTP client's "error sending request" says
-/// nothing a person can act on, its causes do (connection refused, a DNS failure, a TLS error).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        let text = error.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        cause = error.source();
-    }
-    message
 }
 
 /// Refuses a URL that is not `http://` or `https://`: the HTTP client calls it a "builder error",

@@ -23,11 +23,24 @@ impl Server {
     /// Starts `agentwire serve` with `args` on a port it binds itself on loopback, and waits until
     /// its log names the address it serves.
     pub(crate) async fn start(dir: &Path, args: &[&str]) -> Self {
+        Self::start_as("serve", dir, args).await
+    }
+
+    /// Starts `agentwire gateway` with `args`, as [`Server::start`] starts `serve`.
+    pub(crate) async fn start_gateway(dir: &Path, args: &[&str]) -> Self {
+        Self::start_as("gateway", dir, args).await
+    }
+
+    async fn start_as(command_name: &str, dir: &Path, args: &[&str]) -> Self {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let log = dir.join(format!("server-{}.log", STARTED.fetch_add(1, Ordering::Relaxed)));
         let file = std::fs::File::create(&log).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_agentwire"));
-        command.args(["serve", "--http", "127.0.0.1:0"]).args(args).current_dir(dir);
+        command.arg(command_name);
+        if !args.contains(&"--http") {
+            command.args(["--http", "127.0.0.1:0"]);
+        }
+        command.args(args).current_dir(dir);
         // Whatever RUST_LOG asks for, the line naming the address is logged.
         let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
         command.env("RUST_LOG", format!("{filter},agentwire::serve=info"));
@@ -80,9 +93,11 @@ impl Server {
 /// The address of the `serving` log line, as text (`serving address=…`) or JSON.
 fn serving_address(log: &str) -> Option<String> {
     log.lines().find_map(|line| match serde_json::from_str::<Value>(line) {
-        Ok(json) if json["fields"]["message"] == "serving" => json["fields"]["address"].as_str().map(str::to_owned),
+        Ok(json) if matches!(json["fields"]["message"].as_str(), Some("serving" | "serving a gateway")) => {
+            json["fields"]["address"].as_str().map(str::to_owned)
+        }
         Ok(_) => None,
-        Err(_) if line.contains(" serving address=") => {
+        Err(_) if line.contains(" serving address=") || line.contains(" serving a gateway address=") => {
             line.split_whitespace().find_map(|word| word.strip_prefix("address=")).map(str::to_owned)
         }
         Err(_) => None,

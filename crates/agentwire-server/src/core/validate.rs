@@ -100,15 +100,18 @@ pub fn check_input_modes(card: &AgentCard, message: &Message) -> Result<()> {
     Ok(())
 }
 
-/// `mode` may be a range: `*/*` or `text/*`. Parameters (`;charset=...`) are ignored.
+/// `mode` may be a range: `*/*` or `text/*`; a bare top-level type (`text`, as cards written for
+/// the Python SDK's samples say) is that type's range. Parameters (`;charset=...`) are ignored.
 fn media_type_matches(mode: &str, media_type: &str) -> bool {
     if mode == media_type {
         return true;
     }
     let (mode, media_type) = (essence(mode), essence(media_type));
+    let top_of = |media_type: &str| media_type.split_once('/').map_or(media_type, |(top, _)| top).to_owned();
     match mode.split_once('/') {
         Some(("*", "*")) => true,
-        Some((top, "*")) => media_type.split_once('/').is_some_and(|(t, _)| t.eq_ignore_ascii_case(top)),
+        Some((top, "*")) => top_of(media_type).eq_ignore_ascii_case(top),
+        None => top_of(media_type).eq_ignore_ascii_case(mode),
         _ => mode.eq_ignore_ascii_case(media_type),
     }
 }
@@ -137,5 +140,8 @@ mod tests {
         assert!(!media_type_matches("text/plain", "application/json"));
         assert!(media_type_matches("Text/Plain", "text/plain"));
         assert!(media_type_matches("TEXT/*", "text/markdown"));
+        assert!(media_type_matches("text", "text/plain"), "a bare type is its range");
+        assert!(!media_type_matches("text", "application/json"));
+        assert!(!media_type_matches("text", "textual/plain"));
     }
 }

@@ -1,0 +1,84 @@
+//! `agentwire gateway` in front of agents that are down, come up late, or read their cards
+//! loosely: it serves the agents that answer, says which one failed and why, and takes an agent
+//! back once it answers.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{rpc, Server, TempDir};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+fn send(text: &str) -> Value {
+    json!({"message": {"messageId": format!("m-{text}"), "role": "ROLE_USER", "parts": [{"text": text}]}})
+}
+
+/// A port nobody listens on (yet).
+fn free_port() -> u16 {
+    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap().port()
+}
+
+/// An agent down at start: the gateway serves the others, answers the agent's callers with its
+/// name and the cause, logs it, and serves it once it answers.
+#[tokio::test]
+async fn a_gateway_serves_its_agents_with_one_of_them_down() {
+    let dir = TempDir::new("gateway-down");
+    let live = Server::start(&dir.0, &["--store", "memory", "--agent", "echo"]).await;
+    let port = free_port();
+    let late_url = format!("http://127.0.0.1:{port}");
+    let upstreams = [format!("live={}", live.base), format!("late={late_url}")];
+    let args = ["--upstream", &upstreams[0], "--upstream", &upstreams[1]];
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let client = reqwest::Client::new();
+
+    // `rpc` posts to the URL it is given with a trailing slash: `/agents/live/`.
+    let answered = rpc(&client, &format!("{}/agents/live", gateway.base), "SendMessage", send("hi")).await.unwrap();
+    assert_eq!(answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "a trailing slash: {answered}");
+    let refused = rpc(&client, &format!("{}/agents/late", gateway.base), "SendMessage", send("hi")).await.unwrap();
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"late\"") && message.contains(&late_url), "names the agent: {refused}");
+    assert!(message.to_lowercase().contains("refused"), "says why: {refused}");
+    let listing: Value = client.get(format!("{}/agents", gateway.base)).send().await.unwrap().json().await.unwrap();
+    assert!(
+        listing["agents"][0]["unreachable"].is_string() || listing["agents"][1]["unreachable"].is_string(),
+        "{listing}"
+    );
+    let log = std::fs::read_to_string(&gateway.log).unwrap();
+    assert!(log.contains("upstream agent out of reach") && log.contains(&late_url), "{log}");
+
+    // The agent comes up: the gateway takes it on, without a restart.
+    let late_address = format!("127.0.0.1:{port}");
+    let _late = Server::start(&dir.0, &["--http", &late_address, "--store", "memory", "--agent", "echo"]).await;
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let answer = rpc(&client, &format!("{}/agents/late", gateway.base), "SendMessage", send("now")).await.unwrap();
+        if answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the gateway never took the agent on: {answer}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// An agent whose card says its input is `text` (as the Python SDK's samples write it): the
+/// gateway relays text to it, with and without a store of its own.
+#[tokio::test]
+async fn a_text_mode_agent_gets_text_through_the_gateway() {
+    let dir = TempDir::new("gateway-text");
+    let card = json!({"name": "Plain", "description": "text in", "version": "1", "defaultInputModes": ["text"],
+                      "defaultOutputModes": ["text"], "capabilities": {}, "skills": []});
+    let card_file = dir.0.join("card.json");
+    std::fs::write(&card_file, card.to_string()).unwrap();
+    let agent =
+        Server::start(&dir.0, &["--store", "memory", "--agent", "echo", "--card", card_file.to_str().unwrap()]).await;
+    let client = reqwest::Client::new();
+    for extra in [vec![], vec!["--store", "memory"]] {
+        let mut args = vec!["--upstream", &agent.base];
+        args.extend(extra.iter().copied());
+        let gateway = Server::start_gateway(&dir.0, &args).await;
+        let answered = rpc(&client, &gateway.base, "SendMessage", send("hello")).await.unwrap();
+        assert_eq!(answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{extra:?}: {answered}");
+    }
+}

@@ -1,0 +1,162 @@
+//! An agent behind the gateway: its client once it answered, the card the gateway serves for it,
+//! and, for an agent that could not be reached, why, while it is tried again in the background.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use agentwire_client::{Client, ClientBuilder};
+use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
+use futures_util::future::BoxFuture;
+
+use crate::card::Rewrite;
+
+/// One agent behind the gateway. Cloning is cheap: clones share the agent.
+#[derive(Clone)]
+pub(crate) struct Upstream(Arc<Inner>);
+
+struct Inner {
+    /// The name it is mounted under; empty at the root.
+    name: String,
+    /// The URL the gateway was given for it.
+    url: String,
+    rewrite: Rewrite,
+    state: RwLock<State>,
+}
+
+enum State {
+    /// Its client, and its card as the gateway serves it.
+    Ready { client: Client, card: Arc<AgentCard> },
+    /// Not reached yet, and why.
+    Waiting(String),
+}
+
+/// The first wait between two attempts to reach an agent that could not be reached; it doubles
+/// up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+impl Upstream {
+    /// An agent whose client is connected.
+    pub(crate) fn ready(name: &str, url: &str, client: Client, rewrite: Rewrite) -> Self {
+        let card = Arc::new(rewrite.apply(client.card().clone()));
+        let state = RwLock::new(State::Ready { client, card });
+        Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }))
+    }
+
+    /// An agent not reached yet, because of `why`: `connect` is tried again in the background,
+    /// with a growing pause, until it gives a client. Needs a Tokio runtime.
+    pub(crate) fn waiting<F>(name: &str, url: &str, why: String, rewrite: Rewrite, connect: F) -> Self
+    where
+        F: Fn() -> BoxFuture<'static, agentwire_client::Result<Client>> + Send + Sync + 'static,
+    {
+        let state = RwLock::new(State::Waiting(why));
+        let upstream = Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }));
+        tokio::spawn(retry(Arc::downgrade(&upstream.0), connect));
+        upstream
+    }
+
+    /// How to connect to the agent at `url` with `builder`, as [`waiting`](Self::waiting) asks.
+    pub(crate) fn connector(
+        builder: ClientBuilder,
+    ) -> impl Fn() -> BoxFuture<'static, agentwire_client::Result<Client>> {
+        move || Box::pin(builder.clone().connect())
+    }
+
+    /// The name it is mounted under; empty at the root.
+    pub(crate) fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// Its client, or the error a caller gets while it cannot be reached.
+    pub(crate) fn client(&self) -> Result<Client, A2AError> {
+        match &*read(&self.0.state) {
+            State::Ready { client, .. } => Ok(client.clone()),
+            State::Waiting(why) => Err(A2AError::internal(format!("{} cannot be reached: {why}", self.describe()))),
+        }
+    }
+
+    /// Its card as the gateway serves it, once it has been reached.
+    pub(crate) fn card(&self) -> Option<Arc<AgentCard>> {
+        match &*read(&self.0.state) {
+            State::Ready { card, .. } => Some(Arc::clone(card)),
+            State::Waiting(_) => None,
+        }
+    }
+
+    /// The gateway's rewrite of the agent's cards.
+    pub(crate) fn rewrite(&self) -> &Rewrite {
+        &self.0.rewrite
+    }
+
+    /// The agent, as an error message names it: `the agent NAME (URL)`.
+    pub(crate) fn describe(&self) -> String {
+        match self.0.name.as_str() {
+            "" => format!("the agent at {}", self.0.url),
+            name => format!("the agent {name:?} ({})", self.0.url),
+        }
+    }
+
+    /// `error` of a call to the agent, as the caller is told it and the gateway logs it: a
+    /// failure of the gateway's own (the agent out of reach, refusing the gateway, answering
+    /// what is not A2A) names the agent; the agent's own A2A errors go through as they are.
+    pub(crate) fn failed(&self, error: A2AError) -> A2AError {
+        use agentwire_types::ErrorKind::{Internal, InvalidAgentResponse};
+        if !matches!(error.kind(), Internal | InvalidAgentResponse) || error.message().starts_with(&self.describe()) {
+            return error;
+        }
+        tracing::warn!(agent = %self.0.name, url = %self.0.url, error = %error.message(), "a call to an agent failed");
+        let message = format!("{}: {}", self.describe(), error.message());
+        A2AError::new(error.kind(), message)
+    }
+}
+
+/// Tries `connect` until it gives a client (or the agent is gone), pausing longer each time.
+async fn retry<F>(agent: std::sync::Weak<Inner>, connect: F)
+where
+    F: Fn() -> BoxFuture<'static, agentwire_client::Result<Client>>,
+{
+    let mut pause = FIRST_RETRY;
+    loop {
+        tokio::time::sleep(pause).await;
+        if agent.strong_count() == 0 {
+            return;
+        }
+        let outcome = connect().await;
+        let Some(inner) = agent.upgrade() else { return };
+        match outcome {
+            Ok(client) => {
+                let card = Arc::new(inner.rewrite.apply(client.card().clone()));
+                tracing::info!(name = %inner.name, url = %inner.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent reached");
+                *write(&inner.state) = State::Ready { client, card };
+                return;
+            }
+            Err(error) => {
+                let why = agentwire_client::error_chain(&error);
+                tracing::warn!(name = %inner.name, url = %inner.url, error = %why, retry_in = ?pause.saturating_mul(2).min(MAX_RETRY), "upstream agent still out of reach");
+                *write(&inner.state) = State::Waiting(why);
+            }
+        }
+        pause = pause.saturating_mul(2).min(MAX_RETRY);
+    }
+}
+
+fn read(state: &RwLock<State>) -> std::sync::RwLockReadGuard<'_, State> {
+    state.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write(state: &RwLock<State>) -> std::sync::RwLockWriteGuard<'_, State> {
+    state.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The agent's own operations, through its client, once it has been reached.
+pub(crate) fn service(upstream: Upstream) -> crate::mount::Operations {
+    let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
+        let upstream = upstream.clone();
+        async move {
+            let client = upstream.client()?;
+            let answer: Result<A2aResponse, A2AError> = tower::ServiceExt::oneshot(client, (ctx, request)).await;
+            answer.map_err(|error| upstream.failed(error))
+        }
+    });
+    tower::util::BoxCloneSyncService::new(service)
+}
