@@ -3,11 +3,13 @@
 //! deliveries signed by the agent's own key, whose public half it publishes.
 //!
 //! The identity provider is played by a key made at start; the program prints a read-only and a
-//! read-write token signed with it. A real deployment would use `JwtAuth::discover` with its
-//! provider's issuer URL instead.
+//! read-write token signed with it, as `export` lines to paste into the shell that runs the
+//! commands below. A real deployment would use `JwtAuth::discover` with its provider's issuer URL
+//! instead.
 //!
 //! ```sh
 //! cargo run -p agentwire-examples --example trusted_agent
+//! # then, in another terminal, paste the two `export READER=… WRITER=…` lines it printed
 //!
 //! # The reader can list, not send (403 insufficient_scope); the writer can send
 //! agentwire list http://127.0.0.1:8089 --token "$READER"
@@ -44,8 +46,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().with_env_filter(filter).init();
 
     let idp = SigningKey::generate(Algorithm::ES256)?;
-    println!("READER={}", token(&idp, "reader", "a2a:read"));
-    println!("WRITER={}", token(&idp, "writer", "a2a:read a2a:write"));
+    // Lines to paste into a shell, for the commands at the top of this file.
+    println!("export READER={}", token(&idp, "reader", "a2a:read"));
+    println!("export WRITER={}", token(&idp, "writer", "a2a:read a2a:write"));
 
     // Who may call: the provider's tokens for this agent, reads and writes each with its scope.
     let auth = JwtAuth::with_keys(Validation::new(ISSUER, AUDIENCE), PublicKeys::from_keys([idp.public_key()]))

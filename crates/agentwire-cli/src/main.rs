@@ -19,13 +19,21 @@ use opt::{Command, Opt};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-fn main() -> anyhow::Result<std::process::ExitCode> {
+fn main() -> std::process::ExitCode {
     // Under load, more tasks are ready than a worker's local queue holds (256), and the overflow
     // waits in the shared queue, which tokio visits only every few dozen polls: at 256
     // connections 1 % of requests waited 50 ms. Looking there every other poll keeps the overflow
     // moving (p99 10 ms, same throughput; docs/BENCHMARKS.md).
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().global_queue_interval(2).build()?;
-    runtime.block_on(run())
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().global_queue_interval(2).build();
+    match runtime.map_err(anyhow::Error::from).and_then(|runtime| runtime.block_on(run())) {
+        Ok(status) => status,
+        // The error and its causes, as a sentence: not the Debug form, which prints a backtrace
+        // when RUST_BACKTRACE is set.
+        Err(error) => {
+            call::error(&format!("{error:#}"));
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 async fn run() -> anyhow::Result<std::process::ExitCode> {

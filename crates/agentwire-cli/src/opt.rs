@@ -17,17 +17,23 @@ pub(crate) struct Opt {
 pub(crate) enum Command {
     /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
     Serve(Box<ServeOpt>),
-    /// Serve other agents, whatever protocol generation and binding each speaks, in every
-    /// generation over every binding: one at the root, others at /agents/NAME (listed at
-    /// /agents). The options of `serve` that concern the server apply; those of the built-in
-    /// agent (--agent, --card, --reduced) do not. With --store, the gateway keeps every task it
-    /// relays there, and serves task lists, resumable streams and push notifications itself.
+    /// Serve other agents in every protocol generation over every binding.
+    ///
+    /// One agent at the root, others at /agents/NAME (listed at /agents), whatever generation and
+    /// binding each speaks. The options of `serve` that concern the server apply; those of the
+    /// built-in agent (--agent, --card, --reduced) do not. With --store, the gateway keeps every
+    /// task it relays there, and serves task lists, resumable streams and push notifications
+    /// itself.
     Gateway(Box<GatewayOpt>),
-    /// Make a private key for --signing-key: PKCS#8 PEM, written to FILE (readable by its owner
-    /// alone); prints its key id and public JWK.
+    /// Make a private key for --signing-key.
+    ///
+    /// PKCS#8 PEM, written to FILE (readable by its owner alone); prints its key id and public
+    /// JWK.
     Keygen(KeygenOpt),
-    /// Mint a JWT signed by a key of `agentwire keygen`, for trying out `--auth jwt:` with
-    /// `--jwks` (a file holding the key's public JWK) without an identity provider.
+    /// Mint a JWT signed by a key of `agentwire keygen`.
+    ///
+    /// For trying out `--auth jwt:` with `--jwks` (a file holding the key's public JWK) without
+    /// an identity provider.
     Jwt(JwtOpt),
     /// The client commands: card, send, get, list, cancel, subscribe, push.
     #[command(flatten)]
@@ -309,9 +315,10 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
 
-    /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1)]
-    pub(crate) metrics: Option<Option<SocketAddr>>,
+    /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone (a
+    /// port alone is that port on the --http host).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, value_parser = parse_listen)]
+    pub(crate) metrics: Option<Option<Listen>>,
 
     /// Most tenants with a series of their own in a2a_tenant_tasks_in_progress; the others
     /// share tenant="(other)".
@@ -417,6 +424,34 @@ pub(crate) struct LimitOpt {
 }
 
 /// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
+/// Where to listen: an address, or a port on the host of another listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listen {
+    Address(SocketAddr),
+    Port(u16),
+}
+
+impl Listen {
+    /// The address, taking the host of `beside` for a port alone.
+    pub(crate) fn beside(self, beside: SocketAddr) -> SocketAddr {
+        match self {
+            Listen::Address(address) => address,
+            Listen::Port(port) => SocketAddr::new(beside.ip(), port),
+        }
+    }
+}
+
+/// `HOST:PORT`, or `PORT` alone.
+fn parse_listen(text: &str) -> Result<Listen, String> {
+    if let Ok(port) = text.trim().parse::<u16>() {
+        return Ok(Listen::Port(port));
+    }
+    text.trim()
+        .parse()
+        .map(Listen::Address)
+        .map_err(|_| format!("{text:?} is not an address such as 127.0.0.1:9464, or a port such as 9464"))
+}
+
 fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
@@ -435,6 +470,15 @@ fn parse_size(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::{parse_size, parse_upstream};
+
+    #[test]
+    fn a_listen_address_may_be_a_port_alone() {
+        use super::{parse_listen, Listen};
+        let http: std::net::SocketAddr = "10.0.0.5:8080".parse().unwrap();
+        assert_eq!(parse_listen("9464").unwrap().beside(http), "10.0.0.5:9464".parse().unwrap());
+        assert_eq!(parse_listen("0.0.0.0:9464").unwrap(), Listen::Address("0.0.0.0:9464".parse().unwrap()));
+        assert!(parse_listen("nine").is_err());
+    }
 
     #[test]
     fn upstreams_read_with_or_without_a_name() {

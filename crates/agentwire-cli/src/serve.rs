@@ -35,7 +35,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     };
     let grpc_address = grpc_listener.as_ref().map(|l| l.local_addr()).transpose()?;
     let metrics_listener = match opt.metrics {
-        Some(Some(address)) => Some(bind(address).await?),
+        Some(Some(at)) => Some(bind(at.beside(opt.http)).await?),
         _ => None,
     };
     let metrics = opt.metrics.is_some().then(Metrics::new);
@@ -453,11 +453,25 @@ impl Stopping {
     }
 }
 
+/// The first Ctrl-C or SIGTERM stops the server in order, within [`DRAIN`]; a second one stops it
+/// at once.
 fn stop_signal() -> Stopping {
     let (stop, stopping) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
         shutdown_signal().await;
+        tracing::info!(
+            "stopping: finishing the requests and executions under way, for {} s at most (a second Ctrl-C stops at once)",
+            DRAIN.as_secs()
+        );
         let _ = stop.send(Some(Instant::now()));
+        shutdown_signal().await;
+        tracing::warn!(
+            "stopped at once; executions that were running are marked FAILED when a server next opens the store"
+        );
+        // What a second Ctrl-C asks for: no more waiting on anything. The store stays
+        // consistent (every answered write is durable); only the drain is skipped.
+        #[allow(clippy::disallowed_methods)]
+        std::process::exit(130);
     });
     Stopping(stopping)
 }
@@ -481,5 +495,4 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = terminate => {},
     }
-    tracing::info!("shutdown signal received; finishing in-flight requests");
 }

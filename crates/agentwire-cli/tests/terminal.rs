@@ -126,3 +126,33 @@ async fn no_color_on_a_terminal_colors_neither_text_nor_logs() {
     assert!(screen.contains("DEBUG") && screen.contains("Echo"), "{screen}");
     assert!(!screen.contains('\x1b'), "NO_COLOR:\n{screen}");
 }
+
+/// Ctrl-C on a stream being followed stops the following, not the task: the spinner goes, and
+/// the line says the task goes on and how to follow it again.
+#[tokio::test]
+async fn ctrl_c_on_a_followed_stream_says_the_task_goes_on() {
+    let dir = TempDir::new("terminal-ctrl-c");
+    let Some(terminal) = Terminal::open(&dir) else { return };
+    let server = Server::start(&dir.0, &["--store", "memory", "--agent", "conformance"]).await;
+    terminal.type_line(&format!("A={}; U={}", env!("CARGO_BIN_EXE_agentwire"), server.base));
+    terminal.type_line("clear");
+    terminal.type_line("$A send $U 'tck-cancel x' --stream; echo \"ended: exit=$?\"");
+    let screen = |terminal: &Terminal| terminal.tmux(&["capture-pane", "-p", "-t", "cli"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !screen(&terminal).contains("● working") {
+        assert!(Instant::now() < deadline, "the task did not start:\n{}", screen(&terminal));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    terminal.tmux(&["send-keys", "-t", "cli", "C-c"]);
+    let ended = loop {
+        let shown = screen(&terminal);
+        if shown.contains("ended: exit=1") {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "Ctrl-C did not end the command:\n{shown}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(ended.contains("ended: exit=130"), "{ended}");
+    assert!(ended.contains("the task goes on") && ended.contains("agentwire subscribe"), "{ended}");
+    assert_eq!(spinner_glyph(&ended), None, "spinner residue:\n{ended}");
+}

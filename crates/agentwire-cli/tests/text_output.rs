@@ -117,3 +117,49 @@ async fn a_reader_that_stops_reading_ends_no_command_with_a_panic() {
     .await
     .unwrap();
 }
+
+/// A streamed artifact's chunks read as one text in `get` and a blocking `send`, as `--stream`
+/// shows them ("Hello", not "Hel lo"); `list` has a header and fits 80 columns; an error names
+/// no protocol enum and prints no backtrace.
+#[tokio::test]
+async fn what_a_person_reads_is_one_text_a_table_and_a_sentence() {
+    let dir = TempDir::new("text-chunks");
+    let server = Server::start(&dir.0, &["--store", "memory", "--agent", "conformance"]).await;
+    let url = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        // Its chunks are "chunk-1 " and "chunk-2".
+        let (code, streamed) = agentwire(&["send", &url, "tck-stream-chunked x", "--stream"]);
+        assert_eq!(code, 0, "{streamed}");
+        assert!(streamed.contains("chunk-1 chunk-2"), "{streamed}");
+        let (code, blocking) = agentwire(&["send", &url, "tck-stream-chunked x"]);
+        assert_eq!(code, 0, "{blocking}");
+        assert!(blocking.contains("chunk-1 chunk-2") && !blocking.contains("chunk-1  chunk-2"), "{blocking}");
+
+        let (code, list) = agentwire(&["list", &url]);
+        assert_eq!(code, 0, "{list}");
+        assert!(
+            list.lines().next().is_some_and(|header| header.starts_with("TASK") && header.contains("STATE")),
+            "{list}"
+        );
+        assert!(list.lines().all(|line| line.chars().count() <= 80), "{list}");
+
+        let (code, refused) = agentwire(&["send", &url, "more", "--task", "no-such-task"]);
+        assert_eq!(code, 8, "{refused}");
+        let (_, done) = agentwire(&["send", &url, "tck-complete-task", "--json"]);
+        let done: Value = serde_json::from_str(done.lines().next().unwrap()).unwrap();
+        let (code, ended) = agentwire(&["send", &url, "again", "--task", done["task"]["id"].as_str().unwrap()]);
+        assert_eq!(code, 8, "{ended}");
+        assert!(ended.contains("is completed") && !ended.contains("TASK_STATE_"), "{ended}");
+    })
+    .await
+    .unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(["serve", "--http", "127.0.0.1:0", "--store", "postgres://nobody@127.0.0.1:1/none"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && printed.starts_with("error: "), "{printed}");
+    assert!(!printed.to_lowercase().contains("backtrace"), "{printed}");
+}

@@ -110,9 +110,15 @@ impl TaskState {
     }
 }
 
+/// The state as a person reads it, in messages: `completed`, `input-required` (the wire's names
+/// are [`as_proto_name`](TaskState::as_proto_name) and [`as_kebab_name`](TaskState::as_kebab_name)).
+///
+/// ```
+/// assert_eq!(agentwire_types::TaskState::InputRequired.to_string(), "input-required");
+/// ```
 impl fmt::Display for TaskState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_proto_name())
+        f.write_str(self.as_kebab_name())
     }
 }
 

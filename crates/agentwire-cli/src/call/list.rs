@@ -49,11 +49,17 @@ pub(crate) async fn run(opt: ListOpt) -> Result<u8, Failure> {
     if out.json(&page) {
         return Ok(exit::OK);
     }
-    for task in &page.tasks {
-        out.line(&format!("{}  {:<14}  {}", task.id, task.status.state.as_kebab_name(), task.context_id));
-    }
+    // Within 80 columns: the id, the state and when it last changed (`get` and --json give the
+    // context and the rest).
     if page.tasks.is_empty() {
         out.line("no tasks");
+    } else {
+        out.line(&format!("{:<36}  {:<14}  {}", "TASK", "STATE", "UPDATED (UTC)"));
+    }
+    for task in &page.tasks {
+        let updated = task.status.timestamp.map(|t| t.to_string()).unwrap_or_default();
+        let updated = updated.get(..19).unwrap_or(&updated).replace('T', " ");
+        out.line(&format!("{:<36}  {:<14}  {updated}", task.id, task.status.state.as_kebab_name()));
     }
     if !page.next_page_token.is_empty() {
         out.line(&format!("more: --page-token {}", page.next_page_token));

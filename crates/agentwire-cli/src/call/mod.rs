@@ -19,7 +19,7 @@ use agentwire_types::{StreamResponse, Task, TaskState};
 use clap::ValueEnum;
 use futures_util::StreamExt;
 
-pub(crate) use output::{colors, Output};
+pub(crate) use output::{colors, error, Output};
 
 /// The client commands.
 #[derive(Debug, clap::Subcommand)]
@@ -83,12 +83,15 @@ pub(crate) mod exit {
     pub(crate) const CONNECTION_ERROR: u8 = 9;
     /// The agent's card is not signed by a trusted key (--verify-card-keys, --verify-card-jku).
     pub(crate) const UNTRUSTED: u8 = 10;
+    /// Ctrl-C stopped a stream being followed (128 + SIGINT, as a shell reports it).
+    pub(crate) const INTERRUPTED: u8 = 130;
 }
 
 /// The exit codes, for `--help`.
 pub(crate) const EXIT_CODES: &str = "Exit status: 0 completed (or done), 3 failed, 4 canceled, 5 rejected, \
 6 input required, 7 auth required, 8 the agent answered with an error, 9 the agent could not be reached \
-or did not speak A2A, 10 the card is not signed by a trusted key, 2 usage error. A task still running (--no-wait) exits 0.";
+or did not speak A2A, 10 the card is not signed by a trusted key, 2 usage error. A task still running \
+(send --no-wait) exits 0.";
 
 /// How the client commands reach an agent.
 #[derive(Debug, Clone, clap::Args)]
@@ -293,11 +296,30 @@ pub(crate) fn exit_for(state: TaskState) -> u8 {
     }
 }
 
-/// Shows a stream's events as they come; returns the status for the state it ended in.
-pub(crate) async fn follow(mut events: EventStream, out: &mut Output) -> Result<u8, Failure> {
+/// Shows a stream's events as they come; returns the status for the state it ended in. Ctrl-C
+/// stops following, not the task: the spinner goes, and the line says how to follow it again.
+pub(crate) async fn follow(mut events: EventStream, out: &mut Output, url: &str) -> Result<u8, Failure> {
     let mut state = None;
-    while let Some(event) = events.next().await {
+    let mut task_id = String::new();
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            _ = &mut interrupted => {
+                out.finish_stream();
+                let again = match task_id.as_str() {
+                    "" => String::new(),
+                    id => format!(": agentwire subscribe {url} {id} follows it again"),
+                };
+                return Err(Failure { message: format!("stopped following; the task goes on at the agent{again}"), code: exit::INTERRUPTED });
+            }
+        };
+        let Some(event) = event else { break };
         let event = event?;
+        if task_id.is_empty() {
+            event.task_id().clone_into(&mut task_id);
+        }
         state = event.task_state().or(state);
         out.event(&event);
         if let StreamResponse::Message(_) = event {

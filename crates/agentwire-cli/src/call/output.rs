@@ -22,13 +22,15 @@ pub(crate) struct Output {
     waiting_for: String,
     /// The artifact whose text the current line is showing, while chunks append to it.
     open_artifact: Option<String>,
+    /// The terminal's echo of control keys, off while the spinner turns.
+    quiet_keys: Option<QuietKeys>,
 }
 
 impl Output {
     pub(crate) fn new(json: bool) -> Self {
         let terminal = std::io::stdout().is_terminal();
         let color = !json && colors(terminal);
-        Output { json, color, spinner: None, waiting_for: String::new(), open_artifact: None }
+        Output { json, color, spinner: None, waiting_for: String::new(), open_artifact: None, quiet_keys: None }
     }
 
     /// One protocol object, in JSON mode.
@@ -191,6 +193,7 @@ impl Output {
         spinner.set_message(self.waiting_for.clone());
         spinner.enable_steady_tick(Duration::from_millis(100));
         self.spinner = Some(spinner);
+        self.quiet_keys = QuietKeys::start();
     }
 
     /// Removes the spinner and its line.
@@ -198,6 +201,7 @@ impl Output {
         if let Some(spinner) = self.spinner.take() {
             spinner.finish_and_clear();
         }
+        self.quiet_keys = None;
     }
 
     pub(crate) fn finish_stream(&mut self) {
@@ -256,17 +260,28 @@ impl Drop for Output {
 }
 
 /// The parts of a message or artifact as one line of text: text as it is, data as JSON, files by
-/// name and media type.
+/// name and media type. Text parts follow each other as they are, as a stream shows them: the
+/// chunks of a streamed artifact (an agent's tokens) are its text in pieces; other parts are set
+/// apart by a space.
 fn parts_text(parts: &[Part]) -> String {
-    let each = parts.iter().map(|part| match &part.content {
-        PartContent::Text(text) => text.clone(),
-        PartContent::Data(value) => value.to_string(),
-        PartContent::Raw(_) | PartContent::Url(_) => {
-            let name = part.filename.as_deref().unwrap_or("file");
-            format!("[{name} {}]", part.media_type.as_deref().unwrap_or_default())
+    let mut line = String::new();
+    let mut after_text = false;
+    for part in parts {
+        let text = matches!(part.content, PartContent::Text(_));
+        if !(line.is_empty() || text && after_text) {
+            line.push(' ');
         }
-    });
-    each.collect::<Vec<_>>().join(" ")
+        match &part.content {
+            PartContent::Text(text) => line.push_str(text),
+            PartContent::Data(value) => line.push_str(&value.to_string()),
+            PartContent::Raw(_) | PartContent::Url(_) => {
+                let name = part.filename.as_deref().unwrap_or("file");
+                line.push_str(&format!("[{name} {}]", part.media_type.as_deref().unwrap_or_default()));
+            }
+        }
+        after_text = text;
+    }
+    line
 }
 
 /// A line on stdout. A reader that stopped reading (`agentwire list URL | head -3`) is no error
@@ -287,4 +302,40 @@ pub(crate) fn error(message: &str) {
 /// a log file or pipe gets plain text.
 pub(crate) fn colors(terminal: bool) -> bool {
     terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}
+
+/// While a spinner turns, the terminal does not echo control keys: indicatif leaves the cursor at
+/// the right edge of the spinner's line, so the `^C` of a Ctrl-C would go to the next line and
+/// leave the spinner above the clearing. The terminal's settings come back when this is dropped.
+struct QuietKeys {
+    #[cfg(unix)]
+    saved: rustix::termios::Termios,
+}
+
+impl QuietKeys {
+    /// Turns off the echo of control keys, where standard input is a terminal.
+    fn start() -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+            let stdin = std::io::stdin();
+            let saved = tcgetattr(&stdin).ok()?;
+            let mut quiet = saved.clone();
+            quiet.local_modes.remove(LocalModes::ECHOCTL);
+            tcsetattr(&stdin, OptionalActions::Now, &quiet).ok()?;
+            Some(Self { saved })
+        }
+        #[cfg(not(unix))]
+        None
+    }
+}
+
+impl Drop for QuietKeys {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            let stdin = std::io::stdin();
+            let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &self.saved);
+        }
+    }
 }

@@ -9,8 +9,8 @@ use super::{exit, exit_for, follow, ClientArgs, Failure, EXIT_CODES};
 #[derive(Debug, clap::Args)]
 #[command(after_help = format!("Examples:\n  agentwire send http://127.0.0.1:8080 \"hello\" --stream\n  \
 agentwire send http://127.0.0.1:8080 \"summarize this\" --file report.pdf\n  \
-agentwire send http://127.0.0.1:8080 \"and now in French\" --task 0190c1d2-… --context 0190c1d1-…\n  \
-agentwire send http://127.0.0.1:8080 '' --data '{{\"city\": \"Paris\"}}' --no-wait --json\n\n{EXIT_CODES}"))]
+agentwire send http://127.0.0.1:8080 \"and now in French\" --task TASK --context CTX\n  \
+agentwire send http://127.0.0.1:8080 '' --data '{{\"city\": \"Paris\"}}' --no-wait\n\n{EXIT_CODES}"))]
 pub(crate) struct SendOpt {
     /// The agent's base URL.
     pub(crate) url: String,
@@ -46,7 +46,7 @@ pub(crate) async fn run(opt: SendOpt) -> Result<u8, Failure> {
     let configuration = SendMessageConfiguration { return_immediately: opt.no_wait, ..Default::default() };
     let request = SendMessageRequest { configuration: Some(configuration), ..SendMessageRequest::new(message) };
     if opt.stream {
-        return follow(client.send_streaming_message(request).await?, &mut out).await;
+        return follow(client.send_streaming_message(request).await?, &mut out, &opt.url).await;
     }
     let response = client.send_message(request).await?;
     if out.json(&response) {

@@ -19,5 +19,5 @@ pub(crate) struct SubscribeOpt {
 pub(crate) async fn run(opt: SubscribeOpt) -> Result<u8, Failure> {
     let client = opt.client.connect(&opt.url).await?;
     let events = client.subscribe(SubscribeToTaskRequest { id: opt.id, ..Default::default() }).await?;
-    follow(events, &mut opt.client.output()).await
+    follow(events, &mut opt.client.output(), &opt.url).await
 }

@@ -67,6 +67,11 @@ impl Server {
     pub(crate) async fn terminate(&mut self) -> (std::process::ExitStatus, String) {
         let signal = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
         assert!(signal.success(), "kill -TERM");
+        self.wait_for_exit().await
+    }
+
+    /// Waits for the server, told to stop already, to exit; how it exited and its log.
+    pub(crate) async fn wait_for_exit(&mut self) -> (std::process::ExitStatus, String) {
         let deadline = Instant::now() + Duration::from_secs(30);
         let exit = loop {
             if let Some(exit) = self.child.try_wait().unwrap() {
