@@ -144,6 +144,7 @@ async function run() {
     // The card is public.
     await page.goto(`${authenticated}/console`);
     check((await page.textContent("h1")).includes("Echo"), "the card page names the agent");
+    check(!(await page.textContent("#interfaces ~ .scroll")).includes("Tenant"), "no Tenant column when no interface names one");
     check((await page.textContent("#signature")).includes("not signed"), "the card page says the card is not signed");
     await shot(page, "card-v1");
     await page.click("text=v0.3 (combined)");
@@ -198,6 +199,8 @@ async function run() {
     await logIn(phone, authenticated, TOKENS.bob);
     const bobRows = await phone.textContent("#task-rows");
     check(bobRows.includes(bobs.id) && !alices.concat([third]).some((task) => bobRows.includes(task.id)), "a second principal sees its own tasks and none of the first's");
+    const sideways = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(sideways <= 0, `the task list is one column on a phone, with nothing to scroll sideways (${sideways} px over)`);
     await shot(phone, "tasks-phone");
 
     // Without authentication the console is served on loopback, and the form is usable by keyboard.
@@ -220,6 +223,8 @@ async function run() {
     // Artifacts by kind: a file downloads, data is a tree.
     const withFile = await send(`${open}/`, null, "tck-artifact-file");
     await local.goto(`${open}/console/tasks/${withFile.id}`);
+    const times = await local.locator("#entries tr").evaluateAll((rows) => rows.map((row) => row.cells[1].textContent.trim()));
+    check(times.every((time) => time.length > 0), `every timeline row says when, or that its event carries no time (${times.join(" | ")})`);
     const [file] = await Promise.all([local.waitForEvent("download"), local.click("#artifacts ~ .artifact a[download]")]);
     check(file.suggestedFilename() === "output.txt" && readFileSync(await file.path(), "utf8") === "Generated file content", "a file artifact downloads with its name and content");
     await shot(local, "task-file");
@@ -234,12 +239,22 @@ async function run() {
     await local.goto(`${open}/console/tasks/${waiting.id}`);
     await local.waitForSelector("#entries tr", { timeout: 5000 });
     check((await local.textContent("main")).includes("input required"), "a task waiting for input shows its state and its live timeline");
+    const reply = local.locator("a.button", { hasText: "Reply" });
+    const cancel = local.locator("button", { hasText: "Cancel" });
+    const looks = (locator) => locator.evaluate((element) => getComputedStyle(element).backgroundColor);
+    check((await looks(reply)) !== (await looks(cancel)), "Cancel does not look like Reply");
     await shot(local, "task-waiting");
     await local.click("text=Reply to this task");
+    const asked = await local.textContent("main");
+    check(asked.includes("The agent asked") && asked.includes("send 'done' to finish"), "the reply form shows the question it answers");
+    const idWidth = await local.locator("#task").evaluate((input) => input.scrollWidth <= input.clientWidth);
+    check(idWidth, "the reply form's task field shows the whole id");
+    await shot(local, "send-reply");
     await local.fill("#text", "done");
     await local.click("button[type=submit]");
     await local.waitForSelector("#outcome a", { timeout: 15000 });
     check((await local.textContent("#outcome")).includes("completed"), "a reply sent from the page continues the task to completed");
+    check((await local.inputValue("#text")) === "", "the form is cleared once sent, so a second click sends nothing again");
 
     // A hostile agent behind a gateway: its artifacts run no script in the console's origin.
     const hostile = await serve("hostile-gateway", ["--console", "--upstream", `hostile=${await hostileAgent()}`], "gateway");
@@ -274,10 +289,33 @@ async function run() {
     await local.goto(`${gateway}/agents/first/console/tasks`);
     await local.waitForSelector(`#task-rows >> text=${relayed.id}`, { timeout: 5000 });
     check(true, "a mounted agent's task list shows the tasks sent through the gateway");
+    check((await local.textContent("header")).includes("first"), "a mounted agent's pages name the agent");
     await local.click(`text=${relayed.id}`);
     await local.waitForURL(new RegExp(`/agents/first/console/tasks/${relayed.id}$`));
     check((await local.textContent("main")).includes("Hello from TCK"), "a mounted agent's task page shows the task");
+    const submitted = await local.locator("#entries .badge", { hasText: "submitted" }).count();
+    check(submitted === 1, `a mirrored task shows "submitted" once (${submitted})`);
     await shot(local, "gateway-task");
+    await local.click("header >> text=All agents");
+    await local.waitForURL(`${gateway}/console`);
+    check(true, "a mounted agent's pages link back to the list of agents");
+    check(readFileSync(join(output, "gateway.log"), "utf8").includes("serving the console"), "gateway --console logs the console's URL");
+
+    // The same pages on a phone: one column, nothing to scroll sideways.
+    const phoneContext = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const small = await openPage(phoneContext, errors);
+    const asking = await send(`${open}/`, null, "tck-multi-turn phone");
+    for (const [name, url] of [
+      ["task-waiting-phone", `${open}/console/tasks/${asking.id}`],
+      ["send-reply-phone", `${open}/console/send?task=${asking.id}&context=${asking.contextId}`],
+      ["gateway-agents-phone", `${gateway}/console`],
+      ["gateway-task-phone", `${gateway}/agents/first/console/tasks/${relayed.id}`],
+    ]) {
+      await small.goto(url);
+      const over = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(over <= 0, `${name}: nothing to scroll sideways on a phone (${over} px over)`);
+      await shot(small, name);
+    }
   } finally {
     await browser.close();
   }

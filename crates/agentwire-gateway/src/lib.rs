@@ -325,7 +325,9 @@ impl GatewayBuilder {
             let mut options = http.clone();
             #[cfg(feature = "console")]
             {
-                options.console = console.clone().map(|console| console.at(&format!("/agents/{name}/console")));
+                options.console = console
+                    .clone()
+                    .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(&name, "/console"));
             }
             let nested = router_with(agent, options);
             // `/agents/NAME/` names the agent as `/agents/NAME` does (its JSON-RPC endpoint).

@@ -46,10 +46,24 @@ pub enum ConsoleAccess {
 pub struct Console {
     pub(crate) access: ConsoleAccess,
     pub(crate) changes: Option<Changes>,
-    /// Where the console's pages are, as the browser sees them.
-    pub(crate) base: Arc<str>,
+    /// Where the console's pages are, as the browser sees them, and whose console it is.
+    pub(crate) site: Arc<Site>,
     /// Host names the console answers under besides addresses and `localhost`.
     pub(crate) hosts: Arc<[String]>,
+}
+
+/// Where a console's pages are, as the browser sees them, and, for an agent's console among
+/// several, the agent's name and the console that lists them all.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    pub(crate) base: Arc<str>,
+    pub(crate) agent: Option<(Arc<str>, Arc<str>)>,
+}
+
+impl Default for Site {
+    fn default() -> Self {
+        Self { base: Arc::from("/console"), agent: None }
+    }
 }
 
 /// Follows the commits of the tasks a console shows.
@@ -59,12 +73,12 @@ impl Console {
     /// A console for callers on loopback addresses only: the choice for a server without
     /// authentication.
     pub fn loopback_only() -> Self {
-        Self { access: ConsoleAccess::Loopback, changes: None, base: Arc::from("/console"), hosts: Arc::from([]) }
+        Self { access: ConsoleAccess::Loopback, changes: None, site: Arc::default(), hosts: Arc::from([]) }
     }
 
     /// A console for callers on any address; each sees what its credentials let it see.
     pub fn open() -> Self {
-        Self { access: ConsoleAccess::Anyone, changes: None, base: Arc::from("/console"), hosts: Arc::from([]) }
+        Self { access: ConsoleAccess::Anyone, changes: None, site: Arc::default(), hosts: Arc::from([]) }
     }
 
     /// Who may open the console.
@@ -82,7 +96,21 @@ impl Console {
     /// # drop(console);
     /// ```
     pub fn at(mut self, path: &str) -> Self {
-        self.base = Arc::from(path.trim_end_matches('/'));
+        Arc::make_mut(&mut self.site).base = Arc::from(path.trim_end_matches('/'));
+        self
+    }
+
+    /// The console of the agent mounted as `name` among several, whose list is the console at
+    /// `directory` (a gateway's `/console`): every page names the agent and links back there.
+    ///
+    /// ```
+    /// use agentwire_server::Console;
+    ///
+    /// let console = Console::open().at("/agents/weather/console").of_agent("weather", "/console");
+    /// # drop(console);
+    /// ```
+    pub fn of_agent(mut self, name: &str, directory: &str) -> Self {
+        Arc::make_mut(&mut self.site).agent = Some((Arc::from(name), Arc::from(directory)));
         self
     }
 
@@ -149,7 +177,7 @@ impl std::fmt::Debug for Console {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Console")
             .field("access", &self.access)
-            .field("at", &self.base)
+            .field("at", &self.site.base)
             .field("hosts", &self.hosts)
             .field("follows", &self.changes.is_some())
             .finish()
@@ -195,6 +223,10 @@ mod tests {
         assert_eq!(status(Console::loopback_only(), "[::1]:5000", get("/console")).await, StatusCode::OK);
         assert_eq!(status(Console::loopback_only(), "127.0.0.1:5000", get("/console/tasks")).await, StatusCode::OK);
         assert_eq!(status(Console::open(), "10.1.2.3:5000", get("/console")).await, StatusCode::OK);
+        let refused = answer(Console::loopback_only(), "10.1.2.3:5000", get("/console")).await;
+        let page = http_body_util::BodyExt::collect(refused.into_body()).await.unwrap().to_bytes();
+        let page = String::from_utf8_lossy(&page);
+        assert!(page.contains("--auth") && page.contains("--console-open"), "the refusal says what opens it: {page}");
     }
 
     /// A post from another site's page (a form aimed at the console) changes nothing, nor does a

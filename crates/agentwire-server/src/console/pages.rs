@@ -10,6 +10,7 @@ use maud::{html, Markup, DOCTYPE};
 use serde_json::Value;
 
 use super::routes::TasksQuery;
+use super::Site;
 
 /// A rendered page.
 pub(super) type Page = Markup;
@@ -35,7 +36,7 @@ pub(super) enum Signature {
 /// Data parts nested deeper than this are shown folded.
 const OPEN_DEPTH: usize = 2;
 
-fn layout(base: &str, title: &str, current: &str, body: Markup) -> Page {
+fn layout(site: &Site, title: &str, current: &str, body: Markup) -> Page {
     let link = |href: &str, name: &str| {
         html! { a href=(href) aria-current=[(current == name).then_some("page")] { (name) } }
     };
@@ -46,7 +47,7 @@ fn layout(base: &str, title: &str, current: &str, body: Markup) -> Page {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 // Every link is relative to the console's root, wherever the console is mounted.
-                base href={ (base) "/" };
+                base href={ (site.base) "/" };
                 title { (title) " · agentwire console" }
                 // No icon: the browser asks the server for none.
                 link rel="icon" href="data:,";
@@ -56,6 +57,9 @@ fn layout(base: &str, title: &str, current: &str, body: Markup) -> Page {
             body {
                 header {
                     span.brand { "agentwire console" }
+                    @if let Some((agent, directory)) = &site.agent {
+                        span.agent { a href=(directory) { "All agents" } " › " strong { (agent) } }
+                    }
                     @if current != AGENTS {
                         nav aria-label="Console" {
                             (link("./", "Agent")) (link("tasks", "Tasks")) (link("send", "Send"))
@@ -72,7 +76,7 @@ fn layout(base: &str, title: &str, current: &str, body: Markup) -> Page {
 const AGENTS: &str = "Agents";
 
 /// Several agents, each linking to its own console at the path given with it.
-pub(super) fn agents_page(base: &str, agents: &[(String, String, AgentCard)]) -> Page {
+pub(super) fn agents_page(base: &Site, agents: &[(String, String, AgentCard)]) -> Page {
     layout(
         base,
         "Agents",
@@ -91,11 +95,11 @@ pub(super) fn agents_page(base: &str, agents: &[(String, String, AgentCard)]) ->
 }
 
 /// A page that only says something: a refusal, an error.
-pub(super) fn message_page(base: &str, title: &str, text: &str) -> Page {
+pub(super) fn message_page(base: &Site, title: &str, text: &str) -> Page {
     layout(base, title, "", html! { h1 { (title) } p.notice { (text) } })
 }
 
-pub(super) fn login_page(base: &str, why: Option<&str>) -> Page {
+pub(super) fn login_page(base: &Site, why: Option<&str>) -> Page {
     layout(
         base,
         "Log in",
@@ -113,7 +117,9 @@ pub(super) fn login_page(base: &str, why: Option<&str>) -> Page {
     )
 }
 
-pub(super) fn card_page(base: &str, card: &AgentCard, v03: bool, json: &str, signature: &Signature) -> Page {
+pub(super) fn card_page(base: &Site, card: &AgentCard, v03: bool, json: &str, signature: &Signature) -> Page {
+    // A column only when an interface names a tenant.
+    let tenants = card.supported_interfaces.iter().any(|interface| !interface.tenant.is_empty());
     layout(
         base,
         &card.name,
@@ -125,10 +131,14 @@ pub(super) fn card_page(base: &str, card: &AgentCard, v03: bool, json: &str, sig
             section aria-labelledby="interfaces" {
                 h2 #interfaces { "Interfaces" }
                 div.scroll { table {
-                    thead { tr { th { "URL" } th { "Binding" } th { "Version" } th { "Tenant" } } }
+                    thead { tr {
+                        th { "URL" } th { "Binding" } th { "Version" }
+                        @if tenants { th { "Tenant" } }
+                    } }
                     tbody { @for interface in &card.supported_interfaces { tr {
                         td { code { (interface.url) } } td { (interface.protocol_binding) }
-                        td { (interface.protocol_version) } td { (interface.tenant) }
+                        td { (interface.protocol_version) }
+                        @if tenants { td { (interface.tenant) } }
                     } } }
                 } }
             }
@@ -211,7 +221,7 @@ const STATES: [TaskState; 8] = [
     TaskState::Rejected,
 ];
 
-pub(super) fn tasks_page(base: &str, query: &TasksQuery, tasks: &ListTasksResponse) -> Page {
+pub(super) fn tasks_page(base: &Site, query: &TasksQuery, tasks: &ListTasksResponse) -> Page {
     let filters =
         serde_urlencoded::to_string([("state", &query.state), ("context", &query.context)]).unwrap_or_default();
     let live = query.page.is_empty().then(|| format!("tasks/live?{filters}"));
@@ -306,7 +316,7 @@ pub(super) fn ends_a_turn(state: TaskState) -> bool {
 }
 
 pub(super) fn task_page(
-    base: &str,
+    base: &Site,
     task: &Task,
     timeline: Option<&[Entry]>,
     configs: &[TaskPushNotificationConfig],
@@ -327,7 +337,7 @@ pub(super) fn task_page(
             div.actions {
                 @if !task.status.state.is_terminal() {
                     a.button href={ "send?task=" (encode(&task.id)) "&context=" (encode(&task.context_id)) } { "Reply to this task" }
-                    form method="post" action={ "tasks/" (id) "/cancel" } { button type="submit" { "Cancel the task" } }
+                    form method="post" action={ "tasks/" (id) "/cancel" } { button.danger type="submit" { "Cancel the task" } }
                 } @else {
                     a.button href={ "send?context=" (encode(&task.context_id)) } { "New task in this context" }
                 }
@@ -337,7 +347,7 @@ pub(super) fn task_page(
                 div.scroll { table.timeline {
                     thead { tr { th { "#" } th { "Time" } th { "Event" } th { "What" } } }
                     @match timeline {
-                        Some(entries) => tbody #entries { @for entry in entries { (entry_row(entry)) } },
+                        Some(entries) => tbody #entries { (entry_rows(entries)) },
                         None => tbody #entries data-follow={ "tasks/" (id) "/events" } {},
                     }
                 } }
@@ -379,21 +389,24 @@ pub(super) fn task_of(event: &StreamResponse) -> Option<(String, TaskState)> {
     }
 }
 
-/// A row of a timeline.
-pub(super) fn entry_row(entry: &Entry) -> Markup {
+/// A row of a timeline. `before` is the state the task was in before it, where known: a status
+/// that repeats it (a gateway's, naming the agent's task) says so rather than showing the state
+/// twice. Messages and artifacts carry no time of their own: their time says so.
+pub(super) fn entry_row(entry: &Entry, before: Option<TaskState>) -> Markup {
     let (kind, time, what) = match &*entry.event {
         StreamResponse::Task(task) => {
             ("task", task.status.timestamp, html! { (badge(task.status.state)) " " code { (task.id) } })
         }
         StreamResponse::Message(message) => ("message", None, message_view(message, None)),
-        StreamResponse::StatusUpdate(update) => (
-            "status",
-            update.status.timestamp,
-            html! {
-                (badge(update.status.state))
+        StreamResponse::StatusUpdate(update) => {
+            let repeated = before == Some(update.status.state) && update.status.message.is_none();
+            let what = html! {
+                @if repeated { span.muted { "still " (state_name(update.status.state)) } }
+                @else { (badge(update.status.state)) }
                 @if let Some(message) = &update.status.message { " " (message_view(message, None)) }
-            },
-        ),
+            };
+            ("status", update.status.timestamp, what)
+        }
         StreamResponse::ArtifactUpdate(update) => (
             if update.append { "artifact, appended" } else { "artifact" },
             None,
@@ -403,10 +416,31 @@ pub(super) fn entry_row(entry: &Entry) -> Markup {
     html! {
         tr {
             td.seq { @if entry.seq > 0 { (entry.seq) } }
-            td { (when(time)) }
+            td { @if time.is_some() { (when(time)) } @else { span.muted title="this event carries no time" { "—" } } }
             td { (kind) }
             td { (what) }
         }
+    }
+}
+
+/// The rows of a timeline of `entries`, each knowing the state before it.
+pub(super) fn entry_rows(entries: &[Entry]) -> Markup {
+    let mut state = StateBefore::default();
+    html! { @for entry in entries { (entry_row(entry, state.next(&entry.event))) } }
+}
+
+/// Follows a task's state along its events: the state before each.
+#[derive(Default)]
+pub(super) struct StateBefore(Option<TaskState>);
+
+impl StateBefore {
+    /// The state before `event`, which is then taken into account.
+    pub(super) fn next(&mut self, event: &StreamResponse) -> Option<TaskState> {
+        let before = self.0;
+        if let Some((_, now)) = task_of(event) {
+            self.0 = Some(now);
+        }
+        before
     }
 }
 
@@ -483,7 +517,7 @@ fn json_tree(value: &Value, depth: usize) -> Markup {
     }
 }
 
-pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str) -> Page {
+pub(super) fn send_page(base: &Site, card: &AgentCard, task: &str, context: &str, question: Option<&Message>) -> Page {
     let accepts_files = card.default_input_modes.is_empty()
         || card.default_input_modes.iter().any(|mode| !mode.starts_with("text/"))
         || card.skills.iter().any(|skill| skill.input_modes.iter().any(|mode| !mode.starts_with("text/")));
@@ -493,6 +527,12 @@ pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str)
         "Send",
         html! {
             h1 { "Send a message to " (card.name) }
+            @if let Some(question) = question {
+                section.question aria-labelledby="question-title" {
+                    h2 #question-title { "The agent asked" }
+                    (message_view(question, None))
+                }
+            }
             form #send method="post" action="send" {
                 label for="text" { "Message" }
                 textarea #text name="text" rows="4" autofocus {}
@@ -503,9 +543,9 @@ pub(super) fn send_page(base: &str, card: &AgentCard, task: &str, context: &str)
                 details open[!task.is_empty() || !context.is_empty()] {
                     summary { "Continue a task or a context" }
                     label for="task" { "Task" }
-                    input #task name="taskId" value=(task) placeholder="a new task";
+                    input.id #task name="taskId" value=(task) placeholder="a new task" spellcheck="false";
                     label for="context-id" { "Context" }
-                    input #context-id name="contextId" value=(context) placeholder="a new context";
+                    input.id #context-id name="contextId" value=(context) placeholder="a new context" spellcheck="false";
                 }
                 button type="submit" { "Send" }
             }

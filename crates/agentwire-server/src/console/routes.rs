@@ -22,7 +22,7 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Deserialize;
 
 use super::pages::{self, Page};
-use super::{Console, ConsoleAccess};
+use super::{Console, ConsoleAccess, Site};
 use crate::http::errors::http_status;
 use crate::http::AppState;
 use crate::service::call;
@@ -70,7 +70,7 @@ pub(crate) fn routes(app: AppState, console: Console) -> Router {
 /// The page that lists several agents' consoles, and the assets it uses.
 pub(crate) fn directory(console: &Console, agents: Vec<(String, String, AgentCard)>) -> Router {
     let console = console.clone();
-    let page = Html(pages::agents_page(&console.base, &agents).into_string());
+    let page = Html(pages::agents_page(&console.site, &agents).into_string());
     let listing = get(move || std::future::ready(page.clone()));
     Router::new()
         .route("/console", listing.clone())
@@ -83,7 +83,7 @@ pub(crate) fn directory(console: &Console, agents: Vec<(String, String, AgentCar
 /// Refuses callers the console is not served to, requests made under another host name, and
 /// posts from other sites; hardens every answer it lets through.
 async fn admit(console: Console, request: Request, next: Next) -> Response {
-    let base = &console.base;
+    let base = &console.site;
     let peer = request.extensions().get::<Peer>();
     if console.access == ConsoleAccess::Loopback && !peer.is_some_and(|peer| peer.addr.ip().is_loopback()) {
         let why = "The console is served to loopback addresses only, as this server authenticates nobody. \
@@ -138,7 +138,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
     origin.split_once("://").is_some_and(|(_, authority)| authority == host)
 }
 
-fn refusal(base: &str, status: StatusCode, title: &str, why: &str) -> Response {
+fn refusal(base: &Site, status: StatusCode, title: &str, why: &str) -> Response {
     (status, Html(pages::message_page(base, title, why).into_string())).into_response()
 }
 
@@ -177,7 +177,7 @@ where
 }
 
 /// A page, or the page that says why not: the login form for a caller without credentials.
-fn page(base: &str, result: Result<Page, A2AError>) -> Response {
+fn page(base: &Site, result: Result<Page, A2AError>) -> Response {
     match result {
         Ok(page) => Html(page.into_string()).into_response(),
         Err(error) => error_page(base, &error),
@@ -185,7 +185,7 @@ fn page(base: &str, result: Result<Page, A2AError>) -> Response {
 }
 
 /// The page for an operation's error, with the status HTTP+JSON answers it with.
-fn error_page(base: &str, error: &A2AError) -> Response {
+fn error_page(base: &Site, error: &A2AError) -> Response {
     let (status, message) = (http_status(error.kind()), error.message());
     let title = match error.kind() {
         ErrorKind::Unauthenticated => {
@@ -214,10 +214,10 @@ async fn card_page(State(state): State<ConsoleState>, mut parts: Parts, Query(qu
         let dialect = if v03 { Dialect::V03 } else { Dialect::V1 };
         let json = serde_json::to_string_pretty(&crate::core::card_json(&card, dialect)).unwrap_or_default();
         let signature = signature_status(&card, state.app.signing_keys.as_ref());
-        Ok(pages::card_page(&state.console.base, &card, v03, &json, &signature))
+        Ok(pages::card_page(&state.console.site, &card, v03, &json, &signature))
     }
     .await;
-    page(&state.console.base, result)
+    page(&state.console.site, result)
 }
 
 /// What can be said of the card's signatures: whose, and whether they verify with the keys this
@@ -269,10 +269,10 @@ async fn tasks_page(State(state): State<ConsoleState>, mut parts: Parts, Query(q
     let result = async {
         let ctx = context(&mut parts)?;
         let tasks = run(&state, &ctx, A2aRequest::ListTasks(query.request()?)).await?;
-        Ok(pages::tasks_page(&state.console.base, &query, &tasks))
+        Ok(pages::tasks_page(&state.console.site, &query, &tasks))
     }
     .await;
-    page(&state.console.base, result)
+    page(&state.console.site, result)
 }
 
 /// The rows of the task list, each time they change, as server-sent events: after each burst of
@@ -280,7 +280,7 @@ async fn tasks_page(State(state): State<ConsoleState>, mut parts: Parts, Query(q
 async fn tasks_live(State(state): State<ConsoleState>, mut parts: Parts, Query(query): Query<TasksQuery>) -> Response {
     let (ctx, request) = match context(&mut parts).and_then(|ctx| Ok((ctx, query.request()?))) {
         Ok(both) => both,
-        Err(error) => return error_page(&state.console.base, &error),
+        Err(error) => return error_page(&state.console.site, &error),
     };
     let mut feed = state.console.changes.as_ref().map(|changes| changes());
     let events = async_stream(move |sender| async move {
@@ -356,10 +356,10 @@ async fn task_page(State(state): State<ConsoleState>, mut parts: Parts, Path(id)
         // An ended task's log is whole: it is shown in the page. A running task's is followed
         // live by the page's script.
         let timeline = if task.status.state.is_terminal() { Some(timeline(&state, &ctx, &id).await?) } else { None };
-        Ok(pages::task_page(&state.console.base, &task, timeline.as_deref(), &configs))
+        Ok(pages::task_page(&state.console.site, &task, timeline.as_deref(), &configs))
     }
     .await;
-    page(&state.console.base, result)
+    page(&state.console.site, result)
 }
 
 /// The task's log, from its first event: a subscription that resumes after event 0.
@@ -393,13 +393,15 @@ async fn task_events(State(state): State<ConsoleState>, mut parts: Parts, Path(i
     };
     let events = match events {
         Ok(events) => events,
-        Err(error) => return error_page(&state.console.base, &error),
+        Err(error) => return error_page(&state.console.site, &error),
     };
-    let rows = events.map(|item| {
+    let mut state = pages::StateBefore::default();
+    let rows = events.map(move |item| {
         Ok::<_, Infallible>(match item {
             Ok(item) => {
+                let before = state.next(&item.response);
                 let entry = pages::Entry { seq: item.seq, event: item.response };
-                Event::default().event("entry").data(pages::entry_row(&entry).into_string())
+                Event::default().event("entry").data(pages::entry_row(&entry, before).into_string())
             }
             Err(error) => Event::default().event("failed").data(error.message()),
         })
@@ -416,8 +418,10 @@ async fn cancel_task(State(state): State<ConsoleState>, mut parts: Parts, Path(i
     }
     .await;
     match result {
-        Ok(task) => Redirect::to(&format!("{}/tasks/{}", state.console.base, pages::encode(&task.id))).into_response(),
-        Err(error) => error_page(&state.console.base, &error),
+        Ok(task) => {
+            Redirect::to(&format!("{}/tasks/{}", state.console.site.base, pages::encode(&task.id))).into_response()
+        }
+        Err(error) => error_page(&state.console.site, &error),
     }
 }
 
@@ -442,7 +446,7 @@ async fn download_part(
     .await;
     let part = match result {
         Ok(part) => part,
-        Err(error) => return error_page(&state.console.base, &error),
+        Err(error) => return error_page(&state.console.site, &error),
     };
     let (body, default_type) = match part.content {
         PartContent::Raw(bytes) => (Body::from(bytes), "application/octet-stream"),
@@ -456,7 +460,7 @@ async fn download_part(
                 Some(url) => Redirect::to(url).into_response(),
                 None => {
                     let error = A2AError::invalid_params("the part's URL is not an http or https address");
-                    error_page(&state.console.base, &error)
+                    error_page(&state.console.site, &error)
                 }
             };
         }
@@ -519,10 +523,19 @@ async fn send_page(State(state): State<ConsoleState>, mut parts: Parts, Query(qu
     let result = async {
         let ctx = context(&mut parts)?;
         let card: AgentCard = run(&state, &ctx, A2aRequest::GetAgentCard).await?;
-        Ok(pages::send_page(&state.console.base, &card, &query.task, &query.context))
+        // A reply to a task that asked for input shows what it asked.
+        let question = match query.task.trim() {
+            "" => None,
+            id => {
+                let get = GetTaskRequest { id: id.to_owned(), history_length: Some(0), ..GetTaskRequest::default() };
+                let task: Option<Task> = run(&state, &ctx, A2aRequest::GetTask(get)).await.ok();
+                task.filter(|task| task.status.state.is_interrupted()).and_then(|task| task.status.message.map(|m| *m))
+            }
+        };
+        Ok(pages::send_page(&state.console.site, &card, &query.task, &query.context, question.as_ref()))
     }
     .await;
-    page(&state.console.base, result)
+    page(&state.console.site, result)
 }
 
 /// A message written in the console's form.
@@ -609,14 +622,17 @@ async fn send_message(State(state): State<ConsoleState>, mut parts: Parts, body:
         }
     };
     let mut last = None::<(String, TaskState)>;
+    let mut state = pages::StateBefore::default();
     let rows = events
         .map(move |item| match item {
             Ok(item) => {
+                let before = state.next(&item.response);
                 if let Some(seen) = pages::task_of(&item.response) {
                     last = Some(seen);
                 }
                 let entry = pages::Entry { seq: item.seq, event: item.response };
-                let mut events = vec![Event::default().event("entry").data(pages::entry_row(&entry).into_string())];
+                let row = pages::entry_row(&entry, before).into_string();
+                let mut events = vec![Event::default().event("entry").data(row)];
                 if let Some((id, state)) = last.as_ref().filter(|(_, state)| pages::ends_a_turn(*state)) {
                     events.push(Event::default().event("end").data(pages::outcome(id, *state).into_string()));
                 }
@@ -629,7 +645,7 @@ async fn send_message(State(state): State<ConsoleState>, mut parts: Parts, body:
 }
 
 async fn login_page(State(state): State<ConsoleState>) -> Response {
-    Html(pages::login_page(&state.console.base, None).into_string()).into_response()
+    Html(pages::login_page(&state.console.site, None).into_string()).into_response()
 }
 
 /// The login form's fields.
@@ -640,9 +656,10 @@ struct Login {
 
 /// Keeps the token in a cookie the browser sends to the console only, and to no other site.
 async fn log_in(State(state): State<ConsoleState>, body: axum::body::Bytes) -> Response {
-    let base = &state.console.base;
+    let site = &state.console.site;
+    let base = &site.base;
     let refused =
-        |why: &str| (StatusCode::BAD_REQUEST, Html(pages::login_page(base, Some(why)).into_string())).into_response();
+        |why: &str| (StatusCode::BAD_REQUEST, Html(pages::login_page(site, Some(why)).into_string())).into_response();
     let Ok(login) = serde_urlencoded::from_bytes::<Login>(&body) else { return refused("Give a token.") };
     let token = login.token.trim();
     if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic() && b != b';' && b != b',') {
@@ -655,7 +672,7 @@ async fn log_in(State(state): State<ConsoleState>, body: axum::body::Bytes) -> R
 }
 
 async fn log_out(State(state): State<ConsoleState>) -> Response {
-    let base = &state.console.base;
+    let base = &state.console.site.base;
     let mut response = Redirect::to(&format!("{base}/login")).into_response();
     set_cookie(&mut response, &format!("{TOKEN_COOKIE}=; Path={base}; HttpOnly; SameSite=Strict; Max-Age=0"));
     response

@@ -87,6 +87,9 @@ function sendForm() {
         outcome.textContent = "Not sent: " + (await response.text());
         return;
       }
+      // Sent: the form is cleared, so that a second click does not send it again.
+      form.elements.text.value = "";
+      if (form.elements.file) form.elements.file.value = "";
       outcome.textContent = "Streaming…";
       await readEvents(response, (name, data) => {
         if (name === "entry") stream.insertAdjacentHTML("beforeend", data);
