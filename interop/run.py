@@ -89,6 +89,8 @@ CASES = {
     "cancel": "CancelTask of a running task returns CANCELED; GetTask agrees [tasks/cancel]",
     "subscribe": "SubscribeToTask on a running task: events until COMPLETED, then the stream ends [tasks/resubscribe]",
     "multi_turn": "INPUT_REQUIRED, then a follow-up on the same task and context completes it",
+    "stream_follow_up": "INPUT_REQUIRED, then a streamed follow-up reads the agent's answer to the end: COMPLETED "
+    "[message/stream with taskId]",
     "push_config_crud": "create, get, list, delete a push config; gone from list and get afterwards "
     "[tasks/pushNotificationConfig/set, get, list, delete; the client names the config; python-0.3's "
     "Client has no list or delete, so it makes those two with the SDK's own request and response models "

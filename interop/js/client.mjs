@@ -325,6 +325,17 @@ function makeCases({ url, binding, client, anonymousClient }) {
       return 'INPUT_REQUIRED -> "done" -> COMPLETED on the same task and context';
     },
 
+    async stream_follow_up(signal) {
+      const opened = await client.sendMessage(sendRequest(userMessage('tck-multi-turn start')), { signal });
+      check(opened.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED, `first turn ${stateName(opened.status?.state ?? 0)}`);
+      const reply = userMessage('done', { taskId: opened.id, contextId: opened.contextId });
+      const events = await collect(client.sendMessageStream(sendRequest(reply), { signal }));
+      const summary = events.map(describeEvent).join(' > ');
+      check(streamState(events.at(-1)) === TaskState.TASK_STATE_COMPLETED, `the streamed follow-up ended at ${summary}`);
+      check(events.every((e) => streamTaskId(e) === opened.id), `events of other tasks: ${summary}`);
+      return summary;
+    },
+
     async push_config_crud(signal) {
       // An INPUT_REQUIRED task stays open, so the server has no reason to refuse the config.
       const task = await client.sendMessage(sendRequest(userMessage('tck-multi-turn push-crud')), { signal });

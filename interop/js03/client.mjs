@@ -323,6 +323,17 @@ function makeCases({ url, binding, client, newClient, authFetch, requests }) {
       return 'input-required -> "done" -> completed on the same task and context';
     },
 
+    async stream_follow_up(signal) {
+      const opened = await client.sendMessage(sendParams(userMessage('tck-multi-turn start')), { signal });
+      check(opened.status?.state === 'input-required', `first turn ${opened.status?.state}`);
+      const reply = userMessage('done', { taskId: opened.id, contextId: opened.contextId });
+      const events = await collect(client.sendMessageStream(sendParams(reply), { signal }));
+      const summary = events.map(describeEvent).join(' > ');
+      check(streamState(events.at(-1)) === 'completed', `the streamed follow-up ended at ${summary}`);
+      check(events.every((e) => streamTaskId(e) === opened.id), `events of other tasks: ${summary}`);
+      return summary;
+    },
+
     async push_config_crud(signal) {
       // An input-required task stays open, so the server has no reason to refuse the config.
       const task = await client.sendMessage(sendParams(userMessage('tck-multi-turn push-crud')), { signal });

@@ -331,6 +331,19 @@ async def case_multi_turn(h: Harness) -> str:
     return "INPUT_REQUIRED then COMPLETED on the same task and context"
 
 
+async def case_stream_follow_up(h: Harness) -> str:
+    first = await h.send(user_message("tck-multi-turn hello"))
+    check(
+        first.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, f"first turn state {state_name(first.status.state)}"
+    )
+    follow_up = user_message("done", task_id=first.id, context_id=first.context_id)
+    events = [event async for event in h.streaming.send_message(SendMessageRequest(message=follow_up))]
+    labels = [event_label(event) for event in events]
+    check(last_state(events) == COMPLETED, f"the streamed follow-up ended at {labels}")
+    check({event_task_id(event) for event in events} == {first.id}, f"events of other tasks: {labels}")
+    return f"events {labels}"
+
+
 async def case_push_config_crud(h: Harness) -> str:
     task = await h.send(user_message("tck-multi-turn push crud"))  # stays INPUT_REQUIRED, so no deliveries
     wanted = TaskPushNotificationConfig(task_id=task.id, url="http://127.0.0.1:9/crud-hook", token="crud-token")
@@ -493,6 +506,7 @@ CASES: list[tuple[str, Callable[[Harness], Awaitable[str]]]] = [
     ("cancel", case_cancel),
     ("subscribe", case_subscribe),
     ("multi_turn", case_multi_turn),
+    ("stream_follow_up", case_stream_follow_up),
     ("push_config_crud", case_push_config_crud),
     ("push_delivery", case_push_delivery),
     ("extended_card", case_extended_card),

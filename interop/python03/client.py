@@ -355,6 +355,15 @@ async def case_multi_turn(h: Harness) -> str:
     return "input-required then completed on the same task and context"
 
 
+async def case_stream_follow_up(h: Harness) -> str:
+    first = await h.send(user_message("tck-multi-turn hello"))
+    check(first.status.state == TaskState.input_required, f"first turn state {state_name(first.status.state)}")
+    events, labels = await collect(h.streaming.send_message(user_message("done", task_id=first.id, context_id=first.context_id)))
+    check(labels and labels[-1].endswith(":completed"), f"the streamed follow-up ended at {labels}")
+    check({event_task_id(event) for event in events} == {first.id}, f"events of other tasks: {labels}")
+    return f"events {labels}"
+
+
 async def sdk_rpc(h: Harness, request, response_type):
     """One JSON-RPC call made with the SDK's own request and response models: the result, or the
     SDK's error for an error response."""
@@ -729,6 +738,7 @@ CASES: list[tuple[str, Callable[[Harness], Awaitable[str]]]] = [
     ("cancel", case_cancel),
     ("subscribe", case_subscribe),
     ("multi_turn", case_multi_turn),
+    ("stream_follow_up", case_stream_follow_up),
     ("push_config_crud", case_push_config_crud),
     ("push_delivery", case_push_delivery),
     ("extended_card", case_extended_card),
