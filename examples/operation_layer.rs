@@ -58,7 +58,10 @@ impl Calls {
     /// The counts as lines of `operation generation binding outcome count`.
     fn report(&self) -> Vec<String> {
         let calls = self.snapshot();
-        calls.iter().map(|((op, gen, binding, outcome), n)| format!("{op} {gen} {binding} {outcome} {n}")).collect()
+        calls
+            .iter()
+            .map(|((op, generation, binding, outcome), n)| format!("{op} {generation} {binding} {outcome} {n}"))
+            .collect()
     }
 }
 

@@ -4,6 +4,7 @@
 //! collector. The spans make one trace, each the child of the one that caused it, down to the
 //! webhook's POST, whose `traceparent` names that POST's span.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -79,10 +80,8 @@ fn find<'a>(spans: &'a [ReceivedSpan], service: &str, kind: i32, name: &str) -> 
 async fn a_delegated_request_and_its_push_notification_make_one_trace() {
     let collector = SpanCollector::start().await;
     let dir = TempDir::new("traces");
-    // Read by every exporter this test starts: a prompt export.
-    std::env::set_var("OTEL_BSP_SCHEDULE_DELAY", "100");
-    std::env::set_var("OTEL_SERVICE_NAME", "the-downstream");
-    let downstream = Server::start(
+    // A prompt export.
+    let downstream = Server::start_with_env(
         &dir.0,
         &[
             "--store",
@@ -93,12 +92,16 @@ async fn a_delegated_request_and_its_push_notification_make_one_trace() {
             "--otlp-endpoint",
             &collector.endpoint,
         ],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_SERVICE_NAME", "the-downstream")],
     )
     .await;
 
     // The delegating agent, in this process.
-    std::env::set_var("OTEL_SERVICE_NAME", "the-delegate");
-    let traces = OtlpTraces::export_to(&collector.endpoint).unwrap();
+    let traces = OtlpTraces::builder(&collector.endpoint)
+        .service_name("the-delegate")
+        .batch_delay(Duration::from_millis(100))
+        .build()
+        .unwrap();
     tracing_subscriber::registry().with(traces.layer()).init();
     let (hook_url, notifications) = webhook().await;
     let agent = Delegate { downstream: Client::connect(&downstream.base).await.unwrap(), webhook: hook_url };

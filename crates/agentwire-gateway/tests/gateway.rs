@@ -1,9 +1,9 @@
 //! The gateway on loopback, in front of agentwire's conformance agent and of the official Python
 //! SDK's agent (`interop/python-server`), driven by agentwire's client over every binding and
 //! protocol version the gateway serves: the client's scenarios (`agentwire-client`'s
-//! `tests/common`) pass through it as they pass against the agents themselves.
+//! `tests/it/common`) pass through it as they pass against the agents themselves.
 
-#[path = "../../agentwire-client/tests/common/mod.rs"]
+#[path = "../../agentwire-client/tests/it/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

@@ -28,8 +28,9 @@
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
+use std::time::Duration;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
@@ -48,18 +49,72 @@ pub struct OtlpTraces {
 /// Why spans cannot be exported.
 pub type ExportError = opentelemetry_otlp::ExporterBuildError;
 
-impl OtlpTraces {
-    /// Spans batched to the collector at `endpoint` (`http://host:4317`), and W3C trace context
-    /// (`traceparent`, `tracestate`) as the process's propagator. Call it within a Tokio runtime.
-    pub fn export_to(endpoint: &str) -> Result<Self, ExportError> {
+/// How [`OtlpTraces`] exports; made by [`OtlpTraces::builder`].
+#[derive(Debug, Clone)]
+pub struct OtlpTracesBuilder {
+    endpoint: String,
+    service_name: Option<String>,
+    batch_delay: Option<Duration>,
+}
+
+impl OtlpTracesBuilder {
+    /// The service the spans are of (default: [`SERVICE_NAME_VARIABLE`], else `agentwire`).
+    pub fn service_name(mut self, name: impl Into<String>) -> Self {
+        self.service_name = Some(name.into());
+        self
+    }
+
+    /// How long a span waits to be sent with others (default: `OTEL_BSP_SCHEDULE_DELAY`
+    /// milliseconds, else 5 s).
+    pub fn batch_delay(mut self, delay: Duration) -> Self {
+        self.batch_delay = Some(delay);
+        self
+    }
+
+    /// Installs the tracer provider and the W3C propagator. Call it within a Tokio runtime.
+    pub fn build(self) -> Result<OtlpTraces, ExportError> {
         opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
-        let exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic().with_endpoint(endpoint).build()?;
-        let service = std::env::var(SERVICE_NAME_VARIABLE).unwrap_or_else(|_| "agentwire".to_owned());
+        let exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic().with_endpoint(self.endpoint).build()?;
+        let service = self
+            .service_name
+            .unwrap_or_else(|| std::env::var(SERVICE_NAME_VARIABLE).unwrap_or_else(|_| "agentwire".to_owned()));
         let resource = Resource::builder().with_service_name(service).build();
-        let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+        let mut batch = BatchConfigBuilder::default();
+        if let Some(delay) = self.batch_delay {
+            batch = batch.with_scheduled_delay(delay);
+        }
+        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch.build()).build();
+        let provider = SdkTracerProvider::builder().with_span_processor(processor).with_resource(resource).build();
         // The server's own spans are made with the global tracer.
         opentelemetry::global::set_tracer_provider(provider.clone());
-        Ok(Self { provider })
+        Ok(OtlpTraces { provider })
+    }
+}
+
+impl OtlpTraces {
+    /// Spans batched to the collector at `endpoint` (`http://host:4317`), as the service
+    /// [`SERVICE_NAME_VARIABLE`] names (default `agentwire`), and W3C trace context
+    /// (`traceparent`, `tracestate`) as the process's propagator. Call it within a Tokio runtime.
+    pub fn export_to(endpoint: &str) -> Result<Self, ExportError> {
+        Self::builder(endpoint).build()
+    }
+
+    /// An export configured in code: the service's name and how long spans wait to be batched.
+    ///
+    /// ```no_run
+    /// use agentwire_server::telemetry::OtlpTraces;
+    /// use std::time::Duration;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let traces = OtlpTraces::builder("http://127.0.0.1:4317")
+    ///     .service_name("travel-agent")
+    ///     .batch_delay(Duration::from_millis(500))
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(endpoint: &str) -> OtlpTracesBuilder {
+        OtlpTracesBuilder { endpoint: endpoint.to_owned(), service_name: None, batch_delay: None }
     }
 
     /// [`OtlpTraces::export_to`] the collector [`ENDPOINT_VARIABLE`] names; `None` when it is

@@ -206,6 +206,7 @@ impl Core {
             }
             match core.cancel.orphans(ORPHAN_BATCH).await {
                 Ok(orphans) => {
+                    tracing::debug!(found = orphans.len(), "looked for tasks left running");
                     core.fail_tasks(&orphans, reason).await;
                 }
                 Err(error) => tracing::warn!(%error, "could not look for tasks left running"),
@@ -236,7 +237,7 @@ impl Core {
     }
 
     /// The future that drives `run` from start to end.
-    fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static {
+    fn execution(self: &Arc<Self>, run: Run) -> impl Future<Output = ()> + Send + 'static + use<> {
         let Run { scope, task_id: id, context_id, message, task, first_write, mut request, streaming, waiter } = run;
         // The execution outlives its request: it keeps nothing of the request's connection.
         crate::context::detach_metadata(&mut request.metadata);

@@ -126,7 +126,7 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
 }
 
 /// Serves the agent's public signing keys as a JWK Set (RFC 7517 §5), encoded once.
-pub(crate) fn keys(keys: &agentwire_jose::JwkSet) -> impl Fn() -> std::future::Ready<Response> + Clone {
+pub(crate) fn keys(keys: &agentwire_jose::JwkSet) -> impl Fn() -> std::future::Ready<Response> + Clone + use<> {
     let document = Bytes::from(serde_json::to_vec(keys).unwrap_or_default());
     move || {
         let headers = [

@@ -31,7 +31,7 @@ impl Idle {
     }
 
     /// Completes once the connection has had nothing in flight for `timeout` at a stretch.
-    pub(super) fn for_longer_than(&self, timeout: Duration) -> impl Future<Output = ()> + Send + 'static {
+    pub(super) fn for_longer_than(&self, timeout: Duration) -> impl Future<Output = ()> + Send + 'static + use<> {
         let mut requests = self.0.subscribe();
         async move {
             loop {

@@ -2,11 +2,9 @@
 //! loosely: it serves the agents that answer, says which one failed and why, and takes an agent
 //! back once it answers.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{rpc, Server, TempDir};
+use crate::common::{rpc, Server, TempDir};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 

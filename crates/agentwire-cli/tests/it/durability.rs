@@ -1,14 +1,12 @@
 //! The `agentwire` server killed with SIGKILL and started again on the same store: what it
 //! answered is still there, and what it was working on ends FAILED instead of running forever.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use common::{rpc, Server, TempDir};
+use crate::common::{rpc, Server, TempDir};
 use serde_json::json;
 
 fn rank(state: &str) -> u8 {

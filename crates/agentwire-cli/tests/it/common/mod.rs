@@ -23,15 +23,20 @@ impl Server {
     /// Starts `agentwire serve` with `args` on a port it binds itself on loopback, and waits until
     /// its log names the address it serves.
     pub(crate) async fn start(dir: &Path, args: &[&str]) -> Self {
-        Self::start_as("serve", dir, args).await
+        Self::start_as("serve", dir, args, &[]).await
+    }
+
+    /// [`Server::start`] with variables added to the server's environment.
+    pub(crate) async fn start_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_as("serve", dir, args, env).await
     }
 
     /// Starts `agentwire gateway` with `args`, as [`Server::start`] starts `serve`.
     pub(crate) async fn start_gateway(dir: &Path, args: &[&str]) -> Self {
-        Self::start_as("gateway", dir, args).await
+        Self::start_as("gateway", dir, args, &[]).await
     }
 
-    async fn start_as(command_name: &str, dir: &Path, args: &[&str]) -> Self {
+    async fn start_as(command_name: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let log = dir.join(format!("server-{}.log", STARTED.fetch_add(1, Ordering::Relaxed)));
         let file = std::fs::File::create(&log).unwrap();
@@ -40,9 +45,10 @@ impl Server {
         if !args.contains(&"--http") {
             command.args(["--http", "127.0.0.1:0"]);
         }
-        command.args(args).current_dir(dir);
+        command.args(args).envs(env.iter().copied()).current_dir(dir);
         // Whatever RUST_LOG asks for, the line naming the address is logged.
-        let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+        let asked = env.iter().find(|(name, _)| *name == "RUST_LOG").map(|(_, filter)| filter.to_string());
+        let filter = asked.or_else(|| std::env::var("RUST_LOG").ok()).unwrap_or_else(|| "info".into());
         command.env("RUST_LOG", format!("{filter},agentwire::serve=info"));
         let child = command.stdout(file.try_clone().unwrap()).stderr(file).spawn().expect("agentwire starts");
         let mut server = Self { child, base: String::new(), log };
@@ -120,12 +126,18 @@ pub(crate) async fn rpc(client: &reqwest::Client, base: &str, method: &str, para
     client.post(format!("{base}/")).json(&body).send().await?.error_for_status()?.json().await
 }
 
+/// A suffix no other test of this run has: the process's id and a count.
+fn unique() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
 /// A directory of its own under the system's temporary one, removed when the test passes.
 pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
     pub(crate) fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("agentwire-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("agentwire-{name}-{}", unique()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Self(dir)
@@ -150,7 +162,7 @@ pub(crate) async fn fresh_database(name: &str) -> Option<String> {
             return None;
         }
     };
-    let database = format!("{name}_{}", std::process::id());
+    let database = format!("{name}_{}", unique());
     let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&url).await.expect("the test cluster answers");
     sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {database}").as_str()).await.unwrap();
     sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {database}").as_str()).await.unwrap();
@@ -181,7 +193,7 @@ impl Cluster {
             eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set, so no PostgreSQL server is assumed");
             return None;
         }
-        let dir = std::env::temp_dir().join(format!("agentwire-cluster-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("agentwire-cluster-{name}-{}", unique()));
         let _ = std::fs::remove_dir_all(&dir);
         let url = Self::run("start", &dir);
         Some(Self { dir, url })

@@ -1,11 +1,10 @@
 //! Finding the agent and choosing its interface: the card kept with its validators, and the
 //! move to another interface when one cannot be reached or does not speak the version.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::common::{message, send};
 use agentwire_client::{Binding, CardCache, Client, Version};
 use agentwire_test::{conformance, TestServer, TIMEOUT};
 use agentwire_types::{SendMessageRequest, TaskState};
@@ -13,7 +12,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use common::{message, send};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 

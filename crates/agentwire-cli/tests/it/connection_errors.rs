@@ -1,11 +1,9 @@
 //! When an agent cannot be reached, the client commands say why: the cause under the HTTP
 //! client's summary (refused, DNS, TLS), and what to write for a URL without a scheme.
 
-mod common;
-
 use std::process::Command;
 
-use common::{Server, TempDir};
+use crate::common::{Server, TempDir};
 
 /// Runs `agentwire ARGS…`; returns the exit status and what it printed on stderr.
 fn agentwire(args: &[&str]) -> (i32, String) {

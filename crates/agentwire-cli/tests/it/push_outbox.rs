@@ -3,15 +3,13 @@
 //! and on PostgreSQL, or, with two instances on one PostgreSQL, from the survivor once the killed
 //! instance's lease has run out, whether the task was still running or had ended.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::{fresh_database, rpc, Server, TempDir};
 use axum::http::StatusCode;
 use axum::routing::post;
-use common::{fresh_database, rpc, Server, TempDir};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 

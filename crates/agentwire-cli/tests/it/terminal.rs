@@ -2,12 +2,10 @@
 //! against `agentwire serve`, and the test reads the screen. tmux is skipped when it is not
 //! installed, except under CI (`.ci/run` installs it).
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Server, TempDir};
+use crate::common::{Server, TempDir};
 use tokio::time::Instant;
 
 /// A tmux server of the test's own (its socket in the test's directory), with one shell in a

@@ -2,14 +2,12 @@
 //! numbers its events, no event is lost and none repeated; over gRPC, which numbers none, the
 //! resumed subscription starts with the task as it stands, and the reader loses nothing.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::{message, non_blocking, numbers, read_with_a_cut, send};
 use agentwire_client::{Binding, Client, Error, Reconnect, Version};
 use agentwire_test::{ticker_behind_a_proxy, TICKS, TIMEOUT};
 use agentwire_types::{SendMessageRequest, SubscribeToTaskRequest, TaskState};
-use common::{message, non_blocking, numbers, read_with_a_cut, send};
 use futures_util::StreamExt;
 
 async fn client(base: &str, binding: Binding, version: Version, reconnect: Reconnect) -> Client {

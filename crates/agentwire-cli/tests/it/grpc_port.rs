@@ -1,10 +1,8 @@
 //! `agentwire serve --grpc ADDR`: gRPC on a port of its own, advertised by the card.
 
-mod common;
-
+use crate::common::{Server, TempDir};
 use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
-use common::{Server, TempDir};
 use serde_json::Value;
 
 #[tokio::test]

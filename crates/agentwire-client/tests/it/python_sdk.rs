@@ -2,10 +2,10 @@
 //! served by the official Python SDK (`interop/python-server`, a2a-sdk 1.3.0). Skipped where no
 //! interpreter with the SDK is set (`AGENTWIRE_SDK_PYTHON`), except under CI.
 
-mod common;
+use crate::common;
 
+use crate::common::{Agent, INTERFACES, TOKEN};
 use agentwire_test::{SdkOptions, SdkServer};
-use common::{Agent, INTERFACES, TOKEN};
 
 async fn server() -> Option<(SdkServer, Agent)> {
     let server = SdkServer::start(SdkOptions { token: Some(TOKEN.into()), ..SdkOptions::default() }).await?;
@@ -56,9 +56,9 @@ async fn the_extended_card_at_every_interface() {
 /// reader rebuilds the whole artifact, and the stream still ends COMPLETED.
 #[tokio::test]
 async fn a_cut_subscription_resumes_from_the_task_as_it_stands() {
+    use crate::common::{message, non_blocking, numbers, read_with_a_cut, send};
     use agentwire_test::CuttingProxy;
     use agentwire_types::{SubscribeToTaskRequest, TaskState};
-    use common::{message, non_blocking, numbers, read_with_a_cut, send};
     use std::net::SocketAddr;
     use tokio::net::TcpListener;
 
@@ -97,10 +97,10 @@ async fn a_cut_subscription_resumes_from_the_task_as_it_stands() {
 /// receiver takes them, with the token, until the task completes.
 #[tokio::test]
 async fn the_webhook_receiver_takes_the_sdks_push_notifications() {
+    use crate::common::{message, send};
     use agentwire_client::{Binding, Version, WebhookReceiver};
     use agentwire_test::TIMEOUT;
     use agentwire_types::{SendMessageRequest, TaskPushNotificationConfig, TaskState};
-    use common::{message, send};
 
     let Some((_server, agent)) = server().await else { return };
     let (router, mut notifications) = WebhookReceiver::new().token("hook-token").into_router();

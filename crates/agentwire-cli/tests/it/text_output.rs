@@ -1,13 +1,11 @@
 //! What the client commands print for a person (output to a pipe, no color): the reply an agent
 //! puts in a task's status message, and a task's history.
 
-mod common;
-
 use std::process::Command;
 
+use crate::common::{Server, TempDir};
 use axum::routing::{get, post};
 use axum::Json;
-use common::{Server, TempDir};
 use serde_json::{json, Value};
 
 /// Runs `agentwire ARGS…`; returns the exit status and what it printed.

@@ -2,14 +2,12 @@
 //! read with the Prometheus Python client's parser (in both text formats); `/healthz`, `/readyz`
 //! and the gRPC health service; and readiness following PostgreSQL down and back.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::common::{rpc, Cluster, Server, TempDir};
 use agentwire_client::Client;
 use agentwire_types::{Binding, Message, SendMessageRequest};
-use common::{rpc, Cluster, Server, TempDir};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::time::Instant;

@@ -4,12 +4,10 @@
 //! Python SDK (skipped without its interpreter, except under CI). What the commands print, and the
 //! exit status they end with.
 
-mod common;
-
 use std::process::Command;
 
+use crate::common::{Server, TempDir};
 use agentwire_test::{SdkOptions, SdkServer};
-use common::{Server, TempDir};
 use serde_json::Value;
 
 const TOKEN: &str = "cli-token";

@@ -1,11 +1,11 @@
 //! SIGTERM: the server stops within one drain, whatever is still running, and says what it did.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Server, TempDir};
+use crate::common::{Server, TempDir};
 use serde_json::json;
 use tokio::time::Instant;
 

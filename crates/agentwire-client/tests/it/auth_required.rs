@@ -1,13 +1,13 @@
 //! A stream goes on after AUTH_REQUIRED (credentials may arrive out of band) until the task ends,
 //! at every interface the client speaks.
 
-mod common;
+use crate::common;
 
+use crate::common::{Agent, INTERFACES, TOKEN};
 use agentwire_server::auth::StaticAuth;
 use agentwire_server::RequestHandler;
 use agentwire_test::{Gate, NeedsAuth, TestServer};
 use agentwire_types::{SendMessageRequest, TaskState};
-use common::{Agent, INTERFACES, TOKEN};
 
 #[tokio::test]
 async fn streams_read_past_auth_required_at_every_interface() {

@@ -3,11 +3,11 @@
 //! its page holds.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Server, TempDir};
+use crate::common::{Server, TempDir};
 use serde_json::{json, Value};
 
 const MIB: u64 = 1024 * 1024;

@@ -7,15 +7,13 @@
 //! (`scripts/test` starts one); without it the tests are skipped, except under CI. The restart
 //! test starts a cluster of its own with `scripts/pg-cluster`, to restart it.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::common::{fresh_database, rpc, Cluster, Server, TempDir};
 use agentwire_test::{SseEvent, SseReader};
-use common::{fresh_database, rpc, Cluster, Server, TempDir};
 use serde_json::{json, Value};
 
 fn message(id: &str, text: &str, task_id: Option<&str>) -> Value {
@@ -116,15 +114,26 @@ async fn a_task_working_for_three_leases_is_not_failed() {
     let Some(database) = fresh_database("long_task").await else { return };
     let dir = TempDir::new("long-task");
     let args = ["--agent", "conformance", "--store", &database, "--lease", "1"];
-    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    // Each instance logs every look for orphans.
+    let looks = [("RUST_LOG", "info,agentwire_server::core::runner=debug")];
+    let one = Server::start_with_env(&dir.0, &args, &looks).await;
+    let two = Server::start_with_env(&dir.0, &args, &looks).await;
     let client = reqwest::Client::new();
     let send = json!({"message": message("m1", "tck-cancel", None), "configuration": {"returnImmediately": true}});
     let task = ok(&client, &one, "SendMessage", send).await;
     let task_id = task["task"]["id"].as_str().unwrap().to_owned();
     wait_for_state(&client, &one, &task_id, "TASK_STATE_WORKING", Duration::from_secs(5)).await;
-    // Nothing is to happen: each instance looks for orphans every quarter lease, about a dozen
-    // times in three leases.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Nothing is to happen while each instance looks for orphans a dozen times (every quarter
+    // lease: three leases).
+    let looked = |server: &Server| {
+        std::fs::read_to_string(&server.log).unwrap().matches("looked for tasks left running").count()
+    };
+    let before = [looked(&one), looked(&two)];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while looked(&one) < before[0] + 12 || looked(&two) < before[1] + 12 {
+        assert!(Instant::now() < deadline, "the instances did not look for orphans");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     for server in [&one, &two] {
         let task = ok(&client, server, "GetTask", json!({"id": task_id})).await;
         assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{task}");

@@ -1,13 +1,13 @@
 //! Every operation, over JSON-RPC, HTTP+JSON and gRPC, in protocol v1.0 and v0.3, against an
 //! agentwire server on loopback (its conformance agent, with bearer authentication).
 
-mod common;
+use crate::common;
 
+use crate::common::{Agent, INTERFACES, TOKEN};
 use agentwire_client::Binding;
 use agentwire_server::auth::StaticAuth;
 use agentwire_test::{conformance, TestServer};
 use agentwire_types::ListTasksRequest;
-use common::{Agent, INTERFACES, TOKEN};
 
 async fn server() -> (TestServer, Agent) {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();

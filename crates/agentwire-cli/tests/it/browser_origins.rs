@@ -2,9 +2,7 @@
 //! default), none but those `--cors-origin` names; with authentication, any (a page cannot read
 //! the user's credentials).
 
-mod common;
-
-use common::{Server, TempDir};
+use crate::common::{Server, TempDir};
 
 /// The `Access-Control-Allow-Origin` a preflight from `origin` for a JSON-RPC POST gets.
 async fn preflight(server: &Server, origin: &str) -> Option<String> {

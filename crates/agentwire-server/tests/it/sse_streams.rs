@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentwire_server::agent::{AgentExecutor, EchoAgent, EventStream, ExecutionContext};
 use agentwire_server::{HttpOptions, Limits, RequestHandler, ServeOptions};
-use agentwire_test::{conformance, user_message, Gate, NeedsAuth, SseEvent, SseItem, SseReader, TestServer};
+use agentwire_test::{conformance, user_message, Gate, NeedsAuth, SseEvent, SseItem, SseReader, TestServer, TIMEOUT};
 use agentwire_types::{Artifact, Part};
 use serde_json::{json, Value};
 
@@ -208,7 +208,17 @@ async fn reconnecting_loses_and_repeats_nothing(binding: Binding) {
         seen.add(first.next_event().await.expect("an event"), binding);
     }
     drop(first);
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    // The task goes on while nobody listens: a chunk more than the reader saw.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let task = server.rpc_ok("GetTask", json!({"id": task_id})).await;
+        let chunks = task["artifacts"][0]["parts"].as_array().map_or(0, Vec::len);
+        if chunks > seen.chunks.len() || task["status"]["state"] == "TASK_STATE_COMPLETED" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the task made no progress: {task}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let mut second = subscribe(&server, binding, &task_id, seen.ids.last().copied()).await;
     for _ in 0..5 {

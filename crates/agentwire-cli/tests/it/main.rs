@@ -1,0 +1,20 @@
+//! The `agentwire` binary's integration tests, one module per subject, linked as one binary
+//! (`traces.rs`, which installs the process's global tracer, is a binary of its own).
+
+mod common;
+
+mod bounded_store;
+mod browser_origins;
+mod client_commands;
+mod connection_errors;
+mod durability;
+mod gateway_start;
+mod grpc_port;
+mod observability;
+mod open_files;
+mod plain_logs;
+mod push_outbox;
+mod scale_out;
+mod shutdown;
+mod terminal;
+mod text_output;

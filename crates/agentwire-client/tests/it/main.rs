@@ -1,0 +1,13 @@
+//! The client's integration tests, one module per subject, linked as one binary: the client against
+//! servers on loopback ports, agentwire's own and the official Python SDK's.
+
+mod common;
+
+mod auth_required;
+mod discovery;
+mod identity;
+mod operations;
+mod python_sdk;
+mod resume;
+#[cfg(feature = "webhook")]
+mod webhook;
