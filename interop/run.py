@@ -11,11 +11,13 @@
    conformance` on a free loopback port.
 3. Runs every client over every binding; each prints one JSON verdict per case it runs (RUNS says
    which: a case a generation's SDK cannot express is not run, and its cell is not missing).
-4. Runs the clients again through `agentwire gateway --store`, in the ROUTES: in front of the
-   same server called in v0.3 over JSON-RPC alone (as an agent that speaks nothing else is
+4. Runs the clients again through `agentwire gateway --store`, in the ROUTES: in front of a
+   conformance server called in v0.3 over JSON-RPC alone (as an agent that speaks nothing else is
    called), in front of the official Python SDK's agent (interop/python-server) called the same
-   way, and, for the v0.3 clients, in front of the same server called in v1.0 alone. Each route
-   has a table of its own, whose cells are keyed by the route (`gateway: …`).
+   way, and, for the v0.3 clients, in front of a conformance server called in v1.0 alone. Each
+   route has a table of its own, whose cells are keyed by the route (`gateway: …`). The direct run
+   and each route have servers of their own, so they run side by side; within one, the clients
+   run one after another.
 5. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
@@ -48,6 +50,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,7 +168,7 @@ ROUTES = [
         ["python", "js", "python-0.3", "js-0.3"],
         "Through the gateway, to an agent of v0.3 JSON-RPC alone",
         [
-            "The same clients against `agentwire gateway --store` in front of the same server, which the",
+            "The same clients against `agentwire gateway --store` in front of a conformance server, which the",
             f"gateway calls in protocol v0.3 over JSON-RPC alone (`{' '.join(V03_JSONRPC)}`), as it calls",
             "an agent that speaks nothing else. The gateway keeps the tasks it relays in its own SQLite file",
             "and serves their lists, streams and push notifications from there, in each client's generation.",
@@ -197,7 +200,7 @@ ROUTES = [
         ["python-0.3", "js-0.3"],
         "Through the gateway, to an agent of v1.0 alone",
         [
-            "The v0.3 clients against `agentwire gateway --store` in front of the same server, which the",
+            "The v0.3 clients against `agentwire gateway --store` in front of a conformance server, which the",
             "gateway calls in protocol v1.0 alone (`--upstream-protocol 1.0`), as it calls an agent that",
             "speaks no v0.3.",
         ],
@@ -392,15 +395,29 @@ def run_client(client: Client, binding: str, url: str, via: str = "") -> Column:
     return column
 
 
-def run_route(route: Route, binary: Path, conformance_url: str, clients: list[Client]) -> list[Column]:
-    """Runs `clients` over every binding through a gateway in front of the route's agent."""
+def run_direct(binary: Path, clients: list[Client]) -> list[Column]:
+    """Runs `clients` over every binding against a conformance server of their own."""
+    server = Server(binary)
+    try:
+        columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS[client.name]]
+        if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+            log("server log (last lines):\n" + server.log_tail())
+    finally:
+        server.stop()
+    return columns
+
+
+def run_route(route: Route, binary: Path, clients: list[Client]) -> list[Column]:
+    """Runs `clients` over every binding through a gateway in front of the route's agent, which
+    serves this route alone."""
     if not clients:
         return []
-    sdk = None
     if route.agent == "python-sdk":
-        sdk = Server(binary, sdk=install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER))
+        agent = Server(binary, sdk=install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER))
+    else:
+        agent = Server(binary)
     try:
-        gateway = Server(binary, gateway_for=sdk.url if sdk else conformance_url, upstream=route.upstream)
+        gateway = Server(binary, gateway_for=agent.url, upstream=route.upstream)
         try:
             columns = [
                 run_client(client, binding, gateway.url, via=route.via)
@@ -412,8 +429,7 @@ def run_route(route: Route, binary: Path, conformance_url: str, clients: list[Cl
         finally:
             gateway.stop()
     finally:
-        if sdk:
-            sdk.stop()
+        agent.stop()
     return columns
 
 
@@ -655,15 +671,13 @@ def main() -> int:
     if shutil.which("node") is None and any(c.command[0] == "node" for c in clients):
         raise SystemExit("node is not on PATH")
     binary = args.server or build_server()
-    server = Server(binary)
-    try:
-        columns = [run_client(client, binding, server.url) for client in clients for binding in BINDINGS[client.name]]
-        for route in ROUTES:
-            columns += run_route(route, binary, server.url, [c for c in clients if c.name in route.clients])
-        if any(not verdict(c, case)[0] for c in columns for case in c.cases):
-            log("server log (last lines):\n" + server.log_tail())
-    finally:
-        server.stop()
+    # The SDK server's venv is installed before the routes start side by side.
+    install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
+    with ThreadPoolExecutor(max_workers=1 + len(ROUTES)) as pool:
+        runs = [pool.submit(run_direct, binary, clients)] + [
+            pool.submit(run_route, route, binary, [c for c in clients if c.name in route.clients]) for route in ROUTES
+        ]
+        columns = [column for run in runs for column in run.result()]
     signatures = signature_columns(binary, clients)
     for column in signatures:
         measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
