@@ -1,5 +1,7 @@
 //! Certificate authorities and the certificates they issue, for TLS and mutual-TLS tests.
 
+use std::path::Path;
+
 use agentwire_server::TlsConfig;
 
 /// A certificate authority made for one test.
@@ -39,17 +41,35 @@ impl Pki {
         Issued { cert: cert.pem(), key: key.serialize_pem() }
     }
 
-    /// A listener configuration serving a certificate of this CA for `127.0.0.1`, asking every
-    /// client for a certificate of `clients` (required: a handshake without one fails).
+    /// A listener configuration serving a certificate of this CA for `127.0.0.1`; clients trust
+    /// it by [`Pki::ca_pem`].
+    pub fn server(&self) -> TlsConfig {
+        self.with_server_files(|cert, key, _| TlsConfig::from_pem_files(cert, key))
+    }
+
+    /// [`Pki::server`], asking every client for a certificate of `clients` (required: a
+    /// handshake without one fails).
     pub fn server_requiring(&self, clients: &Pki) -> TlsConfig {
+        self.with_server_files(|cert, key, dir| {
+            let ca = dir.join("clients.pem");
+            std::fs::write(&ca, clients.ca_pem()).expect("write the client CA");
+            TlsConfig::verifying_clients(cert, key, &ca, true)
+        })
+    }
+
+    /// `configure` given the files of a server certificate for `127.0.0.1`, its key and their
+    /// directory, removed once it returns.
+    fn with_server_files(
+        &self,
+        configure: impl FnOnce(&Path, &Path, &Path) -> std::io::Result<TlsConfig>,
+    ) -> TlsConfig {
         let dir = std::env::temp_dir().join(format!("agentwire-pki-{}-{}", std::process::id(), next_id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let server = self.issue("127.0.0.1");
-        let (cert, key, ca) = (dir.join("cert.pem"), dir.join("key.pem"), dir.join("clients.pem"));
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
         std::fs::write(&cert, server.cert).expect("write the certificate");
         std::fs::write(&key, server.key).expect("write the key");
-        std::fs::write(&ca, clients.ca_pem()).expect("write the client CA");
-        let tls = TlsConfig::verifying_clients(&cert, &key, &ca, true).expect("a TLS configuration");
+        let tls = configure(&cert, &key, &dir).expect("a TLS configuration");
         std::fs::remove_dir_all(&dir).expect("remove the temporary directory");
         tls
     }

@@ -5,8 +5,8 @@
 use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
 use agentwire_server::auth::StaticAuth;
-use agentwire_server::{HttpOptions, ServeOptions, TlsConfig};
-use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
+use agentwire_server::{HttpOptions, ServeOptions};
+use agentwire_test::{conformance, user_message, Pki, TestServer, TIMEOUT};
 use pb::part::Content;
 use pb::stream_response::Payload;
 use prost::Message as _;
@@ -279,20 +279,12 @@ async fn one_port_serves_every_binding_in_the_clear() {
 
 #[tokio::test]
 async fn one_port_serves_every_binding_over_tls() {
-    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
-    let dir = std::env::temp_dir().join(format!("agentwire-grpc-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.key_pair.serialize_pem()).unwrap();
-    let tls = TlsConfig::from_pem_files(&cert, &key).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-
-    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let pki = Pki::new("servers");
+    let options = ServeOptions { tls: Some(pki.server()), ..ServeOptions::default() };
     let server = TestServer::start_with(conformance(), HttpOptions::default(), options).await;
-    let root = reqwest::Certificate::from_pem(certified.cert.pem().as_bytes()).unwrap();
+    let root = reqwest::Certificate::from_pem(pki.ca_pem().as_bytes()).unwrap();
     let http = reqwest::Client::builder().add_root_certificate(root).timeout(TIMEOUT).build().unwrap();
-    let trust = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(certified.cert.pem()));
+    let trust = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pki.ca_pem()));
     let endpoint = Channel::from_shared(server.base.clone()).unwrap().tls_config(trust).unwrap().timeout(TIMEOUT);
     every_binding_answers(&server, &http, endpoint.connect().await.expect("TLS connect")).await;
 }

@@ -2,8 +2,8 @@
 //! and gRPC requests answered with gRPC statuses by the same layers as every binding.
 
 use agentwire_server::auth::StaticAuth;
-use agentwire_server::{HttpOptions, ServeOptions, TlsConfig};
-use agentwire_test::{conformance, user_message, TestServer, TIMEOUT};
+use agentwire_server::{HttpOptions, ServeOptions};
+use agentwire_test::{conformance, user_message, Pki, TestServer, TIMEOUT};
 use reqwest::{Client, Version};
 use serde_json::{json, Value};
 
@@ -38,20 +38,12 @@ async fn http2_with_prior_knowledge_serves_calls_and_streams() {
 
 #[tokio::test]
 async fn tls_serves_http1_and_http2_by_alpn() {
-    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    let dir = std::env::temp_dir().join(format!("agentwire-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.key_pair.serialize_pem()).unwrap();
-    let tls = TlsConfig::from_pem_files(&cert, &key).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-
-    let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+    let pki = Pki::new("servers");
+    let options = ServeOptions { tls: Some(pki.server()), ..ServeOptions::default() };
     let server = TestServer::start_with(conformance(), HttpOptions::default(), options).await;
     assert!(server.base.starts_with("https://"));
     let trusting = || {
-        let root = reqwest::Certificate::from_pem(certified.cert.pem().as_bytes()).unwrap();
+        let root = reqwest::Certificate::from_pem(pki.ca_pem().as_bytes()).unwrap();
         Client::builder().add_root_certificate(root).timeout(TIMEOUT)
     };
     exchange(&trusting().http1_only().build().unwrap(), &server.base, Version::HTTP_11).await;
