@@ -423,7 +423,6 @@ pub(crate) struct LimitOpt {
     pub(crate) max_streams: usize,
 }
 
-/// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
 /// Where to listen: an address, or a port on the host of another listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Listen {
@@ -452,6 +451,7 @@ fn parse_listen(text: &str) -> Result<Listen, String> {
         .map_err(|_| format!("{text:?} is not an address such as 127.0.0.1:9464, or a port such as 9464"))
 }
 
+/// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
 fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());

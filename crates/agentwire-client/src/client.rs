@@ -405,7 +405,14 @@ impl ClientBuilder {
         };
         let mut client = Client { inner: Arc::new(inner) };
         if self.extended_card && offers_extended && has_credentials {
-            match client.extended_card().await {
+            let extended = client.extended_card();
+            let extended = match card_timeout {
+                Some(limit) => tokio::time::timeout(limit, extended)
+                    .await
+                    .unwrap_or_else(|_| Err(Error::Timeout { url: self.url.clone(), after: limit })),
+                None => extended.await,
+            };
+            match extended {
                 // The client is not shared yet: nothing else holds its `Arc`.
                 Ok(card) => {
                     if let Some(inner) = Arc::get_mut(&mut client.inner) {
@@ -648,12 +655,13 @@ impl Client {
                 let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
                 let timeout = self.inner.timeout;
                 let response = request.send().await.map_err(|e| Error::within(&endpoint.url, timeout, e))?;
-                http::read_reply(endpoint, call, response, self.inner.max_reply_size).await.map_err(|error| match error
-                {
-                    Error::Connection { source, .. } if is_timeout(&*source) => {
-                        Error::Timeout { url: endpoint.url.clone(), after: timeout.unwrap_or_default() }
+                let read = http::read_reply(endpoint, call, response, self.inner.max_reply_size).await;
+                // A body that stops arriving ends at the same limit as an answer that never starts.
+                read.map_err(|error| match (error, timeout) {
+                    (Error::Connection { source, .. }, Some(after)) if is_timeout(&*source) => {
+                        Error::Timeout { url: endpoint.url.clone(), after }
                     }
-                    other => other,
+                    (other, _) => other,
                 })
             }
         }

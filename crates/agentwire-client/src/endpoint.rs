@@ -96,6 +96,15 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
+/// Whether `url` is at or below `base`: the same origin (scheme, host, port, the default port
+/// spelled or not) and a path on or below `base`'s, compared segment by segment (`/a` is not
+/// under `/ab`), as the URLs stand once parsed, with their dot segments resolved.
+pub(crate) fn is_within(url: &reqwest::Url, base: &reqwest::Url) -> bool {
+    let base_path = base.path().trim_end_matches('/');
+    let below = url.path().strip_prefix(base_path).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    url.origin() == base.origin() && below
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,9 +114,7 @@ pub(crate) fn url_under(base: &str, path: &str) -> Result<reqwest::Url> {
     }
     let root = reqwest::Url::parse(base).map_err(|e| Error::Encode(format!("the interface URL {base}: {e}")))?;
     let url = reqwest::Url::parse(&format!("{base}{path}")).map_err(|_| outside())?;
-    let root_path = root.path().trim_end_matches('/');
-    let under = url.path().strip_prefix(root_path).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    if url.origin() != root.origin() || !under {
+    if !crate::endpoint::is_within(&url, &root) {
         return Err(outside());
     }
     Ok(url)

@@ -149,14 +149,8 @@ impl CardVerifier {
 /// segments are resolved as a client resolves them.
 fn is_under(jku: &str, base: &reqwest::Url) -> bool {
     let Ok(jku) = reqwest::Url::parse(jku) else { return false };
-    let same_origin = jku.scheme() == base.scheme()
-        && jku.host() == base.host()
-        && jku.port_or_known_default() == base.port_or_known_default();
     let credentials = !jku.username().is_empty() || jku.password().is_some();
-    let base_path = base.path().trim_end_matches('/');
-    let path = jku.path();
-    let below = path == base_path || path.strip_prefix(base_path).is_some_and(|rest| rest.starts_with('/'));
-    same_origin && !credentials && below
+    !credentials && crate::endpoint::is_within(&jku, base)
 }
 
 fn default_algorithms() -> Vec<Algorithm> {

@@ -336,11 +336,16 @@ impl GatewayBuilder {
         }
         #[cfg(feature = "console")]
         if let Some(console) = &console {
-            let consoles = mounts.iter().map(|(_, agent)| {
-                let card = agent.card().map_or_else(|| unreached_card(agent), |card| AgentCard::clone(&card));
-                (agent.name().to_owned(), format!("/agents/{}/console", agent.name()), card)
-            });
-            app = app.merge(console.directory(consoles.collect()));
+            // Read when the page is asked for: an agent reached since is listed by its card.
+            let agents: Vec<Upstream> = mounts.iter().map(|(_, agent)| agent.clone()).collect();
+            app = app.merge(console.directory_of(move || {
+                let listed = agents.iter().map(|agent| {
+                    let card =
+                        agent.card().map_or_else(|why| unreached_card(agent, &why), |card| AgentCard::clone(&card));
+                    (agent.name().to_owned(), format!("/agents/{}/console", agent.name()), card)
+                });
+                listed.collect()
+            }));
         }
         (app.route("/agents", listing::route(mounts)), handler)
     }
@@ -348,9 +353,8 @@ impl GatewayBuilder {
 
 /// The card the console lists for an agent not reached yet: its name, and why.
 #[cfg(feature = "console")]
-fn unreached_card(agent: &Upstream) -> AgentCard {
-    let why = agent.client().err().map(|error| error.message().to_owned()).unwrap_or_default();
-    AgentCard { name: agent.name().to_owned(), description: why, ..AgentCard::default() }
+fn unreached_card(agent: &Upstream, why: &agentwire_types::A2AError) -> AgentCard {
+    AgentCard { name: agent.name().to_owned(), description: why.message().to_owned(), ..AgentCard::default() }
 }
 
 /// `router`, called at its root whatever the path of the request: for a mount's URL with a

@@ -13,12 +13,9 @@ pub(crate) fn route<S: Clone + Send + Sync + 'static>(agents: Vec<(String, Upstr
     get(move || {
         let listed: Vec<serde_json::Value> = agents
             .iter()
-            .map(|(url, agent)| match (agent.card(), agent.client()) {
-                (Some(card), _) => serde_json::json!({ "name": agent.name(), "url": url, "card": &*card }),
-                (None, Err(why)) => {
-                    serde_json::json!({ "name": agent.name(), "url": url, "unreachable": why.message() })
-                }
-                (None, Ok(_)) => serde_json::json!({ "name": agent.name(), "url": url }),
+            .map(|(url, agent)| match agent.card() {
+                Ok(card) => serde_json::json!({ "name": agent.name(), "url": url, "card": &*card }),
+                Err(why) => serde_json::json!({ "name": agent.name(), "url": url, "unreachable": why.message() }),
             })
             .collect();
         std::future::ready(respond(serde_json::to_vec(&serde_json::json!({ "agents": listed })).unwrap_or_default()))

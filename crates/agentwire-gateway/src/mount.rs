@@ -21,10 +21,9 @@ pub(crate) fn mounted(upstream: Upstream, operations: Operations) -> Operations 
         let (upstream, operations) = (upstream.clone(), operations.clone());
         async move {
             match request {
-                A2aRequest::GetAgentCard => match upstream.card() {
-                    Some(card) => Ok(A2aResponse::Card(Box::new(AgentCard::clone(&card)))),
-                    None => Err(upstream.client().err().unwrap_or_else(|| A2AError::internal("no card yet"))),
-                },
+                A2aRequest::GetAgentCard => {
+                    upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))))
+                }
                 request @ A2aRequest::GetExtendedAgentCard(_) => {
                     match upstream.client()?.oneshot((ctx, request)).await.map_err(|e| upstream.failed(e))? {
                         A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(upstream.rewrite().apply(*card)))),

@@ -69,17 +69,19 @@ impl Upstream {
 
     /// Its client, or the error a caller gets while it cannot be reached.
     pub(crate) fn client(&self) -> Result<Client, A2AError> {
-        match &*read(&self.0.state) {
-            State::Ready { client, .. } => Ok(client.clone()),
-            State::Waiting(why) => Err(A2AError::internal(format!("{} cannot be reached: {why}", self.describe()))),
-        }
+        self.reached(|client, _| client.clone())
     }
 
-    /// Its card as the gateway serves it, once it has been reached.
-    pub(crate) fn card(&self) -> Option<Arc<AgentCard>> {
+    /// Its card as the gateway serves it, or the error a caller gets while it cannot be reached.
+    pub(crate) fn card(&self) -> Result<Arc<AgentCard>, A2AError> {
+        self.reached(|_, card| Arc::clone(card))
+    }
+
+    /// `read` of its client and card, or why it cannot be reached.
+    fn reached<T>(&self, read_ready: impl FnOnce(&Client, &Arc<AgentCard>) -> T) -> Result<T, A2AError> {
         match &*read(&self.0.state) {
-            State::Ready { card, .. } => Some(Arc::clone(card)),
-            State::Waiting(_) => None,
+            State::Ready { client, card } => Ok(read_ready(client, card)),
+            State::Waiting(why) => Err(A2AError::internal(format!("{} cannot be reached: {why}", self.describe()))),
         }
     }
 

@@ -96,6 +96,14 @@ impl Ended {
     }
 }
 
+/// The ended tasks a group of writes removed: how many and their bytes, and the tasks a purge
+/// removed, whose configs went with them.
+#[derive(Default)]
+struct Removed {
+    ended: Ended,
+    purged: Vec<(Scope, String)>,
+}
+
 /// One principal's unfinished tasks, by tenant and id, with the size of their logs.
 #[derive(Default)]
 struct OwnerTasks {
@@ -145,11 +153,15 @@ impl Known {
         self.ended.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Notes ended tasks removed.
-    fn removed(&self, removed: Ended) {
+    /// Notes ended tasks removed by a committed group.
+    fn removed(&self, removed: Removed) {
         let mut ended = self.ended_totals();
-        ended.tasks = ended.tasks.saturating_sub(removed.tasks);
-        ended.bytes = ended.bytes.saturating_sub(removed.bytes);
+        ended.tasks = ended.tasks.saturating_sub(removed.ended.tasks);
+        ended.bytes = ended.bytes.saturating_sub(removed.ended.bytes);
+        drop(ended);
+        for key in removed.purged {
+            self.with_configs.remove(&key);
+        }
     }
 }
 
@@ -272,7 +284,7 @@ async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
 }
 
 /// Makes the file give the pages of removed tasks back to the file system
-/// ([`give_back_free_pages`]): a file made before it did is rebuilt once.
+/// ([`vacuum_slice`]): a file made before it did is rebuilt once.
 async fn reclaim_freed_pages(conn: &mut SqliteConnection, path: &Path) -> Result<()> {
     const INCREMENTAL: i64 = 2;
     let mode: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&mut *conn).await.map_err(backend)?;
@@ -454,9 +466,9 @@ fn lock_exclusively(path: &Path) -> Result<std::fs::File> {
 /// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
 /// one script of a few statements whatever its size. Other groups go write by write.
 /// Returns each write's result, and the ended tasks the group removed.
-async fn commit_group(conn: &mut SqliteConnection, group: &[Job], known: &Known) -> (Vec<Result<u64>>, Ended) {
+async fn commit_group(conn: &mut SqliteConnection, group: &[Job], known: &Known) -> (Vec<Result<u64>>, Removed) {
     let failed = |error: &StoreError, n: usize| (0..n).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
-    let mut removed = Ended::default();
+    let mut removed = Removed::default();
     let outcome = match Script::of(group) {
         Some(script) => script.run(conn, &mut removed).await,
         None => one_by_one(conn, group, known, &mut removed).await,
@@ -465,7 +477,7 @@ async fn commit_group(conn: &mut SqliteConnection, group: &[Job], known: &Known)
         Ok(results) => (results, removed),
         Err(error) => {
             let _ = conn.execute("ROLLBACK").await;
-            (failed(&error, group.len()), Ended::default())
+            (failed(&error, group.len()), Removed::default())
         }
     }
 }
@@ -474,7 +486,7 @@ async fn one_by_one(
     conn: &mut SqliteConnection,
     group: &[Job],
     known: &Known,
-    removed: &mut Ended,
+    removed: &mut Removed,
 ) -> Result<Vec<Result<u64>>> {
     conn.execute("BEGIN IMMEDIATE").await.map_err(backend)?;
     let mut results = Vec::with_capacity(group.len());
@@ -563,7 +575,7 @@ impl<'a> Script<'a> {
         Some(Script { writes })
     }
 
-    async fn run(self, conn: &mut SqliteConnection, removed: &mut Ended) -> Result<Vec<Result<u64>>> {
+    async fn run(self, conn: &mut SqliteConnection, removed: &mut Removed) -> Result<Vec<Result<u64>>> {
         let puts = || self.writes.iter().filter_map(|w| if let Step::Put(planned) = w { Some(planned) } else { None });
         let creates: Vec<&Planned<'_>> = puts().filter(|w| w.expected.is_none()).collect();
         let commits: Vec<&Planned<'_>> = puts().filter(|w| w.expected.is_some()).collect();
@@ -675,7 +687,7 @@ impl<'a> Script<'a> {
         let written = sql.build().fetch_all(&mut *conn).await.map_err(backend)?;
         for deleted in written.iter().filter(|row| row.len() == 6) {
             if deleted.get::<Option<i64>, _>(4).is_some() {
-                removed.add(as_seq(deleted.get(5)));
+                removed.ended.add(as_seq(deleted.get(5)));
             }
         }
         let written: std::collections::HashSet<(String, String, String)> =
@@ -730,7 +742,7 @@ async fn refusal(conn: &mut SqliteConnection, scope: &Scope, task_id: &str, expe
     })
 }
 
-async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, removed: &mut Ended) -> Result<u64> {
+async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, removed: &mut Removed) -> Result<u64> {
     match write {
         Write::Create { scope, task, row, limit } => {
             let id = &task.id;
@@ -799,7 +811,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, remove
             .await
             .map_err(backend)?;
             if let Some((Some(_), bytes)) = deleted {
-                removed.add(as_seq(bytes));
+                removed.ended.add(as_seq(bytes));
             }
             Ok(u64::from(deleted.is_some()))
         }
@@ -857,12 +869,13 @@ async fn purge(
     conn: &mut SqliteConnection,
     rules: &Purge,
     ended: Ended,
-    removed: &mut Ended,
+    removed: &mut Removed,
     known: &Known,
 ) -> Result<u64> {
     use futures_util::TryStreamExt;
-    let before = *removed;
-    let (tasks, bytes) = (ended.tasks.saturating_sub(removed.tasks), ended.bytes.saturating_sub(removed.bytes));
+    let before = removed.ended;
+    let (tasks, bytes) =
+        (ended.tasks.saturating_sub(removed.ended.tasks), ended.bytes.saturating_sub(removed.ended.bytes));
     let mut excess_tasks = rules.keep_ended.map_or(0, |keep| tasks.saturating_sub(keep as u64));
     let mut excess_bytes = rules.keep_ended_bytes.map_or(0, |keep| bytes.saturating_sub(keep));
     let expired = |ended_at: i64| rules.ended_before.is_some_and(|before| ended_at < before.as_millis());
@@ -883,7 +896,7 @@ async fn purge(
             excess_bytes = excess_bytes.saturating_sub(bytes);
             budget = budget.saturating_sub(bytes.max(1));
             oldest.push(key);
-            removed.add(bytes);
+            removed.ended.add(bytes);
         }
     }
     if !oldest.is_empty() {
@@ -891,11 +904,14 @@ async fn purge(
         let mut delete = QueryBuilder::<Sqlite>::new("DELETE FROM tasks WHERE key IN (");
         let mut list = delete.separated(", ");
         oldest.iter().for_each(|key| _ = list.push_bind(*key));
-        delete.push(")");
-        delete.build().execute(&mut *conn).await.map_err(backend)?;
+        delete.push(") RETURNING tenant, owner, id");
+        let gone: Vec<(String, String, String)> =
+            delete.build_query_as().fetch_all(&mut *conn).await.map_err(backend)?;
+        let forgotten = gone.into_iter().map(|(tenant, owner, id)| (Scope::new(tenant, owner), id));
+        removed.purged.extend(forgotten.filter(|key| known.with_configs.contains_key(key)));
         known.vacuum_due.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    Ok(removed.tasks - before.tasks)
+    Ok(removed.ended.tasks - before.tasks)
 }
 
 /// Writes `events` to a task's log, the first numbered `first`.
@@ -1030,12 +1046,9 @@ impl TaskStore for SqliteStore {
         if rules.ended_before.is_none() && !over {
             return Ok(0);
         }
-        let removed = self.write(Write::Purge(*rules)).await?;
-        if removed > 0 {
-            // Only ended tasks go, which `running` never holds; their configs go with them.
-            load_config_owners(&self.reads, &self.known).await?;
-        }
-        Ok(removed)
+        // Only ended tasks go, which `running` never holds; the writer forgets the configs that
+        // went with them once the purge is committed.
+        self.write(Write::Purge(*rules)).await
     }
 }
 

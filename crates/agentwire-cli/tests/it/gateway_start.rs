@@ -27,9 +27,12 @@ async fn a_gateway_serves_its_agents_with_one_of_them_down() {
     let port = free_port();
     let late_url = format!("http://127.0.0.1:{port}");
     let upstreams = [format!("live={}", live.base), format!("late={late_url}")];
-    let args = ["--upstream", &upstreams[0], "--upstream", &upstreams[1]];
+    let args = ["--upstream", &upstreams[0], "--upstream", &upstreams[1], "--console"];
     let gateway = Server::start_gateway(&dir.0, &args).await;
     let client = reqwest::Client::new();
+    let directory =
+        || async { client.get(format!("{}/console", gateway.base)).send().await.unwrap().text().await.unwrap() };
+    assert!(directory().await.contains("cannot be reached"), "the console says the agent is down");
 
     // `rpc` posts to the URL it is given with a trailing slash: `/agents/live/`.
     let answered = rpc(&client, &format!("{}/agents/live", gateway.base), "SendMessage", send("hi")).await.unwrap();
@@ -58,6 +61,8 @@ async fn a_gateway_serves_its_agents_with_one_of_them_down() {
         assert!(Instant::now() < deadline, "the gateway never took the agent on: {answer}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    let listed = directory().await;
+    assert!(!listed.contains("cannot be reached"), "the console lists the agent reached since: {listed}");
 }
 
 /// An agent whose card says its input is `text` (as the Python SDK's samples write it): the

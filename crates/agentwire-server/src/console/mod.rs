@@ -169,7 +169,27 @@ impl Console {
     /// # drop(directory);
     /// ```
     pub fn directory(&self, agents: Vec<(String, String, agentwire_types::AgentCard)>) -> axum::Router {
-        routes::directory(self, agents)
+        self.directory_of(move || agents.clone())
+    }
+
+    /// [`Console::directory`] of the agents `agents` lists when the page is asked for: a gateway
+    /// lists an agent that was down at its start by its card once it is reached.
+    ///
+    /// ```
+    /// use agentwire_server::Console;
+    /// use agentwire_types::AgentCard;
+    ///
+    /// let directory = Console::loopback_only().directory_of(|| {
+    ///     let card = AgentCard { name: "Weather".into(), ..AgentCard::default() };
+    ///     vec![("weather".into(), "/agents/weather/console".into(), card)]
+    /// });
+    /// # drop(directory);
+    /// ```
+    pub fn directory_of(
+        &self,
+        agents: impl Fn() -> Vec<(String, String, agentwire_types::AgentCard)> + Send + Sync + 'static,
+    ) -> axum::Router {
+        routes::directory(self, Arc::new(agents))
     }
 }
 

@@ -475,10 +475,15 @@ fn artifact_view(task_id: &str, artifact: &Artifact) -> Markup {
     }
 }
 
+/// `name` without its control characters, which show as nothing a person can read and are no
+/// part of a header value.
+pub(super) fn readable(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).collect()
+}
+
 /// A part by its kind: text as text, data as a tree, a file as a download or a link.
 fn part_view(part: &Part, artifact: Option<(&str, &str)>, index: usize) -> Markup {
-    // A control character in a name shows as nothing a person can read.
-    let name: String = part.filename.as_deref().unwrap_or("file").chars().filter(|c| !c.is_control()).collect();
+    let name = readable(part.filename.as_deref().unwrap_or("file"));
     let name = name.as_str();
     let media_type = part.media_type.as_deref().unwrap_or("");
     html! {

@@ -1,6 +1,7 @@
 //! The console's routes: what each page asks of the operation service, and the live streams.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_types::{
@@ -14,6 +15,7 @@ use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use axum::Extension;
 use axum::Router;
 use base64::Engine as _;
 use futures_util::{Stream, StreamExt};
@@ -68,10 +70,13 @@ pub(crate) fn routes(app: AppState, console: Console) -> Router {
 }
 
 /// The page that lists several agents' consoles, and the assets it uses.
-pub(crate) fn directory(console: &Console, agents: Vec<(String, String, AgentCard)>) -> Router {
+/// The agents a directory lists: each one's name, console path and card.
+pub(crate) type Directory = Arc<dyn Fn() -> Vec<(String, String, AgentCard)> + Send + Sync>;
+
+pub(crate) fn directory(console: &Console, agents: Directory) -> Router {
     let console = console.clone();
-    let page = Html(pages::agents_page(&console.site, &agents).into_string());
-    let listing = get(move || std::future::ready(page.clone()));
+    let site = console.site.clone();
+    let listing = get(move || std::future::ready(Html(pages::agents_page(&site, &agents()).into_string())));
     Router::new()
         .route("/console", listing.clone())
         .route("/console/", listing)
@@ -102,9 +107,8 @@ async fn admit(console: Console, request: Request, next: Next) -> Response {
     if request.method() == http::Method::POST && !same_origin(request.headers()) {
         return refusal(base, StatusCode::FORBIDDEN, "Refused", "The console takes posts from its own pages only.");
     }
-    let tls = peer.is_some_and(|peer| peer.tls);
     let mut response = next.run(request).await;
-    harden(response.headers_mut(), tls);
+    harden(response.headers_mut());
     response
 }
 
@@ -113,21 +117,14 @@ async fn admit(console: Console, request: Request, next: Next) -> Response {
 const PAGE_POLICY: &str =
     "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
-/// Headers every answer of the console carries; a cookie set over TLS is sent back over TLS only.
-fn harden(headers: &mut HeaderMap, tls: bool) {
+/// Headers every answer of the console carries.
+fn harden(headers: &mut HeaderMap) {
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY));
     }
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    if tls {
-        if let Some(cookie) = headers.get(header::SET_COOKIE).and_then(|v| v.to_str().ok()) {
-            if let Ok(secure) = HeaderValue::from_str(&format!("{cookie}; Secure")) {
-                headers.insert(header::SET_COOKIE, secure);
-            }
-        }
-    }
 }
 
 /// Whether a post comes from a page of this host: browsers name the page's origin in `Origin`,
@@ -502,7 +499,7 @@ fn download_type(media_type: &str) -> &'static str {
 /// in `filename*`, and an ASCII stand-in in `filename` for the oldest clients. Control characters
 /// are dropped, so the header is always valid and always sent.
 fn attachment(name: &str) -> HeaderValue {
-    let name: String = name.chars().filter(|c| !c.is_control()).collect();
+    let name = pages::readable(name);
     let name = if name.trim().is_empty() { "part".to_owned() } else { name };
     let ascii: String =
         name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' }).collect();
@@ -610,7 +607,7 @@ async fn send_message(State(state): State<ConsoleState>, mut parts: Parts, body:
                 agentwire_types::SendMessageResponse::Task(task) => StreamResponse::Task(task),
                 agentwire_types::SendMessageResponse::Message(message) => StreamResponse::Message(message),
             };
-            let item = agentwire_types::StreamItem { seq: 0, response: std::sync::Arc::new(response) };
+            let item = agentwire_types::StreamItem { seq: 0, response: Arc::new(response) };
             Ok(Box::pin(futures_util::stream::iter([Ok(item)])) as agentwire_types::TaskEventStream)
         }
     }
@@ -655,7 +652,7 @@ struct Login {
 }
 
 /// Keeps the token in a cookie the browser sends to the console only, and to no other site.
-async fn log_in(State(state): State<ConsoleState>, body: axum::body::Bytes) -> Response {
+async fn log_in(State(state): State<ConsoleState>, peer: Option<Extension<Peer>>, body: axum::body::Bytes) -> Response {
     let site = &state.console.site;
     let base = &site.base;
     let refused =
@@ -666,20 +663,25 @@ async fn log_in(State(state): State<ConsoleState>, body: axum::body::Bytes) -> R
         return refused("A token is one word of visible characters.");
     }
     let mut response = Redirect::to(&format!("{base}/tasks")).into_response();
-    // `Secure` is added over TLS, by `harden`.
-    set_cookie(&mut response, &format!("{TOKEN_COOKIE}={token}; Path={base}; HttpOnly; SameSite=Strict"));
+    set_cookie(&mut response, &format!("{TOKEN_COOKIE}={token}; Path={base}; HttpOnly; SameSite=Strict"), peer);
     response
 }
 
-async fn log_out(State(state): State<ConsoleState>) -> Response {
+async fn log_out(State(state): State<ConsoleState>, peer: Option<Extension<Peer>>) -> Response {
     let base = &state.console.site.base;
     let mut response = Redirect::to(&format!("{base}/login")).into_response();
-    set_cookie(&mut response, &format!("{TOKEN_COOKIE}=; Path={base}; HttpOnly; SameSite=Strict; Max-Age=0"));
+    let cookie = format!("{TOKEN_COOKIE}=; Path={base}; HttpOnly; SameSite=Strict; Max-Age=0");
+    set_cookie(&mut response, &cookie, peer);
     response
 }
 
-fn set_cookie(response: &mut Response, cookie: &str) {
-    if let Ok(value) = HeaderValue::from_str(cookie) {
+/// Sets `cookie`; one set over TLS is sent back over TLS only (`Secure`).
+fn set_cookie(response: &mut Response, cookie: &str, peer: Option<Extension<Peer>>) {
+    let cookie = match peer {
+        Some(Extension(peer)) if peer.tls => format!("{cookie}; Secure"),
+        _ => cookie.to_owned(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
 }

@@ -138,10 +138,12 @@ impl<K: Clone + Eq + Hash> Buckets<K> {
         Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
     }
 
-    /// How long until `key`'s bucket has a token; zero when it has one now.
-    fn wait(&mut self, key: &K, rate: f64, burst: f64) -> Duration {
-        let bucket = self.bucket(key, rate, burst);
-        Duration::from_secs_f64(((1.0 - bucket.tokens) / rate).max(0.0))
+    /// How long until `key`'s bucket has a token; zero when it has one now. It only reads: a key
+    /// without a bucket has a full one.
+    fn wait(&self, key: &K, rate: f64, burst: f64) -> Duration {
+        let Some(bucket) = self.by_key.get(key) else { return Duration::ZERO };
+        let tokens = (bucket.tokens + Instant::now().duration_since(bucket.at).as_secs_f64() * rate).min(burst);
+        Duration::from_secs_f64(((1.0 - tokens) / rate).max(0.0))
     }
 
     /// `key`'s bucket, refilled up to now.
