@@ -42,3 +42,22 @@ async fn without_authentication_no_other_site_may_call_the_agent() {
     let authenticated = Server::start(&dir.0, &["--store", "memory", "--agent", "echo", "--auth", "bearer:t"]).await;
     assert_eq!(preflight(&authenticated, "https://evil.example").await.as_deref(), Some("*"));
 }
+
+/// The console's own pages post over HTTP/2 as over HTTP/1.1 (browsers speak HTTP/2 over TLS),
+/// where the host is named by `:authority`, not `Host`; other sites' posts are refused on both.
+#[tokio::test]
+async fn the_console_takes_its_own_posts_over_http2() {
+    let dir = TempDir::new("console-h2");
+    let server = Server::start(&dir.0, &["--store", "memory", "--agent", "echo", "--console"]).await;
+    let cancel = format!("{}/console/tasks/no-such-task/cancel", server.base);
+    let http1 = reqwest::Client::builder().http1_only().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let h2c =
+        reqwest::Client::builder().http2_prior_knowledge().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for (client, version) in [(&http1, reqwest::Version::HTTP_11), (&h2c, reqwest::Version::HTTP_2)] {
+        let own = client.post(&cancel).header("origin", &server.base).send().await.unwrap();
+        assert_eq!(own.version(), version);
+        assert_ne!(own.status(), 403, "{version:?}: the console's own post is taken");
+        let foreign = client.post(&cancel).header("origin", "http://evil.example").send().await.unwrap();
+        assert_eq!(foreign.status(), 403, "{version:?}: another site's post is refused");
+    }
+}

@@ -96,15 +96,17 @@ async fn admit(console: Console, request: Request, next: Next) -> Response {
                    to reach it from elsewhere.";
         return refusal(base, StatusCode::FORBIDDEN, "Not served here", why);
     }
-    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok()).or(request.uri().host());
-    if !host.is_some_and(|host| console.serves_host(host)) {
+    // HTTP/1.1 names the host in `Host`, HTTP/2 in `:authority` (the URI's authority).
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    let host = host.or(request.uri().authority().map(|authority| authority.as_str())).unwrap_or("");
+    if !console.serves_host(host) {
         // A page of another site whose name now points at this server (DNS rebinding) names
         // its own host: it gets nothing of the console.
         let why = "The console answers under its own address, localhost, and the names it is configured with \
                    (--public-url).";
         return refusal(base, StatusCode::MISDIRECTED_REQUEST, "Not served under this name", why);
     }
-    if request.method() == http::Method::POST && !same_origin(request.headers()) {
+    if request.method() == http::Method::POST && !same_origin(request.headers(), host) {
         return refusal(base, StatusCode::FORBIDDEN, "Refused", "The console takes posts from its own pages only.");
     }
     let mut response = next.run(request).await;
@@ -129,9 +131,8 @@ fn harden(headers: &mut HeaderMap) {
 
 /// Whether a post comes from a page of this host: browsers name the page's origin in `Origin`,
 /// and a post without one (no browser's) is refused.
-fn same_origin(headers: &HeaderMap) -> bool {
+fn same_origin(headers: &HeaderMap, host: &str) -> bool {
     let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return false };
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     origin.split_once("://").is_some_and(|(_, authority)| authority == host)
 }
 
