@@ -38,15 +38,23 @@ pub(crate) fn mounted(upstream: Upstream, operations: Operations) -> Operations 
 }
 
 /// The agents by name, for requests that name theirs as the tenant (gRPC at the gateway's root,
-/// whose paths are the same for every agent), and the agent at the root for the others.
+/// whose paths are the same for every agent), and the agent at the root for the others. The
+/// tenant that chose the agent is not passed on: the agent gets the request as it gets one sent
+/// to its path, so a task is the same task over every binding.
 pub(crate) fn directory(agents: BTreeMap<String, Operations>, root: Option<Operations>) -> Operations {
     let agents = Arc::new(agents);
-    let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
-        let agent = match agents.get(&ctx.tenant).or(root.as_ref()) {
-            Some(agent) => Ok(agent.clone()),
-            None => Err(unknown_agent(&ctx.tenant, agents.keys())),
+    let service = tower::service_fn(move |(mut ctx, request): (RequestContext, A2aRequest)| {
+        let routed = match agents.get(&ctx.tenant) {
+            Some(agent) => {
+                ctx.tenant.clear();
+                Ok((agent.clone(), request.without_tenant()))
+            }
+            None => root.clone().map(|root| (root, request)).ok_or_else(|| unknown_agent(&ctx.tenant, agents.keys())),
         };
-        async move { agent?.oneshot((ctx, request)).await }
+        async move {
+            let (agent, request) = routed?;
+            agent.oneshot((ctx, request)).await
+        }
     });
     BoxCloneSyncService::new(service)
 }

@@ -180,6 +180,14 @@ async fn two_agents_at_their_paths_listed_at_agents() {
         assert_eq!(echo.card().name, Client::connect(&second.base).await.unwrap().card().name);
         let task = common::send(&echo, agentwire_types::SendMessageRequest::new(common::message("hi"))).await;
         assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"), "{binding:?}");
+        // The same task over every binding: the tenant that names the agent over gRPC is not
+        // the agent's.
+        for other in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+            let same = Client::builder(&format!("{}/agents/echo", gateway.base)).bearer_token(TOKEN).only(other);
+            let same = same.connect().await.unwrap();
+            let found = same.get_task(GetTaskRequest { id: task.id.clone(), ..Default::default() }).await;
+            assert_eq!(found.unwrap().id, task.id, "sent over {binding:?}, read over {other:?}");
+        }
         let other = Client::builder(&conformance.base).bearer_token(TOKEN).only(binding).connect().await.unwrap();
         let unknown = other.get_task(GetTaskRequest { id: task.id, ..Default::default() }).await.unwrap_err();
         assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound), "{binding:?}");

@@ -101,6 +101,22 @@ impl A2aRequest {
         self
     }
 
+    /// The same request, naming no tenant: what a router that chose where it goes by its tenant
+    /// passes on, as if the request had been sent there directly.
+    ///
+    /// ```
+    /// use agentwire_types::{A2aRequest, GetTaskRequest};
+    ///
+    /// let request = A2aRequest::GetTask(GetTaskRequest { id: "t1".into(), tenant: "weather".into(), ..Default::default() });
+    /// assert_eq!(request.without_tenant().tenant(), "");
+    /// ```
+    pub fn without_tenant(mut self) -> Self {
+        if let Some(slot) = self.tenant_mut() {
+            slot.clear();
+        }
+        self
+    }
+
     fn tenant_mut(&mut self) -> Option<&mut String> {
         Some(match self {
             Self::SendMessage(r) | Self::SendStreamingMessage(r) => &mut r.tenant,
