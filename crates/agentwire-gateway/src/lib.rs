@@ -44,7 +44,7 @@ use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
 use agentwire_server::auth::{AuthLayer, Authenticator};
 use agentwire_server::{router_with, HttpOptions, RequestHandler};
-use agentwire_types::{AgentCard, SecurityScheme};
+use agentwire_types::SecurityScheme;
 use axum::Router;
 use tower::util::BoxCloneSyncService;
 use tower::Layer;
@@ -340,8 +340,10 @@ impl GatewayBuilder {
             let agents: Vec<Upstream> = mounts.iter().map(|(_, agent)| agent.clone()).collect();
             app = app.merge(console.directory_of(move || {
                 let listed = agents.iter().map(|agent| {
-                    let card =
-                        agent.card().map_or_else(|why| unreached_card(agent, &why), |card| AgentCard::clone(&card));
+                    let card = agent.card().map_or_else(
+                        |why| unreached_card(agent, &why),
+                        |card| agentwire_types::AgentCard::clone(&card),
+                    );
                     (agent.name().to_owned(), format!("/agents/{}/console", agent.name()), card)
                 });
                 listed.collect()
@@ -353,8 +355,9 @@ impl GatewayBuilder {
 
 /// The card the console lists for an agent not reached yet: its name, and why.
 #[cfg(feature = "console")]
-fn unreached_card(agent: &Upstream, why: &agentwire_types::A2AError) -> AgentCard {
-    AgentCard { name: agent.name().to_owned(), description: why.message().to_owned(), ..AgentCard::default() }
+fn unreached_card(agent: &Upstream, why: &agentwire_types::A2AError) -> agentwire_types::AgentCard {
+    let card = agentwire_types::AgentCard::default();
+    agentwire_types::AgentCard { name: agent.name().to_owned(), description: why.message().to_owned(), ..card }
 }
 
 /// `router`, called at its root whatever the path of the request: for a mount's URL with a
