@@ -289,7 +289,13 @@ async fn reclaim_freed_pages(conn: &mut SqliteConnection, path: &Path) -> Result
     const INCREMENTAL: i64 = 2;
     let mode: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&mut *conn).await.map_err(backend)?;
     if mode != INCREMENTAL {
-        tracing::info!(path = %path.display(), "rebuilding the store's file once, so that it shrinks when tasks go");
+        // A new file has no tables yet, and the rebuild is then instant: only an existing one is
+        // worth a word.
+        let tables: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master").fetch_one(&mut *conn).await.map_err(backend)?;
+        if tables > 0 {
+            tracing::info!(path = %path.display(), "rebuilding the store's file once, so that it shrinks when tasks go");
+        }
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL").await.map_err(backend)?;
         conn.execute("VACUUM").await.map_err(backend)?;
     }
