@@ -186,6 +186,35 @@ impl TestServer {
     }
 }
 
+/// A loopback port that takes every connection and never answers, as a hung agent does; the
+/// connections close when it is dropped.
+pub struct SilentPort {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    holder: JoinHandle<()>,
+}
+
+impl SilentPort {
+    /// Listens on an ephemeral port.
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+        let url = format!("http://{}", listener.local_addr().expect("a bound address"));
+        let holder = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((connection, _)) = listener.accept().await {
+                held.push(connection);
+            }
+        });
+        Self { url, holder }
+    }
+}
+
+impl Drop for SilentPort {
+    fn drop(&mut self) {
+        self.holder.abort();
+    }
+}
+
 /// Reads SSE `data:` payloads (at most `limit`) until the stream ends.
 pub async fn read_sse(response: reqwest::Response, limit: usize) -> Vec<Value> {
     let mut stream = SseReader::new(response);

@@ -52,14 +52,8 @@ fn a_url_without_a_scheme_suggests_http() {
 /// (`--timeout`, 30 s by default), saying so, rather than waiting for ever.
 #[tokio::test]
 async fn a_silent_agent_ends_the_call_within_its_timeout() {
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", silent.local_addr().unwrap());
-    let held = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((connection, _)) = silent.accept().await {
-            held.push(connection);
-        }
-    });
+    let silent = agentwire_test::SilentPort::start().await;
+    let url = silent.url.clone();
     for args in [vec!["send", &url, "hello"], vec!["get", &url, "t1"], vec!["card", &url]] {
         let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
         args.extend(["--timeout".to_owned(), "1".to_owned()]);
@@ -72,7 +66,6 @@ async fn a_silent_agent_ends_the_call_within_its_timeout() {
         assert!(err.contains("did not answer within 1 s"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
-    held.abort();
 }
 
 /// PostgreSQL that cannot be reached at start: the server says where and why, at once.

@@ -209,36 +209,20 @@ async fn unary_answers_are_bounded_in_size_and_time() {
     let refused = client.get_task(request.clone()).await.unwrap_err();
     assert!(refused.to_string().contains("larger than 1048576 bytes"), "{refused}");
 
-    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    // Accepts and never answers.
-    let held = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((connection, _)) = silent.accept().await {
-            held.push(connection);
-        }
-    });
-    let base = card_naming(json!({"url": silent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
+    let silent = agentwire_test::SilentPort::start().await;
+    let base = card_naming(json!({"url": silent.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})).await;
     let client = Client::builder(&base).timeout(std::time::Duration::from_millis(300)).connect().await.unwrap();
     let started = tokio::time::Instant::now();
     assert!(client.get_task(request).await.is_err());
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "the call ended at its timeout");
-    held.abort();
 }
 
 /// An agent that offers an extended card and never answers for it: the client connects with the
 /// public card within its card timeout, though its calls have no limit.
 #[tokio::test]
 async fn an_extended_card_that_never_comes_ends_at_the_card_timeout() {
-    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let held = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((connection, _)) = silent.accept().await {
-            held.push(connection);
-        }
-    });
-    let mut body = card(json!([{"url": silent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]));
+    let silent = agentwire_test::SilentPort::start().await;
+    let mut body = card(json!([{"url": silent.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]));
     body["capabilities"]["extendedAgentCard"] = json!(true);
     let base =
         serve(Router::new().route("/.well-known/agent-card.json", get(move || async move { axum::Json(body) }))).await;
@@ -248,7 +232,6 @@ async fn an_extended_card_that_never_comes_ends_at_the_card_timeout() {
     let client = tokio::time::timeout(TIMEOUT, connecting).await.expect("connect ends").unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(client.card().name, "cached", "the public card");
-    held.abort();
 }
 
 /// The probe's upstream answer that was no task, read as an empty one: it is an error.
