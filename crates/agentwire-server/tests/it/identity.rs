@@ -273,15 +273,8 @@ async fn a_read_only_token_can_get_and_list_but_not_send() {
         assert_eq!(refused, Answer::Forbidden(expected.into()), "{binding:?}");
         assert_eq!(call(&server, binding, Call::SendMessage, Some(&writer)).await, Answer::Served, "{binding:?}");
     }
-    let card: Value = server
-        .http
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (status, card) = server.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
+    assert_eq!(status, 200, "{card}");
     let oidc = &card["securitySchemes"]["oidc"]["openIdConnectSecurityScheme"]["openIdConnectUrl"];
     assert_eq!(oidc, &json!(format!("{}/.well-known/openid-configuration", idp.issuer)), "{card}");
 }
