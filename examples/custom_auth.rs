@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::auth::{async_trait, Authenticator};
-use agentwire_server::{router, serve, CardConfig, Principal, RequestContext, RequestHandler, ServeOptions};
+use agentwire_server::{serve, App, CardConfig, HttpOptions, Principal, RequestContext, RequestHandler, ServeOptions};
 use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{A2AError, AgentCard, AgentSkill, ApiKeySecurityScheme, SecurityScheme};
 use tokio::net::TcpListener;
@@ -106,11 +106,12 @@ async fn main() -> std::io::Result<()> {
 
     let card = CardConfig { card: card(), public_url: format!("http://{ADDR}"), ..CardConfig::default() };
     // Every operation but the public card now needs a key; the card lists the scheme.
-    let handler = RequestHandler::builder(Greeter).card(card).authenticator(ApiKeys::demo()).build();
+    let handler = RequestHandler::builder(Greeter).card(card).build();
+    let app = App::new().authenticator(ApiKeys::demo()).router(handler, HttpOptions::default());
     let listener = TcpListener::bind(ADDR).await?;
     tracing::info!("Private greeter listening on http://{ADDR}");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router(handler), shutdown, ServeOptions::default()).await
+    serve(listener, app, shutdown, ServeOptions::default()).await
 }

@@ -2,10 +2,11 @@
 //! generation, binding and outcome, whichever wire the call came over.
 //!
 //! Bindings decode each request into a `RequestContext` and a canonical `A2aRequest` and call one
-//! operation service; a layer around the handler sees them all, with the operation in hand (no
-//! body to parse). The same place fits metrics, audit, quotas or authorization by operation. For
-//! Prometheus metrics, `agentwire_server::Metrics::layer` is such a layer, ready made
-//! (docs/OPERATIONS.md); this one shows how to write your own.
+//! operation service; a layer in front of the handler sees them all, with the operation in hand
+//! (no body to parse). Added with `App::layer`, it runs after authentication and quotas, so it
+//! sees the caller's principal: the place for audit or authorization by operation. For
+//! Prometheus metrics, `App::metrics` puts a ready-made layer in its place (docs/OPERATIONS.md);
+//! this one shows how to write your own.
 //!
 //! ```sh
 //! cargo run -p agentwire-examples --example operation_layer
@@ -28,7 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use agentwire_server::agent::EchoAgent;
-use agentwire_server::{router, serve, A2aRequest, A2aResponse, RequestContext, RequestHandler, ServeOptions};
+use agentwire_server::{
+    serve, A2aRequest, A2aResponse, App, HttpOptions, RequestContext, RequestHandler, ServeOptions,
+};
 use agentwire_types::A2AError;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -116,9 +119,9 @@ where
 /// The agent, with the counting layer around its handler, and `GET /calls` beside it.
 fn app(calls: &Calls) -> Router {
     let handler = RequestHandler::builder(EchoAgent).card_url(&format!("http://{ADDR}")).build();
-    let counted = CountLayer(calls.clone()).layer(handler);
+    let served = App::new().layer(CountLayer(calls.clone())).router(handler, HttpOptions::default());
     let report = calls.clone();
-    Router::new().route("/calls", get(move || async move { Json(report.report()) })).merge(router(counted))
+    Router::new().route("/calls", get(move || async move { Json(report.report()) })).merge(served)
 }
 
 #[tokio::main]
@@ -134,7 +137,6 @@ mod tests {
     use std::time::Duration;
 
     use agentwire_client::{Binding, Client, Version};
-    use agentwire_server::{router_with, HttpOptions};
     use agentwire_types::{GetTaskRequest, Message, SendMessageRequest};
     use serde_json::json;
 
@@ -145,7 +147,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let handler = RequestHandler::builder(EchoAgent).card_url(&base).build();
-        let app = router_with(CountLayer(calls.clone()).layer(handler), HttpOptions::default());
+        let app = App::new().layer(CountLayer(calls.clone())).router(handler, HttpOptions::default());
         tokio::spawn(serve(listener, app, std::future::pending(), ServeOptions::default()));
         base
     }

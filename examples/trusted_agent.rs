@@ -23,7 +23,8 @@
 use agentwire_server::agent::EchoAgent;
 use agentwire_server::auth::{JwtAuth, ScopeMap};
 use agentwire_server::jose::{unix_now, Algorithm, JwkSet, PublicKeys, SigningKey, Validation};
-use agentwire_server::{router_with, serve, CardConfig, HttpOptions, Limits, RequestHandler, ServeOptions};
+use agentwire_server::quota::Quotas;
+use agentwire_server::{serve, App, CardConfig, HttpOptions, RequestHandler, ServeOptions};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -54,20 +55,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let auth = JwtAuth::with_keys(Validation::new(ISSUER, AUDIENCE), PublicKeys::from_keys([idp.public_key()]))
         .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
     // How much: ten requests a second per caller, in bursts of twenty.
-    let limits = Limits { requests_per_second: Some(10.0), request_burst: 20, ..Limits::default() };
+    let quotas = Quotas { requests_per_second: Some(10.0), request_burst: 20, ..Quotas::default() };
     // What it signs: its card and its webhook deliveries, with a key whose public half is served.
     let agent_key = SigningKey::generate(Algorithm::EdDSA)?;
     let published = JwkSet { keys: vec![agent_key.public_key().to_jwk()] };
 
     let card = CardConfig { card: EchoAgent::card(), public_url: format!("http://{ADDR}"), ..CardConfig::default() };
-    let handler =
-        RequestHandler::builder(EchoAgent).card(card).authenticator(auth).limits(limits).signing_key(agent_key).build();
+    let handler = RequestHandler::builder(EchoAgent).card(card).signing_key(agent_key).build();
+    // In front of it, in this order: who calls (the card declares the scheme), then how much.
+    let app = App::new().authenticator(auth).quotas(quotas);
     let http = HttpOptions { signing_keys: Some(published), ..HttpOptions::default() };
     let listener = TcpListener::bind(ADDR).await?;
     tracing::info!("trusted echo agent listening on http://{ADDR}");
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router_with(handler, http), shutdown, ServeOptions::default()).await?;
+    serve(listener, app.router(handler, http), shutdown, ServeOptions::default()).await?;
     Ok(())
 }

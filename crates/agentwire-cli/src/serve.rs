@@ -8,14 +8,14 @@ use agentwire_client::Client;
 use agentwire_gateway::{Gateway, Mirror};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
+use agentwire_server::quota::Quotas;
 use agentwire_server::{
-    router_with, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, OperationSpans, PushSettings,
-    RequestHandler, Retention, ServeOptions, TlsConfig, WebhookGuard,
+    App, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
+    ServeOptions, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
-use tower::ServiceBuilder;
 
 use crate::opt::{AgentKind, LimitOpt, ServeOpt, UpstreamOpt};
 use crate::{call, identity};
@@ -118,18 +118,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             if let Some(grpc) = grpc_address {
                 gateway = gateway.grpc_target(&grpc.to_string());
             }
-            if let Some(auth) = identity::authenticator(&opt).await? {
-                gateway = gateway.authenticator(auth);
-            }
+            gateway = gateway.app(app(&opt, metrics.as_ref(), traced).await?);
             if let Some(key) = signing_key {
                 gateway = gateway.signing_key(key);
-            }
-            // In the order `serve` layers its handler: the spans outermost.
-            if let Some(metrics) = &metrics {
-                gateway = gateway.operation_layer(metrics.layer());
-            }
-            if traced {
-                gateway = gateway.operation_layer(OperationSpans);
             }
             if opt.store.is_some() {
                 let mirror = Mirror {
@@ -157,11 +148,8 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-            let service = ServiceBuilder::new()
-                .option_layer(traced.then_some(OperationSpans))
-                .option_layer(metrics.as_ref().map(Metrics::layer))
-                .service(handler.clone());
-            (router_with(service, http), Some(handler))
+            let app = app(&opt, metrics.as_ref(), traced).await?;
+            (app.router(handler.clone(), http), Some(handler))
         }
     };
     let metrics_server = match (metrics, metrics_listener) {
@@ -323,9 +311,6 @@ async fn build_handler(
         .push_settings(push_settings(opt))
         .limits(request_limits(&opt.limits))
         .retention(retention(&opt.limits));
-    if let Some(auth) = identity::authenticator(opt).await? {
-        builder = builder.authenticator(auth);
-    }
     if let Some(key) = signing_key {
         builder = builder.signing_key(key);
     }
@@ -399,11 +384,30 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
         max_push_config_bytes: opt.max_push_config_size,
-        requests_per_second: opt.rate_limit,
-        request_burst: opt.rate_burst,
-        max_streams_per_principal: opt.max_streams,
         ..Limits::default()
     }
+}
+
+/// What stands in front of the operations of `serve` and `gateway` alike: spans when `traced`,
+/// `metrics`, the authentication and the quotas the options ask for.
+async fn app(opt: &ServeOpt, metrics: Option<&Metrics>, traced: bool) -> anyhow::Result<App> {
+    let mut app = App::new();
+    if traced {
+        app = app.spans();
+    }
+    if let Some(metrics) = metrics {
+        app = app.metrics(metrics);
+    }
+    if let Some(auth) = identity::authenticator(opt).await? {
+        app = app.authenticator(auth);
+    }
+    let quotas = Quotas {
+        requests_per_second: opt.limits.rate_limit,
+        request_burst: opt.limits.rate_burst,
+        max_streams_per_principal: opt.limits.max_streams,
+        ..Quotas::default()
+    };
+    Ok(app.quotas(quotas))
 }
 
 /// Raises the soft limit on open files to the hard one, as a server that holds one descriptor per

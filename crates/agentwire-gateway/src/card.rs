@@ -1,11 +1,9 @@
 //! The card a gateway serves for an agent: the agent's own, reached through the gateway.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agentwire_jose::SigningKey;
-use agentwire_server::auth::requirements;
-use agentwire_types::{AgentCard, AgentInterface, SecurityScheme};
+use agentwire_types::{AgentCard, AgentInterface, Authentication};
 
 /// What the gateway changes in an agent's cards: where the agent is reached, how callers prove
 /// who they are, and who vouches for the card.
@@ -15,7 +13,7 @@ pub(crate) struct Rewrite {
     pub(crate) interfaces: Vec<AgentInterface>,
     /// The gateway's security schemes, in place of the agent's (which are for the gateway to
     /// meet, not the caller).
-    pub(crate) schemes: BTreeMap<String, SecurityScheme>,
+    pub(crate) authentication: Authentication,
     /// The gateway's key, and the URL of the key set that holds it.
     pub(crate) signer: Option<(Arc<SigningKey>, String)>,
     /// The gateway keeps the agent's tasks: it streams them and delivers their push
@@ -29,8 +27,8 @@ impl Rewrite {
     /// card it serves in their place.
     pub(crate) fn apply(&self, mut card: AgentCard) -> AgentCard {
         card.supported_interfaces.clone_from(&self.interfaces);
-        card.security_requirements = requirements(&self.schemes);
-        card.security_schemes.clone_from(&self.schemes);
+        card.security_schemes.clear();
+        self.authentication.declare(&mut card);
         if self.mirrored {
             card.capabilities.streaming = Some(true);
             card.capabilities.push_notifications = Some(true);
@@ -84,7 +82,7 @@ mod tests {
         let key = Arc::new(SigningKey::generate(agentwire_jose::Algorithm::ES256).unwrap());
         let rewrite = Rewrite {
             interfaces: mounted_interfaces("http://gw/agents/a", "a", None),
-            schemes: BTreeMap::new(),
+            authentication: Authentication::default(),
             signer: Some((Arc::clone(&key), "http://gw/.well-known/jwks.json".into())),
             mirrored: false,
         };

@@ -42,12 +42,9 @@ use std::sync::Arc;
 
 use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
-use agentwire_server::auth::{AuthLayer, Authenticator};
-use agentwire_server::{router_with, HttpOptions, RequestHandler};
-use agentwire_types::SecurityScheme;
+use agentwire_server::{router_with, App, HttpOptions, RequestHandler};
+use agentwire_types::Authentication;
 use axum::Router;
-use tower::util::BoxCloneSyncService;
-use tower::Layer;
 
 use card::Rewrite;
 pub use mirror::{Mirror, UPSTREAM_KEY};
@@ -67,10 +64,9 @@ impl Gateway {
             grpc_target: None,
             root: None,
             mounts: Vec::new(),
-            auth: None,
+            app: App::new(),
             signing_key: None,
             http: HttpOptions::default(),
-            operation_layer: None,
             mirror: None,
         }
     }
@@ -82,14 +78,11 @@ pub struct GatewayBuilder {
     grpc_target: Option<String>,
     root: Option<Agent>,
     mounts: Vec<(String, Agent)>,
-    auth: Option<(AuthLayer, BTreeMap<String, SecurityScheme>)>,
+    app: App,
     signing_key: Option<Arc<SigningKey>>,
     http: HttpOptions,
-    operation_layer: Option<OperationLayer>,
     mirror: Option<Mirror>,
 }
-
-type OperationLayer = Arc<dyn Fn(Operations) -> Operations + Send + Sync>;
 
 /// An agent given to the gateway: connected, or to be reached later.
 enum Agent {
@@ -183,11 +176,11 @@ impl GatewayBuilder {
         self
     }
 
-    /// Authenticates every operation but the public card with `auth`; the cards declare its
-    /// schemes.
-    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
-        let schemes = auth.security_schemes();
-        self.auth = Some((AuthLayer::new(auth), schemes));
+    /// What stands in front of every agent's operations (spans, metrics, authentication,
+    /// quotas, layers of your own), in [`App`]'s order; the cards declare its authentication's
+    /// schemes. One `App` serves every agent: a caller's quota is one across them.
+    pub fn app(mut self, app: App) -> Self {
+        self.app = app;
         self
     }
 
@@ -201,25 +194,6 @@ impl GatewayBuilder {
     /// How every agent is served over HTTP: CORS, the card form, body limits.
     pub fn http_options(mut self, options: HttpOptions) -> Self {
         self.http = options;
-        self
-    }
-
-    /// Wraps each agent's operation service (after authentication) in `layer`: metrics, spans,
-    /// anything that takes an [`OperationService`](agentwire_server::OperationService). A layer
-    /// added later wraps those added before it.
-    pub fn operation_layer<L>(mut self, layer: L) -> Self
-    where
-        L: Layer<Operations> + Send + Sync + 'static,
-        L::Service: agentwire_server::OperationService,
-    {
-        let inner = self.operation_layer.take();
-        self.operation_layer = Some(Arc::new(move |service| {
-            let service = match &inner {
-                Some(inner) => inner(service),
-                None => service,
-            };
-            BoxCloneSyncService::new(layer.layer(service))
-        }));
         self
     }
 
@@ -251,9 +225,14 @@ impl GatewayBuilder {
         if let Some(key) = &self.signing_key {
             http.signing_keys = Some(JwkSet { keys: vec![key.public_key().to_jwk()] });
         }
-        let schemes = self.auth.as_ref().map(|(_, schemes)| schemes.clone()).unwrap_or_default();
+        let authentication = self.app.authentication().map(|auth| Authentication::clone(auth)).unwrap_or_default();
         let mirrored = self.mirror.is_some();
-        let rewrite = |interfaces| Rewrite { interfaces, schemes: schemes.clone(), signer: signer.clone(), mirrored };
+        let rewrite = |interfaces| Rewrite {
+            interfaces,
+            authentication: authentication.clone(),
+            signer: signer.clone(),
+            mirrored,
+        };
         let root = self.root.map(|agent| {
             let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
             agent.upstream("", rewrite(interfaces))
@@ -297,16 +276,7 @@ impl GatewayBuilder {
             Some(handler) => console.following(handler),
             None => console,
         });
-        let serve = |service: Operations| -> Operations {
-            let service = match &self.auth {
-                Some((auth, _)) => BoxCloneSyncService::new(auth.layer(service)),
-                None => service,
-            };
-            match &self.operation_layer {
-                Some(layer) => layer(service),
-                None => service,
-            }
-        };
+        let serve = |service: Operations| -> Operations { self.app.service(service) };
         let root_service = root.as_ref().map(|agent| serve(operations(agent)));
         let agents: BTreeMap<String, Operations> =
             mounts.iter().map(|(_, agent)| (agent.name().to_owned(), serve(operations(agent)))).collect();

@@ -12,12 +12,12 @@ use agentwire_client::{Binding, Client, Version, WebhookReceiver};
 use agentwire_gateway::{Gateway, Mirror};
 use agentwire_server::agent::{AgentExecutor, EventStream as AgentEvents, ExecutionContext};
 use agentwire_server::auth::StaticAuth;
-use agentwire_server::{serve, PushSettings, RequestHandler, ServeOptions, WebhookGuard};
+use agentwire_server::{serve, App, PushSettings, RequestHandler, ServeOptions, WebhookGuard};
 use agentwire_store::SqliteStore;
 use agentwire_test::{conformance, ticker_behind_a_proxy, SdkOptions, SdkServer, TestServer, TICKS, TIMEOUT};
 use agentwire_types::{
-    AgentCard, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, Message, SendMessageRequest,
-    StreamResponse, TaskPushNotificationConfig, TaskState,
+    A2aRequest, AgentCard, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, Message, RequestContext,
+    SendMessageRequest, StreamResponse, TaskPushNotificationConfig, TaskState,
 };
 use common::{Agent, INTERFACES, TOKEN};
 use tokio::net::TcpListener;
@@ -48,10 +48,15 @@ async fn upstream(url: &str, only: Option<(Binding, Version)>) -> Client {
 /// Starts a gateway that `build` puts together, given the gateway's own URL; the gateway asks
 /// callers for the same token the agents take.
 async fn start(build: impl AsyncFnOnce(&str) -> agentwire_gateway::GatewayBuilder) -> TestGateway {
+    start_with(build, App::new()).await
+}
+
+/// [`start`], with `app`'s layers in front of the agents besides the authentication.
+async fn start_with(build: impl AsyncFnOnce(&str) -> agentwire_gateway::GatewayBuilder, app: App) -> TestGateway {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let app = build(&base).await.authenticator(auth).build();
+    let app = build(&base).await.app(app.authenticator(auth)).build();
     let options = ServeOptions { drain: Duration::ZERO, ..ServeOptions::default() };
     let task = tokio::spawn(serve(listener, app, std::future::pending(), options));
     TestGateway { base, task }
@@ -69,7 +74,7 @@ async fn every_scenario(agent: &Agent) {
 
 async fn in_front_of_agentwire() -> (TestServer, TestGateway, Agent) {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let gateway = start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await)).await;
     let agent = Agent {
         base: gateway.base.clone(),
@@ -114,7 +119,7 @@ async fn a_v03_json_rpc_agent_is_served_in_every_generation_and_binding() {
 #[tokio::test]
 async fn the_card_names_the_gateway_and_is_signed_by_it() {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let key = agentwire_jose::SigningKey::generate(agentwire_jose::Algorithm::ES256).unwrap();
     let public = key.public_key();
     let gateway =
@@ -146,11 +151,9 @@ async fn the_card_names_the_gateway_and_is_signed_by_it() {
 #[tokio::test]
 async fn two_agents_at_their_paths_listed_at_agents() {
     let auth = || StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let first = TestServer::start(conformance().authenticator(auth())).await;
-    let second = TestServer::start(
-        agentwire_server::RequestHandler::builder(agentwire_server::agent::EchoAgent).authenticator(auth()),
-    )
-    .await;
+    let first = TestServer::start_app(conformance(), App::new().authenticator(auth())).await;
+    let echo = agentwire_server::RequestHandler::builder(agentwire_server::agent::EchoAgent);
+    let second = TestServer::start_app(echo, App::new().authenticator(auth())).await;
     let gateway = start(async |base| {
         Gateway::builder(base)
             .mount("conformance", upstream(&first.base, None).await)
@@ -200,20 +203,21 @@ async fn every_operation_layer_wraps_the_agent() {
     use std::sync::Arc;
 
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let counters = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+    // Each counts the calls that reach it authenticated.
     let counting = |counter: &Arc<AtomicUsize>| {
         let counter = Arc::clone(counter);
-        tower::util::MapRequestLayer::new(move |call| {
-            counter.fetch_add(1, Ordering::Relaxed);
-            call
+        tower::util::MapRequestLayer::new(move |(ctx, request): (RequestContext, A2aRequest)| {
+            if ctx.principal.is_some() {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            (ctx, request)
         })
     };
-    let gateway = start(async |base| {
-        let gateway = Gateway::builder(base).agent(upstream(&server.base, None).await);
-        gateway.operation_layer(counting(&counters[0])).operation_layer(counting(&counters[1]))
-    })
-    .await;
+    let layers = App::new().layer(counting(&counters[0])).layer(counting(&counters[1]));
+    let gateway =
+        start_with(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await), layers).await;
     let client = Client::builder(&gateway.base).bearer_token(TOKEN).extended_card(false).connect().await.unwrap();
     let unknown = client.get_task(GetTaskRequest { id: "none".into(), ..Default::default() }).await.unwrap_err();
     assert_eq!(unknown.kind(), Some(ErrorKind::TaskNotFound));
@@ -241,7 +245,7 @@ fn mirrored(gateway: &TestGateway) -> Agent {
 #[tokio::test]
 async fn a_mirror_serves_every_operation_of_agentwire_at_every_interface() {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let gateway =
         start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).mirror(mirror())).await;
     let agent = mirrored(&gateway);
@@ -326,7 +330,7 @@ async fn a_stream_cut_between_gateway_and_agent_loses_and_repeats_nothing() {
 #[tokio::test]
 async fn canceling_a_mirrored_task_cancels_the_agents() {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let gateway =
         start(async |base| Gateway::builder(base).agent(upstream(&server.base, None).await).mirror(mirror())).await;
     let client = common::client(&mirrored(&gateway), Binding::Grpc, Version::V1).await;
@@ -401,8 +405,8 @@ async fn a_compacted_mirror_still_knows_the_agents_task() {
 async fn a_mirror_keeps_each_mounted_agents_tasks_apart() {
     let auth = || StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
     let (first, second) = (
-        TestServer::start(conformance().authenticator(auth())).await,
-        TestServer::start(conformance().authenticator(auth())).await,
+        TestServer::start_app(conformance(), App::new().authenticator(auth())).await,
+        TestServer::start_app(conformance(), App::new().authenticator(auth())).await,
     );
     let gateway = start(async |base| {
         Gateway::builder(base)

@@ -1,29 +1,26 @@
 //! Authentication: a pluggable [`Authenticator`], with static bearer tokens and API keys
 //! ([`StaticAuth`]), identity-provider JWTs ([`JwtAuth`]) and TLS client certificates
-//! ([`CertificateAuth`]) built in, and [`AnyAuth`] to accept any of several; run on the operation service (it sees each operation) by the [`RequestHandler`] that was
-//! given one, or by an [`AuthLayer`] around any operation service.
+//! ([`CertificateAuth`]) built in, and [`AnyAuth`] to accept any of several; run on the operation
+//! service (it sees each operation) by an [`AuthLayer`], which an [`App`](crate::App) puts in its
+//! place in front of the service.
 //!
 //! Every operation except the public agent card requires a principal when an authenticator is
 //! configured; each task belongs to the principal that created it.
-//!
-//! [`RequestHandler`]: crate::RequestHandler
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{
-    A2AError, A2aRequest, A2aResponse, ApiKeySecurityScheme, ErrorKind, HttpAuthSecurityScheme, RequestContext,
-    SecurityRequirement, SecurityScheme, StringList,
+    A2AError, A2aRequest, ApiKeySecurityScheme, Authentication, ErrorKind, HttpAuthSecurityScheme, RequestContext,
+    SecurityScheme,
 };
 pub use async_trait::async_trait;
-use futures_util::future::BoxFuture;
 use subtle::ConstantTimeEq;
-use tower::{Layer, Service};
+use tower::Layer;
 
-use crate::core::AuthFailures;
-use crate::Principal;
+use crate::quota::AuthFailures;
+use crate::{Admission, Admitted, Principal};
 
 mod any;
 mod certificate;
@@ -274,22 +271,6 @@ pub(crate) fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
         .map(|(_, token)| token.trim())
 }
 
-/// The card's `securityRequirements` for `schemes`: one requirement per scheme, any of which
-/// will do (as [`AnyAuth`] accepts a caller any of its authenticators accepts).
-///
-/// ```
-/// use agentwire_server::auth::{requirements, Authenticator, StaticAuth};
-///
-/// let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
-/// assert_eq!(requirements(&auth.security_schemes()).len(), 1);
-/// ```
-pub fn requirements(schemes: &BTreeMap<String, SecurityScheme>) -> Vec<SecurityRequirement> {
-    schemes
-        .keys()
-        .map(|name| SecurityRequirement { schemes: BTreeMap::from([(name.clone(), StringList::default())]) })
-        .collect()
-}
-
 /// `ctx` with the principal `auth` finds for `operation`, or the refusal, with the
 /// authenticator's challenge where it refuses for want of credentials. The public card is served
 /// to anyone.
@@ -299,7 +280,7 @@ pub(crate) async fn authenticate(
     mut ctx: RequestContext,
     operation: Operation,
 ) -> Result<RequestContext, A2AError> {
-    if operation == Operation::GetAgentCard {
+    if operation.is_public() {
         return Ok(ctx);
     }
     failures.check(&ctx)?;
@@ -318,10 +299,11 @@ pub(crate) async fn authenticate(
 }
 
 /// Authenticates every operation but the public card before the service it wraps runs it, and
-/// puts the principal into the operation's [`RequestContext`].
-///
-/// A [`RequestHandler`](crate::RequestHandler) given an authenticator does this itself; the layer
-/// is for other operation services (a remote agent, a test double).
+/// puts the principal into the operation's [`RequestContext`], with the schemes it checks
+/// ([`RequestContext::authentication`]) for the cards the service serves to declare: a
+/// [`RequestHandler`](crate::RequestHandler) behind it declares them, and serves its extended
+/// card to the callers it lets in. An [`App`](crate::App) puts it in its place among the other
+/// layers.
 ///
 /// ```
 /// use agentwire_server::agent::EchoAgent;
@@ -343,6 +325,7 @@ pub(crate) async fn authenticate(
 pub struct AuthLayer {
     auth: Arc<dyn Authenticator>,
     failures: Arc<AuthFailures>,
+    declared: Arc<Authentication>,
 }
 
 impl AuthLayer {
@@ -350,7 +333,17 @@ impl AuthLayer {
     /// /64), refilled at 5 a second, its requests are refused with ResourceExhausted before
     /// their credentials are checked ([`failure_limit`](Self::failure_limit)).
     pub fn new(auth: impl Authenticator) -> Self {
-        Self { auth: Arc::new(auth), failures: Arc::default() }
+        Self::shared(Arc::new(auth))
+    }
+
+    pub(crate) fn shared(auth: Arc<dyn Authenticator>) -> Self {
+        let declared = Arc::new(Authentication::new(auth.security_schemes()));
+        Self { auth, failures: Arc::default(), declared }
+    }
+
+    /// The schemes it checks, as the cards behind it declare them.
+    pub fn authentication(&self) -> &Arc<Authentication> {
+        &self.declared
     }
 
     /// Lets one address fail `burst` authentications, then `per_second` (0: no limit).
@@ -366,49 +359,28 @@ impl std::fmt::Debug for AuthLayer {
     }
 }
 
+impl Admission for AuthLayer {
+    type Held = ();
+
+    /// Every call, the public card's too: each learns the schemes its cards declare.
+    async fn admit(
+        &self,
+        mut ctx: RequestContext,
+        request: &A2aRequest,
+    ) -> Result<(RequestContext, Option<()>), A2AError> {
+        ctx.authentication = Some(Arc::clone(&self.declared));
+        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, request.operation()).await?;
+        Ok((ctx, None))
+    }
+}
+
 impl<S> Layer<S> for AuthLayer {
     type Service = Authenticate<S>;
 
     fn layer(&self, inner: S) -> Authenticate<S> {
-        Authenticate { inner, auth: Arc::clone(&self.auth), failures: Arc::clone(&self.failures) }
+        Admitted::new(inner, self.clone())
     }
 }
 
 /// The service [`AuthLayer`] makes.
-#[derive(Clone)]
-pub struct Authenticate<S> {
-    inner: S,
-    auth: Arc<dyn Authenticator>,
-    failures: Arc<AuthFailures>,
-}
-
-impl<S> std::fmt::Debug for Authenticate<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authenticate").finish_non_exhaustive()
-    }
-}
-
-impl<S> Service<(RequestContext, A2aRequest)> for Authenticate<S>
-where
-    S: Service<(RequestContext, A2aRequest), Response = A2aResponse, Error = A2AError> + Clone + Send + 'static,
-    S::Future: Send,
-{
-    type Response = A2aResponse;
-    type Error = A2AError;
-    type Future = BoxFuture<'static, Result<A2aResponse, A2AError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2AError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
-        // The service that was made ready runs the call; its clone waits for the next one.
-        let ready = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, ready);
-        let (auth, failures) = (Arc::clone(&self.auth), Arc::clone(&self.failures));
-        Box::pin(async move {
-            let ctx = authenticate(auth.as_ref(), &failures, ctx, request.operation()).await?;
-            inner.call((ctx, request)).await
-        })
-    }
-}
+pub type Authenticate<S> = Admitted<S, AuthLayer>;

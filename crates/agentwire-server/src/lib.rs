@@ -13,8 +13,9 @@
 //! # }
 //! ```
 //!
-//! Cross-cutting work on operations (authentication, metrics, quotas) is a tower layer around
-//! the handler: `router(ServiceBuilder::new().layer(my_layer).service(handler))`.
+//! Cross-cutting work on operations (spans, metrics, authentication, quotas, and layers of your
+//! own) stands in front of the handler in one fixed order, composed by an [`App`]:
+//! `App::new().authenticator(auth).layer(my_layer).router(handler, options)`.
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
@@ -23,6 +24,7 @@
 //! | `otlp` | no | `telemetry::OtlpTraces`: spans exported to an OpenTelemetry collector |
 
 pub mod agent;
+mod app;
 pub mod auth;
 mod causes;
 #[cfg(feature = "console")]
@@ -37,6 +39,7 @@ mod ids;
 mod layers;
 pub mod metrics;
 mod push;
+pub mod quota;
 mod serve;
 mod service;
 mod spans;
@@ -44,6 +47,7 @@ mod spans;
 pub mod telemetry;
 mod tenant;
 
+pub use crate::app::App;
 pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
 /// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).
 pub use agentwire_jose as jose;
@@ -57,5 +61,5 @@ pub use core::{
 pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};
-pub use service::OperationService;
+pub use service::{Admission, Admitted, OperationService, Operations};
 pub use spans::{OperationSpans, Spanned};

@@ -1,7 +1,11 @@
 //! The operation service: what every binding calls, one A2A operation at a time.
 
+use std::future::Future;
+use std::task::{Context, Poll};
+
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, ErrorKind, GetExtendedAgentCardRequest};
 use futures_util::future::{BoxFuture, FutureExt};
+use futures_util::StreamExt as _;
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceExt};
 
@@ -44,8 +48,116 @@ impl<S> OperationService for S where
 {
 }
 
-/// An operation service as the bindings hold it.
-pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
+/// What an operation layer decides before the service behind it runs a call: to refuse it, or to
+/// let it through, with its context (a principal, say) and something held for as long as the
+/// answer's stream is open (a quota's permit). [`Admitted`] is the service it makes.
+///
+/// ```
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::{Admission, Admitted, RequestContext, RequestHandler};
+/// use agentwire_types::{A2AError, A2aRequest, ErrorKind, ListTasksRequest};
+/// use tower::ServiceExt;
+///
+/// /// Nobody lists tasks.
+/// #[derive(Clone)]
+/// struct NoListing;
+///
+/// impl Admission for NoListing {
+///     type Held = ();
+///
+///     async fn admit(&self, ctx: RequestContext, request: &A2aRequest) -> Result<(RequestContext, Option<()>), A2AError> {
+///         match request {
+///             A2aRequest::ListTasks(_) => Err(A2AError::permission_denied("no listing here")),
+///             _ => Ok((ctx, None)),
+///         }
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let service = Admitted::new(RequestHandler::builder(EchoAgent).build(), NoListing);
+/// let list = A2aRequest::ListTasks(ListTasksRequest::default());
+/// let refused = service.oneshot((RequestContext::default(), list)).await.unwrap_err();
+/// assert_eq!(refused.kind(), ErrorKind::PermissionDenied);
+/// # });
+/// ```
+pub trait Admission: Clone + Send + Sync + 'static {
+    /// What an admitted call holds while its stream is open.
+    type Held: Send + 'static;
+
+    /// Whether `request` needs a decision at all: those that do not go straight through.
+    fn concerns(&self, _request: &A2aRequest) -> bool {
+        true
+    }
+
+    /// The refusal, or the call's context to go on with and what it holds.
+    fn admit(
+        &self,
+        ctx: RequestContext,
+        request: &A2aRequest,
+    ) -> impl Future<Output = Result<(RequestContext, Option<Self::Held>), A2AError>> + Send;
+}
+
+/// An operation service behind an [`Admission`]: what the admission lets through, the service
+/// runs.
+#[derive(Clone)]
+pub struct Admitted<S, A> {
+    inner: S,
+    admission: A,
+}
+
+impl<S, A> Admitted<S, A> {
+    /// `inner`, behind `admission`.
+    pub fn new(inner: S, admission: A) -> Self {
+        Self { inner, admission }
+    }
+}
+
+impl<S, A> std::fmt::Debug for Admitted<S, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted").field("admission", &std::any::type_name::<A>()).finish_non_exhaustive()
+    }
+}
+
+impl<S, A> Service<(RequestContext, A2aRequest)> for Admitted<S, A>
+where
+    S: Service<(RequestContext, A2aRequest), Response = A2aResponse, Error = A2AError> + Clone + Send + 'static,
+    S::Future: Send,
+    A: Admission,
+{
+    type Response = A2aResponse;
+    type Error = A2AError;
+    type Future = BoxFuture<'static, Result<A2aResponse, A2AError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), A2AError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
+        if !self.admission.concerns(&request) {
+            return Box::pin(self.inner.call((ctx, request)));
+        }
+        // The service that was made ready runs the call; its clone waits for the next one.
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
+        let admission = self.admission.clone();
+        Box::pin(async move {
+            let (ctx, held) = admission.admit(ctx, &request).await?;
+            match (inner.call((ctx, request)).await?, held) {
+                // The stream holds what was admitted with it, and lets it go when it ends.
+                (A2aResponse::Stream(events), Some(held)) => {
+                    Ok(A2aResponse::Stream(Box::pin(events.inspect(move |_| {
+                        let _held = &held;
+                    }))))
+                }
+                (response, _) => Ok(response),
+            }
+        })
+    }
+}
+
+/// An operation service, boxed: as the bindings hold it, and as an [`App`](crate::App) hands it
+/// out.
+pub type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
 
 /// Hands `request` to `service` at once: the future returned holds the call, not the request,
 /// so a binding's own future stays small. A service that is not ready at once is called once it

@@ -16,7 +16,7 @@ pub use ticker::{ticker_behind_a_proxy, Ticker, TICKS};
 
 use agentwire_server::agent::ConformanceAgent;
 use agentwire_server::{
-    router_with, serve, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions,
+    serve, App, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions,
     WebhookGuard,
 };
 use futures_util::StreamExt;
@@ -106,17 +106,42 @@ pub fn user_message(message_id: &str, text: &str) -> Value {
 impl TestServer {
     /// Binds a loopback port, then serves `handler` on it, as `agentwire serve` does.
     pub async fn start(builder: RequestHandlerBuilder) -> Self {
-        Self::start_with(builder, HttpOptions::default(), ServeOptions::default()).await
+        Self::start_app(builder, App::new()).await
+    }
+
+    /// Serves `handler` with `app` in front of it (authentication, quotas, layers).
+    pub async fn start_app(builder: RequestHandlerBuilder, app: App) -> Self {
+        Self::start_app_with(builder, app, HttpOptions::default(), ServeOptions::default()).await
     }
 
     /// [`TestServer::start`] with HTTP and listener options of the test's own.
     pub async fn start_with(builder: RequestHandlerBuilder, http: HttpOptions, options: ServeOptions) -> Self {
+        Self::start_app_with(builder, App::new(), http, options).await
+    }
+
+    /// Serves `handler` with `app` in front of it, and HTTP and listener options of the test's own.
+    pub async fn start_app_with(
+        builder: RequestHandlerBuilder,
+        app: App,
+        http: HttpOptions,
+        options: ServeOptions,
+    ) -> Self {
+        let serve = |base: &str| app.router(builder.card_url(base).build(), http);
+        Self::start_router_with(serve, options).await
+    }
+
+    /// Serves the router `make` builds for the server's base URL.
+    pub async fn start_router(make: impl FnOnce(&str) -> axum::Router) -> Self {
+        Self::start_router_with(make, ServeOptions::default()).await
+    }
+
+    async fn start_router_with(make: impl FnOnce(&str) -> axum::Router, options: ServeOptions) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
         let scheme = if options.tls.is_some() { "https" } else { "http" };
         let base = format!("{scheme}://{}", listener.local_addr().expect("local address"));
-        let handler = builder.card_url(&base).build();
+        let router = make(&base);
         let options = ServeOptions { drain: Duration::ZERO, ..options };
-        let task = tokio::spawn(serve(listener, router_with(handler, http), std::future::pending(), options));
+        let task = tokio::spawn(serve(listener, router, std::future::pending(), options));
         Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use http::HeaderMap;
 use serde_json::{Map, Value};
 
-use crate::Dialect;
+use crate::{Dialect, SecurityScheme};
 
 /// An A2A protocol binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,6 +113,50 @@ pub struct RequestContext {
     pub metadata: HeaderMap,
     /// The connection, where the server was given one (see `agentwire_server::serve`).
     pub peer: Option<Peer>,
+    /// How the layers in front of the service authenticate callers, set by the authentication
+    /// layer on every call (the public card's too): the cards a service serves declare it, and
+    /// an extended card is served only behind it.
+    pub authentication: Option<Arc<Authentication>>,
+}
+
+/// How callers are authenticated in front of a service: the security schemes its cards declare,
+/// by name, any one of which lets a caller in.
+///
+/// ```
+/// use agentwire_types::{Authentication, HttpAuthSecurityScheme, SecurityScheme};
+///
+/// let bearer = SecurityScheme::HttpAuth(HttpAuthSecurityScheme { scheme: "Bearer".into(), ..Default::default() });
+/// let authentication = Authentication::new([("bearer".to_owned(), bearer)].into());
+/// assert_eq!(authentication.requirements().len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Authentication {
+    /// The schemes, by the names the card's requirements use.
+    pub schemes: std::collections::BTreeMap<String, SecurityScheme>,
+}
+
+// Scheme objects hold no floating-point values: equality is an equivalence.
+impl Eq for Authentication {}
+
+impl Authentication {
+    /// Callers authenticated by any of `schemes`.
+    pub fn new(schemes: std::collections::BTreeMap<String, SecurityScheme>) -> Self {
+        Self { schemes }
+    }
+
+    /// The card's `securityRequirements`: one per scheme, any of which will do.
+    pub fn requirements(&self) -> Vec<crate::SecurityRequirement> {
+        let requirement = |name: &String| crate::SecurityRequirement {
+            schemes: std::collections::BTreeMap::from([(name.clone(), crate::StringList::default())]),
+        };
+        self.schemes.keys().map(requirement).collect()
+    }
+
+    /// `card` declaring these schemes and requirements, beside any it declared.
+    pub fn declare(&self, card: &mut crate::AgentCard) {
+        card.security_schemes.extend(self.schemes.iter().map(|(name, scheme)| (name.clone(), scheme.clone())));
+        card.security_requirements = self.requirements();
+    }
 }
 
 impl Default for RequestContext {
@@ -133,6 +177,7 @@ impl RequestContext {
             last_event_id: None,
             metadata: HeaderMap::new(),
             peer: None,
+            authentication: None,
         }
     }
 

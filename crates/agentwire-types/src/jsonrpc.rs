@@ -236,6 +236,92 @@ impl Operation {
             Self::GetAgentCard => "GetAgentCard",
         }
     }
+
+    /// Whether the answer is a stream of events (held open, counted against a caller's open
+    /// streams).
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::Operation;
+    ///
+    /// assert!(Operation::SubscribeToTask.opens_stream());
+    /// assert!(!Operation::GetTask.opens_stream());
+    /// ```
+    pub fn opens_stream(self) -> bool {
+        match self {
+            Self::SendStreamingMessage | Self::SubscribeToTask => true,
+            Self::SendMessage
+            | Self::GetTask
+            | Self::ListTasks
+            | Self::CancelTask
+            | Self::CreatePushConfig
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::DeletePushConfig
+            | Self::GetExtendedAgentCard
+            | Self::GetAgentCard => false,
+        }
+    }
+
+    /// Whether anyone may call it, authenticated or not, without counting against a quota: the
+    /// public card.
+    pub fn is_public(self) -> bool {
+        match self {
+            Self::GetAgentCard => true,
+            Self::SendMessage
+            | Self::SendStreamingMessage
+            | Self::GetTask
+            | Self::ListTasks
+            | Self::CancelTask
+            | Self::SubscribeToTask
+            | Self::CreatePushConfig
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::DeletePushConfig
+            | Self::GetExtendedAgentCard => false,
+        }
+    }
+
+    /// Whether it changes what the server holds (a task, its push configs), rather than only
+    /// reading: a token needs the write scope for it.
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::Operation;
+    ///
+    /// assert!(Operation::CancelTask.changes_state());
+    /// assert!(!Operation::ListTasks.changes_state());
+    /// ```
+    pub fn changes_state(self) -> bool {
+        match self {
+            Self::SendMessage
+            | Self::SendStreamingMessage
+            | Self::CancelTask
+            | Self::CreatePushConfig
+            | Self::DeletePushConfig => true,
+            Self::GetTask
+            | Self::ListTasks
+            | Self::SubscribeToTask
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::GetExtendedAgentCard
+            | Self::GetAgentCard => false,
+        }
+    }
+
+    /// Every operation.
+    pub const ALL: [Operation; 12] = [
+        Self::SendMessage,
+        Self::SendStreamingMessage,
+        Self::GetTask,
+        Self::ListTasks,
+        Self::CancelTask,
+        Self::SubscribeToTask,
+        Self::CreatePushConfig,
+        Self::GetPushConfig,
+        Self::ListPushConfigs,
+        Self::DeletePushConfig,
+        Self::GetExtendedAgentCard,
+        Self::GetAgentCard,
+    ];
 }
 
 /// Every JSON-RPC method of every generation: its name, generation and operation. `tasks/get`,

@@ -85,3 +85,23 @@ async fn a_text_mode_agent_gets_text_through_the_gateway() {
         assert_eq!(answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{extra:?}: {answered}");
     }
 }
+
+/// `--rate-limit` on a gateway without a store of its own: the gateway's callers are limited as
+/// a server's are, answered 429 with when to retry once past the rate and burst.
+#[tokio::test]
+async fn a_gateway_without_a_store_limits_its_callers_rate() {
+    let dir = TempDir::new("gateway-rate");
+    let agent = Server::start(&dir.0, &["--store", "memory", "--agent", "echo"]).await;
+    let args = ["--upstream", &agent.base, "--rate-limit", "5", "--rate-burst", "5"];
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        let answer = client.get(format!("{}/tasks", gateway.base)).header("A2A-Version", "1.0").send().await.unwrap();
+        statuses.push((answer.status().as_u16(), answer.headers().contains_key("retry-after")));
+    }
+    let limited = statuses.iter().filter(|(status, retry)| *status == 429 && *retry).count();
+    // Five at once, then five a second: of twenty calls made at once, most wait.
+    assert!(statuses[..5].iter().all(|(status, _)| *status == 200), "{statuses:?}");
+    assert!(limited >= 10, "{statuses:?}");
+}

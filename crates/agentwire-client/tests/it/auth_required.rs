@@ -2,6 +2,7 @@
 //! at every interface the client speaks.
 
 use crate::common;
+use agentwire_server::App;
 
 use crate::common::{Agent, INTERFACES, TOKEN};
 use agentwire_server::auth::StaticAuth;
@@ -15,7 +16,8 @@ async fn streams_read_past_auth_required_at_every_interface() {
     let gate = Gate::default();
     gate.open();
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(RequestHandler::builder(NeedsAuth(gate.clone())).authenticator(auth)).await;
+    let server =
+        TestServer::start_app(RequestHandler::builder(NeedsAuth(gate.clone())), App::new().authenticator(auth)).await;
     let agent = Agent {
         base: server.base.clone(),
         lists_tasks: true,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use agentwire_client::jose::{unix_now, Algorithm, PublicKeys, SigningKey, Validation};
 use agentwire_client::{Binding, Client, ClientCredentials};
 use agentwire_server::auth::{CertificateAuth, JwtAuth, ScopeMap};
+use agentwire_server::App;
 use agentwire_server::{HttpOptions, ServeOptions};
 use agentwire_test::{conformance, Pki, TestServer, TIMEOUT};
 use agentwire_types::{ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, TaskState};
@@ -50,7 +51,7 @@ async fn client_credentials_tokens_are_fetched_once_and_renewed_before_they_expi
     let key = Arc::new(SigningKey::generate(Algorithm::ES256).unwrap());
     let auth = JwtAuth::with_keys(Validation::new(ISSUER, AUDIENCE), PublicKeys::from_keys([key.public_key()]))
         .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let issued = Arc::new(AtomicUsize::new(0));
     let long_lived = token_endpoint(Arc::clone(&key), 3600, Arc::clone(&issued)).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
@@ -92,9 +93,13 @@ async fn client_credentials_tokens_are_fetched_once_and_renewed_before_they_expi
 async fn a_client_certificate_names_the_client_on_every_binding() {
     let (servers, clients) = (Pki::new("servers"), Pki::new("clients"));
     let options = ServeOptions { tls: Some(servers.server_requiring(&clients)), ..ServeOptions::default() };
-    let server =
-        TestServer::start_with(conformance().authenticator(CertificateAuth::new()), HttpOptions::default(), options)
-            .await;
+    let server = TestServer::start_app_with(
+        conformance(),
+        App::new().authenticator(CertificateAuth::new()),
+        HttpOptions::default(),
+        options,
+    )
+    .await;
 
     let identity = clients.issue("agent-b.internal");
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {

@@ -2,6 +2,7 @@
 //! agentwire server on loopback (its conformance agent, with bearer authentication).
 
 use crate::common;
+use agentwire_server::App;
 
 use crate::common::{Agent, INTERFACES, TOKEN};
 use agentwire_client::Binding;
@@ -11,7 +12,7 @@ use agentwire_types::ListTasksRequest;
 
 async fn server() -> (TestServer, Agent) {
     let auth = StaticAuth::default().with_spec(&format!("bearer:{TOKEN}")).unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let agent = Agent {
         base: server.base.clone(),
         lists_tasks: true,

@@ -396,29 +396,17 @@ pub struct ScopeMap {
     required: Vec<(Operation, String)>,
 }
 
-/// The operations that only read.
-const READ: [Operation; 6] = [
-    Operation::GetTask,
-    Operation::ListTasks,
-    Operation::SubscribeToTask,
-    Operation::GetPushConfig,
-    Operation::ListPushConfigs,
-    Operation::GetExtendedAgentCard,
-];
-/// The operations that change something.
-const WRITE: [Operation; 5] = [
-    Operation::SendMessage,
-    Operation::SendStreamingMessage,
-    Operation::CancelTask,
-    Operation::CreatePushConfig,
-    Operation::DeletePushConfig,
-];
+/// The operations a caller may make with a scope: every one but the public card, which anyone
+/// may read. Those that only read, then those that change something.
+fn scoped(changes_state: bool) -> impl Iterator<Item = Operation> {
+    Operation::ALL.into_iter().filter(move |o| !o.is_public() && o.changes_state() == changes_state)
+}
 
 impl ScopeMap {
     /// `read` for the operations that only read (get, list, subscribe, the push configs' get
     /// and list, the extended card), `write` for those that change something.
     pub fn read_write(read: &str, write: &str) -> Self {
-        Self::default().require(READ, read).require(WRITE, write)
+        Self::default().require(scoped(false), read).require(scoped(true), write)
     }
 
     /// Requires `scope` for each of `operations` (in place of what it required before).
@@ -440,9 +428,9 @@ impl ScopeMap {
         let mut operations = Vec::new();
         for name in names.split(',').map(str::trim) {
             match name {
-                "read" => operations.extend(READ),
-                "write" => operations.extend(WRITE),
-                name => match READ.into_iter().chain(WRITE).find(|o| o.name() == name) {
+                "read" => operations.extend(scoped(false)),
+                "write" => operations.extend(scoped(true)),
+                name => match scoped(false).chain(scoped(true)).find(|o| o.name() == name) {
                     Some(operation) => operations.push(operation),
                     None => {
                         return Err(format!(

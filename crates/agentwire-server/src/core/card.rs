@@ -1,7 +1,9 @@
 //! The agent card the server publishes, and the extended card it hands to authenticated clients.
 
 use agentwire_types::dialect::CardForm;
-use agentwire_types::{A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Result};
+use agentwire_types::{
+    A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Authentication, Result,
+};
 
 use crate::RequestContext;
 
@@ -28,8 +30,10 @@ pub struct CardConfig {
     /// Offer push notifications.
     pub push_notifications: bool,
     /// Offer GetExtendedAgentCard. The extended card is for authenticated callers: the card
-    /// advertises it only when the handler has an authenticator, and without one the call answers
-    /// UnsupportedOperation, as for a card that does not offer it.
+    /// advertises it only to calls that came through an authentication layer
+    /// ([`AuthLayer`](crate::auth::AuthLayer), or an [`App`](crate::App) with an authenticator),
+    /// and without one the call answers UnsupportedOperation, as for a card that does not offer
+    /// it.
     pub extended_card_enabled: bool,
     /// The extended card (`None` with the feature enabled: "declared but not configured").
     pub extended_card: Option<AgentCard>,
@@ -55,65 +59,130 @@ impl Default for CardConfig {
     }
 }
 
-/// The public card and the extended one. The public card says whether the extended one is
-/// offered: only when it is enabled and callers are authenticated, the only callers it is for.
+/// The public card and the extended one, as served to callers authenticated in front of the
+/// service or not: the card declares the schemes of the authentication the call came through
+/// ([`RequestContext::authentication`]), and offers the extended card only behind it, the only
+/// callers it is for.
 pub(crate) struct Cards {
+    /// The card to callers no authentication stands in front of: it offers no extended card.
     public: AgentCard,
+    /// The public card as configured, offering the extended card if enabled, before any
+    /// security is declared or signature made.
+    offered: AgentCard,
     extended: Option<AgentCard>,
     required_extensions: Vec<String>,
+    /// The key cards are signed with, and the URL of the key set that holds it.
+    signer: Option<(std::sync::Arc<agentwire_jose::SigningKey>, Option<String>)>,
+    /// The cards for the last authentication seen: one in practice (the layer in front).
+    authenticated: std::sync::Mutex<Option<std::sync::Arc<AuthenticatedCards>>>,
+}
+
+/// The cards as declared behind one authentication.
+struct AuthenticatedCards {
+    by: std::sync::Arc<Authentication>,
+    public: AgentCard,
+    extended: Option<AgentCard>,
 }
 
 impl Cards {
-    /// The cards of `config`, for a server that authenticates its callers or not.
-    pub(crate) fn new(config: CardConfig, authenticated: bool) -> Self {
+    /// The cards of `config`, signed with `signer`'s key (naming the key set at its URL), in place
+    /// of any signature they carried: the card's interfaces and capabilities are filled in here,
+    /// and an older signature could not cover them.
+    pub(crate) fn new(
+        config: CardConfig,
+        signer: Option<(std::sync::Arc<agentwire_jose::SigningKey>, Option<String>)>,
+    ) -> Self {
         let capabilities = |base: &AgentCapabilities| AgentCapabilities {
             streaming: Some(config.streaming),
             push_notifications: Some(config.push_notifications),
-            extended_agent_card: Some(config.extended_card_enabled && authenticated),
+            extended_agent_card: Some(config.extended_card_enabled),
             extensions: with_required(&base.extensions, &config.required_extensions),
         };
         let grpc_target = config.grpc_target.as_deref();
-        let mut public = with_defaults(config.card, &config.public_url, grpc_target);
-        public.capabilities = capabilities(&public.capabilities);
+        let mut offered = with_defaults(config.card, &config.public_url, grpc_target);
+        offered.capabilities = capabilities(&offered.capabilities);
         let extended = config.extended_card.map(|card| {
             let mut card = with_defaults(card, &config.public_url, grpc_target);
-            card.supported_interfaces.clone_from(&public.supported_interfaces);
-            card.security_schemes.clone_from(&public.security_schemes);
-            card.security_requirements.clone_from(&public.security_requirements);
+            card.supported_interfaces.clone_from(&offered.supported_interfaces);
+            card.security_schemes.clone_from(&offered.security_schemes);
+            card.security_requirements.clone_from(&offered.security_requirements);
             card.capabilities = capabilities(&card.capabilities);
             card
         });
-        Self { public, extended, required_extensions: config.required_extensions }
+        let mut public = offered.clone();
+        public.capabilities.extended_agent_card = Some(false);
+        let mut cards = Self {
+            public,
+            offered,
+            extended,
+            required_extensions: config.required_extensions,
+            signer,
+            authenticated: std::sync::Mutex::default(),
+        };
+        cards.public = cards.signed(cards.public.clone());
+        cards
     }
 
-    /// Signs the public and the extended card with `key`, in place of any signature they
-    /// carried (the card's interfaces and capabilities were just filled in: an older signature
-    /// could not cover them). `jku` is where the key set holding the key is published.
-    pub(crate) fn sign(&mut self, key: &agentwire_jose::SigningKey, jku: Option<&str>) {
-        for card in std::iter::once(&mut self.public).chain(self.extended.as_mut()) {
+    /// `card` signed with the key, if there is one.
+    fn signed(&self, mut card: AgentCard) -> AgentCard {
+        if let Some((key, jku)) = &self.signer {
             // What a signature covers leaves signatures out, so the old ones do not matter here.
-            card.signatures = vec![agentwire_jose::sign_card(card, key, jku)];
+            card.signatures = vec![agentwire_jose::sign_card(&card, key, jku.as_deref())];
         }
+        card
     }
 
+    /// The public card to callers no authentication stands in front of.
     pub(crate) fn public(&self) -> &AgentCard {
         &self.public
+    }
+
+    /// The public card, as `ctx`'s caller gets it.
+    pub(crate) fn public_for(&self, ctx: &RequestContext) -> AgentCard {
+        match self.behind(ctx) {
+            Some(cards) => cards.public.clone(),
+            None => self.public.clone(),
+        }
     }
 
     pub(crate) fn required_extensions(&self) -> &[String] {
         &self.required_extensions
     }
 
-    /// The extended card, for an authenticated caller (authentication, where configured, is
-    /// enforced before any operation runs). As the public card says (v1.0, "Extended Agent
-    /// Card"): a card that does not offer one (`capabilities.extendedAgentCard` false: none
-    /// enabled, or no authentication to serve it behind) makes the call UnsupportedOperation; a
-    /// card that offers one without one configured, ExtendedAgentCardNotConfigured.
-    pub(crate) fn extended(&self, _ctx: &RequestContext) -> Result<AgentCard> {
-        if self.public.capabilities.extended_agent_card != Some(true) {
+    /// The extended card, for a caller let in by the authentication in front (which runs
+    /// before any operation but the public card). As the public card says (v1.0, "Extended
+    /// Agent Card"): a card that does not offer one (`capabilities.extendedAgentCard` false:
+    /// none enabled, or no authentication to serve it behind) makes the call
+    /// UnsupportedOperation; a card that offers one without one configured,
+    /// ExtendedAgentCardNotConfigured.
+    pub(crate) fn extended(&self, ctx: &RequestContext) -> Result<AgentCard> {
+        let cards = self.behind(ctx).filter(|cards| cards.public.capabilities.extended_agent_card == Some(true));
+        let Some(cards) = cards else {
             return Err(A2AError::unsupported_operation("this agent's card offers no extended agent card"));
+        };
+        cards.extended.clone().ok_or_else(A2AError::extended_agent_card_not_configured)
+    }
+
+    /// The cards declared behind `ctx`'s authentication, if any: made once for it, and again
+    /// only for another.
+    fn behind(&self, ctx: &RequestContext) -> Option<std::sync::Arc<AuthenticatedCards>> {
+        let by = ctx.authentication.as_ref()?;
+        let mut last = self.authenticated.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(cards) = last.as_ref().filter(|cards| std::sync::Arc::ptr_eq(&cards.by, by) || cards.by == *by) {
+            return Some(std::sync::Arc::clone(cards));
         }
-        self.extended.clone().ok_or_else(A2AError::extended_agent_card_not_configured)
+        let declared = |card: &AgentCard| {
+            let mut card = card.clone();
+            by.declare(&mut card);
+            self.signed(card)
+        };
+        let cards = std::sync::Arc::new(AuthenticatedCards {
+            by: std::sync::Arc::clone(by),
+            public: declared(&self.offered),
+            extended: self.extended.as_ref().map(declared),
+        });
+        *last = Some(std::sync::Arc::clone(&cards));
+        Some(cards)
     }
 }
 

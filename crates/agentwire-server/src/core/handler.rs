@@ -12,7 +12,6 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 use futures_util::future::BoxFuture;
-use futures_util::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -20,17 +19,15 @@ use super::card::{CardConfig, Cards};
 use super::limits::{Limits, Retention};
 use super::Core;
 use crate::agent::AgentExecutor;
-use crate::auth::Authenticator;
 use crate::push::{DeliverySigner, PushDispatcher, PushSettings};
 use crate::RequestContext;
 
 /// Runs every A2A operation against an agent and a store, independent of any wire format.
 ///
 /// It is the operation service every binding calls (`Service<(RequestContext, A2aRequest)>`):
-/// [`router`](crate::router) serves it, and tower layers can wrap it. When the builder was given
-/// an [`Authenticator`], the service authenticates each operation but the public card before
-/// running it. The methods named after the operations run them in process as `ctx` says, without
-/// authentication.
+/// [`router`](crate::router) serves it, and an [`App`](crate::App) puts what cuts across every
+/// operation (authentication, quotas, metrics, spans, layers of your own) in front of it. The
+/// methods named after the operations run them in process as `ctx` says.
 ///
 /// ```
 /// use agentwire_server::agent::EchoAgent;
@@ -67,24 +64,7 @@ impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
     }
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
-        let core = Arc::clone(&self.core);
-        Box::pin(async move {
-            let operation = request.operation();
-            let ctx = match &core.auth {
-                Some(auth) => crate::auth::authenticate(auth.as_ref(), &core.auth_failures, ctx, operation).await?,
-                None => ctx,
-            };
-            let permit = core.quotas.admit(&ctx, operation, &core.limits)?;
-            match (core.run(ctx, request).await?, permit) {
-                // The stream holds its permit: the caller's count drops when the stream does.
-                (A2aResponse::Stream(events), Some(permit)) => {
-                    Ok(A2aResponse::Stream(Box::pin(events.inspect(move |_| {
-                        let _held = &permit;
-                    }))))
-                }
-                (response, _) => Ok(response),
-            }
-        })
+        Box::pin(Arc::clone(&self.core).run(ctx, request))
     }
 }
 
@@ -106,7 +86,7 @@ impl Core {
                 A2aResponse::Deleted
             }
             A2aRequest::GetExtendedAgentCard(_) => A2aResponse::Card(Box::new(self.card.extended(&ctx)?)),
-            A2aRequest::GetAgentCard => A2aResponse::Card(Box::new(self.card.public().clone())),
+            A2aRequest::GetAgentCard => A2aResponse::Card(Box::new(self.card.public_for(&ctx))),
         })
     }
 }
@@ -121,13 +101,12 @@ impl RequestHandler {
             card: CardConfig::default(),
             limits: Limits::default(),
             push: PushSettings::default(),
-            auth: None,
             metrics: None,
             signing_key: None,
         }
     }
 
-    /// The public agent card.
+    /// The public agent card, as callers get it that no authentication stands in front of.
     pub fn agent_card(&self) -> &AgentCard {
         self.core.card.public()
     }
@@ -326,19 +305,11 @@ pub struct RequestHandlerBuilder {
     card: CardConfig,
     limits: Limits,
     push: PushSettings,
-    auth: Option<Arc<dyn Authenticator>>,
     metrics: Option<crate::Metrics>,
     signing_key: Option<Arc<agentwire_jose::SigningKey>>,
 }
 
 impl RequestHandlerBuilder {
-    /// Requires every operation (not the public card) to be authenticated, and declares the
-    /// authenticator's schemes in the agent card.
-    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
-        self.auth = Some(Arc::new(auth));
-        self
-    }
-
     /// Signs the agent card (and the extended card) and every webhook delivery with `key`,
     /// naming the key set published at the card's URL under `/.well-known/jwks.json` as the
     /// signatures' `jku`; serve that key set with
@@ -435,20 +406,12 @@ impl RequestHandlerBuilder {
     }
 
     /// Builds the handler. Must be called within a Tokio runtime (webhook delivery starts here).
-    pub fn build(mut self) -> RequestHandler {
-        if let Some(auth) = &self.auth {
-            let schemes = auth.security_schemes();
-            self.card.card.security_requirements = crate::auth::requirements(&schemes);
-            self.card.card.security_schemes.extend(schemes);
-        }
+    pub fn build(self) -> RequestHandler {
         let backend = self.backend.unwrap_or_default();
         let (tasks, push_configs) = (Arc::clone(backend.tasks()), Arc::clone(backend.push_configs()));
         let public_url = self.card.public_url.trim_end_matches('/').to_owned();
         let jku = format!("{public_url}/.well-known/jwks.json");
-        let mut card = Cards::new(self.card, self.auth.is_some());
-        if let Some(key) = &self.signing_key {
-            card.sign(key, Some(&jku));
-        }
+        let card = Cards::new(self.card, self.signing_key.as_ref().map(|key| (Arc::clone(key), Some(jku.clone()))));
         let offers_push = card.public().capabilities.push_notifications == Some(true);
         let instruments = self.metrics.as_ref().map(|metrics| {
             metrics.observe_store(&tasks);
@@ -481,23 +444,17 @@ impl RequestHandlerBuilder {
             push_settings: self.push,
             webhooks,
             card,
-            auth_failures: super::quota::AuthFailures::new(
-                self.limits.auth_failures_per_second,
-                self.limits.auth_failure_burst,
-            ),
             limits: self.limits,
-            auth: self.auth,
             maintenance: CancellationToken::new(),
             task_ended: Arc::default(),
             retention: self.retention.clone(),
             admissions: super::admission::Admissions::default(),
-            quotas: super::quota::Quotas::default(),
             metrics: instruments.clone(),
             draining: CancellationToken::new(),
         };
         if let Some(instruments) = instruments {
             let feed = backend.bus().feed();
-            tokio::spawn(crate::metrics::follow_tasks(feed, instruments, core.maintenance.clone()));
+            core.tracker.spawn(crate::metrics::follow_tasks(feed, instruments, core.maintenance.clone()));
         }
         let ended = Arc::clone(&core.task_ended);
         // Tracked with the executions: shutdown waits for a purge under way before its own purge
@@ -505,7 +462,7 @@ impl RequestHandlerBuilder {
         core.tracker.spawn(purge_ended(Arc::downgrade(&core.tasks), self.retention, ended, core.maintenance.clone()));
         let core = Arc::new(core);
         if let Some(every) = core.cancel.orphan_check_interval() {
-            tokio::spawn(Core::reap_orphans(Arc::downgrade(&core), every));
+            core.tracker.spawn(Core::reap_orphans(Arc::downgrade(&core), every, core.maintenance.clone()));
         }
         RequestHandler { core }
     }

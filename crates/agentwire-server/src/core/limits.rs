@@ -63,21 +63,6 @@ pub struct Limits {
     /// How long a canceled execution may take to end its task itself before the server cancels
     /// the task without it.
     pub cancel_grace: Duration,
-    /// Requests per second one principal may make, on average; `None` for no limit. A caller
-    /// past it is refused with ResourceExhausted (HTTP 429) and told when to retry. Callers
-    /// without a principal (no authentication configured) are counted by address (IPv4) or
-    /// network (IPv6 /64).
-    pub requests_per_second: Option<f64>,
-    /// How many requests over the rate one principal may make at once after a quiet spell.
-    pub request_burst: usize,
-    /// Most streams (SendStreamingMessage, SubscribeToTask) one principal may have open at once.
-    pub max_streams_per_principal: usize,
-    /// Failed authentications one address (an IPv6 /64) may make per second, on average, after
-    /// its burst; past them its requests are refused with ResourceExhausted (HTTP 429) before
-    /// their credentials are checked. 0 for no limit.
-    pub auth_failures_per_second: f64,
-    /// How many failed authentications one address may make at once.
-    pub auth_failure_burst: usize,
 }
 
 impl Default for Limits {
@@ -96,11 +81,6 @@ impl Default for Limits {
             default_page_size: 50,
             max_page_size: 100,
             cancel_grace: Duration::from_secs(2),
-            requests_per_second: None,
-            request_burst: 50,
-            max_streams_per_principal: 1_000,
-            auth_failures_per_second: 5.0,
-            auth_failure_burst: 50,
         }
     }
 }

@@ -7,7 +7,6 @@ mod card;
 mod handler;
 mod limits;
 mod push_configs;
-mod quota;
 mod runner;
 mod send;
 mod stream;
@@ -28,7 +27,6 @@ pub(crate) use card::card_json;
 pub use card::{advertised_interfaces, CardConfig};
 pub use handler::{RequestHandler, RequestHandlerBuilder};
 pub use limits::{Limits, Retention};
-pub(crate) use quota::AuthFailures;
 pub use validate::check_input_modes;
 
 /// Storage failures become internal errors; the cause is logged, never sent.
@@ -64,7 +62,6 @@ pub(crate) struct Core {
     pub(crate) webhooks: Option<crate::push::PushDispatcher>,
     pub(crate) card: card::Cards,
     pub(crate) limits: Limits,
-    pub(crate) auth: Option<Arc<dyn crate::auth::Authenticator>>,
     /// Stops the background work that keeps the store within its retention.
     pub(crate) maintenance: tokio_util::sync::CancellationToken,
     /// Rung when a task ends, for the purge of ended tasks to run soon: a doorbell that wakes
@@ -74,9 +71,6 @@ pub(crate) struct Core {
     pub(crate) retention: Retention,
     /// What sends were admitted under the limits of work in progress and is not yet written.
     pub(crate) admissions: admission::Admissions,
-    pub(crate) quotas: quota::Quotas,
-    /// Failed authentications by address.
-    pub(crate) auth_failures: quota::AuthFailures,
     /// Where commits are timed, if anywhere.
     pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
     /// Cancelled when the server begins to stop: it is no longer ready for new work.

@@ -194,16 +194,20 @@ impl Core {
 
     /// Fails the tasks whose executions died with another process, as the cancel signal finds
     /// them, every `every`, for as long as the core lives.
-    pub(crate) async fn reap_orphans(core: std::sync::Weak<Self>, every: std::time::Duration) {
+    pub(crate) async fn reap_orphans(
+        core: std::sync::Weak<Self>,
+        every: std::time::Duration,
+        stop: tokio_util::sync::CancellationToken,
+    ) {
         let reason = "the server instance running the task stopped (its lease expired); its work was lost";
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            ticks.tick().await;
-            let Some(core) = core.upgrade() else { return };
-            if core.maintenance.is_cancelled() {
-                return;
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticks.tick() => {}
             }
+            let Some(core) = core.upgrade() else { return };
             match core.cancel.orphans(ORPHAN_BATCH).await {
                 Ok(orphans) => {
                     tracing::debug!(found = orphans.len(), "looked for tasks left running");

@@ -177,7 +177,7 @@ impl<'a> Call<'a> {
     /// method of a generation whose clients read every answer to it as events, the stream's one
     /// event.
     fn failed(&self, state: &AppState, dialect: Dialect, operation: Operation, error: A2AError) -> Response {
-        let streaming = matches!(operation, Operation::SendStreamingMessage | Operation::SubscribeToTask);
+        let streaming = operation.opens_stream();
         if streaming && dialect.profile().stream_errors_before_start() == StreamErrors::AsEvent {
             return self.stream(state, dialect, Box::pin(futures_util::stream::iter([Err(error)])));
         }

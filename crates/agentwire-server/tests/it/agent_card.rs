@@ -1,6 +1,7 @@
 //! The public agent card: served at every well-known path, with validators that let clients and
 //! caches reuse it.
 
+use agentwire_server::App;
 use agentwire_test::{conformance, TestServer};
 use serde_json::{json, Value};
 
@@ -82,11 +83,50 @@ async fn every_generation_reads_the_combined_card_and_a_v1_client_may_ask_for_th
 #[tokio::test]
 async fn a_v03_client_is_offered_the_authenticated_card_where_credentials_are_required() {
     let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let card: Value =
         server.http.get(format!("{}{}", server.base, PATHS[0])).send().await.unwrap().json().await.unwrap();
     assert_eq!(card["supportsAuthenticatedExtendedCard"], true);
     assert_eq!(card["security"], serde_json::json!([{"bearer": []}]), "{card}");
     assert_eq!(card["securitySchemes"]["bearer"]["type"], "http", "v0.3's flat members beside v1.0's: {card}");
     assert!(card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"].is_object());
+}
+
+/// An [`AuthLayer`](agentwire_server::auth::AuthLayer) put around a handler by hand, without an
+/// `App`: the card declares its scheme and offers the extended card, which an authenticated
+/// caller gets and an unauthenticated one is refused.
+#[tokio::test]
+async fn a_handler_behind_an_auth_layer_declares_its_scheme_and_serves_its_extended_card() {
+    use agentwire_server::auth::{AuthLayer, StaticAuth};
+    use tower::Layer as _;
+
+    let auth = AuthLayer::new(StaticAuth::default().with_spec("bearer:alice=secret").unwrap());
+    let server =
+        TestServer::start_router(|base| agentwire_server::router(auth.layer(conformance().card_url(base).build())))
+            .await;
+    let (_, card) = server.rest(reqwest::Method::GET, PATHS[0], None).await;
+    assert_eq!(card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer", "{card}");
+    assert_eq!(card["securityRequirements"], json!([{"schemes": {"bearer": {"list": []}}}]), "{card}");
+    assert_eq!(card["capabilities"]["extendedAgentCard"], true, "{card}");
+    let with_token = [("A2A-Version", "1.0"), ("Authorization", "Bearer secret")];
+    let served = server.rpc_with_headers("GetExtendedAgentCard", json!({}), &with_token).await;
+    assert!(served["result"]["name"].is_string(), "{served}");
+    assert_eq!(served["result"]["securitySchemes"], card["securitySchemes"], "{served}");
+    let refused = server.rpc("GetExtendedAgentCard", json!({})).await;
+    assert_eq!(refused["error"]["data"][0]["reason"], "UNAUTHENTICATED", "{refused}");
+}
+
+/// The same handler served with nothing in front of it: its card declares no scheme and offers
+/// no extended card, which is for authenticated callers only.
+#[tokio::test]
+async fn a_handler_without_authentication_offers_no_extended_card() {
+    let server = TestServer::start(conformance()).await;
+    let (_, card) = server.rest(reqwest::Method::GET, PATHS[0], None).await;
+    assert_eq!(card["capabilities"]["extendedAgentCard"], false, "{card}");
+    assert!(
+        card.get("securitySchemes").is_none_or(|schemes| schemes.as_object().is_some_and(|s| s.is_empty())),
+        "{card}"
+    );
+    let refused = server.rpc("GetExtendedAgentCard", json!({})).await;
+    assert_eq!(refused["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION", "{refused}");
 }

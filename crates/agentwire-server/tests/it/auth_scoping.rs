@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use agentwire_server::auth::{async_trait, Authenticator, StaticAuth};
+use agentwire_server::App;
 use agentwire_server::{Principal, RequestContext};
 use agentwire_test::{conformance, user_message, TestServer};
 use agentwire_types::jsonrpc::Operation;
@@ -25,7 +26,7 @@ async fn call(server: &TestServer, token: Option<&str>, method: &str, params: Va
 #[tokio::test]
 async fn tasks_are_visible_only_to_their_owner() {
     let auth = StaticAuth::default().with_spec("bearer:alice-token,bob-token").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
 
     let (status, created) =
         call(&server, Some("alice-token"), "SendMessage", json!({"message": user_message("tck-input-required", "x")}))
@@ -57,7 +58,7 @@ async fn tasks_are_visible_only_to_their_owner() {
 #[tokio::test]
 async fn missing_or_wrong_credentials_get_401_with_a_challenge() {
     let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     for token in [None, Some("wrong")] {
         let (status, body) = call(&server, token, "GetTask", json!({"id": "x"})).await;
         assert_eq!(status, 401);
@@ -81,7 +82,7 @@ async fn missing_or_wrong_credentials_get_401_with_a_challenge() {
 #[tokio::test]
 async fn api_keys_authenticate() {
     let auth = StaticAuth::default().with_spec("apikey:X-API-Key:k1").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let ok = server.http.get(format!("{}/tasks", server.base)).header("X-API-Key", "k1").send().await.unwrap();
     assert_eq!(ok.status(), 200);
     let bad = server.http.get(format!("{}/tasks", server.base)).header("X-API-Key", "k2").send().await.unwrap();
@@ -107,7 +108,7 @@ impl Authenticator for NoRights {
 
 #[tokio::test]
 async fn known_principal_without_rights_gets_403() {
-    let server = TestServer::start(conformance().authenticator(NoRights)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(NoRights)).await;
     let (status, body) = call(&server, Some("reader"), "GetTask", json!({"id": "x"})).await;
     assert_eq!(status, 403);
     assert_eq!(body["error"]["code"], -32011);
@@ -119,7 +120,7 @@ async fn known_principal_without_rights_gets_403() {
 #[tokio::test]
 async fn credentials_with_one_name_are_one_principal() {
     let auth = StaticAuth::default().with_spec("bearer:alice=old-token,alice=new-token,bob=bob-token").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let (_, created) =
         call(&server, Some("old-token"), "SendMessage", json!({"message": user_message("tck-input-required", "x")}))
             .await;

@@ -3,6 +3,7 @@
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::auth::StaticAuth;
+use agentwire_server::App;
 use agentwire_server::{Limits, RequestHandler};
 use agentwire_test::{conformance, user_message, TestServer};
 use agentwire_types::{Artifact, Part};
@@ -50,7 +51,7 @@ async fn send_as(server: &TestServer, token: &str, params: Value) -> Value {
 async fn a_principal_whose_tasks_in_progress_fill_its_bytes_is_refused_until_one_ends() {
     let auth = StaticAuth::default().with_spec("bearer:alice=alice-token,bob=bob-token").unwrap();
     let limits = Limits { max_unfinished_bytes: 1024 * KIB, ..Limits::default() };
-    let server = TestServer::start(conformance().limits(limits).authenticator(auth)).await;
+    let server = TestServer::start_app(conformance().limits(limits), App::new().authenticator(auth)).await;
     let mut started = Vec::new();
     let refused = loop {
         let envelope = send_as(&server, "alice-token", running_task(300 * KIB)).await;

@@ -2,6 +2,7 @@
 //! other clients none, and preflights are answered before authentication.
 
 use agentwire_server::auth::StaticAuth;
+use agentwire_server::App;
 use agentwire_server::{CorsOrigins, HttpOptions, ServeOptions};
 use agentwire_test::{conformance, user_message, TestServer};
 use reqwest::Method;
@@ -48,7 +49,7 @@ async fn json_rpc_calls_from_browsers_get_cors_headers_and_the_same_answer() {
 #[tokio::test]
 async fn preflights_are_answered_before_authentication() {
     let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let preflight = server
         .http
         .request(Method::OPTIONS, format!("{}/message:send", server.base))

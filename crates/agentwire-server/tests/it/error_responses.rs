@@ -204,8 +204,8 @@ async fn extension_and_card_configuration_errors() {
 async fn an_offered_extended_card_that_is_not_configured_is_not_configured() {
     let config = CardConfig { extended_card_enabled: true, extended_card: None, ..CardConfig::default() };
     let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:t").unwrap();
-    let handler = RequestHandler::builder(agentwire_server::agent::EchoAgent).card(config).authenticator(auth);
-    let server = TestServer::start(handler).await;
+    let handler = RequestHandler::builder(agentwire_server::agent::EchoAgent).card(config);
+    let server = TestServer::start_app(handler, agentwire_server::App::new().authenticator(auth)).await;
     let headers = [("A2A-Version", "1.0"), ("Authorization", "Bearer t")];
     let refused = server.rpc_with_headers("GetExtendedAgentCard", json!({}), &headers).await;
     assert_eq!(refused["error"]["code"], -32007, "{refused}");

@@ -5,6 +5,7 @@
 use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
 use agentwire_server::auth::StaticAuth;
+use agentwire_server::App;
 use agentwire_server::{HttpOptions, ServeOptions};
 use agentwire_test::{conformance, user_message, Pki, TestServer, TIMEOUT};
 use pb::part::Content;
@@ -175,7 +176,7 @@ async fn errors_are_statuses_with_error_info() {
 #[tokio::test]
 async fn credentials_travel_in_metadata() {
     let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let mut a2a = client(&server).await;
     let anonymous = a2a.send_message(send("tck-complete-task-a1", "hi")).await.expect_err("no credentials");
     assert_eq!(anonymous.code(), Code::Unauthenticated);

@@ -9,7 +9,8 @@ use agentwire_proto::lf_a2a_v1 as pb;
 use agentwire_proto::lf_a2a_v1::a2a_service_client::A2aServiceClient;
 use agentwire_server::auth::{JwtAuth, ScopeMap, StaticAuth};
 use agentwire_server::jose::{unix_now, Algorithm, JwkSet, PublicKeys, SigningKey, Validation};
-use agentwire_server::{HttpOptions, Limits, ServeOptions};
+use agentwire_server::quota::Quotas;
+use agentwire_server::{A2aRequest, App, HttpOptions, RequestContext, ServeOptions};
 use agentwire_test::{conformance, user_message, Issued, Pki, TestServer, TIMEOUT};
 use axum::routing::get;
 use axum::Json;
@@ -191,7 +192,7 @@ async fn jwt_server(idp: &IdentityProvider) -> TestServer {
         .unwrap()
         .with_refresh(Duration::from_secs(3600), Duration::ZERO)
         .with_scopes(ScopeMap::read_write("a2a:read", "a2a:write"));
-    TestServer::start(conformance().authenticator(auth)).await
+    TestServer::start_app(conformance(), App::new().authenticator(auth)).await
 }
 
 #[tokio::test]
@@ -242,6 +243,34 @@ async fn tokens_are_checked_as_rfc_7519_and_8725_ask_on_every_binding() {
     }
 }
 
+/// A layer of the user's own, added to the [`App`] as `examples/operation_layer.rs` shows, runs
+/// after authentication: it sees the principal a token names, with its claims, whatever the
+/// binding.
+#[tokio::test]
+async fn a_layer_of_the_app_sees_the_principal_of_a_token_on_every_binding() {
+    let key = SigningKey::generate(Algorithm::ES256).unwrap();
+    let idp = IdentityProvider::start(&[&key]).await;
+    let validation = Validation::new(&idp.issuer, AUDIENCE).with_leeway(Duration::from_secs(5));
+    let auth = JwtAuth::discover(validation).await.unwrap().with_refresh(Duration::from_secs(3600), Duration::ZERO);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorded = Arc::clone(&seen);
+    let record = tower::util::MapRequestLayer::new(move |(ctx, request): (RequestContext, A2aRequest)| {
+        let principal = ctx.principal.as_ref().map(|p| (p.name.clone(), p.claims["scope"].clone()));
+        recorded.lock().unwrap().push((ctx.binding, principal));
+        (ctx, request)
+    });
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth).layer(record)).await;
+    let token = key.sign_jwt(&idp.claims("alice", "a2a:read"));
+    for binding in BINDINGS {
+        assert_eq!(call(&server, binding, Call::GetTask, Some(&token)).await, Answer::Served, "{binding:?}");
+    }
+    let seen = seen.lock().unwrap().clone();
+    let alice = Some((format!("{}#alice", idp.issuer), json!("a2a:read")));
+    let bindings =
+        [agentwire_types::Binding::JsonRpc, agentwire_types::Binding::HttpJson, agentwire_types::Binding::Grpc];
+    assert_eq!(seen, bindings.map(|binding| (binding, alice.clone())), "one call a binding, each by alice");
+}
+
 #[tokio::test]
 async fn a_rotated_key_is_accepted_once_the_provider_publishes_it() {
     let (old, new) = (SigningKey::generate(Algorithm::ES256).unwrap(), SigningKey::generate(Algorithm::EdDSA).unwrap());
@@ -285,8 +314,8 @@ async fn a_principal_over_its_rate_waits_while_another_is_served() {
     let tokens: Vec<String> =
         BINDINGS.iter().enumerate().flat_map(|(i, _)| [format!("alice{i}=a{i}"), format!("bob{i}=b{i}")]).collect();
     let auth = StaticAuth::default().with_spec(&format!("bearer:{}", tokens.join(","))).unwrap();
-    let limits = Limits { requests_per_second: Some(0.5), request_burst: 2, ..Limits::default() };
-    let server = TestServer::start(conformance().authenticator(auth).limits(limits)).await;
+    let quotas = Quotas { requests_per_second: Some(0.5), request_burst: 2, ..Quotas::default() };
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth).quotas(quotas)).await;
     for (i, binding) in BINDINGS.into_iter().enumerate() {
         let mut answers = Vec::new();
         for _ in 0..3 {
@@ -304,7 +333,9 @@ async fn a_trusted_client_certificate_is_a_principal_and_an_untrusted_one_is_ref
     let (servers, clients, strangers) = (Pki::new("server CA"), Pki::new("client CA"), Pki::new("stranger CA"));
     let auth = agentwire_server::auth::CertificateAuth::new();
     let options = ServeOptions { tls: Some(servers.server_requiring(&clients)), ..ServeOptions::default() };
-    let server = TestServer::start_with(conformance().authenticator(auth), HttpOptions::default(), options).await;
+    let server =
+        TestServer::start_app_with(conformance(), App::new().authenticator(auth), HttpOptions::default(), options)
+            .await;
 
     let client = |identity: Option<Issued>| {
         let root = reqwest::Certificate::from_pem(servers.ca_pem().as_bytes()).unwrap();
@@ -349,8 +380,13 @@ async fn the_card_is_signed_and_its_key_is_published() {
     let http =
         HttpOptions { signing_keys: Some(JwkSet { keys: vec![key.public_key().to_jwk()] }), ..HttpOptions::default() };
     let auth = StaticAuth::default().with_spec("bearer:alice=secret").unwrap();
-    let server =
-        TestServer::start_with(conformance().authenticator(auth).signing_key(key), http, ServeOptions::default()).await;
+    let server = TestServer::start_app_with(
+        conformance().signing_key(key),
+        App::new().authenticator(auth),
+        http,
+        ServeOptions::default(),
+    )
+    .await;
 
     let keys = server.http.get(format!("{}/.well-known/jwks.json", server.base)).send().await.unwrap();
     assert_eq!(keys.headers()["content-type"], "application/jwk-set+json");
@@ -414,8 +450,8 @@ async fn a_token_without_a_subject_is_its_clients_or_refused() {
 #[tokio::test]
 async fn an_address_that_keeps_failing_to_authenticate_is_refused_for_a_while() {
     let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:right").unwrap();
-    let limits = agentwire_server::Limits { auth_failure_burst: 5, ..agentwire_server::Limits::default() };
-    let server = TestServer::start(conformance().authenticator(auth).limits(limits)).await;
+    let quotas = Quotas { auth_failure_burst: 5, ..Quotas::default() };
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth).quotas(quotas)).await;
     let get = |token: &'static str| {
         let server = &server;
         async move {

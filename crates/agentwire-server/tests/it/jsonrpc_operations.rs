@@ -1,5 +1,6 @@
 //! Every v1.0 operation over JSON-RPC, against the conformance agent on a loopback port.
 
+use agentwire_server::App;
 use agentwire_test::{conformance, user_message, TestServer};
 use serde_json::{json, Value};
 
@@ -269,7 +270,7 @@ async fn the_extended_card_is_for_authenticated_callers() {
     assert_eq!(body["error"]["details"][0]["reason"], "UNSUPPORTED_OPERATION", "HTTP {status}: {body}");
 
     let auth = agentwire_server::auth::StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let guarded = TestServer::start(conformance().authenticator(auth)).await;
+    let guarded = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let (_, public) = guarded.rest(reqwest::Method::GET, "/.well-known/agent-card.json", None).await;
     assert_eq!(public["capabilities"]["extendedAgentCard"], true);
     assert!(!public["skills"].as_array().unwrap().iter().any(|s| s["id"] == "extended"));

@@ -9,6 +9,7 @@ use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::RequestHandler;
 
 use agentwire_server::auth::StaticAuth;
+use agentwire_server::App;
 use agentwire_server::Limits;
 use agentwire_store::{MemoryStore, RetentionPolicy};
 use agentwire_test::{conformance, user_message, TestServer};
@@ -70,7 +71,7 @@ async fn send(server: &TestServer, token: &str, text: &str) -> Value {
 async fn a_principal_at_its_limit_of_tasks_in_progress_waits_until_one_ends() {
     let auth = StaticAuth::default().with_spec("bearer:alice=alice-token,bob=bob-token").unwrap();
     let limits = Limits { max_unfinished_tasks: 2, ..Limits::default() };
-    let server = TestServer::start(with_limits(limits).authenticator(auth)).await;
+    let server = TestServer::start_app(with_limits(limits), App::new().authenticator(auth)).await;
     let first = send(&server, "alice-token", "tck-cancel").await;
     send(&server, "alice-token", "tck-cancel").await;
 

@@ -2,6 +2,7 @@
 //! and gRPC requests answered with gRPC statuses by the same layers as every binding.
 
 use agentwire_server::auth::StaticAuth;
+use agentwire_server::App;
 use agentwire_server::{HttpOptions, ServeOptions};
 use agentwire_test::{conformance, user_message, Pki, TestServer, TIMEOUT};
 use reqwest::{Client, Version};
@@ -98,7 +99,7 @@ async fn grpc_requests_get_grpc_statuses_never_json() {
 #[tokio::test]
 async fn one_auth_layer_refuses_each_binding_in_its_own_format() {
     let auth = StaticAuth::default().with_spec("bearer:secret").unwrap();
-    let server = TestServer::start(conformance().authenticator(auth)).await;
+    let server = TestServer::start_app(conformance(), App::new().authenticator(auth)).await;
     let get_task = |token| grpc_status_of(&server, "/lf.a2a.v1.A2AService/GetTask", token);
     assert_eq!(get_task(None).await, (200, "16".to_owned()), "UNAUTHENTICATED");
     assert_eq!(get_task(Some("wrong")).await, (200, "16".to_owned()));

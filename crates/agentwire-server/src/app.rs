@@ -1,0 +1,175 @@
+//! The composition root: what stands in front of an operation service, in one fixed order.
+//!
+//! Every server this workspace builds (`agentwire serve`, `agentwire gateway`, the tests) and
+//! every embedder puts its cross-cutting work around its operation service here, and nowhere
+//! else, so that each layer sees what the layers before it established:
+//!
+//! spans → metrics → authentication → quotas → your layers → the service
+//!
+//! - spans first, so that everything below, refusals included, is traced;
+//! - metrics next, so that refused calls are counted with their outcome;
+//! - authentication, which sets the principal (and the schemes the cards declare);
+//! - quotas, which count principals, so they follow authentication;
+//! - your layers, which see the principal (authorization by operation, audit);
+//! - the service: a [`RequestHandler`](crate::RequestHandler), a gateway's agent, a test double.
+
+use std::sync::Arc;
+
+use agentwire_types::Authentication;
+use axum::Router;
+use tower::util::BoxCloneSyncService;
+use tower::Layer;
+
+use crate::auth::{AuthLayer, Authenticator};
+use crate::quota::{QuotaCounter, QuotaLayer, Quotas};
+use crate::service::Operations;
+use crate::{HttpOptions, Metrics, OperationService, OperationSpans};
+
+type UserLayer = Arc<dyn Fn(Operations) -> Operations + Send + Sync>;
+
+/// The layers around an operation service, composed in the one order of this module: spans,
+/// metrics, authentication, quotas, then the layers added with [`layer`](Self::layer).
+///
+/// One `App` may wrap several services (a gateway's agents): they share its authentication's
+/// count of failed attempts and its quotas.
+///
+/// ```
+/// use agentwire_server::agent::EchoAgent;
+/// use agentwire_server::auth::StaticAuth;
+/// use agentwire_server::quota::Quotas;
+/// use agentwire_server::{App, HttpOptions, RequestContext, RequestHandler};
+/// use agentwire_types::{A2aRequest, ListTasksRequest};
+/// use tower::ServiceExt;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let auth = StaticAuth::default().with_spec("bearer:alice=secret").unwrap();
+/// let app = App::new()
+///     .authenticator(auth)
+///     .quotas(Quotas { requests_per_second: Some(10.0), ..Quotas::default() })
+///     .layer(tower::layer::layer_fn(|service| service)); // runs after authentication
+/// let service = app.service(RequestHandler::builder(EchoAgent).build());
+/// let mut ctx = RequestContext::default();
+/// ctx.metadata.insert("authorization", "Bearer secret".parse().unwrap());
+/// let list = A2aRequest::ListTasks(ListTasksRequest::default());
+/// assert!(service.oneshot((ctx, list)).await.is_ok());
+/// let router = app.router(RequestHandler::builder(EchoAgent).build(), HttpOptions::default());
+/// # drop(router);
+/// # });
+/// ```
+#[derive(Clone, Default)]
+pub struct App {
+    spans: bool,
+    metrics: Option<Metrics>,
+    auth: Option<AuthLayer>,
+    quotas: Option<QuotaLayer>,
+    /// The failed authentications allowed, for an authentication added after them.
+    failure_limit: Option<(f64, usize)>,
+    layers: Vec<UserLayer>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("spans", &self.spans)
+            .field("metrics", &self.metrics.is_some())
+            .field("auth", &self.auth.is_some())
+            .field("quotas", &self.quotas)
+            .field("layers", &self.layers.len())
+            .finish()
+    }
+}
+
+impl App {
+    /// Nothing in front of the service yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A span per operation ([`OperationSpans`]), around everything else.
+    pub fn spans(mut self) -> Self {
+        self.spans = true;
+        self
+    }
+
+    /// Counts and times every operation in `metrics` ([`Metrics::layer`]), refusals included.
+    pub fn metrics(mut self, metrics: &Metrics) -> Self {
+        self.metrics = Some(metrics.clone());
+        self
+    }
+
+    /// Authenticates every operation but the public card with `auth`; the cards of the service
+    /// declare its schemes, and its extended card is served to the callers it lets in.
+    pub fn authenticator(self, auth: impl Authenticator) -> Self {
+        self.auth_layer(AuthLayer::new(auth))
+    }
+
+    /// Authenticates with `layer`, as [`authenticator`](Self::authenticator) does.
+    pub fn auth_layer(mut self, layer: AuthLayer) -> Self {
+        self.auth = Some(match self.failure_limit {
+            Some((per_second, burst)) => layer.failure_limit(per_second, burst),
+            None => layer,
+        });
+        self
+    }
+
+    /// Refuses a caller past `quotas` (its requests per second and open streams, counted in
+    /// this process), and an address past its failed authentications.
+    pub fn quotas(self, quotas: Quotas) -> Self {
+        self.quotas_counted_by(quotas, Arc::new(crate::quota::LocalQuotas::default()))
+    }
+
+    /// [`quotas`](Self::quotas), counted by `counter`: one that several instances share gives a
+    /// caller one quota across them.
+    pub fn quotas_counted_by(mut self, quotas: Quotas, counter: Arc<dyn QuotaCounter>) -> Self {
+        let failure_limit = (quotas.auth_failures_per_second, quotas.auth_failure_burst);
+        self.failure_limit = Some(failure_limit);
+        self.auth = self.auth.map(|auth| auth.failure_limit(failure_limit.0, failure_limit.1));
+        self.quotas = Some(QuotaLayer::counted_by(quotas, counter));
+        self
+    }
+
+    /// Adds `layer` after authentication and quotas: it sees the caller's principal. Layers
+    /// run in the order they are added.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<Operations> + Send + Sync + 'static,
+        L::Service: OperationService,
+    {
+        self.layers.push(Arc::new(move |service| BoxCloneSyncService::new(layer.layer(service))));
+        self
+    }
+
+    /// How callers are authenticated, as the cards declare it; `None` without authentication.
+    pub fn authentication(&self) -> Option<&Arc<Authentication>> {
+        self.auth.as_ref().map(AuthLayer::authentication)
+    }
+
+    /// `service` with every layer in front of it.
+    pub fn service(&self, service: impl OperationService) -> Operations {
+        let mut service: Operations = BoxCloneSyncService::new(service);
+        // Innermost first: the last layer added sits next to the service.
+        for layer in self.layers.iter().rev() {
+            service = layer(service);
+        }
+        if let Some(quotas) = &self.quotas {
+            service = BoxCloneSyncService::new(quotas.layer(service));
+        }
+        if let Some(auth) = &self.auth {
+            service = BoxCloneSyncService::new(auth.layer(service));
+        }
+        if let Some(metrics) = &self.metrics {
+            service = BoxCloneSyncService::new(metrics.layer().layer(service));
+        }
+        if self.spans {
+            service = BoxCloneSyncService::new(OperationSpans.layer(service));
+        }
+        service
+    }
+
+    /// `service` with every layer in front of it, on every binding ([`router_with`]).
+    ///
+    /// [`router_with`]: crate::router_with
+    pub fn router(&self, service: impl OperationService, options: HttpOptions) -> Router {
+        crate::router_with(self.service(service), options)
+    }
+}
