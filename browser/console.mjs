@@ -7,8 +7,10 @@
 // page loads without a console error, the task list shows the API's tasks and follows new ones
 // live, a message sent from the page streams to its completed task, and one principal never
 // sees the other's tasks, and a hostile agent's artifacts run no script in the console's origin.
+// With AGENTWIRE_TEST_POSTGRES_URL (a cluster scripts/test starts), two instances on one
+// PostgreSQL database: a list open on one shows a task sent through the other.
 // Screenshots of each page are written to OUTPUT_DIR.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -26,7 +28,8 @@ const servers = [];
 /** Starts `agentwire serve` (or `gateway`) with `args`; resolves to its base URL once it serves. */
 function serve(name, args, command = "serve") {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, [command, "--http", "127.0.0.1:0", "--store", "memory", ...args], {
+    const store = args.includes("--store") ? [] : ["--store", "memory"];
+    const child = spawn(binary, [command, "--http", "127.0.0.1:0", ...store, ...args], {
       env: { ...process.env, RUST_LOG: "info", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -76,6 +79,14 @@ async function send(url, token, text) {
   const body = await response.json();
   if (!body.result?.task?.id) throw new Error(`SendMessage: ${JSON.stringify(body)}`);
   return body.result.task;
+}
+
+/** A fresh database in the cluster `url` names, as a URL. */
+function freshDatabase(url, name) {
+  const database = `${name}_${process.pid}_${Date.now()}`;
+  const created = spawnSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-c", `CREATE DATABASE ${database}`], { encoding: "utf8" });
+  if (created.status !== 0) throw new Error(`could not create ${database}: ${created.stderr}`);
+  return `${url.slice(0, url.lastIndexOf("/"))}/${database}`;
 }
 
 const failures = [];
@@ -315,6 +326,29 @@ async function run() {
       const over = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       check(over <= 0, `${name}: nothing to scroll sideways on a phone (${over} px over)`);
       await shot(small, name);
+    }
+
+    // Two instances on one PostgreSQL database: the list open on one shows, within 2 s, a task
+    // sent through the other.
+    const cluster = process.env.AGENTWIRE_TEST_POSTGRES_URL;
+    if (cluster) {
+      const database = freshDatabase(cluster, "console_shared");
+      const shared = ["--agent", "echo", "--console", "--store", database, "--lease", "2"];
+      const [here, there] = [await serve("shared-1", shared), await serve("shared-2", shared)];
+      await local.goto(`${here}/console/tasks`);
+      await local.waitForSelector("#live-status:text('live')", { timeout: 5000 });
+      const sentAt = Date.now();
+      const elsewhere = await send(`${there}/`, null, "sent through the other instance");
+      await local.waitForSelector(`#task-rows >> text=${elsewhere.id}`, { timeout: 5000 });
+      const took = Date.now() - sentAt;
+      check(took <= 2000, `a list open on one instance shows a task sent through another within 2 s (${took} ms)`);
+      await local.waitForSelector("#task-count:text('1')", { timeout: 2000 });
+      check(true, "the live list's count follows its rows");
+      await shot(local, "tasks-shared-store");
+    } else if (process.env.CI) {
+      check(false, "CI runs need AGENTWIRE_TEST_POSTGRES_URL for the shared-store console test");
+    } else {
+      console.log("skip the shared-store console test: AGENTWIRE_TEST_POSTGRES_URL is not set");
     }
   } finally {
     await browser.close();

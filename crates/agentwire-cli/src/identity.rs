@@ -43,7 +43,7 @@ fn static_auth(opt: &ServeOpt, specs: &[&String]) -> anyhow::Result<StaticAuth> 
         auth = auth.and_then(|auth| auth.with_principal_key(key));
     }
     let auth = auth.map_err(anyhow::Error::msg)?;
-    if crate::serve::is_shared(opt.store_url()) && auth.has_principals_of_this_process() {
+    if opt.shares_store() && auth.has_principals_of_this_process() {
         anyhow::bail!(
             "--auth has a credential without NAME=, whose principal is derived from a key: with a shared \
              store every instance must derive the same one. Set AGENTWIRE_PRINCIPAL_KEY (or --principal-key) \

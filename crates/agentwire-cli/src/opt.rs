@@ -335,6 +335,13 @@ impl ServeOpt {
     pub(crate) fn store_url(&self) -> &str {
         self.store.as_deref().unwrap_or("sqlite:agentwire.db")
     }
+
+    /// Whether the store `--store` names may be served by several processes at once: then none
+    /// of them may take the tasks in progress for its own leftovers (the leases tell).
+    pub(crate) fn shares_store(&self) -> bool {
+        let url = self.store_url();
+        url.starts_with("postgres:") || url.starts_with("postgresql:")
+    }
 }
 
 /// Bounds on what one client can make the server hold or do. Sizes take a `KiB`, `MiB` or `GiB`

@@ -8,7 +8,7 @@ use agentwire_client::Client;
 use agentwire_gateway::{Gateway, Mirror};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
-use agentwire_server::quota::Quotas;
+use agentwire_server::quota::{Quotas, SharedQuotas};
 use agentwire_server::{
     App, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
     ServeOptions, TlsConfig, WebhookGuard,
@@ -118,13 +118,17 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             if let Some(grpc) = grpc_address {
                 gateway = gateway.grpc_target(&grpc.to_string());
             }
-            gateway = gateway.app(app(&opt, metrics.as_ref(), traced).await?);
+            let backend = match opt.store {
+                Some(_) => Some(open_backend(&opt).await?),
+                None => None,
+            };
+            gateway = gateway.app(app(&opt, metrics.as_ref(), traced, backend.as_ref()).await?);
             if let Some(key) = signing_key {
                 gateway = gateway.signing_key(key);
             }
-            if opt.store.is_some() {
+            if let Some(backend) = backend {
                 let mirror = Mirror {
-                    backend: open_backend(&opt).await?,
+                    backend,
                     limits: request_limits(&opt.limits),
                     push: push_settings(&opt),
                     retention: retention(&opt.limits),
@@ -139,7 +143,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             (app, handler)
         }
         None => {
-            let handler = build_handler(&opt, &public_url, grpc_address, metrics.as_ref(), signing_key).await?;
+            let backend = open_backend(&opt).await?;
+            let app = app(&opt, metrics.as_ref(), traced, Some(&backend)).await?;
+            let handler = build_handler(&opt, &public_url, grpc_address, metrics.as_ref(), signing_key, backend)?;
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
@@ -148,7 +154,6 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-            let app = app(&opt, metrics.as_ref(), traced).await?;
             (app.router(handler.clone(), http), Some(handler))
         }
     };
@@ -212,7 +217,7 @@ fn console(opt: &ServeOpt) -> Console {
 /// draining once `stopping` fires: a load balancer then sends new work elsewhere while this
 /// process drains.
 async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stopping) -> anyhow::Result<()> {
-    if !is_shared(opt.store_url()) {
+    if !opt.shares_store() {
         let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
         if orphans > 0 {
             tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
@@ -267,12 +272,13 @@ fn cors_origins(opt: &ServeOpt) -> anyhow::Result<CorsOrigins> {
     Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
 }
 
-async fn build_handler(
+fn build_handler(
     opt: &ServeOpt,
     public_url: &str,
     grpc: Option<std::net::SocketAddr>,
     metrics: Option<&Metrics>,
     signing_key: Option<SigningKey>,
+    backend: Backend,
 ) -> anyhow::Result<RequestHandler> {
     let user_card = match &opt.card {
         Some(path) => {
@@ -317,19 +323,13 @@ async fn build_handler(
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
     }
-    Ok(builder.backend(open_backend(opt).await?).build())
-}
-
-/// Whether the store may be served by several processes at once: then none of them may take the
-/// tasks in progress for its own leftovers (the leases tell).
-pub(crate) fn is_shared(url: &str) -> bool {
-    url.starts_with("postgres:") || url.starts_with("postgresql:")
+    Ok(builder.backend(backend).build())
 }
 
 /// Opens the store `--store` names, with the bus and cancel signal that serve it.
 async fn open_backend(opt: &ServeOpt) -> anyhow::Result<Backend> {
     let (url, limits) = (opt.store_url(), &opt.limits);
-    if is_shared(url) {
+    if opt.shares_store() {
         let store = PostgresStore::connect(url).await.context("cannot open the PostgreSQL store")?;
         let lease = Duration::try_from_secs_f64(opt.lease).context("--lease must be a positive number of seconds")?;
         let backend = store.backend(lease).await.context("cannot join the instances on the PostgreSQL store")?;
@@ -389,8 +389,14 @@ fn request_limits(opt: &LimitOpt) -> Limits {
 }
 
 /// What stands in front of the operations of `serve` and `gateway` alike: spans when `traced`,
-/// `metrics`, the authentication and the quotas the options ask for.
-async fn app(opt: &ServeOpt, metrics: Option<&Metrics>, traced: bool) -> anyhow::Result<App> {
+/// `metrics`, the authentication and the quotas the options ask for, counted in `backend` when
+/// its instances share one.
+async fn app(
+    opt: &ServeOpt,
+    metrics: Option<&Metrics>,
+    traced: bool,
+    backend: Option<&Backend>,
+) -> anyhow::Result<App> {
     let mut app = App::new();
     if traced {
         app = app.spans();
@@ -407,7 +413,10 @@ async fn app(opt: &ServeOpt, metrics: Option<&Metrics>, traced: bool) -> anyhow:
         max_streams_per_principal: opt.limits.max_streams,
         ..Quotas::default()
     };
-    Ok(app.quotas(quotas))
+    Ok(match backend {
+        Some(backend) => app.quotas_counted_by(quotas, SharedQuotas::of(backend)),
+        None => app.quotas(quotas),
+    })
 }
 
 /// Raises the soft limit on open files to the hard one, as a server that holds one descriptor per

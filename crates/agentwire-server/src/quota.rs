@@ -196,6 +196,72 @@ impl QuotaCounter for LocalQuotas {
     }
 }
 
+/// The requests and streams of every caller, counted in the store that several instances share
+/// ([`Backend::shared`](agentwire_store::Backend::shared)): a caller has one quota across them.
+/// A request costs one more round trip to the store when a rate is set, and opening a stream
+/// one transaction. When the store cannot be asked, the caller is let through (and the failure
+/// logged): the store's own failure answers the request soon enough, and a quota is no reason
+/// to refuse work the store could do.
+pub struct SharedQuotas(Arc<dyn agentwire_store::SharedState>);
+
+impl SharedQuotas {
+    /// Counts in `shared`.
+    pub fn new(shared: Arc<dyn agentwire_store::SharedState>) -> Self {
+        Self(shared)
+    }
+
+    /// The counter of `backend`: shared by its instances when it has any, else this process's.
+    pub fn of(backend: &agentwire_store::Backend) -> Arc<dyn QuotaCounter> {
+        match backend.shared() {
+            Some(shared) => Arc::new(Self::new(Arc::clone(shared))),
+            None => Arc::new(LocalQuotas::default()),
+        }
+    }
+}
+
+impl std::fmt::Debug for SharedQuotas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedQuotas").finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl QuotaCounter for SharedQuotas {
+    async fn take(&self, caller: &Caller, rate: f64, burst: f64) -> Result<(), Duration> {
+        match self.0.take_token(&caller.key(), rate, burst).await {
+            Ok(taken) => taken,
+            Err(error) => {
+                tracing::warn!(%error, "could not count a request against its caller's shared rate; letting it through");
+                Ok(())
+            }
+        }
+    }
+
+    async fn open_stream(&self, caller: &Caller, max: usize) -> Option<StreamPermit> {
+        let key = caller.key();
+        match self.0.open_stream(&key, max).await {
+            Ok(false) => return None,
+            Ok(true) => {}
+            Err(error) => {
+                tracing::warn!(%error, "could not count a stream against its caller's shared streams; letting it through");
+                return Some(StreamPermit::on_release(|| {}));
+            }
+        }
+        let shared = Arc::clone(&self.0);
+        Some(StreamPermit::on_release(move || {
+            // Dropped where no runtime runs (a process stopping), the count goes with this
+            // instance's lease.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = shared.close_stream(&key).await {
+                        tracing::warn!(%error, "could not count a closed stream off its caller's shared streams");
+                    }
+                });
+            }
+        }))
+    }
+}
+
 /// Refuses a caller past its [`Quotas`] with ResourceExhausted, saying when to retry; a stream
 /// holds its permit while it is open.
 ///

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, TaskStore};
+use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, SharedState, TaskStore};
 
 /// A store's tasks and push configs, with the [`EventBus`] that announces their committed events
 /// and the [`CancelSignal`] that stops their executions, wherever the store is served from.
@@ -26,6 +26,7 @@ pub struct Backend {
     push_configs: Arc<dyn PushConfigStore>,
     bus: Arc<dyn EventBus>,
     cancel: Arc<dyn CancelSignal>,
+    shared: Option<Arc<dyn SharedState>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -54,7 +55,31 @@ impl Backend {
             push_configs: Arc::new(store),
             bus: Arc::new(bus),
             cancel: Arc::new(cancel),
+            shared: None,
         }
+    }
+
+    /// The same backend, whose instances agree on `shared` through the store: for a store
+    /// served by several processes at once.
+    pub fn with_shared(mut self, shared: impl SharedState) -> Self {
+        self.shared = Some(Arc::new(shared));
+        self
+    }
+
+    /// What the instances serving the store agree on through it; `None` for a store served by
+    /// one process.
+    pub fn shared(&self) -> Option<&Arc<dyn SharedState>> {
+        self.shared.as_ref()
+    }
+
+    /// Whether several processes may serve the store at once: then none may take the tasks in
+    /// progress for its own leftovers, and what they must agree on is [`shared`](Self::shared).
+    ///
+    /// ```
+    /// assert!(!agentwire_store::MemoryStore::default().backend().is_shared());
+    /// ```
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// A store served by this process alone, with this process's bus and cancel signal.

@@ -49,6 +49,7 @@ mod memory;
 mod page;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod shared;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -67,6 +68,7 @@ pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use shared::SharedState;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

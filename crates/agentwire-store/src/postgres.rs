@@ -8,6 +8,7 @@
 //! it dies.
 
 mod coordinator;
+mod shared;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -117,7 +118,7 @@ impl PostgresStore {
     /// tasks this one was running.
     pub async fn backend(&self, lease: Duration) -> Result<crate::Backend> {
         let coordinator = Coordinator::start(self, lease, coordinator::REGISTRY_CAPACITY).await?;
-        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator))
+        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator.clone()).with_shared(coordinator))
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The

@@ -15,6 +15,7 @@ mod open_files;
 mod plain_logs;
 mod push_outbox;
 mod scale_out;
+mod shared_state;
 mod shutdown;
 mod terminal;
 mod text_output;

@@ -67,7 +67,42 @@ impl Default for Site {
 }
 
 /// Follows the commits of the tasks a console shows.
-pub(crate) type Changes = Arc<dyn Fn() -> CommitFeed + Send + Sync>;
+pub(crate) type Changes = Arc<dyn Fn() -> ChangeBell + Send + Sync>;
+
+/// Rings when tasks change: at each commit this process makes and, on a store several
+/// instances serve, at each commit any of them makes.
+pub(crate) struct ChangeBell {
+    feed: CommitFeed,
+    elsewhere: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl ChangeBell {
+    /// Waits for the next change (or a lag, commits missed, which is a change too).
+    pub(crate) async fn rung(&mut self) {
+        let elsewhere = async {
+            match self.elsewhere.as_mut() {
+                Some(elsewhere) => {
+                    if elsewhere.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = self.feed.recv() => {}
+            () = elsewhere => {}
+        }
+    }
+
+    /// Forgets the changes so far: what follows is news.
+    pub(crate) fn skip_to_now(&mut self) {
+        self.feed = self.feed.resubscribe();
+        if let Some(elsewhere) = self.elsewhere.as_mut() {
+            elsewhere.mark_unchanged();
+        }
+    }
+}
 
 impl Console {
     /// A console for callers on loopback addresses only: the choice for a server without
@@ -146,11 +181,13 @@ impl Console {
             || self.hosts.contains(&name)
     }
 
-    /// Updates the task list as `handler` commits changes. Without it (a console before a
-    /// service that is not a handler), the list is read again every few seconds.
+    /// Updates the task list as `handler` commits changes, and as the other instances on its
+    /// store do when it shares one. Without it (a console before a service that is not a
+    /// handler), the list is read again every few seconds.
     pub fn following(mut self, handler: &crate::RequestHandler) -> Self {
         let handler = handler.clone();
-        self.changes = Some(Arc::new(move || handler.commit_feed()));
+        self.changes =
+            Some(Arc::new(move || ChangeBell { feed: handler.commit_feed(), elsewhere: handler.shared_commits() }));
         self
     }
 }

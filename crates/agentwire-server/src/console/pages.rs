@@ -244,7 +244,7 @@ pub(super) fn tasks_page(base: &Site, query: &TasksQuery, tasks: &ListTasksRespo
                 button type="submit" { "Filter" }
             }
             p.status {
-                (tasks.total_size) " task(s), newest first. "
+                span #task-count { (tasks.total_size) } " task(s), newest first. "
                 @if live.is_some() { span #live-status role="status" { "" } }
             }
             div.scroll { table #tasks {

@@ -282,21 +282,28 @@ async fn tasks_live(State(state): State<ConsoleState>, mut parts: Parts, Query(q
     };
     let mut feed = state.console.changes.as_ref().map(|changes| changes());
     let events = async_stream(move |sender| async move {
-        let mut shown = String::new();
+        let mut shown = (String::new(), 0);
         loop {
             let rows =
                 match run::<agentwire_types::ListTasksResponse>(&state, &ctx, A2aRequest::ListTasks(request.clone()))
                     .await
                 {
-                    Ok(tasks) => pages::task_rows(&tasks).into_string(),
+                    Ok(tasks) => (pages::task_rows(&tasks).into_string(), tasks.total_size),
                     Err(error) => {
                         let _ = sender.send(Event::default().event("failed").data(error.message())).await;
                         return;
                     }
                 };
             if rows != shown {
-                if sender.send(Event::default().event("tasks").data(&rows)).await.is_err() {
-                    return;
+                let (html, count) = &rows;
+                let events = [
+                    Event::default().event("count").data(count.to_string()),
+                    Event::default().event("tasks").data(html),
+                ];
+                for event in events {
+                    if sender.send(event).await.is_err() {
+                        return;
+                    }
                 }
                 shown = rows;
             }
@@ -304,13 +311,13 @@ async fn tasks_live(State(state): State<ConsoleState>, mut parts: Parts, Query(q
                 Some(feed) => {
                     // Any commit, or a lag (commits missed), is a reason to read the list again.
                     tokio::select! {
-                        _ = feed.recv() => {}
+                        () = feed.rung() => {}
                         () = sender.closed() => return,
                     }
                     tokio::time::sleep(LIST_UPDATE_GAP).await;
                     // The burst's other commits are in the list read next: follow on from now,
                     // without reading them one by one.
-                    *feed = feed.resubscribe();
+                    feed.skip_to_now();
                 }
                 None => tokio::select! {
                     () = tokio::time::sleep(LIST_POLL) => {}

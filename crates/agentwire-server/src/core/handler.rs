@@ -268,6 +268,13 @@ impl RequestHandler {
         self.core.bus.feed()
     }
 
+    /// On a store several instances serve, a count that goes up as any of them commits (see
+    /// [`SharedState::commits`](agentwire_store::SharedState::commits)); `None` on a store of
+    /// this process alone, whose [`commit_feed`](Self::commit_feed) tells of every commit.
+    pub fn shared_commits(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.core.shared.as_ref().map(|shared| shared.commits())
+    }
+
     /// Marks the handler as draining, from a stop signal until [`shutdown`](Self::shutdown): its
     /// [readiness](Self::readiness) turns false, so that load balancers send new work elsewhere,
     /// while the requests under way go on.
@@ -440,6 +447,7 @@ impl RequestHandlerBuilder {
             push_configs,
             bus: Arc::clone(backend.bus()),
             cancel: Arc::clone(backend.cancel()),
+            shared: backend.shared().cloned(),
             tracker: TaskTracker::new(),
             push_settings: self.push,
             webhooks,
@@ -454,7 +462,12 @@ impl RequestHandlerBuilder {
         };
         if let Some(instruments) = instruments {
             let feed = backend.bus().feed();
-            core.tracker.spawn(crate::metrics::follow_tasks(feed, instruments, core.maintenance.clone()));
+            let shared = backend.shared().cloned();
+            let stop = core.maintenance.clone();
+            core.tracker.spawn(crate::metrics::follow_tasks(feed, Arc::clone(&instruments), shared.is_none(), stop));
+            if let Some(shared) = shared {
+                core.tracker.spawn(crate::metrics::count_tasks(shared, instruments, core.maintenance.clone()));
+            }
         }
         let ended = Arc::clone(&core.task_ended);
         // Tracked with the executions: shutdown waits for a purge under way before its own purge

@@ -54,6 +54,8 @@ pub(crate) struct Core {
     pub(crate) bus: Arc<dyn EventBus>,
     /// Asks the executions of a task to stop.
     pub(crate) cancel: Arc<dyn CancelSignal>,
+    /// What the instances serving a shared store agree on through it.
+    pub(crate) shared: Option<Arc<dyn agentwire_store::SharedState>>,
     /// Owns every spawned execution and the purge of ended tasks, so shutdown can wait for them.
     pub(crate) tracker: TaskTracker,
     /// How webhooks are called; the addresses of new configs are checked with its guard.

@@ -26,7 +26,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
 
 pub use layer::{MetricsLayer, MetricsService};
-pub(crate) use tasks::follow_tasks;
+pub(crate) use tasks::{count_tasks, follow_tasks};
 
 /// The server's instruments, with the registry that reports them. Cloning is cheap: clones share
 /// the instruments.
@@ -190,7 +190,11 @@ impl Metrics {
             i.request_duration.clone(),
         );
         a2a.register("server_open_streams", "Event streams open (sends and subscriptions)", i.open_streams.clone());
-        a2a.register("tasks", "Tasks in progress, by state, as this instance committed them", i.tasks.clone());
+        a2a.register(
+            "tasks",
+            "Tasks in progress, by state: as this instance committed them, or on a store several instances share, the store's, reported by one of them",
+            i.tasks.clone(),
+        );
         a2a.register("tasks_ended", "Tasks that reached a terminal state, by state", i.tasks_ended.clone());
         a2a.register("tenant_tasks_in_progress", "Tasks in progress, by tenant", i.tasks_in_progress.clone());
         let own = registry.sub_registry_with_prefix("agentwire");

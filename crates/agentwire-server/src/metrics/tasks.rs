@@ -1,4 +1,4 @@
-//! Tasks by state, from the feed of commits.
+//! Tasks by state: from the feed of commits, or from the store several instances share.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,8 +15,16 @@ use super::{Instruments, StateLabel, TenantLabel};
 /// it saw: a task this process did not commit since it started (one resumed from the store, or
 /// carried on by another instance) is counted from its next commit here, and one that another
 /// instance ends stays counted here in its last state seen.
-pub(crate) async fn follow_tasks(mut feed: CommitFeed, instruments: Arc<Instruments>, stop: CancellationToken) {
-    let mut states = States::default();
+///
+/// With `gauges` false, it counts the tasks that end alone: the gauges are the store's
+/// ([`count_tasks`]).
+pub(crate) async fn follow_tasks(
+    mut feed: CommitFeed,
+    instruments: Arc<Instruments>,
+    gauges: bool,
+    stop: CancellationToken,
+) {
+    let mut states = States { gauges, ..States::default() };
     loop {
         let notice = tokio::select! {
             () = stop.cancelled() => return,
@@ -36,6 +44,73 @@ pub(crate) async fn follow_tasks(mut feed: CommitFeed, instruments: Arc<Instrume
     }
 }
 
+/// Sets the gauges of tasks in progress by state and by tenant from the counts `shared` gives
+/// this instance to report, every [`COUNT_EVERY`], until `stop`: on a store several instances
+/// serve, a task another instance ends leaves the gauges as it leaves the store.
+pub(crate) async fn count_tasks(
+    shared: Arc<dyn agentwire_store::SharedState>,
+    instruments: Arc<Instruments>,
+    stop: CancellationToken,
+) {
+    let mut shown = Counted::default();
+    loop {
+        match shared.tasks_in_progress_to_report().await {
+            Ok(counts) => shown = shown.replace(&instruments, &counts),
+            Err(error) => tracing::debug!(%error, "could not count the tasks in progress"),
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(COUNT_EVERY) => {}
+        }
+    }
+}
+
+/// How often the tasks in progress of a shared store are counted.
+const COUNT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The series [`count_tasks`] last set.
+#[derive(Default)]
+struct Counted {
+    states: Vec<StateLabel>,
+    tenants: Vec<TenantLabel>,
+}
+
+impl Counted {
+    /// Sets the gauges to `counts` (by tenant and state), and zeroes or removes the series the
+    /// last counts had and these do not. Tenants past the cap share one series.
+    fn replace(self, instruments: &Instruments, counts: &[(String, TaskState, u64)]) -> Self {
+        let cap = instruments.max_tenant_series.load(std::sync::atomic::Ordering::Relaxed);
+        let mut by_state: HashMap<&'static str, u64> = HashMap::new();
+        let mut by_tenant: HashMap<&str, u64> = HashMap::new();
+        for (tenant, state, count) in counts {
+            *by_state.entry(state.as_proto_name()).or_default() += count;
+            *by_tenant.entry(tenant).or_default() += count;
+        }
+        let mut tenants: Vec<(&str, u64)> = by_tenant.into_iter().collect();
+        tenants.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut series: HashMap<TenantLabel, u64> = HashMap::new();
+        for (i, (tenant, count)) in tenants.into_iter().enumerate() {
+            let name = if i < cap { tenant } else { OTHER_TENANTS };
+            *series.entry(TenantLabel { tenant: name.to_owned() }).or_default() += count;
+        }
+        let gauge = |count: u64| i64::try_from(count).unwrap_or(i64::MAX);
+        for state in self.states.iter().filter(|label| !by_state.contains_key(label.state)) {
+            instruments.tasks.get_or_create(state).set(0);
+        }
+        for tenant in self.tenants.iter().filter(|label| !series.contains_key(label)) {
+            instruments.tasks_in_progress.remove(tenant);
+        }
+        let states: Vec<StateLabel> = by_state.keys().map(|state| StateLabel { state }).collect();
+        for label in &states {
+            instruments.tasks.get_or_create(label).set(gauge(by_state[label.state]));
+        }
+        for (label, count) in &series {
+            instruments.tasks_in_progress.get_or_create(label).set(gauge(*count));
+        }
+        Self { states, tenants: series.into_keys().collect() }
+    }
+}
+
 /// The label of the tasks in progress of the tenants past the cap on tenant series.
 const OTHER_TENANTS: &str = "(other)";
 
@@ -45,10 +120,18 @@ struct States {
     in_progress: HashMap<(Scope, String), (TaskState, TenantLabel)>,
     /// The tasks in progress counted under each tenant series.
     series: HashMap<TenantLabel, usize>,
+    /// Whether it keeps the gauges of tasks in progress.
+    gauges: bool,
 }
 
 impl States {
     fn committed(&mut self, instruments: &Instruments, commit: &Commit) {
+        if !self.gauges {
+            if commit.state.is_terminal() {
+                instruments.tasks_ended.get_or_create(&StateLabel { state: commit.state.as_proto_name() }).inc();
+            }
+            return;
+        }
         let key = (commit.scope.clone(), commit.task_id.clone());
         let state = commit.state;
         let before = match self.in_progress.get_mut(&key) {
@@ -133,7 +216,7 @@ mod tests {
     fn tenant_series_are_capped() {
         let metrics = Metrics::new();
         metrics.limit_tenant_series(3);
-        let mut states = States::default();
+        let mut states = States { gauges: true, ..States::default() };
         for task in 0..10 {
             states.committed(&metrics.instruments, &commit(&format!("tenant{task}"), task, TaskState::Working));
         }

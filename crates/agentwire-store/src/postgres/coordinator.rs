@@ -43,6 +43,8 @@ struct CoordinatorInner {
     overflowed: AtomicBool,
     /// The notification connection listens: notices of the other processes arrive.
     listening: AtomicBool,
+    /// Counts the commits whose notices arrive, from every instance.
+    commits: tokio::sync::watch::Sender<u64>,
     stop: CancellationToken,
     /// The background work; aborted when the coordinator goes.
     work: Mutex<JoinSet<()>>,
@@ -84,6 +86,7 @@ impl Coordinator {
             registry,
             overflowed: AtomicBool::new(false),
             listening: AtomicBool::new(true),
+            commits: tokio::sync::watch::Sender::new(0),
             stop: CancellationToken::new(),
             work: Mutex::new(JoinSet::new()),
         });
@@ -97,6 +100,22 @@ impl Coordinator {
             work.spawn(register(Arc::downgrade(&inner), registrations));
         }
         Ok(Self { inner })
+    }
+}
+
+impl Coordinator {
+    /// This process's name in the `instances` table.
+    pub(super) fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    pub(super) fn store(&self) -> &PostgresStore {
+        &self.inner.store
+    }
+
+    /// Counts the commits whose notices arrive, from every instance.
+    pub(super) fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.commits.subscribe()
     }
 }
 
@@ -204,6 +223,7 @@ async fn listen(weak: Weak<CoordinatorInner>, mut listener: PgListener) {
                     inner.bus.publish(&scope, &task_id, Notice::Ended);
                 } else {
                     inner.bus.publish(&scope, &task_id, Notice::Event { seq, event: None });
+                    inner.commits.send_modify(|count| *count = count.wrapping_add(1));
                 }
             }
             // The connection was lost and has been made again (the listener reconnects before
@@ -379,6 +399,7 @@ impl CancelSignal for Coordinator {
             self.inner.bus.check_all();
             self.inner.bus.check_feed();
         }
+        super::shared::forget_gone(pool).await.map_err(backend)?;
         // Running tasks that no live instance runs, and that nobody has touched for a lease: a
         // task just created may not be registered yet.
         let rows = sqlx::query(

@@ -10,7 +10,9 @@ function follow() {
     const status = document.getElementById("live-status");
     const source = new EventSource(rows.dataset.live);
     source.addEventListener("open", () => { if (status) status.textContent = "live"; });
+    const count = document.getElementById("task-count");
     source.addEventListener("tasks", (event) => { rows.innerHTML = event.data; });
+    source.addEventListener("count", (event) => { if (count) count.textContent = event.data; });
     source.addEventListener("failed", () => { source.close(); if (status) status.textContent = ""; });
     source.addEventListener("error", () => { if (status) status.textContent = ""; });
   }

@@ -1,0 +1,136 @@
+//! The state the instances on one PostgreSQL database agree on besides its tasks: quota counts,
+//! the count of tasks in progress, and word of commits (see [`SharedState`]).
+
+use std::time::Duration;
+
+use agentwire_types::TaskState;
+use async_trait::async_trait;
+use sqlx::{PgPool, Row};
+
+use super::coordinator::Coordinator;
+use crate::sql::{backend, now_millis};
+use crate::{Result, SharedState};
+
+/// How long a caller's bucket is kept after its last request.
+const KEEP_BUCKET: i64 = 24 * 60 * 60 * 1000;
+
+#[async_trait]
+impl SharedState for Coordinator {
+    async fn take_token(&self, caller: &str, rate: f64, burst: f64) -> Result<std::result::Result<(), Duration>> {
+        // One statement, atomic under the row's lock: the bucket refilled to the database's now
+        // gives up a token if it has one. When it has none, the row as it was says how long until
+        // it has (a data-modifying CTE's outer query sees the table before the change).
+        let row = sqlx::query(
+            "WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms),
+             taken AS (
+                 INSERT INTO quota_buckets AS b (caller, tokens, at_millis)
+                 SELECT $1, $3 - 1, ms FROM now
+                 ON CONFLICT (caller) DO UPDATE
+                 SET tokens = LEAST($3, b.tokens + (excluded.at_millis - b.at_millis) / 1000.0 * $2) - 1,
+                     at_millis = excluded.at_millis
+                 WHERE LEAST($3, b.tokens + (excluded.at_millis - b.at_millis) / 1000.0 * $2) >= 1
+                 RETURNING tokens)
+             SELECT EXISTS (SELECT 1 FROM taken),
+                    (SELECT LEAST($3, b.tokens + ((SELECT ms FROM now) - b.at_millis) / 1000.0 * $2)
+                     FROM quota_buckets b WHERE b.caller = $1)",
+        )
+        .bind(caller)
+        .bind(rate)
+        .bind(burst)
+        .fetch_one(&self.store().pool)
+        .await
+        .map_err(backend)?;
+        if row.get::<bool, _>(0) {
+            return Ok(Ok(()));
+        }
+        let tokens: f64 = row.get::<Option<f64>, _>(1).unwrap_or(0.0);
+        Ok(Err(Duration::from_secs_f64(((1.0 - tokens) / rate).max(0.0))))
+    }
+
+    async fn open_stream(&self, caller: &str, max: usize) -> Result<bool> {
+        let pool = &self.store().pool;
+        let mut tx = pool.begin().await.map_err(backend)?;
+        // One caller's streams are counted one open at a time, across the instances.
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 7))")
+            .bind(caller)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        let open: i64 = sqlx::query(
+            "SELECT COALESCE(SUM(s.open), 0)::bigint FROM quota_streams s JOIN instances i ON i.id = s.instance
+             WHERE s.caller = $1 AND i.expires_at > $2",
+        )
+        .bind(caller)
+        .bind(now_millis())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(backend)?
+        .get(0);
+        if open >= i64::try_from(max).unwrap_or(i64::MAX) {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO quota_streams (caller, instance, open) VALUES ($1, $2, 1)
+             ON CONFLICT (caller, instance) DO UPDATE SET open = quota_streams.open + 1",
+        )
+        .bind(caller)
+        .bind(self.instance())
+        .execute(&mut *tx)
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(true)
+    }
+
+    async fn close_stream(&self, caller: &str) -> Result<()> {
+        sqlx::query("UPDATE quota_streams SET open = open - 1 WHERE caller = $1 AND instance = $2 AND open > 0")
+            .bind(caller)
+            .bind(self.instance())
+            .execute(&self.store().pool)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn tasks_in_progress_to_report(&self) -> Result<Vec<(String, TaskState, u64)>> {
+        // The live instance first in the order of names reports; a name is a UUIDv7, so that is
+        // the one started first, and another takes over when its lease runs out.
+        let rows = sqlx::query(
+            "SELECT tenant, state, count(*) FROM tasks
+             WHERE ended_at IS NULL AND $1 = (SELECT min(id) FROM instances WHERE expires_at > $2)
+             GROUP BY tenant, state",
+        )
+        .bind(self.instance())
+        .bind(now_millis())
+        .fetch_all(&self.store().pool)
+        .await
+        .map_err(backend)?;
+        let counted = rows.iter().filter_map(|row| {
+            let state = TaskState::from_number(row.get::<i32, _>(1))?;
+            Some((row.get::<String, _>(0), state, u64::try_from(row.get::<i64, _>(2)).unwrap_or(0)))
+        });
+        Ok(counted.collect())
+    }
+
+    fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        Coordinator::commits(self)
+    }
+}
+
+/// Removes what the instances gone no longer hold (their streams), the counts of streams no
+/// longer open, and the buckets nobody has drawn on for a day.
+pub(super) async fn forget_gone(pool: &PgPool) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM quota_streams s
+         WHERE s.open <= 0 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = s.instance)",
+    )
+    .execute(pool)
+    .await?;
+    sqlx::query(
+        "DELETE FROM quota_buckets WHERE at_millis < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
+    )
+    .bind(KEEP_BUCKET)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
