@@ -19,7 +19,8 @@ use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
 use crate::http::{self, Expect};
 use crate::oauth::ClientCredentials;
-use crate::stream::{resumable, EventStream, Events, Reconnect};
+use crate::stream::{resumable, EventStream, Events, Reconnect, Reopen};
+use crate::tls::TlsSettings;
 use crate::verify::{CardSignature, CardVerifier};
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
@@ -140,34 +141,6 @@ pub struct ClientBuilder {
     card_verifier: Option<CardVerifier>,
     oauth: Option<ClientCredentials>,
     tls: TlsSettings,
-}
-
-impl TlsSettings {
-    /// An HTTP client with these roots and this identity.
-    fn http_client(&self) -> Result<reqwest::Client> {
-        let setting = |what: &str, e: reqwest::Error| Error::Setting(format!("{what}: {e}"));
-        let mut builder = reqwest::Client::builder();
-        for pem in &self.roots {
-            for root in reqwest::Certificate::from_pem_bundle(pem).map_err(|e| setting("a TLS root", e))? {
-                builder = builder.add_root_certificate(root);
-            }
-        }
-        if let Some((chain, key)) = &self.identity {
-            let identity = reqwest::Identity::from_pem(&[chain.as_slice(), b"\n", key.as_slice()].concat())
-                .map_err(|e| setting("the TLS client certificate", e))?;
-            builder = builder.identity(identity);
-        }
-        builder.build().map_err(|e| setting("the HTTP client", e))
-    }
-}
-
-/// The TLS roots and client certificate of the connections the client makes itself.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TlsSettings {
-    /// PEM roots trusted beside the web's.
-    pub(crate) roots: Vec<Vec<u8>>,
-    /// A PEM certificate chain and its PEM private key.
-    pub(crate) identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl ClientBuilder {
@@ -527,10 +500,6 @@ impl Client {
         &self.inner.endpoints
     }
 
-    pub(crate) fn reconnect(&self) -> Reconnect {
-        self.inner.reconnect
-    }
-
     /// SendMessage: the task the message started or continued, or the agent's message reply.
     pub async fn send_message(&self, request: SendMessageRequest) -> Result<SendMessageResponse> {
         Ok(self.unary(A2aRequest::SendMessage(request)).await?.try_into()?)
@@ -575,12 +544,6 @@ impl Client {
         let task_id = request.id.clone();
         let events = self.open(A2aRequest::SubscribeToTask(request), last_event_id).await?;
         Ok(resumable(self.clone(), events, task_id, last_event_id))
-    }
-
-    /// SubscribeToTask after the event `last_event_id` (from the start where there is none).
-    pub(crate) async fn open_subscription(&self, task_id: &str, last_event_id: Option<u64>) -> Result<Events> {
-        let request = SubscribeToTaskRequest { id: task_id.to_owned(), ..SubscribeToTaskRequest::default() };
-        self.open(A2aRequest::SubscribeToTask(request), last_event_id).await
     }
 
     /// CreateTaskPushNotificationConfig.
@@ -736,4 +699,24 @@ impl Route {
 /// Where `value` stands among `preferences`: its position, or after all of them.
 fn rank<T: PartialEq>(preferences: &[T], value: T) -> usize {
     preferences.iter().position(|p| *p == value).unwrap_or(preferences.len())
+}
+
+/// A stream opened by the client resumes through it.
+impl Reopen for Client {
+    fn reconnect(&self) -> Reconnect {
+        self.inner.reconnect
+    }
+
+    fn dialect(&self) -> agentwire_types::Dialect {
+        self.endpoint().version.dialect()
+    }
+
+    async fn subscribe(&self, task_id: &str, last_id: Option<u64>) -> Result<Events> {
+        let request = SubscribeToTaskRequest { id: task_id.to_owned(), ..SubscribeToTaskRequest::default() };
+        self.open(A2aRequest::SubscribeToTask(request), last_id).await
+    }
+
+    async fn task(&self, request: GetTaskRequest) -> Result<Task> {
+        self.get_task(request).await
+    }
 }

@@ -42,6 +42,7 @@ mod rest;
 mod service;
 mod sse;
 mod stream;
+mod tls;
 mod trace;
 mod verify;
 #[cfg(feature = "webhook")]

@@ -8,15 +8,30 @@
 //! happened while the stream was away. A task that ended while the stream was away can no longer
 //! be subscribed to: the stream ends with the task as GetTask reads it.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agentwire_types::{GetTaskRequest, StreamResponse, TaskState};
+use agentwire_types::{Dialect, GetTaskRequest, StreamResponse, Task, TaskState};
 use futures_util::stream::{BoxStream, Stream, StreamExt};
 
-use crate::client::Client;
 use crate::error::{Error, Result};
+
+/// What a stream resumes through: the client that opened it.
+pub(crate) trait Reopen: Send + Sync + 'static {
+    /// How often, and after how long, to try again.
+    fn reconnect(&self) -> Reconnect;
+
+    /// The generation spoken, whose rule says when a stream ends.
+    fn dialect(&self) -> Dialect;
+
+    /// SubscribeToTask after the event `last_id` (from the start where there is none).
+    fn subscribe(&self, task_id: &str, last_id: Option<u64>) -> impl Future<Output = Result<Events>> + Send;
+
+    /// GetTask.
+    fn task(&self, request: GetTaskRequest) -> impl Future<Output = Result<Task>> + Send;
+}
 
 /// How a dropped stream is resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +49,8 @@ impl Default for Reconnect {
 }
 
 /// The events of a task as they happen: a [`Stream`] of [`StreamResponse`]s that ends after the
-/// event that ends the task's stream (a terminal or interrupted state, or a message reply).
+/// event that ends the task's stream (a terminal state, INPUT_REQUIRED, or a message reply: see
+/// `Profile::closes_stream`).
 ///
 /// ```no_run
 /// # async fn run(client: agentwire_client::Client) -> agentwire_client::Result<()> {
@@ -77,8 +93,8 @@ impl EventStream {
 pub(crate) type Events = BoxStream<'static, Result<(Option<u64>, StreamResponse)>>;
 
 /// Where a stream stands.
-struct Resumable {
-    client: Client,
+struct Resumable<R> {
+    client: R,
     events: Events,
     task_id: String,
     last_id: Option<u64>,
@@ -95,7 +111,7 @@ struct Resumable {
     may_end: bool,
 }
 
-impl Resumable {
+impl<R: Reopen> Resumable<R> {
     /// The next event, reconnecting as often as the policy allows when the connection drops.
     async fn next(&mut self) -> Option<Result<(Option<u64>, StreamResponse)>> {
         loop {
@@ -139,7 +155,7 @@ impl Resumable {
             self.failures += 1;
             tracing::debug!(task_id = %self.task_id, last_event_id = ?self.last_id, ?backoff, "resuming a dropped stream");
             tokio::time::sleep(backoff).await;
-            match self.client.open_subscription(&self.task_id, self.last_id).await {
+            match self.client.subscribe(&self.task_id, self.last_id).await {
                 Ok(events) => (self.events, self.resuming) = (events, true),
                 Err(error @ Error::Protocol(_)) => return self.refused(error).await,
                 Err(error) => self.events = futures_util::stream::once(async { Err(error) }).boxed(),
@@ -149,7 +165,7 @@ impl Resumable {
 
     /// Whether the server ends the stream after `event`, by the rule of the generation spoken.
     fn closes(&self, event: &StreamResponse) -> bool {
-        self.client.endpoint().version.dialect().profile().closes_stream(event)
+        self.client.dialect().profile().closes_stream(event)
     }
 
     /// Ends the stream after the agent refused to resume it: with the task, when it ended while
@@ -157,7 +173,7 @@ impl Resumable {
     async fn refused(&mut self, refusal: Error) -> Option<Result<(Option<u64>, StreamResponse)>> {
         self.ended = true;
         let request = GetTaskRequest { id: self.task_id.clone(), ..GetTaskRequest::default() };
-        match self.client.get_task(request).await.map(StreamResponse::Task) {
+        match self.client.task(request).await.map(StreamResponse::Task) {
             Ok(task) if self.closes(&task) => Some(Ok((None, task))),
             _ => Some(Err(refusal)),
         }
@@ -167,7 +183,7 @@ impl Resumable {
 /// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
 /// and a send that continues a task, and learnt from the first event of a send that starts one;
 /// `last_id` is the event a subscription started after.
-pub(crate) fn resumable(client: Client, events: Events, task_id: String, last_id: Option<u64>) -> EventStream {
+pub(crate) fn resumable<R: Reopen>(client: R, events: Events, task_id: String, last_id: Option<u64>) -> EventStream {
     let opening = !task_id.is_empty() && last_id.is_none();
     let state = Resumable {
         client,

@@ -42,13 +42,12 @@ use std::sync::Arc;
 
 use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
-use agentwire_server::{router_with, App, HttpOptions, RequestHandler};
+use agentwire_server::{router_with, App, HttpOptions, Operations, RequestHandler};
 use agentwire_types::Authentication;
 use axum::Router;
 
 use card::Rewrite;
 pub use mirror::{Mirror, UPSTREAM_KEY};
-use mount::Operations;
 use upstream::Upstream;
 
 /// The gateway's entry point; see [`Gateway::builder`].

@@ -21,8 +21,8 @@ use serde_json::{json, Map, Value};
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
-use crate::mount::Operations;
 use crate::upstream::Upstream as Agent;
+use agentwire_server::Operations;
 
 /// Where and how a gateway keeps the tasks it relays; see
 /// [`GatewayBuilder::mirror`](crate::GatewayBuilder::mirror).

@@ -4,14 +4,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use agentwire_server::Operations;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
 use crate::upstream::Upstream;
-
-/// An operation service as the gateway holds it.
-pub(crate) type Operations = BoxCloneSyncService<(RequestContext, A2aRequest), A2aResponse, A2AError>;
 
 /// One agent behind the gateway: its cards are the agent's, which the gateway rewrites; every
 /// other operation is `operations`' (the agent's own through its client, or the gateway's

@@ -5,6 +5,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use agentwire_client::{Client, ClientBuilder};
+use agentwire_server::Operations;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use futures_util::future::BoxFuture;
 
@@ -151,7 +152,7 @@ fn write(state: &RwLock<State>) -> std::sync::RwLockWriteGuard<'_, State> {
 }
 
 /// The agent's own operations, through its client, once it has been reached.
-pub(crate) fn service(upstream: Upstream) -> crate::mount::Operations {
+pub(crate) fn service(upstream: Upstream) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let upstream = upstream.clone();
         async move {

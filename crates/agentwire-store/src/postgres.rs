@@ -118,7 +118,8 @@ impl PostgresStore {
     /// tasks this one was running.
     pub async fn backend(&self, lease: Duration) -> Result<crate::Backend> {
         let coordinator = Coordinator::start(self, lease, coordinator::REGISTRY_CAPACITY).await?;
-        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator.clone()).with_shared(coordinator))
+        let shared = coordinator.shared();
+        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator).with_shared(shared))
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The

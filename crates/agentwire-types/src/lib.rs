@@ -44,7 +44,7 @@ pub use dialect::Dialect;
 pub use error::{A2AError, ErrorKind, Result};
 pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 pub use message::Message;
-pub use operation::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
+pub use operation::{A2aRequest, A2aResponse, Operation, StreamItem, TaskEventStream};
 pub use part::{Part, PartContent};
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
 pub use requests::{

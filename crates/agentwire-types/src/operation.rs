@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use futures_core::Stream;
 
-use crate::jsonrpc::Operation;
 use crate::{
     A2AError, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
@@ -248,4 +247,149 @@ impl TryFrom<A2aResponse> for () {
             other => Err(mismatch("a deletion", &other)),
         }
     }
+}
+
+/// The A2A operations, whatever a generation calls them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// SendMessage.
+    SendMessage,
+    /// SendStreamingMessage.
+    SendStreamingMessage,
+    /// GetTask.
+    GetTask,
+    /// ListTasks.
+    ListTasks,
+    /// CancelTask.
+    CancelTask,
+    /// SubscribeToTask.
+    SubscribeToTask,
+    /// CreateTaskPushNotificationConfig.
+    CreatePushConfig,
+    /// GetTaskPushNotificationConfig.
+    GetPushConfig,
+    /// ListTaskPushNotificationConfigs.
+    ListPushConfigs,
+    /// DeleteTaskPushNotificationConfig.
+    DeletePushConfig,
+    /// GetExtendedAgentCard.
+    GetExtendedAgentCard,
+    /// The public agent card, which every generation serves at a well-known URL rather than as
+    /// a JSON-RPC method.
+    GetAgentCard,
+}
+
+impl Operation {
+    /// The operation's v1.0 name, whatever generation it arrived in: the name of its v1.0 method,
+    /// and `GetAgentCard` for the public card, which has none. Telemetry names operations so.
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::{method, Operation};
+    ///
+    /// let (_, operation) = method("tasks/sendSubscribe").unwrap();
+    /// assert_eq!(operation.name(), "SendStreamingMessage");
+    /// assert_eq!(Operation::GetAgentCard.name(), "GetAgentCard");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SendMessage => "SendMessage",
+            Self::SendStreamingMessage => "SendStreamingMessage",
+            Self::GetTask => "GetTask",
+            Self::ListTasks => "ListTasks",
+            Self::CancelTask => "CancelTask",
+            Self::SubscribeToTask => "SubscribeToTask",
+            Self::CreatePushConfig => "CreateTaskPushNotificationConfig",
+            Self::GetPushConfig => "GetTaskPushNotificationConfig",
+            Self::ListPushConfigs => "ListTaskPushNotificationConfigs",
+            Self::DeletePushConfig => "DeleteTaskPushNotificationConfig",
+            Self::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Self::GetAgentCard => "GetAgentCard",
+        }
+    }
+
+    /// Whether the answer is a stream of events (held open, counted against a caller's open
+    /// streams).
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::Operation;
+    ///
+    /// assert!(Operation::SubscribeToTask.opens_stream());
+    /// assert!(!Operation::GetTask.opens_stream());
+    /// ```
+    pub fn opens_stream(self) -> bool {
+        match self {
+            Self::SendStreamingMessage | Self::SubscribeToTask => true,
+            Self::SendMessage
+            | Self::GetTask
+            | Self::ListTasks
+            | Self::CancelTask
+            | Self::CreatePushConfig
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::DeletePushConfig
+            | Self::GetExtendedAgentCard
+            | Self::GetAgentCard => false,
+        }
+    }
+
+    /// Whether anyone may call it, authenticated or not, without counting against a quota: the
+    /// public card.
+    pub fn is_public(self) -> bool {
+        match self {
+            Self::GetAgentCard => true,
+            Self::SendMessage
+            | Self::SendStreamingMessage
+            | Self::GetTask
+            | Self::ListTasks
+            | Self::CancelTask
+            | Self::SubscribeToTask
+            | Self::CreatePushConfig
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::DeletePushConfig
+            | Self::GetExtendedAgentCard => false,
+        }
+    }
+
+    /// Whether it changes what the server holds (a task, its push configs), rather than only
+    /// reading: a token needs the write scope for it.
+    ///
+    /// ```
+    /// use agentwire_types::jsonrpc::Operation;
+    ///
+    /// assert!(Operation::CancelTask.changes_state());
+    /// assert!(!Operation::ListTasks.changes_state());
+    /// ```
+    pub fn changes_state(self) -> bool {
+        match self {
+            Self::SendMessage
+            | Self::SendStreamingMessage
+            | Self::CancelTask
+            | Self::CreatePushConfig
+            | Self::DeletePushConfig => true,
+            Self::GetTask
+            | Self::ListTasks
+            | Self::SubscribeToTask
+            | Self::GetPushConfig
+            | Self::ListPushConfigs
+            | Self::GetExtendedAgentCard
+            | Self::GetAgentCard => false,
+        }
+    }
+
+    /// Every operation.
+    pub const ALL: [Operation; 12] = [
+        Self::SendMessage,
+        Self::SendStreamingMessage,
+        Self::GetTask,
+        Self::ListTasks,
+        Self::CancelTask,
+        Self::SubscribeToTask,
+        Self::CreatePushConfig,
+        Self::GetPushConfig,
+        Self::ListPushConfigs,
+        Self::DeletePushConfig,
+        Self::GetExtendedAgentCard,
+        Self::GetAgentCard,
+    ];
 }

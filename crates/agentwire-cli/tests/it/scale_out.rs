@@ -115,7 +115,7 @@ async fn a_task_working_for_three_leases_is_not_failed() {
     let dir = TempDir::new("long-task");
     let args = ["--agent", "conformance", "--store", &database, "--lease", "1"];
     // Each instance logs every look for orphans.
-    let looks = [("RUST_LOG", "info,agentwire_server::core::runner=debug")];
+    let looks = [("RUST_LOG", "info,agentwire_server::core::orphans=debug")];
     let one = Server::start_with_env(&dir.0, &args, &looks).await;
     let two = Server::start_with_env(&dir.0, &args, &looks).await;
     let client = reqwest::Client::new();

@@ -24,7 +24,7 @@ use agentwire_types::{A2aRequest, A2aResponse};
 #[derive(Debug)]
 pub(crate) struct Channels {
     channels: Mutex<HashMap<String, Channel>>,
-    tls: crate::client::TlsSettings,
+    tls: crate::tls::TlsSettings,
     /// Whether an address without a scheme is dialed over TLS: when the card came over HTTPS.
     tls_without_scheme: bool,
 }
@@ -32,7 +32,7 @@ pub(crate) struct Channels {
 impl Channels {
     /// Connections with these TLS roots and client certificate; an address without a scheme over
     /// TLS when `tls_without_scheme`.
-    pub(crate) fn new(tls: crate::client::TlsSettings, tls_without_scheme: bool) -> Self {
+    pub(crate) fn new(tls: crate::tls::TlsSettings, tls_without_scheme: bool) -> Self {
         Self { channels: Mutex::default(), tls, tls_without_scheme }
     }
 

@@ -17,7 +17,8 @@
 //! - `blocking` is v1.0's `return_immediately` inverted; v0.3 waits unless told not to, but a
 //!   proto3 `bool` cannot be absent, so only a request without a configuration waits by default;
 //! - a history length or page size of 0 reads as unset (proto3 cannot tell them apart);
-//! - a status update carries `final`, set where the stream ends: a terminal or interrupted state.
+//! - a status update carries `final`, set where the stream ends: a terminal state or INPUT_REQUIRED
+//!   (`Profile::closes_stream`).
 //!
 //! v0.3 has no place for a part's metadata, a message's reference task ids, a
 //! tenant, a cancel's metadata, more than one push authentication scheme, or a card's icon and

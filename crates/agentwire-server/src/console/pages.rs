@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use agentwire_types::{
-    AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, Role, SecurityScheme, StreamResponse, Task,
-    TaskPushNotificationConfig, TaskState,
+    A2AError, AgentCard, Artifact, ListTasksRequest, ListTasksResponse, Message, Part, PartContent, Role,
+    SecurityScheme, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
 };
 use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::routes::TasksQuery;
 use super::Site;
 
 /// A rendered page.
@@ -589,4 +589,38 @@ pub(super) fn web_link(url: &str) -> Option<&str> {
     let scheme = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     let web = scheme.starts_with("http://") || scheme.starts_with("https://");
     (web && !url.chars().any(|c| c.is_control() || c.is_whitespace())).then_some(url)
+}
+
+/// Tasks on one page of the list.
+const TASKS_PAGE_SIZE: i32 = 25;
+
+/// The task list's filters and page.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(super) struct TasksQuery {
+    #[serde(default)]
+    pub(super) state: String,
+    #[serde(default)]
+    pub(super) context: String,
+    #[serde(default)]
+    pub(super) page: String,
+}
+
+impl TasksQuery {
+    pub(super) fn request(&self) -> Result<ListTasksRequest, A2AError> {
+        let status = match self.state.trim() {
+            "" => None,
+            state => {
+                Some(state.parse::<TaskState>().map_err(|error| A2AError::invalid_params(format!("state: {error}")))?)
+            }
+        };
+        Ok(ListTasksRequest {
+            context_id: self.context.trim().to_owned(),
+            status,
+            page_size: Some(TASKS_PAGE_SIZE),
+            page_token: self.page.clone(),
+            history_length: Some(1),
+            include_artifacts: Some(false),
+            ..ListTasksRequest::default()
+        })
+    }
 }

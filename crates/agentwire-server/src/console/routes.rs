@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use agentwire_types::{
     A2AError, A2aRequest, A2aResponse, AgentCard, Binding, Dialect, ErrorKind, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Message, Part, PartContent, Peer, Role,
-    SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskState,
+    ListTaskPushNotificationConfigsRequest, Message, Part, PartContent, Peer, Role, SendMessageRequest, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskState,
 };
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
@@ -23,17 +23,15 @@ use http::request::Parts;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde::Deserialize;
 
-use super::pages::{self, Page};
+use super::pages::{self, Page, TasksQuery};
 use super::{Console, ConsoleAccess, Site};
 use crate::http::errors::http_status;
-use crate::http::AppState;
 use crate::service::call;
+use crate::service::Operations;
 use crate::RequestContext;
 
 /// The cookie that carries the token given at the login form.
 const TOKEN_COOKIE: &str = "agentwire_console_token";
-/// Tasks per page of the list.
-const PAGE_SIZE: i32 = 25;
 /// The least time between two updates of a followed list: a burst of commits is one update.
 const LIST_UPDATE_GAP: Duration = Duration::from_millis(500);
 /// How often a followed list is read again when no commit feed tells of changes.
@@ -44,13 +42,16 @@ const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
 /// What the console's routes share.
 #[derive(Clone)]
 struct ConsoleState {
-    app: AppState,
+    operations: Operations,
+    /// The keys the card's signatures verify with.
+    signing_keys: Option<Arc<agentwire_jose::JwkSet>>,
     console: Console,
 }
 
-/// The console's routes, under `/console`, over the operation service in `app`.
-pub(crate) fn routes(app: AppState, console: Console) -> Router {
-    let state = ConsoleState { app, console: console.clone() };
+/// The console's routes, under `/console`, over `operations`; the card's signatures are checked
+/// with `signing_keys`.
+pub(crate) fn routes(operations: Operations, signing_keys: Option<agentwire_jose::JwkSet>, console: Console) -> Router {
+    let state = ConsoleState { operations, signing_keys: signing_keys.map(Arc::new), console: console.clone() };
     Router::new()
         .route("/console", get(card_page))
         .route("/console/", get(card_page))
@@ -171,7 +172,7 @@ async fn run<T>(state: &ConsoleState, ctx: &RequestContext, request: A2aRequest)
 where
     T: TryFrom<A2aResponse, Error = A2AError>,
 {
-    call(&state.app.operations, ctx.clone(), request).await
+    call(&state.operations, ctx.clone(), request).await
 }
 
 /// A page, or the page that says why not: the login form for a caller without credentials.
@@ -211,7 +212,7 @@ async fn card_page(State(state): State<ConsoleState>, mut parts: Parts, Query(qu
         let v03 = query.form.as_deref() == Some("v0.3");
         let dialect = if v03 { Dialect::V03 } else { Dialect::V1 };
         let json = serde_json::to_string_pretty(&crate::core::card_json(&card, dialect)).unwrap_or_default();
-        let signature = signature_status(&card, state.app.signing_keys.as_ref());
+        let signature = signature_status(&card, state.signing_keys.as_deref());
         Ok(pages::card_page(&state.console.site, &card, v03, &json, &signature))
     }
     .await;
@@ -229,37 +230,6 @@ fn signature_status(card: &AgentCard, keys: Option<&agentwire_jose::JwkSet>) -> 
     match agentwire_jose::verify_card(card, &keys, &agentwire_jose::Algorithm::ALL) {
         Ok(header) => pages::Signature::Verified { alg: header.alg, kid: header.kid.unwrap_or_default() },
         Err(error) => pages::Signature::Invalid(error.to_string()),
-    }
-}
-
-/// The task list's filters and page.
-#[derive(Debug, Default, Clone, Deserialize)]
-pub(super) struct TasksQuery {
-    #[serde(default)]
-    pub(super) state: String,
-    #[serde(default)]
-    pub(super) context: String,
-    #[serde(default)]
-    pub(super) page: String,
-}
-
-impl TasksQuery {
-    fn request(&self) -> Result<ListTasksRequest, A2AError> {
-        let status = match self.state.trim() {
-            "" => None,
-            state => {
-                Some(state.parse::<TaskState>().map_err(|error| A2AError::invalid_params(format!("state: {error}")))?)
-            }
-        };
-        Ok(ListTasksRequest {
-            context_id: self.context.trim().to_owned(),
-            status,
-            page_size: Some(PAGE_SIZE),
-            page_token: self.page.clone(),
-            history_length: Some(1),
-            include_artifacts: Some(false),
-            ..ListTasksRequest::default()
-        })
     }
 }
 

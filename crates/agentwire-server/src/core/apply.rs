@@ -1,8 +1,8 @@
 //! How an agent event changes a task: the one place that writes status, history and artifacts.
 
 use agentwire_types::{
-    A2AError, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-    Timestamp,
+    A2AError, MemorySize, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent, Timestamp,
 };
 
 use crate::agent::AgentEvent;
@@ -65,6 +65,72 @@ fn own_message(task: &Task, mut message: Message) -> Message {
     message.task_id.clone_from(&task.id);
     message.context_id.clone_from(&task.context_id);
     message
+}
+
+/// The events that cancel `task`, or none if it already ended.
+pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
+    ending_events(task, TaskState::Canceled, None)
+}
+
+/// The events that end `task` in `state`, with an agent message saying why; none if it already
+/// ended.
+pub(crate) fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec<StreamResponse> {
+    if task.status.state.is_terminal() {
+        return Vec::new();
+    }
+    let message = reason.map(|text| Message::agent(crate::ids::new_id(), text));
+    let event = AgentEvent::Status { state, message, metadata: None };
+    apply(task, event).map(|e| vec![e]).unwrap_or_default()
+}
+
+/// Applies `events` to `task` in order, up to and including the first that settles it (the rest
+/// are left in the iterator), adding their announcements to `announcements`. An event that would
+/// take the task's history and artifacts past `max_bytes` is refused, and the task fails instead.
+/// Returns how many events it took and the reasons the task refused some of them (a refused event
+/// changes nothing).
+pub(crate) fn apply_ready(
+    task: &mut Task,
+    events: impl Iterator<Item = AgentEvent>,
+    announcements: &mut Vec<StreamResponse>,
+    max_bytes: usize,
+) -> (usize, Vec<A2AError>) {
+    let mut refused = Vec::new();
+    let mut taken = 0;
+    // Measured once, when the first event that adds content comes; then kept up to date.
+    let mut size = None;
+    for event in events {
+        taken += 1;
+        let adds = event.added_size();
+        if adds > 0 {
+            let held = *size.get_or_insert_with(|| task.memory_size());
+            if held + adds > max_bytes {
+                refused.push(A2AError::invalid_agent_response(format!(
+                    "the agent's event would take task {} to about {} bytes; a task may hold {max_bytes}",
+                    task.id,
+                    held + adds
+                )));
+                let reason = format!("the task outgrew the {max_bytes} bytes a task may hold");
+                announcements.extend(ending_events(task, TaskState::Failed, Some(&reason)));
+                break;
+            }
+        }
+        match apply(task, event) {
+            Ok(announcement) => {
+                size = size.map(|held| held + adds);
+                announcements.push(announcement);
+            }
+            Err(error) => refused.push(error),
+        }
+        if settles(task) {
+            break;
+        }
+    }
+    (taken, refused)
+}
+
+/// Whether a blocking send can return: the task ended or waits for the client.
+pub(crate) fn settles(task: &Task) -> bool {
+    task.status.state.is_terminal() || task.status.state.is_interrupted()
 }
 
 #[cfg(test)]

@@ -2,15 +2,16 @@
 
 mod admission;
 mod apply;
-mod broker;
 mod card;
+mod feed;
 mod handler;
 mod limits;
+mod orphans;
 mod push_configs;
 mod runner;
 mod send;
-mod stream;
 mod tasks;
+mod turn;
 mod validate;
 
 use std::sync::Arc;

@@ -6,15 +6,15 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use agentwire_store::Scope;
-use agentwire_types::{A2AError, MemorySize, Message, StreamResponse, Task, TaskState};
+use agentwire_types::{A2AError, Message, StreamResponse, Task, TaskState};
 use futures_util::StreamExt;
 use opentelemetry::context::FutureExt as _;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use agentwire_store::Notice;
 
-use super::apply::{add_user_message, apply};
+use super::apply::{add_user_message, apply, apply_ready, cancel_events, ending_events, settles};
+use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
@@ -32,96 +32,6 @@ struct Execution {
     waiter: Option<Waiter>,
     /// The legacy family answers every send with a task: a direct reply completes one.
     reply_as_task: bool,
-}
-
-/// One execution, ready to start: what its [`ExecutionContext`] is built from (the cancellation
-/// token comes from the task's running executions).
-pub(crate) struct Run {
-    pub(crate) scope: Scope,
-    pub(crate) task_id: String,
-    pub(crate) context_id: String,
-    /// The message that starts this execution.
-    pub(crate) message: Message,
-    /// The task with the new message in its history.
-    pub(crate) task: Arc<Task>,
-    /// What the execution writes with its agent's first events: a new task (`task` as created),
-    /// or the message appended to an existing one (`task` with it).
-    pub(crate) first_write: FirstWrite,
-    pub(crate) request: crate::RequestContext,
-    pub(crate) streaming: bool,
-    /// A blocking SendMessage waiting for this execution's result.
-    pub(crate) waiter: Option<Waiter>,
-}
-
-/// What a send writes with its agent's first events, in one commit; the send waits for it.
-pub(crate) enum FirstWrite {
-    /// A new task.
-    Create(Creation),
-    /// The message, appended to an existing task.
-    Append(Appending),
-}
-
-/// A message to append to an existing task.
-pub(crate) struct Appending {
-    /// The message, with its task's id.
-    pub(crate) message: Message,
-    /// Whether the send needs the task as the message left it (a stream opens with it; a
-    /// `returnImmediately` caller gets it): copying it costs the whole task.
-    pub(crate) keep_snapshot: bool,
-    /// The message's place under its principal's limits of work in progress, until it is written.
-    pub(crate) place: super::admission::Place,
-    /// Told how the message was written, or why it was refused.
-    pub(crate) written: oneshot::Sender<Result<Appended, A2AError>>,
-}
-
-/// A message appended to its task.
-pub(crate) struct Appended {
-    /// The task as the message left it, if [`Appending::keep_snapshot`] asked for it.
-    pub(crate) snapshot: Option<Arc<Task>>,
-    /// The message's sequence number in the task's log.
-    pub(crate) seq: u64,
-}
-
-/// A new task to write.
-pub(crate) struct Creation {
-    /// The push config given with the send, stored with the task.
-    pub(crate) push: Option<agentwire_store::PushConfigRecord>,
-    /// The task's place under its principal's limits of work in progress, until it is written.
-    pub(crate) place: super::admission::Place,
-    /// Write the task before the agent starts: its id was chosen by the client, and whether it
-    /// is taken is only known once the store has it.
-    pub(crate) write_first: bool,
-    /// Told when the task is written, or why it was not; a direct reply writes none.
-    pub(crate) written: oneshot::Sender<Result<(), A2AError>>,
-}
-
-/// What a blocking SendMessage gets from the execution it started.
-#[derive(Debug)]
-pub(crate) enum Settled {
-    /// The agent answered with a message and created no task.
-    Reply(Box<Message>),
-    /// The task as committed when it settled.
-    Task(Arc<Task>),
-}
-
-/// The request side of a blocking SendMessage: the execution hands it the result directly, so the
-/// request is woken once instead of once per event.
-pub(crate) struct Waiter {
-    tx: oneshot::Sender<Settled>,
-    /// `returnImmediately`: hand over the task as soon as the agent has taken it on.
-    on_creation: bool,
-}
-
-impl Waiter {
-    pub(crate) fn new(on_creation: bool) -> (Self, oneshot::Receiver<Settled>) {
-        let (tx, rx) = oneshot::channel();
-        (Self { tx, on_creation }, rx)
-    }
-
-    fn settle(self, result: Settled) {
-        // The request may be gone (client disconnected); the task lives on regardless.
-        let _ = self.tx.send(result);
-    }
 }
 
 /// Ends an execution that stopped without winding up: its agent panicked, or its future was
@@ -170,70 +80,7 @@ impl Drop for ExecutionGuard {
     }
 }
 
-/// Whether a blocking send can return: the task ended or waits for the client.
-fn settles(task: &Task) -> bool {
-    task.status.state.is_terminal() || task.status.state.is_interrupted()
-}
-
 impl Core {
-    /// Fails every task an execution was working on (see [`RequestHandler::recover`]).
-    ///
-    /// [`RequestHandler::recover`]: crate::RequestHandler::recover
-    pub(crate) async fn fail_orphans(&self) -> Result<usize, A2AError> {
-        let reason = "the server stopped while the task was running; its work was lost";
-        let mut ended = 0;
-        loop {
-            let orphans = self.tasks.tasks_in_progress(ORPHAN_BATCH).await.map_err(super::store_error)?;
-            let failed = self.fail_tasks(&orphans, reason).await;
-            ended += failed;
-            if orphans.len() < ORPHAN_BATCH || failed == 0 {
-                return Ok(ended);
-            }
-        }
-    }
-
-    /// Fails the tasks whose executions died with another process, as the cancel signal finds
-    /// them, every `every`, for as long as the core lives.
-    pub(crate) async fn reap_orphans(
-        core: std::sync::Weak<Self>,
-        every: std::time::Duration,
-        stop: tokio_util::sync::CancellationToken,
-    ) {
-        let reason = "the server instance running the task stopped (its lease expired); its work was lost";
-        let mut ticks = tokio::time::interval(every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = ticks.tick() => {}
-            }
-            let Some(core) = core.upgrade() else { return };
-            match core.cancel.orphans(ORPHAN_BATCH).await {
-                Ok(orphans) => {
-                    tracing::debug!(found = orphans.len(), "looked for tasks left running");
-                    core.fail_tasks(&orphans, reason).await;
-                }
-                Err(error) => tracing::warn!(%error, "could not look for tasks left running"),
-            }
-        }
-    }
-
-    /// Ends `tasks` FAILED with `reason`; returns how many it ended.
-    async fn fail_tasks(&self, tasks: &[(Scope, String)], reason: &str) -> usize {
-        let mut ended = 0;
-        for (scope, task_id) in tasks {
-            let mut change = |task: &mut Task| Ok(ending_events(task, TaskState::Failed, Some(reason)));
-            match self.mutate(scope, task_id, &mut change).await {
-                Ok(_) => {
-                    ended += 1;
-                    tracing::warn!(%task_id, "{reason}");
-                }
-                Err(error) => tracing::warn!(%task_id, %error, "could not fail a task left running"),
-            }
-        }
-        ended
-    }
-
     /// Starts `run` in a task of its own, with the task's shared cancellation token: executions
     /// outlive the request that started them.
     pub(crate) fn launch(self: &Arc<Self>, run: Run) {
@@ -404,7 +251,7 @@ impl Core {
         let mut outcome = (0, Vec::new(), 0, None);
         let mut change = |task: &mut Task| {
             if task.status.state.is_terminal() {
-                return Err(super::send::terminal_task(task));
+                return Err(super::validate::terminal_task(task));
             }
             // A retry after a conflict applies the message and the events again to the fresh task.
             let mut events = vec![add_user_message(task, message.clone())];
@@ -552,25 +399,6 @@ impl Core {
     }
 }
 
-/// The events that cancel `task`, or none if it already ended.
-pub(crate) fn cancel_events(task: &mut Task) -> Vec<StreamResponse> {
-    ending_events(task, TaskState::Canceled, None)
-}
-
-/// The events that end `task` in `state`, with an agent message saying why; none if it already
-/// ended.
-fn ending_events(task: &mut Task, state: TaskState, reason: Option<&str>) -> Vec<StreamResponse> {
-    if task.status.state.is_terminal() {
-        return Vec::new();
-    }
-    let message = reason.map(|text| Message::agent(crate::ids::new_id(), text));
-    let event = AgentEvent::Status { state, message, metadata: None };
-    apply(task, event).map(|e| vec![e]).unwrap_or_default()
-}
-
-/// How many orphaned tasks one look finds at most.
-const ORPHAN_BATCH: usize = 256;
-
 /// The most events one store write commits. An agent's stream may have any number ready; this is
 /// the capacity of the channel `ExecutionContext::run` gives an agent, so its bursts fit one write.
 const MAX_BATCH: usize = 32;
@@ -608,51 +436,6 @@ fn direct_reply(execution: &Execution, batch: &mut Vec<AgentEvent>) -> Option<Me
     }
     batch.clear();
     Some(reply)
-}
-
-/// Applies `events` to `task` in order, up to and including the first that settles it (the rest
-/// are left in the iterator), adding their announcements to `announcements`. An event that would
-/// take the task's history and artifacts past `max_bytes` is refused, and the task fails instead.
-/// Returns how many events it took and the reasons the task refused some of them (a refused event
-/// changes nothing).
-fn apply_ready(
-    task: &mut Task,
-    events: impl Iterator<Item = AgentEvent>,
-    announcements: &mut Vec<StreamResponse>,
-    max_bytes: usize,
-) -> (usize, Vec<A2AError>) {
-    let mut refused = Vec::new();
-    let mut taken = 0;
-    // Measured once, when the first event that adds content comes; then kept up to date.
-    let mut size = None;
-    for event in events {
-        taken += 1;
-        let adds = event.added_size();
-        if adds > 0 {
-            let held = *size.get_or_insert_with(|| task.memory_size());
-            if held + adds > max_bytes {
-                refused.push(A2AError::invalid_agent_response(format!(
-                    "the agent's event would take task {} to about {} bytes; a task may hold {max_bytes}",
-                    task.id,
-                    held + adds
-                )));
-                let reason = format!("the task outgrew the {max_bytes} bytes a task may hold");
-                announcements.extend(ending_events(task, TaskState::Failed, Some(&reason)));
-                break;
-            }
-        }
-        match apply(task, event) {
-            Ok(announcement) => {
-                size = size.map(|held| held + adds);
-                announcements.push(announcement);
-            }
-            Err(error) => refused.push(error),
-        }
-        if settles(task) {
-            break;
-        }
-    }
-    (taken, refused)
 }
 
 fn report_refused(refused: Vec<A2AError>) {

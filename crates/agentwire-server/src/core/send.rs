@@ -10,9 +10,8 @@ use agentwire_types::{
 use tokio::sync::oneshot;
 
 use super::apply::add_user_message;
-use super::broker::EventFeed;
-use super::runner::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
-use super::stream::{task_event_stream, Opening};
+use super::feed::{task_event_stream, EventFeed, Opening};
+use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::{validate, Core};
 use crate::context::scope;
 use crate::ids::new_id;
@@ -22,7 +21,7 @@ use agentwire_types::{StreamItem, TaskEventStream};
 /// How the request that starts an execution follows it.
 #[derive(Clone, Copy)]
 enum Follow {
-    /// SendStreamingMessage: every event, through the broker.
+    /// SendStreamingMessage: every event, through the task's feed.
     Stream,
     /// SendMessage: one result, handed over by the execution.
     Block { return_immediately: bool },
@@ -167,7 +166,7 @@ impl Core {
         let Checked { ctx, scope, message, message_bytes, history_length, push, follow } = send;
         let task_id = message.task_id.clone();
         if existing.status.state.is_terminal() {
-            return Err(terminal_task(&existing));
+            return Err(validate::terminal_task(&existing));
         }
         if !message.context_id.is_empty() && message.context_id != existing.context_id {
             return Err(A2AError::invalid_params(format!(
@@ -287,12 +286,3 @@ impl Core {
 
 /// The version of a task as created: its log holds the one event that announces it.
 const CREATED_VERSION: u64 = 1;
-
-/// UnsupportedOperation for a message to a task that ended.
-pub(crate) fn terminal_task(task: &Task) -> A2AError {
-    A2AError::unsupported_operation(format!(
-        "task {} is {} and accepts no more messages; start a new task",
-        task.id, task.status.state
-    ))
-    .with_metadata("taskId", &task.id)
-}

@@ -9,9 +9,8 @@ use agentwire_types::{
     SubscribeToTaskRequest, Task, TaskState,
 };
 
-use super::broker::FeedItem;
-use super::runner::cancel_events;
-use super::stream::{task_event_stream, Opening};
+use super::apply::cancel_events;
+use super::feed::{task_event_stream, FeedItem, Opening};
 use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;

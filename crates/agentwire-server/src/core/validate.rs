@@ -129,6 +129,15 @@ pub(crate) fn required_extensions(required: &[String], declared: &[String]) -> R
     }
 }
 
+/// UnsupportedOperation for a message to a task that ended.
+pub(crate) fn terminal_task(task: &agentwire_types::Task) -> A2AError {
+    A2AError::unsupported_operation(format!(
+        "task {} is {} and accepts no more messages; start a new task",
+        task.id, task.status.state
+    ))
+    .with_metadata("taskId", &task.id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -180,7 +180,10 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
         .with_state(Arc::clone(&state));
     #[cfg(feature = "console")]
     let app = match options.console {
-        Some(console) => app.merge(crate::console::routes(state, console)),
+        Some(console) => {
+            let operations = state.operations.clone();
+            app.merge(crate::console::routes(operations, state.signing_keys.clone(), console))
+        }
         None => app,
     };
     let layers = ServiceBuilder::new()

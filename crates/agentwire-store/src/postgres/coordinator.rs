@@ -104,18 +104,13 @@ impl Coordinator {
 }
 
 impl Coordinator {
-    /// This process's name in the `instances` table.
-    pub(super) fn instance(&self) -> &str {
-        &self.inner.instance
-    }
-
-    pub(super) fn store(&self) -> &PostgresStore {
-        &self.inner.store
-    }
-
-    /// Counts the commits whose notices arrive, from every instance.
-    pub(super) fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.inner.commits.subscribe()
+    /// What this instance counts in the tables the instances share.
+    pub(super) fn shared(&self) -> super::shared::SharedTables {
+        super::shared::SharedTables {
+            store: self.inner.store.clone(),
+            instance: self.inner.instance.clone(),
+            commits: self.inner.commits.subscribe(),
+        }
     }
 }
 

@@ -7,15 +7,34 @@ use agentwire_types::TaskState;
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 
-use super::coordinator::Coordinator;
+use super::PostgresStore;
 use crate::sql::{backend, now_millis};
 use crate::{Result, SharedState};
+
+/// One instance's view of the shared tables: what it counts is counted under its name.
+pub(super) struct SharedTables {
+    pub(super) store: PostgresStore,
+    /// The instance's name in the `instances` table.
+    pub(super) instance: String,
+    /// Counts the commits whose notices arrive, from every instance.
+    pub(super) commits: tokio::sync::watch::Receiver<u64>,
+}
+
+impl SharedTables {
+    fn store(&self) -> &PostgresStore {
+        &self.store
+    }
+
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
 
 /// How long a caller's bucket is kept after its last request.
 const KEEP_BUCKET: i64 = 24 * 60 * 60 * 1000;
 
 #[async_trait]
-impl SharedState for Coordinator {
+impl SharedState for SharedTables {
     async fn take_token(&self, caller: &str, rate: f64, burst: f64) -> Result<std::result::Result<(), Duration>> {
         // One statement, atomic under the row's lock: the bucket refilled to the database's now
         // gives up a token if it has one. When it has none, the row as it was says how long until
@@ -113,7 +132,7 @@ impl SharedState for Coordinator {
     }
 
     fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
-        Coordinator::commits(self)
+        self.commits.clone()
     }
 }
 
