@@ -17,10 +17,10 @@ use crate::card::{self, CardCache};
 use crate::credentials::Credentials;
 use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
-use crate::http::{self, Expect};
 use crate::oauth::ClientCredentials;
 use crate::stream::{resumable, EventStream, Events, Reconnect, Reopen};
 use crate::tls::TlsSettings;
+use crate::transport::Transport;
 use crate::verify::{CardSignature, CardVerifier};
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
@@ -54,7 +54,8 @@ pub struct Client {
 
 #[derive(Debug)]
 struct Inner {
-    http: reqwest::Client,
+    /// JSON-RPC and HTTP+JSON.
+    http: crate::http::HttpTransport,
     /// Where calls get their access token, when it is not a fixed credential.
     oauth: Option<ClientCredentials>,
     #[cfg(feature = "grpc")]
@@ -66,24 +67,12 @@ struct Inner {
     endpoints: Vec<Endpoint>,
     /// The endpoint in use: the last that answered.
     current: AtomicUsize,
-    next_request_id: AtomicU64,
-    /// The limit on a unary call; streams have none.
-    timeout: Option<Duration>,
     reconnect: Reconnect,
-    /// The largest event of a stream read over HTTP.
-    max_event_size: usize,
-    /// The largest unary answer read over HTTP.
-    max_reply_size: usize,
 }
 
 /// The largest unary answer a client reads by default: a task as large as an agentwire server
 /// keeps (64 MiB of memory), in JSON, with its raw bytes in base64.
 pub const DEFAULT_MAX_REPLY_SIZE: usize = 96 * 1024 * 1024;
-
-/// Whether a transport failure is the request's timeout.
-fn is_timeout(source: &(dyn std::error::Error + 'static)) -> bool {
-    source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_timeout)
-}
 
 /// The host of `url`, lowercased; `None` when it is no URL with a host. `localhost`, `127.0.0.1`
 /// and `[::1]` are one host: a card written for one names the others (other loopback addresses,
@@ -360,21 +349,24 @@ impl ClientBuilder {
         let has_credentials =
             !self.credentials.is_empty() || !self.interface_credentials.is_empty() || self.oauth.is_some();
         let offers_extended = card.capabilities.extended_agent_card == Some(true);
+        let http = crate::http::HttpTransport {
+            client: http,
+            next_request_id: AtomicU64::new(1),
+            timeout: self.timeout,
+            max_event_size: self.max_event_size,
+            max_reply_size: self.max_reply_size,
+        };
         let inner = Inner {
             http,
             oauth: self.oauth.take(),
             #[cfg(feature = "grpc")]
-            grpc: crate::grpc::Channels::new(self.tls.clone(), found.url.starts_with("https://")),
+            grpc: crate::grpc::Channels::new(self.tls.clone(), found.url.starts_with("https://"), self.timeout),
             card,
             signature,
             extended: false,
             endpoints,
             current: AtomicUsize::new(0),
-            next_request_id: AtomicU64::new(1),
-            timeout: self.timeout,
             reconnect: self.reconnect,
-            max_event_size: self.max_event_size,
-            max_reply_size: self.max_reply_size,
         };
         let mut client = Client { inner: Arc::new(inner) };
         if self.extended_card && offers_extended && has_credentials {
@@ -609,24 +601,15 @@ impl Client {
 
     async fn unary_at(&self, endpoint: &Endpoint, call: &A2aRequest) -> Result<A2aResponse> {
         let authorization = self.authorization(endpoint).await?;
+        self.transport(endpoint).unary(endpoint, authorization, call).await
+    }
+
+    /// The transport of `endpoint`'s binding.
+    fn transport(&self, endpoint: &Endpoint) -> &dyn Transport {
         match endpoint.binding {
             #[cfg(feature = "grpc")]
-            Binding::Grpc => self.inner.grpc.unary(endpoint, authorization.as_ref(), call, self.inner.timeout).await,
-            _ => {
-                let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
-                let expect = Expect::Reply(self.inner.timeout);
-                let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
-                let timeout = self.inner.timeout;
-                let response = request.send().await.map_err(|e| Error::within(&endpoint.url, timeout, e))?;
-                let read = http::read_reply(endpoint, call, response, self.inner.max_reply_size).await;
-                // A body that stops arriving ends at the same limit as an answer that never starts.
-                read.map_err(|error| match (error, timeout) {
-                    (Error::Connection { source, .. }, Some(after)) if is_timeout(&*source) => {
-                        Error::Timeout { url: endpoint.url.clone(), after }
-                    }
-                    (other, _) => other,
-                })
-            }
+            Binding::Grpc => &self.inner.grpc,
+            _ => &self.inner.http,
         }
     }
 
@@ -640,17 +623,7 @@ impl Client {
 
     async fn open_at(&self, endpoint: &Endpoint, call: &A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
         let authorization = self.authorization(endpoint).await?;
-        match endpoint.binding {
-            #[cfg(feature = "grpc")]
-            Binding::Grpc => self.inner.grpc.open(endpoint, authorization.as_ref(), call).await,
-            _ => {
-                let id = self.inner.next_request_id.fetch_add(1, Ordering::Relaxed);
-                let expect = Expect::Events(last_event_id);
-                let request = http::request(&self.inner.http, endpoint, authorization, call, id, expect)?;
-                let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
-                http::events(endpoint, call, response, self.inner.max_event_size).await
-            }
-        }
+        self.transport(endpoint).open(endpoint, authorization, call, last_event_id).await
     }
 }
 

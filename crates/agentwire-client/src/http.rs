@@ -1,7 +1,10 @@
 //! What the two HTTP bindings share: writing a call as a request with the endpoint's headers,
 //! and reading the answer or the stream of events, each binding in its own form.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::StatusCode;
@@ -9,9 +12,68 @@ use http::StatusCode;
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::stream::Events;
+use crate::transport::Transport;
 use crate::{jsonrpc, rest, sse};
 use agentwire_types::Binding;
 use agentwire_types::{A2aRequest, A2aResponse};
+
+/// JSON-RPC and HTTP+JSON: a request per call on one HTTP client.
+#[derive(Debug)]
+pub(crate) struct HttpTransport {
+    pub(crate) client: reqwest::Client,
+    pub(crate) next_request_id: AtomicU64,
+    /// The limit on a unary call; streams have none.
+    pub(crate) timeout: Option<Duration>,
+    /// The largest event of a stream.
+    pub(crate) max_event_size: usize,
+    /// The largest unary answer.
+    pub(crate) max_reply_size: usize,
+}
+
+impl Transport for HttpTransport {
+    fn unary<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        authorization: Option<http::HeaderValue>,
+        call: &'a A2aRequest,
+    ) -> BoxFuture<'a, Result<A2aResponse>> {
+        Box::pin(async move {
+            let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
+            let request = request(&self.client, endpoint, authorization, call, id, Expect::Reply(self.timeout))?;
+            let timeout = self.timeout;
+            let response = request.send().await.map_err(|e| Error::within(&endpoint.url, timeout, e))?;
+            let read = read_reply(endpoint, call, response, self.max_reply_size).await;
+            // A body that stops arriving ends at the same limit as an answer that never starts.
+            read.map_err(|error| match (error, timeout) {
+                (Error::Connection { source, .. }, Some(after)) if is_timeout(&*source) => {
+                    Error::Timeout { url: endpoint.url.clone(), after }
+                }
+                (other, _) => other,
+            })
+        })
+    }
+
+    fn open<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        authorization: Option<http::HeaderValue>,
+        call: &'a A2aRequest,
+        last_event_id: Option<u64>,
+    ) -> BoxFuture<'a, Result<Events>> {
+        Box::pin(async move {
+            let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
+            let expect = Expect::Events(last_event_id);
+            let request = request(&self.client, endpoint, authorization, call, id, expect)?;
+            let response = request.send().await.map_err(|e| Error::transport(&endpoint.url, e))?;
+            events(endpoint, call, response, self.max_event_size).await
+        })
+    }
+}
+
+/// Whether a transport failure is the request's timeout.
+fn is_timeout(source: &(dyn std::error::Error + 'static)) -> bool {
+    source.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_timeout)
+}
 
 /// What a request expects back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -44,6 +44,7 @@ mod sse;
 mod stream;
 mod tls;
 mod trace;
+mod transport;
 mod verify;
 #[cfg(feature = "webhook")]
 mod webhook;

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agentwire_types::{A2AError, RpcCode, StreamResponse};
+use futures_util::future::BoxFuture;
 use futures_util::stream::{Stream, StreamExt};
 use tonic::metadata::{MetadataKey, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig};
@@ -18,6 +19,7 @@ use tonic_types::StatusExt;
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::stream::Events;
+use crate::transport::Transport;
 use agentwire_types::{A2aRequest, A2aResponse};
 
 /// One connection per gRPC interface, made on first use and shared by every call after.
@@ -27,13 +29,16 @@ pub(crate) struct Channels {
     tls: crate::tls::TlsSettings,
     /// Whether an address without a scheme is dialed over TLS: when the card came over HTTPS.
     tls_without_scheme: bool,
+    /// The limit on a unary call; streams have none.
+    timeout: Option<Duration>,
 }
 
 impl Channels {
     /// Connections with these TLS roots and client certificate; an address without a scheme over
     /// TLS when `tls_without_scheme`.
-    pub(crate) fn new(tls: crate::tls::TlsSettings, tls_without_scheme: bool) -> Self {
-        Self { channels: Mutex::default(), tls, tls_without_scheme }
+    /// A unary call ends after `timeout`, where set.
+    pub(crate) fn new(tls: crate::tls::TlsSettings, tls_without_scheme: bool, timeout: Option<Duration>) -> Self {
+        Self { channels: Mutex::default(), tls, tls_without_scheme, timeout }
     }
 
     /// The connection to `endpoint`; a first connection that fails leaves the endpoint
@@ -67,36 +72,41 @@ impl Channels {
         self.channels.lock().unwrap_or_else(|e| e.into_inner()).insert(url.clone(), channel.clone());
         Ok(channel)
     }
+}
 
-    /// A unary call.
-    pub(crate) async fn unary(
-        &self,
-        endpoint: &Endpoint,
-        authorization: Option<&http::HeaderValue>,
-        call: &A2aRequest,
-        timeout: Option<Duration>,
-    ) -> Result<A2aResponse> {
-        let channel = self.channel(endpoint).await?;
-        let rpc = Rpc { endpoint, authorization, timeout };
-        match endpoint.version {
-            crate::Version::V1 => v1::unary(channel, rpc, call).await,
-            crate::Version::V03 => v03::unary(channel, rpc, call).await,
-        }
+impl Transport for Channels {
+    fn unary<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        authorization: Option<http::HeaderValue>,
+        call: &'a A2aRequest,
+    ) -> BoxFuture<'a, Result<A2aResponse>> {
+        Box::pin(async move {
+            let channel = self.channel(endpoint).await?;
+            let rpc = Rpc { endpoint, authorization: authorization.as_ref(), timeout: self.timeout };
+            match endpoint.version {
+                crate::Version::V1 => v1::unary(channel, rpc, call).await,
+                crate::Version::V03 => v03::unary(channel, rpc, call).await,
+            }
+        })
     }
 
-    /// A streaming call's events; gRPC numbers none of them.
-    pub(crate) async fn open(
-        &self,
-        endpoint: &Endpoint,
-        authorization: Option<&http::HeaderValue>,
-        call: &A2aRequest,
-    ) -> Result<Events> {
-        let channel = self.channel(endpoint).await?;
-        let rpc = Rpc { endpoint, authorization, timeout: None };
-        match endpoint.version {
-            crate::Version::V1 => v1::open(channel, rpc, call).await,
-            crate::Version::V03 => v03::open(channel, rpc, call).await,
-        }
+    /// gRPC numbers no event: a stream resumes with the task as it stands.
+    fn open<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        authorization: Option<http::HeaderValue>,
+        call: &'a A2aRequest,
+        _last_event_id: Option<u64>,
+    ) -> BoxFuture<'a, Result<Events>> {
+        Box::pin(async move {
+            let channel = self.channel(endpoint).await?;
+            let rpc = Rpc { endpoint, authorization: authorization.as_ref(), timeout: None };
+            match endpoint.version {
+                crate::Version::V1 => v1::open(channel, rpc, call).await,
+                crate::Version::V03 => v03::open(channel, rpc, call).await,
+            }
+        })
     }
 }
 
