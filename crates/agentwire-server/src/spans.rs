@@ -113,7 +113,7 @@ fn operation_context(ctx: &RequestContext, request: &A2aRequest) -> Context {
         .with_kind(SpanKind::Server)
         .with_attributes([
             KeyValue::new("a2a.method.name", method),
-            KeyValue::new("a2a.protocol.version", crate::metrics::generation(ctx.dialect)),
+            KeyValue::new("a2a.protocol.version", ctx.dialect.version()),
             KeyValue::new("a2a.binding", ctx.binding.name()),
             KeyValue::new("a2a.tenant", ctx.tenant.as_str().to_owned()),
         ])

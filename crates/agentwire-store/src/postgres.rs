@@ -21,9 +21,9 @@ use sqlx::{Executor, PgPool, Postgres, QueryBuilder};
 
 use self::coordinator::Coordinator;
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, dialect_name, encode, fold_logs, limit as sql_limit,
-    now_millis, plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks,
-    TaskRow, Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, encode, fold_logs, limit as sql_limit, now_millis,
+    plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks, TaskRow,
+    Turns,
 };
 use crate::{
     Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
@@ -413,7 +413,7 @@ impl PushConfigStore for PostgresStore {
              ON CONFLICT (task, id) DO UPDATE SET dialect = excluded.dialect, config = excluded.config",
         )
         .bind(&record.config.id)
-        .bind(dialect_name(record.dialect))
+        .bind(record.dialect.name())
         .bind(encode(&record.config)?)
         .bind(&scope.tenant)
         .bind(&scope.owner)

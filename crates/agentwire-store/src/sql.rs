@@ -458,20 +458,9 @@ pub(crate) type ConfigRow = (String, String, i64);
 
 pub(crate) fn decode_config((dialect, config, delivered_through): &ConfigRow) -> Result<PushConfigRecord, StoreError> {
     let config: TaskPushNotificationConfig = decode(config)?;
-    let dialect = match dialect.as_str() {
-        "v03" => Dialect::V03,
-        "legacy" => Dialect::Legacy,
-        _ => Dialect::V1,
-    };
+    // Written by `Dialect::name`; a config of a generation this build does not know is v1.0's.
+    let dialect = Dialect::from_name(dialect).unwrap_or(Dialect::V1);
     Ok(PushConfigRecord { config, dialect, delivered_through: as_seq(*delivered_through) })
-}
-
-pub(crate) fn dialect_name(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::V1 => "v1",
-        Dialect::V03 => "v03",
-        Dialect::Legacy => "legacy",
-    }
 }
 
 /// SQL integers are signed; sequence numbers never come near the limit.

@@ -22,9 +22,9 @@ use sqlx::{Connection, Executor, QueryBuilder, Row, Sqlite, SqliteConnection, Sq
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
-    as_seq, as_sql, backend, decode_config, decode_event, dialect_name, encode, fold_logs, limit as sql_limit,
-    now_millis, plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks,
-    TaskRow, Turns,
+    as_seq, as_sql, backend, decode_config, decode_event, encode, fold_logs, limit as sql_limit, now_millis,
+    plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks, TaskRow,
+    Turns,
 };
 use crate::{
     Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
@@ -834,7 +834,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write, known: &Known, remove
                  ON CONFLICT (task, id) DO UPDATE SET dialect = excluded.dialect, config = excluded.config",
             )
             .bind(&record.config.id)
-            .bind(dialect_name(record.dialect))
+            .bind(record.dialect.name())
             .bind(config)
             .bind(as_sql(record.delivered_through))
             .bind(&scope.tenant)

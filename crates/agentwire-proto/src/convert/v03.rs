@@ -1,5 +1,6 @@
 //! Conversions between `a2a.v1` (the v0.3 gRPC binding) and the canonical v1.0 model, by the same
-//! rules as v0.3's ProtoJSON in `agentwire_types::dialect::v03::proto`.
+//! rules as v0.3's ProtoJSON in `agentwire_types::dialect::v03::proto` (and v0.3's JSON-RPC shapes
+//! in `agentwire_types::dialect::json`): a change to a v0.3 shape goes into all three.
 //!
 //! Canonical → wire is `From`. Wire → canonical is `TryFrom` with an [`A2AError`] of kind
 //! InvalidParams where the wire can say what the model cannot hold: a part with no content, an

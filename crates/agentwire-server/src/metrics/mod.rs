@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use agentwire_store::TaskStore;
-use agentwire_types::{A2AError, Dialect};
+use agentwire_types::A2AError;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::collector::Collector;
@@ -304,15 +304,6 @@ impl GaugeGuard {
 impl Drop for GaugeGuard {
     fn drop(&mut self) {
         self.0.dec();
-    }
-}
-
-/// The label of a generation.
-pub(crate) fn generation(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::V1 => "1.0",
-        Dialect::V03 => "0.3",
-        Dialect::Legacy => "legacy",
     }
 }
 

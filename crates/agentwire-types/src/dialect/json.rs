@@ -3,6 +3,9 @@
 //! The two differ in a few places only, which [`Flavor`] names: v0.3 puts a `kind` on every
 //! object; the legacy family tags parts with `type` (v0.1) as well as `kind` (seed 004), repeats a
 //! task's context as `sessionId`, and tags stream events with their v0.1 type names.
+//!
+//! v0.3 is also encoded for HTTP+JSON in `dialect::v03::proto` and for gRPC in
+//! `agentwire_proto::convert::v03`: a change to a v0.3 shape goes into all three.
 
 use base64::Engine as _;
 use serde::ser::{Error as _, SerializeMap};

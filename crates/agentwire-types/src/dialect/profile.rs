@@ -40,6 +40,20 @@ impl Dialect {
         }
     }
 
+    /// The version the generation is known by: `1.0`, `0.3`, or `legacy` for the `tasks/send`
+    /// family, which names none (metrics label operations with it).
+    ///
+    /// ```
+    /// assert_eq!(agentwire_types::Dialect::V03.version(), "0.3");
+    /// ```
+    pub const fn version(self) -> &'static str {
+        match self {
+            Self::V1 => "1.0",
+            Self::V03 => "0.3",
+            Self::Legacy => "legacy",
+        }
+    }
+
     /// The generation [`Dialect::name`] names.
     ///
     /// ```

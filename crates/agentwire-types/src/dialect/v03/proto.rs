@@ -7,6 +7,9 @@
 //! `{name: "tasks/{id}/pushNotificationConfigs/{configId}", pushNotificationConfig}`; a status
 //! update carries `final`.
 //!
+//! v0.3 is also encoded for JSON-RPC in `dialect::json` and for gRPC in
+//! `agentwire_proto::convert::v03`: a change to a v0.3 shape goes into all three.
+//!
 //! The official Python, Go and Java v0.3 SDKs put the base64 *text* of a file in the bytes field
 //! `file_with_bytes`, not the file: [`file_with_bytes`] and [`file_from_bytes_field`] say what
 //! that field holds, here and in the gRPC binding. ProtoJSON writes a bytes field as base64, so
