@@ -89,3 +89,37 @@ async fn the_task_gauges_of_the_instances_add_up_to_the_stores_count() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// A caller's open streams are counted across the instances: with one allowed, a stream open on
+/// one instance makes the other refuse a second until the first closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_open_streams_are_counted_across_the_instances() {
+    let Some(database) = fresh_database("shared_streams").await else { return };
+    let dir = TempDir::new("shared-streams");
+    let args = ["--agent", "conformance", "--store", &database, "--lease", "2", "--max-streams", "1"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let started = rpc(&client, &one.base, "SendMessage", message("m1", "tck-multi-turn start", None)).await.unwrap();
+    let task_id = started["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let subscribe = |server: &Server| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}});
+        client.post(format!("{}/", server.base)).header("A2A-Version", "1.0").json(&body).send()
+    };
+    let open = subscribe(&one).await.unwrap();
+    assert_eq!(open.status(), 200);
+    let mut events = agentwire_test::SseReader::new(open);
+    events.next_event().await.expect("the stream opens with the task");
+    let refused = subscribe(&two).await.unwrap();
+    assert_eq!(refused.status(), 429, "{}", refused.text().await.unwrap());
+    drop(events);
+    // The stream's count is given back once its connection closes.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let again = subscribe(&two).await.unwrap();
+        if again.status() == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the closed stream is still counted: {}", again.status());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
