@@ -22,8 +22,7 @@ use sqlx::{Executor, PgPool, Postgres, QueryBuilder};
 use self::coordinator::Coordinator;
 use crate::sql::{
     as_seq, as_sql, backend, decode_config, decode_event, encode, fold_logs, limit as sql_limit, now_millis,
-    plan_commit, plan_create, queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks, TaskRow,
-    Turns,
+    plan_commit, plan_create, queries, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks, TaskRow, Turns,
 };
 use crate::{
     Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
@@ -64,6 +63,8 @@ impl std::fmt::Debug for PostgresStore {
 
 /// How long connecting to the database may take when the store opens.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+crate::sql::sql_reads!(PostgresStore, Postgres, pool);
 
 impl PostgresStore {
     /// Connects to the database at `url` and brings its schema up to date.
@@ -137,13 +138,6 @@ impl PostgresStore {
     async fn queue_notice(&self, payload: String) {
         // The receiver lives as long as the store; a full queue holds the caller back.
         let _ = self.notices.send(payload).await;
-    }
-
-    /// The task as its log folds.
-    async fn read_log(&self, scope: &Scope, task_id: &str) -> Result<Option<Folded>> {
-        let rows: Vec<LogRow> =
-            queries::log::<Postgres>(scope, task_id).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
-        Ok(fold_logs(&rows)?.pop())
     }
 
     async fn notify(&self, channel: &str, scope: &Scope, task_id: &str, seq: u64) -> Result<()> {
@@ -311,26 +305,11 @@ impl TaskStore for PostgresStore {
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let rows: Vec<(i64, String)> = queries::events::<Postgres>(scope, task_id, as_sql(after), sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        rows.iter().map(|(seq, body)| decode_event(*seq, body)).collect()
+        self.read_events(scope, task_id, after, limit).await
     }
 
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
-        let total: i64 = queries::count::<Postgres>(scope, query)
-            .build_query_scalar()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(backend)?;
-        let rows: Vec<PageRow> =
-            queries::page::<Postgres>(scope, query).build_query_as().fetch_all(&self.pool).await.map_err(backend)?;
-        read_page(&rows, total, query, |keys| async move {
-            queries::logs_of::<Postgres>(keys).build_query_as().fetch_all(&self.pool).await.map_err(backend)
-        })
-        .await
+        self.read_page(scope, query).await
     }
 
     async fn unfinished(&self, owner: &str) -> Result<Unfinished> {
@@ -351,12 +330,7 @@ impl TaskStore for PostgresStore {
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let rows: Vec<(String, String, String)> = queries::in_progress::<Postgres>(sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        Ok(rows.into_iter().map(scoped).collect())
+        self.read_in_progress(limit).await
     }
 
     /// From what this process last committed of the task when it has that: then one round trip,
@@ -429,21 +403,11 @@ impl PushConfigStore for PostgresStore {
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row: Option<ConfigRow> = queries::configs::<Postgres>(scope, task_id, Some(config_id))
-            .build_query_as()
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(backend)?;
-        row.as_ref().map(decode_config).transpose()
+        Ok(self.read_configs(scope, task_id, Some(config_id)).await?.pop())
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
-        let rows: Vec<ConfigRow> = queries::configs::<Postgres>(scope, task_id, None)
-            .build_query_as()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        rows.iter().map(decode_config).collect()
+        self.read_configs(scope, task_id, None).await
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
@@ -486,12 +450,7 @@ impl PushConfigStore for PostgresStore {
     }
 
     async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let rows: Vec<(String, String, String)> = queries::undelivered::<Postgres>(sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        Ok(rows.into_iter().map(scoped).collect())
+        self.read_undelivered(limit).await
     }
 }
 #[cfg(test)]

@@ -537,6 +537,9 @@ impl Turns {
 }
 
 /// The statements the SQL backends share, built with each backend's placeholders.
+mod reads;
+pub(crate) use reads::sql_reads;
+
 pub(crate) mod queries {
     use sqlx::{Database, Encode, QueryBuilder, Type};
 

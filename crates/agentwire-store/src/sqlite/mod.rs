@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
     as_sql, backend, decode_config, decode_event, encode, fold_logs, limit as sql_limit, plan_commit, plan_create,
-    queries, read_page, scoped, ConfigRow, Folded, LogRow, PageRow, Turns,
+    queries, scoped, ConfigRow, Folded, LogRow, PageRow, Turns,
 };
 use crate::{
     Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
@@ -39,6 +39,8 @@ use crate::{
 
 use known::{load_config_owners, load_ended, load_unfinished, Known};
 use writer::{reclaim_freed_pages, write_loop, CloseRequest, Job, Write, MAX_GROUP};
+
+crate::sql::sql_reads!(SqliteStore, Sqlite, reads);
 
 /// Stores tasks, event logs and push configs in a SQLite file.
 ///
@@ -131,18 +133,6 @@ impl SqliteStore {
     }
 }
 
-impl SqliteStore {
-    /// The task as its log folds, read from the file.
-    async fn read_log(&self, scope: &Scope, task_id: &str) -> Result<Option<Folded>> {
-        let rows: Vec<LogRow> =
-            queries::log::<Sqlite>(scope, task_id).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
-        Ok(fold_logs(&rows)?.pop())
-    }
-}
-
-/// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
-/// changed nothing and the others go on; if the database itself fails, the whole group fails.
-///
 /// Opens and locks `PATH-lock` beside the database, or says which file another process holds.
 /// An advisory lock (`flock`), which the kernel releases when the process ends, however it ends.
 fn lock_exclusively(path: &Path) -> Result<std::fs::File> {
@@ -203,26 +193,11 @@ impl TaskStore for SqliteStore {
     }
 
     async fn events_after(&self, scope: &Scope, task_id: &str, after: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let rows: Vec<(i64, String)> = queries::events::<Sqlite>(scope, task_id, as_sql(after), sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.reads)
-            .await
-            .map_err(backend)?;
-        rows.iter().map(|(seq, body)| decode_event(*seq, body)).collect()
+        self.read_events(scope, task_id, after, limit).await
     }
 
     async fn list(&self, scope: &Scope, query: &TaskQuery) -> Result<TaskPage> {
-        let total: i64 = queries::count::<Sqlite>(scope, query)
-            .build_query_scalar()
-            .fetch_one(&self.reads)
-            .await
-            .map_err(backend)?;
-        let rows: Vec<PageRow> =
-            queries::page::<Sqlite>(scope, query).build_query_as().fetch_all(&self.reads).await.map_err(backend)?;
-        read_page(&rows, total, query, |keys| async move {
-            queries::logs_of::<Sqlite>(keys).build_query_as().fetch_all(&self.reads).await.map_err(backend)
-        })
-        .await
+        self.read_page(scope, query).await
     }
 
     /// Counted without reading the file, which only this store writes.
@@ -235,12 +210,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let rows: Vec<(String, String, String)> = queries::in_progress::<Sqlite>(sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.reads)
-            .await
-            .map_err(backend)?;
-        Ok(rows.into_iter().map(scoped).collect())
+        self.read_in_progress(limit).await
     }
 
     /// A read on the pool and the writer still running.
@@ -302,24 +272,14 @@ impl PushConfigStore for SqliteStore {
     }
 
     async fn get_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<Option<PushConfigRecord>> {
-        let row: Option<ConfigRow> = queries::configs::<Sqlite>(scope, task_id, Some(config_id))
-            .build_query_as()
-            .fetch_optional(&self.reads)
-            .await
-            .map_err(backend)?;
-        row.as_ref().map(decode_config).transpose()
+        Ok(self.read_configs(scope, task_id, Some(config_id)).await?.pop())
     }
 
     async fn list_configs(&self, scope: &Scope, task_id: &str) -> Result<Vec<PushConfigRecord>> {
         if !self.known.with_configs.contains_key(&(scope.clone(), task_id.to_owned())) {
             return Ok(Vec::new());
         }
-        let rows: Vec<ConfigRow> = queries::configs::<Sqlite>(scope, task_id, None)
-            .build_query_as()
-            .fetch_all(&self.reads)
-            .await
-            .map_err(backend)?;
-        rows.iter().map(decode_config).collect()
+        self.read_configs(scope, task_id, None).await
     }
 
     async fn delete_config(&self, scope: &Scope, task_id: &str, config_id: &str) -> Result<bool> {
@@ -334,11 +294,6 @@ impl PushConfigStore for SqliteStore {
     }
 
     async fn undelivered(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
-        let rows: Vec<(String, String, String)> = queries::undelivered::<Sqlite>(sql_limit(limit))
-            .build_query_as()
-            .fetch_all(&self.reads)
-            .await
-            .map_err(backend)?;
-        Ok(rows.into_iter().map(scoped).collect())
+        self.read_undelivered(limit).await
     }
 }

@@ -177,6 +177,9 @@ pub(super) fn note(known: &Known, write: &Write, outcome: u64) {
     }
 }
 
+/// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
+/// changed nothing and the others go on; if the database itself fails, the whole group fails.
+///
 /// Each statement is a round trip to the connection's thread, which costs more than SQLite's own
 /// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
 /// one script of a few statements whatever its size. Other groups go write by write.
