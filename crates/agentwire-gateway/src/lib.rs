@@ -6,8 +6,9 @@
 //! interface and speaks its generation; the client is an operation service, and the gateway
 //! serves it with the server's [`router`](agentwire_server::router), as a server serves its own
 //! agent. The gateway rewrites the agent's card to its own interfaces (in both card shapes), its
-//! own security schemes and, with a key, its own signature; it authenticates callers with its own
-//! [`Authenticator`] and calls the agent with the client's credentials.
+//! own security schemes and, with a key, its own signature; it authenticates callers with the
+//! authenticator of its own [`App`] ([`GatewayBuilder::app`]), which also puts its quotas, metrics
+//! and spans in front of every agent, and calls the agent with the client's credentials.
 //!
 //! With a [`Mirror`] ([`GatewayBuilder::mirror`]) the gateway keeps every task it relays, with
 //! its event log, in a store of its own, and serves GetTask, ListTasks, resumable subscriptions
