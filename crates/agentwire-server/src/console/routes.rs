@@ -211,7 +211,8 @@ async fn card_page(State(state): State<ConsoleState>, mut parts: Parts, Query(qu
         let card: AgentCard = run(&state, &ctx, A2aRequest::GetAgentCard).await?;
         let v03 = query.form.as_deref() == Some("v0.3");
         let dialect = if v03 { Dialect::V03 } else { Dialect::V1 };
-        let json = serde_json::to_string_pretty(&crate::core::card_json(&card, dialect)).unwrap_or_default();
+        let json = serde_json::to_string_pretty(&crate::core::card_json(&card, dialect.profile().card_form()))
+            .unwrap_or_default();
         let signature = signature_status(&card, state.signing_keys.as_deref());
         Ok(pages::card_page(&state.console.site, &card, v03, &json, &signature))
     }

@@ -274,9 +274,9 @@ fn authority(url: &str) -> &str {
     authority.split('/').next().unwrap_or(authority)
 }
 
-/// The card as a client of `dialect` reads it: v1.0 members only, or the combined card.
-pub(crate) fn card_json(card: &AgentCard, dialect: agentwire_types::Dialect) -> serde_json::Value {
-    match dialect.profile().card_form() {
+/// The card in `form`: v1.0 members only, or the combined card every generation reads.
+pub(crate) fn card_json(card: &AgentCard, form: CardForm) -> serde_json::Value {
+    match form {
         CardForm::V1 => serde_json::to_value(card).unwrap_or_default(),
         CardForm::Combined => agentwire_types::dialect::card::combined(card),
     }

@@ -33,25 +33,24 @@ impl CardForms {
         Self { strict, since: Default::default() }
     }
 
-    /// The generation whose card form the client reads: v1.0's for a client that asks for 1.0
-    /// (or for everyone when strict), else the combined card every generation reads.
-    fn dialect(&self, negotiated: Option<&Negotiated>) -> Dialect {
-        let asks_v1 = negotiated.is_some_and(|n| matches!(n.version, Ok(Some(ProtocolVersion::V1_0))));
-        if self.strict || asks_v1 {
-            Dialect::V1
+    /// The form of the card the client reads: v1.0's for a client that asks for 1.0 (or for
+    /// everyone when strict), else the combined card every generation reads.
+    fn form(&self, asks: Option<ProtocolVersion>) -> CardForm {
+        if self.strict || asks == Some(ProtocolVersion::V1_0) {
+            CardForm::V1
         } else {
-            Dialect::V03
+            CardForm::Combined
         }
     }
 
-    /// The card in `dialect`'s form, with its validators.
-    fn document(&self, card: &AgentCard, dialect: Dialect) -> CardDocument {
-        let json = serde_json::to_vec(&crate::core::card_json(card, dialect)).unwrap_or_default();
+    /// The card in `form`, with its validators.
+    fn document(&self, card: &AgentCard, form: CardForm) -> CardDocument {
+        let json = serde_json::to_vec(&crate::core::card_json(card, form)).unwrap_or_default();
         // The ETag is a hash of the content, so it changes exactly when the card does; not when
         // only its signatures do (a signer may sign again, ECDSA differently each time).
         let unsigned = (!card.signatures.is_empty()).then(|| {
             let unsigned = AgentCard { signatures: Vec::new(), ..card.clone() };
-            serde_json::to_vec(&crate::core::card_json(&unsigned, dialect)).unwrap_or_default()
+            serde_json::to_vec(&crate::core::card_json(&unsigned, form)).unwrap_or_default()
         });
         let hash = unsigned
             .as_deref()
@@ -59,7 +58,7 @@ impl CardForms {
             .iter()
             .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
         let etag = HeaderValue::from_str(&format!("\"{hash:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""));
-        let slot = &self.since[match dialect.profile().card_form() {
+        let slot = &self.since[match form {
             CardForm::V1 => 0,
             CardForm::Combined => 1,
         }];
@@ -96,7 +95,13 @@ impl CardDocument {
 
 pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
-    let dialect = state.card.dialect(parts.extensions.get::<Negotiated>());
+    let asks = parts.extensions.get::<Negotiated>().and_then(|n| n.version.as_ref().ok().copied().flatten());
+    let form = state.card.form(asks);
+    // The fetch is an operation of the generation asked for; of the card's own when none is.
+    let dialect = match (asks, form) {
+        (Some(ProtocolVersion::V1_0), _) | (None, CardForm::V1) => Dialect::V1,
+        (Some(ProtocolVersion::V0_3), _) | (None, CardForm::Combined) => Dialect::V03,
+    };
     let if_none_match = parts.headers.get(header::IF_NONE_MATCH).cloned();
     let mut ctx = RequestContext::new(dialect, Binding::HttpJson);
     ctx.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
@@ -106,7 +111,7 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
         Err(error) => Err(error),
     };
     let card = match card {
-        Ok(card) => state.card.document(&card, dialect),
+        Ok(card) => state.card.document(&card, form),
         Err(error) => {
             let response = json_response(http_status(error.kind()), JSON, &RestError::from(&error));
             return with_error_headers(response, &error);

@@ -168,7 +168,9 @@ impl<'a> Call<'a> {
             A2aResponse::Deleted => {
                 result_response(self.id, dialect.profile().deletion_is_empty_object().then(Map::new))
             }
-            A2aResponse::Card(card) => result_response(self.id, crate::core::card_json(&card, dialect)),
+            A2aResponse::Card(card) => {
+                result_response(self.id, crate::core::card_json(&card, dialect.profile().card_form()))
+            }
             A2aResponse::Stream(events) => self.stream(state, dialect, events),
         }
     }

@@ -229,9 +229,11 @@ impl Call {
             A2aResponse::PushConfig(config) => json_response(StatusCode::OK, media_type(), &Out(dialect, &config)),
             A2aResponse::PushConfigs(configs) => json_response(StatusCode::OK, media_type(), &Out(dialect, &configs)),
             A2aResponse::Deleted => json_response(StatusCode::OK, media_type(), &Map::new()),
-            A2aResponse::Card(card) => {
-                json_response(StatusCode::OK, media_type(), &crate::core::card_json(&card, dialect))
-            }
+            A2aResponse::Card(card) => json_response(
+                StatusCode::OK,
+                media_type(),
+                &crate::core::card_json(&card, dialect.profile().card_form()),
+            ),
             A2aResponse::Stream(events) => self.stream(state, events),
         }
     }

@@ -1,5 +1,7 @@
-use agentwire_types::{StreamResponse, TaskPushNotificationConfig, TaskStatusUpdateEvent};
+use agentwire_store::PushConfigRecord;
+use agentwire_types::{Dialect, StreamResponse, TaskPushNotificationConfig, TaskStatusUpdateEvent};
 
+use super::dispatch::fan_out;
 use super::*;
 
 fn record(id: &str, dialect: Dialect) -> PushConfigRecord {
