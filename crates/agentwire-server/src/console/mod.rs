@@ -8,8 +8,13 @@
 //! script only follows live changes (EventSource) and streams a sent message; no asset is fetched
 //! from anywhere but the console itself.
 
+mod access;
+mod download;
+mod form;
+mod live;
 mod pages;
 mod routes;
+mod state;
 
 use std::sync::Arc;
 
