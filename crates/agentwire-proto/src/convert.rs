@@ -205,7 +205,7 @@ impl TryFrom<pb::Message> for t::Message {
 
 // ---- Tasks and events ----------------------------------------------------------------------------
 
-alike::conversions_alike_in_both_packages!(pb);
+alike::conversions_alike_in_both_packages!(pb, card);
 
 impl From<t::TaskStatus> for pb::TaskStatus {
     fn from(s: t::TaskStatus) -> Self {

@@ -2,12 +2,14 @@
 //! under the same names, so one body serves both packages.
 
 /// Implements, for the generated package `$pb`, the conversions of Artifact, Task, the two
-/// update events, AgentExtension and AgentCardSignature.
+/// update events, AgentExtension, AgentCardSignature and SecurityScheme.
 ///
-/// The bodies name only the helpers of [`crate::convert`] and the package's own TaskStatus
-/// conversion, which is where the packages differ (v0.3 calls the status message `update`).
+/// The bodies name only the helpers of [`crate::convert`], the package's own TaskStatus
+/// conversion, which is where the packages differ (v0.3 calls the status message `update`), and
+/// `flows_to_proto` and `flows_from_proto` of the module `$flows` (v1.0's OAuth flows have more
+/// members).
 macro_rules! conversions_alike_in_both_packages {
-    ($pb:ident) => {
+    ($pb:ident, $flows:ident) => {
         const _: () = {
             use ::agentwire_types as t;
             use ::agentwire_types::A2AError;
@@ -149,6 +151,74 @@ macro_rules! conversions_alike_in_both_packages {
             impl From<$pb::AgentCardSignature> for t::AgentCardSignature {
                 fn from(s: $pb::AgentCardSignature) -> Self {
                     t::AgentCardSignature { protected: s.protected, signature: s.signature, header: metadata(s.header) }
+                }
+            }
+
+            impl From<t::SecurityScheme> for $pb::SecurityScheme {
+                fn from(s: t::SecurityScheme) -> Self {
+                    use $pb::security_scheme::Scheme;
+                    let scheme = match s {
+                        t::SecurityScheme::ApiKey(s) => Scheme::ApiKeySecurityScheme($pb::ApiKeySecurityScheme {
+                            description: s.description,
+                            location: s.location,
+                            name: s.name,
+                        }),
+                        t::SecurityScheme::HttpAuth(s) => Scheme::HttpAuthSecurityScheme($pb::HttpAuthSecurityScheme {
+                            description: s.description,
+                            scheme: s.scheme,
+                            bearer_format: s.bearer_format,
+                        }),
+                        t::SecurityScheme::OAuth2(s) => Scheme::Oauth2SecurityScheme($pb::OAuth2SecurityScheme {
+                            description: s.description,
+                            flows: $flows::flows_to_proto(&s.flows),
+                            oauth2_metadata_url: s.oauth2_metadata_url,
+                        }),
+                        t::SecurityScheme::OpenIdConnect(s) => {
+                            Scheme::OpenIdConnectSecurityScheme($pb::OpenIdConnectSecurityScheme {
+                                description: s.description,
+                                open_id_connect_url: s.open_id_connect_url,
+                            })
+                        }
+                        t::SecurityScheme::MutualTls(s) => {
+                            Scheme::MtlsSecurityScheme($pb::MutualTlsSecurityScheme { description: s.description })
+                        }
+                    };
+                    $pb::SecurityScheme { scheme: Some(scheme) }
+                }
+            }
+
+            /// A scheme with no member set is no scheme: the card drops it.
+            impl TryFrom<$pb::SecurityScheme> for t::SecurityScheme {
+                type Error = ();
+
+                fn try_from(s: $pb::SecurityScheme) -> std::result::Result<Self, ()> {
+                    use $pb::security_scheme::Scheme;
+                    Ok(match s.scheme.ok_or(())? {
+                        Scheme::ApiKeySecurityScheme(s) => t::SecurityScheme::ApiKey(t::ApiKeySecurityScheme {
+                            description: s.description,
+                            location: s.location,
+                            name: s.name,
+                        }),
+                        Scheme::HttpAuthSecurityScheme(s) => t::SecurityScheme::HttpAuth(t::HttpAuthSecurityScheme {
+                            description: s.description,
+                            scheme: s.scheme,
+                            bearer_format: s.bearer_format,
+                        }),
+                        Scheme::Oauth2SecurityScheme(s) => t::SecurityScheme::OAuth2(t::OAuth2SecurityScheme {
+                            description: s.description,
+                            flows: s.flows.map_or(::serde_json::Value::Null, $flows::flows_from_proto),
+                            oauth2_metadata_url: s.oauth2_metadata_url,
+                        }),
+                        Scheme::OpenIdConnectSecurityScheme(s) => {
+                            t::SecurityScheme::OpenIdConnect(t::OpenIdConnectSecurityScheme {
+                                description: s.description,
+                                open_id_connect_url: s.open_id_connect_url,
+                            })
+                        }
+                        Scheme::MtlsSecurityScheme(s) => {
+                            t::SecurityScheme::MutualTls(t::MutualTlsSecurityScheme { description: s.description })
+                        }
+                    })
                 }
             }
         };

@@ -146,79 +146,11 @@ impl From<pb::SecurityRequirement> for t::SecurityRequirement {
     }
 }
 
-impl From<t::SecurityScheme> for pb::SecurityScheme {
-    fn from(s: t::SecurityScheme) -> Self {
-        use pb::security_scheme::Scheme;
-        let scheme = match s {
-            t::SecurityScheme::ApiKey(s) => Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
-                description: s.description,
-                location: s.location,
-                name: s.name,
-            }),
-            t::SecurityScheme::HttpAuth(s) => Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
-                description: s.description,
-                scheme: s.scheme,
-                bearer_format: s.bearer_format,
-            }),
-            t::SecurityScheme::OAuth2(s) => Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
-                description: s.description,
-                flows: flows_to_proto(&s.flows),
-                oauth2_metadata_url: s.oauth2_metadata_url,
-            }),
-            t::SecurityScheme::OpenIdConnect(s) => {
-                Scheme::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
-                    description: s.description,
-                    open_id_connect_url: s.open_id_connect_url,
-                })
-            }
-            t::SecurityScheme::MutualTls(s) => {
-                Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme { description: s.description })
-            }
-        };
-        pb::SecurityScheme { scheme: Some(scheme) }
-    }
-}
-
-/// A scheme with no member set is no scheme: the card drops it.
-impl TryFrom<pb::SecurityScheme> for t::SecurityScheme {
-    type Error = ();
-
-    fn try_from(s: pb::SecurityScheme) -> Result<Self, ()> {
-        use pb::security_scheme::Scheme;
-        Ok(match s.scheme.ok_or(())? {
-            Scheme::ApiKeySecurityScheme(s) => t::SecurityScheme::ApiKey(t::ApiKeySecurityScheme {
-                description: s.description,
-                location: s.location,
-                name: s.name,
-            }),
-            Scheme::HttpAuthSecurityScheme(s) => t::SecurityScheme::HttpAuth(t::HttpAuthSecurityScheme {
-                description: s.description,
-                scheme: s.scheme,
-                bearer_format: s.bearer_format,
-            }),
-            Scheme::Oauth2SecurityScheme(s) => t::SecurityScheme::OAuth2(t::OAuth2SecurityScheme {
-                description: s.description,
-                flows: s.flows.map_or(Value::Null, flows_from_proto),
-                oauth2_metadata_url: s.oauth2_metadata_url,
-            }),
-            Scheme::OpenIdConnectSecurityScheme(s) => {
-                t::SecurityScheme::OpenIdConnect(t::OpenIdConnectSecurityScheme {
-                    description: s.description,
-                    open_id_connect_url: s.open_id_connect_url,
-                })
-            }
-            Scheme::MtlsSecurityScheme(s) => {
-                t::SecurityScheme::MutualTls(t::MutualTlsSecurityScheme { description: s.description })
-            }
-        })
-    }
-}
-
 // ---- OAuth 2.0 flows ------------------------------------------------------------------------------
 
 /// The flow a ProtoJSON `OAuthFlows` object names. A v0.3 card may list several flows; the
 /// v1.0 oneof holds one, the first this version knows.
-fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
+pub(super) fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
     use pb::o_auth_flows::Flow;
     let flows = flows.as_object()?;
     let flow = flows.iter().find_map(|(name, flow)| {
@@ -261,7 +193,7 @@ fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
 }
 
 #[allow(deprecated)]
-fn flows_from_proto(flows: pb::OAuthFlows) -> Value {
+pub(super) fn flows_from_proto(flows: pb::OAuthFlows) -> Value {
     use pb::o_auth_flows::Flow;
     let (name, fields): (&str, Vec<(&str, Value)>) = match flows.flow {
         None => return Value::Object(Map::new()),

@@ -245,7 +245,7 @@ impl TryFrom<pb::Message> for t::Message {
 
 // ---- Tasks and events ----------------------------------------------------------------------------
 
-super::alike::conversions_alike_in_both_packages!(pb);
+super::alike::conversions_alike_in_both_packages!(pb, card);
 
 impl From<t::TaskStatus> for pb::TaskStatus {
     fn from(s: t::TaskStatus) -> Self {

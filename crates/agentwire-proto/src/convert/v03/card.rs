@@ -95,7 +95,7 @@ impl From<pb::AgentCard> for t::AgentCard {
             security_schemes: c
                 .security_schemes
                 .into_iter()
-                .filter_map(|(name, s)| Some((name, scheme_from_proto(s)?)))
+                .filter_map(|(name, s)| Some((name, t::SecurityScheme::try_from(s).ok()?)))
                 .collect(),
             security_requirements: each_into(c.security),
             default_input_modes: c.default_input_modes,
@@ -160,72 +160,11 @@ impl From<pb::Security> for t::SecurityRequirement {
     }
 }
 
-impl From<t::SecurityScheme> for pb::SecurityScheme {
-    fn from(s: t::SecurityScheme) -> Self {
-        use pb::security_scheme::Scheme;
-        let scheme = match s {
-            t::SecurityScheme::ApiKey(s) => Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
-                description: s.description,
-                location: s.location,
-                name: s.name,
-            }),
-            t::SecurityScheme::HttpAuth(s) => Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
-                description: s.description,
-                scheme: s.scheme,
-                bearer_format: s.bearer_format,
-            }),
-            t::SecurityScheme::OAuth2(s) => Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
-                description: s.description,
-                flows: flows_to_proto(&s.flows),
-                oauth2_metadata_url: s.oauth2_metadata_url,
-            }),
-            t::SecurityScheme::OpenIdConnect(s) => {
-                Scheme::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
-                    description: s.description,
-                    open_id_connect_url: s.open_id_connect_url,
-                })
-            }
-            t::SecurityScheme::MutualTls(s) => {
-                Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme { description: s.description })
-            }
-        };
-        pb::SecurityScheme { scheme: Some(scheme) }
-    }
-}
-
-fn scheme_from_proto(s: pb::SecurityScheme) -> Option<t::SecurityScheme> {
-    use pb::security_scheme::Scheme;
-    Some(match s.scheme? {
-        Scheme::ApiKeySecurityScheme(s) => t::SecurityScheme::ApiKey(t::ApiKeySecurityScheme {
-            description: s.description,
-            location: s.location,
-            name: s.name,
-        }),
-        Scheme::HttpAuthSecurityScheme(s) => t::SecurityScheme::HttpAuth(t::HttpAuthSecurityScheme {
-            description: s.description,
-            scheme: s.scheme,
-            bearer_format: s.bearer_format,
-        }),
-        Scheme::Oauth2SecurityScheme(s) => t::SecurityScheme::OAuth2(t::OAuth2SecurityScheme {
-            description: s.description,
-            flows: s.flows.map_or(Value::Null, flows_from_proto),
-            oauth2_metadata_url: s.oauth2_metadata_url,
-        }),
-        Scheme::OpenIdConnectSecurityScheme(s) => t::SecurityScheme::OpenIdConnect(t::OpenIdConnectSecurityScheme {
-            description: s.description,
-            open_id_connect_url: s.open_id_connect_url,
-        }),
-        Scheme::MtlsSecurityScheme(s) => {
-            t::SecurityScheme::MutualTls(t::MutualTlsSecurityScheme { description: s.description })
-        }
-    })
-}
-
 // ---- OAuth 2.0 flows -----------------------------------------------------------------------------
 
 /// The model keeps the flows as their JSON object (`{"authorizationCode": {…}}`); the v0.3 oneof
 /// holds one flow, the first of the four it knows (so not `deviceCode`, nor `pkceRequired`).
-fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
+pub(super) fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
     use pb::o_auth_flows::Flow;
     let flow = flows.as_object()?.iter().find_map(|(name, flow)| {
         let flow = flow.as_object()?;
@@ -264,7 +203,7 @@ fn flows_to_proto(flows: &Value) -> Option<pb::OAuthFlows> {
 }
 
 /// The flow as its JSON object; empty URLs are left out, as ProtoJSON leaves out defaults.
-fn flows_from_proto(flows: pb::OAuthFlows) -> Value {
+pub(super) fn flows_from_proto(flows: pb::OAuthFlows) -> Value {
     use pb::o_auth_flows::Flow;
     let (name, urls, scopes) = match flows.flow {
         None => return Value::Object(Map::new()),
