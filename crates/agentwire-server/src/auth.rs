@@ -333,12 +333,8 @@ impl AuthLayer {
     /// /64), refilled at 5 a second, its requests are refused with ResourceExhausted before
     /// their credentials are checked ([`failure_limit`](Self::failure_limit)).
     pub fn new(auth: impl Authenticator) -> Self {
-        Self::shared(Arc::new(auth))
-    }
-
-    pub(crate) fn shared(auth: Arc<dyn Authenticator>) -> Self {
         let declared = Arc::new(Authentication::new(auth.security_schemes()));
-        Self { auth, failures: Arc::default(), declared }
+        Self { auth: Arc::new(auth), failures: Arc::default(), declared }
     }
 
     /// The schemes it checks, as the cards behind it declare them.

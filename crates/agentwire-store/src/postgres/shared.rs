@@ -20,16 +20,6 @@ pub(super) struct SharedTables {
     pub(super) commits: tokio::sync::watch::Receiver<u64>,
 }
 
-impl SharedTables {
-    fn store(&self) -> &PostgresStore {
-        &self.store
-    }
-
-    fn instance(&self) -> &str {
-        &self.instance
-    }
-}
-
 /// How long a caller's bucket is kept after its last request.
 const KEEP_BUCKET: i64 = 24 * 60 * 60 * 1000;
 
@@ -56,7 +46,7 @@ impl SharedState for SharedTables {
         .bind(caller)
         .bind(rate)
         .bind(burst)
-        .fetch_one(&self.store().pool)
+        .fetch_one(&self.store.pool)
         .await
         .map_err(backend)?;
         if row.get::<bool, _>(0) {
@@ -67,7 +57,7 @@ impl SharedState for SharedTables {
     }
 
     async fn open_stream(&self, caller: &str, max: usize) -> Result<bool> {
-        let pool = &self.store().pool;
+        let pool = &self.store.pool;
         let mut tx = pool.begin().await.map_err(backend)?;
         // One caller's streams are counted one open at a time, across the instances.
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 7))")
@@ -93,7 +83,7 @@ impl SharedState for SharedTables {
              ON CONFLICT (caller, instance) DO UPDATE SET open = quota_streams.open + 1",
         )
         .bind(caller)
-        .bind(self.instance())
+        .bind(&self.instance)
         .execute(&mut *tx)
         .await
         .map_err(backend)?;
@@ -104,8 +94,8 @@ impl SharedState for SharedTables {
     async fn close_stream(&self, caller: &str) -> Result<()> {
         sqlx::query("UPDATE quota_streams SET open = open - 1 WHERE caller = $1 AND instance = $2 AND open > 0")
             .bind(caller)
-            .bind(self.instance())
-            .execute(&self.store().pool)
+            .bind(&self.instance)
+            .execute(&self.store.pool)
             .await
             .map_err(backend)?;
         Ok(())
@@ -119,9 +109,9 @@ impl SharedState for SharedTables {
              WHERE ended_at IS NULL AND $1 = (SELECT min(id) FROM instances WHERE expires_at > $2)
              GROUP BY tenant, state",
         )
-        .bind(self.instance())
+        .bind(&self.instance)
         .bind(now_millis())
-        .fetch_all(&self.store().pool)
+        .fetch_all(&self.store.pool)
         .await
         .map_err(backend)?;
         let counted = rows.iter().filter_map(|row| {
