@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -408,6 +409,21 @@ pub(crate) struct LimitOpt {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub(crate) retain_size: usize,
 
+    /// How long an idempotency key names the send that first carried it: a repeat within it is
+    /// answered with that send's task.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_duration)]
+    pub(crate) idempotency_ttl: Duration,
+
+    /// End a task left waiting for input or authorization this long (CANCELED, saying why);
+    /// `off` leaves it waiting for ever.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_optional_duration)]
+    pub(crate) expire_waiting: MaybeDuration,
+
+    /// Cancel an execution running this long and end its task FAILED (default: off, as long
+    /// work takes as long as it takes).
+    #[arg(long, value_name = "DURATION", default_value = "off", value_parser = parse_optional_duration)]
+    pub(crate) max_execution: MaybeDuration,
+
     /// Most webhook deliveries in flight at once, across all tasks.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub(crate) webhook_concurrency: usize,
@@ -458,6 +474,36 @@ fn parse_listen(text: &str) -> Result<Listen, String> {
         .map_err(|_| format!("{text:?} is not an address such as 127.0.0.1:9464, or a port such as 9464"))
 }
 
+/// A duration: a number followed by `ms`, `s`, `m`, `h` or `d` (seconds without a unit).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| format!("{text:?} is not a duration such as 90s, 15m, 2h or 7d"))?;
+    let millis = match unit.trim().to_ascii_lowercase().as_str() {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        other => return Err(format!("unknown duration unit {other:?}; use ms, s, m, h or d")),
+    };
+    number.checked_mul(millis).map(Duration::from_millis).ok_or_else(|| format!("{text:?} is too long"))
+}
+
+/// A duration, or none (`off`): its own type, since clap takes an `Option` field for an option
+/// that may be left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MaybeDuration(pub(crate) Option<Duration>);
+
+/// A [duration](parse_duration), or `off` for none.
+fn parse_optional_duration(text: &str) -> Result<MaybeDuration, String> {
+    match text.trim() {
+        "off" | "none" => Ok(MaybeDuration(None)),
+        text => parse_duration(text).map(|duration| MaybeDuration(Some(duration))),
+    }
+}
+
 /// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
 fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
@@ -477,6 +523,19 @@ fn parse_size(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::{parse_size, parse_upstream};
+
+    #[test]
+    fn durations_read_with_their_units() {
+        use super::{parse_duration, parse_optional_duration};
+        use std::time::Duration;
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        assert!(parse_duration("2 weeks").is_err());
+        assert_eq!(parse_optional_duration("off").unwrap().0, None);
+        assert_eq!(parse_optional_duration("2h").unwrap().0, Some(Duration::from_secs(7_200)));
+    }
 
     #[test]
     fn a_listen_address_may_be_a_port_alone() {

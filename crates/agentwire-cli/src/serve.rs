@@ -384,6 +384,9 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         max_list_bytes: opt.max_list_size,
         max_push_configs_per_task: opt.max_push_configs,
         max_push_config_bytes: opt.max_push_config_size,
+        idempotency_key_ttl: opt.idempotency_ttl,
+        expire_waiting: opt.expire_waiting.0,
+        max_execution: opt.max_execution.0,
         ..Limits::default()
     }
 }

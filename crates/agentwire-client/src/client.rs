@@ -493,18 +493,66 @@ impl Client {
     }
 
     /// SendMessage: the task the message started or continued, or the agent's message reply.
+    ///
+    /// The send carries a fresh idempotency key (the `Idempotency-Key` header, gRPC metadata):
+    /// when the connection breaks after it was sent, it is sent again under the same key, as often and as soon as a
+    /// dropped stream is resumed ([`ClientBuilder::reconnect`]), and an agent that keeps keys
+    /// answers the retry with the task the first made instead of making another.
     pub async fn send_message(&self, request: SendMessageRequest) -> Result<SendMessageResponse> {
-        Ok(self.unary(A2aRequest::SendMessage(request)).await?.try_into()?)
+        self.send_message_keyed(request, &new_idempotency_key()).await
+    }
+
+    /// [`send_message`](Self::send_message) under an idempotency key of the caller's (one it
+    /// keeps across its own restarts, say): at most 256 visible ASCII characters.
+    pub async fn send_message_keyed(&self, request: SendMessageRequest, key: &str) -> Result<SendMessageResponse> {
+        let key = idempotency_header(key)?;
+        let call = A2aRequest::SendMessage(request);
+        let answer = self.resent(|| self.unary_with(call.clone(), Some(&key))).await?;
+        Ok(answer.try_into()?)
     }
 
     /// SendStreamingMessage: the task's events as they happen, resumed if the connection drops.
+    /// The send carries an idempotency key, and is sent again under it after a transport error,
+    /// as [`send_message`](Self::send_message) is.
     pub async fn send_streaming_message(&self, request: SendMessageRequest) -> Result<EventStream> {
+        self.send_streaming_message_keyed(request, &new_idempotency_key()).await
+    }
+
+    /// [`send_streaming_message`](Self::send_streaming_message) under an idempotency key of the
+    /// caller's.
+    pub async fn send_streaming_message_keyed(&self, request: SendMessageRequest, key: &str) -> Result<EventStream> {
+        let key = idempotency_header(key)?;
         // A message that continues a task: its stream opens with the task, which a server may
         // show still waiting for the message it was just sent; only the events after it end the
         // stream, as for a subscription.
         let continued = request.message.task_id.clone();
-        let events = self.open(A2aRequest::SendStreamingMessage(request), None).await?;
+        let call = A2aRequest::SendStreamingMessage(request);
+        let events = self.resent(|| self.open_with(call.clone(), None, Some(&key))).await?;
         Ok(resumable(self.clone(), events, continued, None))
+    }
+
+    /// Runs `send` again after the connection broke once the request was sent (it may or may
+    /// not have reached the agent), waiting as [`Reconnect`] says between attempts. An agent that
+    /// could not be reached was sent nothing: the call has tried its other interfaces already.
+    async fn resent<T, Send, Sent>(&self, send: Send) -> Result<T>
+    where
+        Send: Fn() -> Sent,
+        Sent: Future<Output = Result<T>>,
+    {
+        let Reconnect { attempts, initial_backoff } = self.inner.reconnect;
+        let mut wait = initial_backoff;
+        for _ in 0..attempts {
+            match send().await {
+                // The request may have reached the agent: only its key makes sending it again safe.
+                Err(error @ Error::Connection { .. }) => {
+                    tracing::debug!(%error, "sending again under the same idempotency key");
+                    tokio::time::sleep(wait).await;
+                    wait = wait.saturating_mul(2);
+                }
+                outcome => return outcome,
+            }
+        }
+        send().await
     }
 
     /// GetTask.
@@ -569,8 +617,16 @@ impl Client {
     /// Sends `call` to the endpoint in use, moving on while an endpoint cannot be reached or does
     /// not speak the version.
     pub(crate) async fn unary(&self, call: A2aRequest) -> Result<A2aResponse> {
+        self.unary_with(call, None).await
+    }
+
+    /// [`unary`](Self::unary), with an idempotency key.
+    async fn unary_with(&self, call: A2aRequest, key: Option<&::http::HeaderValue>) -> Result<A2aResponse> {
         let span = crate::trace::call_span(call.operation());
-        let answer = self.routed(call, |endpoint, call| async move { self.unary_at(endpoint, &call).await });
+        let answer = self.routed(call, |endpoint, call| async move {
+            let endpoint = keyed(endpoint, key);
+            self.unary_at(&endpoint, &call).await
+        });
         answer.instrument(span).await
     }
 
@@ -615,9 +671,21 @@ impl Client {
 
     /// Opens the event stream of `call`, moving on between endpoints as [`Client::unary`] does.
     async fn open(&self, call: A2aRequest, last_event_id: Option<u64>) -> Result<Events> {
+        self.open_with(call, last_event_id, None).await
+    }
+
+    /// [`open`](Self::open), with an idempotency key.
+    async fn open_with(
+        &self,
+        call: A2aRequest,
+        last_event_id: Option<u64>,
+        key: Option<&::http::HeaderValue>,
+    ) -> Result<Events> {
         let span = crate::trace::call_span(call.operation());
-        let opened =
-            self.routed(call, |endpoint, call| async move { self.open_at(endpoint, &call, last_event_id).await });
+        let opened = self.routed(call, |endpoint, call| async move {
+            let endpoint = keyed(endpoint, key);
+            self.open_at(&endpoint, &call, last_event_id).await
+        });
         opened.instrument(span).await
     }
 
@@ -625,6 +693,27 @@ impl Client {
         let authorization = self.authorization(endpoint).await?;
         self.transport(endpoint).open(endpoint, authorization, call, last_event_id).await
     }
+}
+
+/// A fresh idempotency key: a random UUID.
+fn new_idempotency_key() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// `key` as the header value it is sent in.
+fn idempotency_header(key: &str) -> Result<::http::HeaderValue> {
+    if key.is_empty() || key.len() > 256 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::Encode("an idempotency key is 1 to 256 visible ASCII characters".into()));
+    }
+    ::http::HeaderValue::from_str(key).map_err(|e| Error::Encode(e.to_string()))
+}
+
+/// `endpoint` with the idempotency key among the headers it sends, if there is one.
+fn keyed<'a>(endpoint: &'a Endpoint, key: Option<&::http::HeaderValue>) -> std::borrow::Cow<'a, Endpoint> {
+    let Some(key) = key else { return std::borrow::Cow::Borrowed(endpoint) };
+    let mut endpoint = endpoint.clone();
+    endpoint.headers.insert(agentwire_types::IDEMPOTENCY_KEY, key.clone());
+    std::borrow::Cow::Owned(endpoint)
 }
 
 /// Which endpoint a call tries next, and which it has tried.

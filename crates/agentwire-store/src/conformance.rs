@@ -18,7 +18,7 @@ use agentwire_types::{
     TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
-use crate::{Purge, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskQuery, TaskStore};
+use crate::{KeyedSend, Purge, PushConfigRecord, PushConfigStore, Scope, SendKey, StoreError, TaskQuery, TaskStore};
 
 /// Runs every case, each on a fresh store from `make`; panics on the first failure.
 pub async fn run<S, F, Fut>(make: F)
@@ -46,6 +46,10 @@ where
     a_resumed_reader_folds_the_task_as_written(&make().await).await;
     listings_carry_the_view_asked_within_their_budget(&make().await).await;
     purge_keeps_the_last_ended_tasks_that_fit(&make().await).await;
+    idempotency_keys_name_one_task_per_scope(&make().await).await;
+    concurrent_keyed_creates_make_one_task(make().await).await;
+    tasks_left_unchanged_are_found_oldest_first(&make().await).await;
+    reserved_keys_are_recorded_with_their_task(&make().await).await;
 }
 
 /// A task in `state` whose status changed at `millis`.
@@ -696,4 +700,109 @@ async fn purge_keeps_the_last_ended_tasks_that_fit<S: TaskStore>(store: &S) {
     assert_eq!(kept, (0..5).map(|i| i >= first_kept).collect::<Vec<_>>(), "the last to end are kept");
     assert!(store.get(&scope, "running").await.unwrap().is_some());
     assert_eq!(store.purge(&rules).await.unwrap(), 0);
+}
+
+fn send_key(key: &str, request: &str, ttl_ms: u64) -> SendKey {
+    SendKey { key: key.into(), request: request.into(), ttl: std::time::Duration::from_millis(ttl_ms) }
+}
+
+async fn keyed<S: TaskStore>(store: &S, scope: &Scope, id: &str, key: &SendKey) -> crate::Result<u64> {
+    let task = task(id, "c", 1, TaskState::Submitted);
+    let events = announce(&task);
+    store.create_keyed(scope, Arc::new(task), &events, Some(100), key, None).await
+}
+
+async fn idempotency_keys_name_one_task_per_scope<S: TaskStore>(store: &S) {
+    let (alice, bob) = (Scope::new("t", "alice"), Scope::new("t", "bob"));
+    let day = 86_400_000;
+    assert_eq!(keyed(store, &alice, "first", &send_key("k", "digest-1", day)).await.unwrap(), 1);
+    let repeat = keyed(store, &alice, "second", &send_key("k", "digest-2", day)).await;
+    let held = KeyedSend { request: "digest-1".into(), task_id: "first".into() };
+    assert!(matches!(&repeat, Err(StoreError::KeyTaken(send)) if *send == held), "{repeat:?}");
+    assert!(store.get(&alice, "second").await.unwrap().is_none(), "a refused keyed create writes no task");
+    assert_eq!(store.unfinished("alice").await.unwrap().tasks, 1, "nor counts one");
+    // The same key is another principal's, or another tenant's, own.
+    keyed(store, &bob, "first", &send_key("k", "digest-1", day)).await.unwrap();
+    keyed(store, &Scope::new("u", "alice"), "first", &send_key("k", "digest-1", day)).await.unwrap();
+    // A key goes with its task.
+    assert!(store.delete(&alice, "first").await.unwrap());
+    keyed(store, &alice, "third", &send_key("k", "digest-3", day)).await.unwrap();
+    // An expired key names another send.
+    keyed(store, &alice, "fourth", &send_key("short", "digest-4", 0)).await.unwrap();
+    keyed(store, &alice, "fifth", &send_key("short", "digest-5", day)).await.unwrap();
+    let again = keyed(store, &alice, "sixth", &send_key("short", "digest-6", day)).await;
+    assert!(matches!(&again, Err(StoreError::KeyTaken(send)) if send.task_id == "fifth"), "{again:?}");
+    // A create refused for its id leaves the key free.
+    let taken_id = keyed(store, &alice, "fifth", &send_key("other", "digest-7", day)).await;
+    assert!(matches!(taken_id, Err(StoreError::AlreadyExists(_))), "{taken_id:?}");
+    keyed(store, &alice, "seventh", &send_key("other", "digest-7", day)).await.unwrap();
+}
+
+async fn concurrent_keyed_creates_make_one_task<S: TaskStore + Clone>(store: S) {
+    let scope = Scope::new("", "alice");
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let (store, scope) = (store.clone(), scope.clone());
+            tokio::spawn(async move { keyed(&store, &scope, &format!("t{i}"), &send_key("k", "same", 60_000)).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for racer in racers {
+        results.push(racer.await.expect("a keyed create panicked"));
+    }
+    let created = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(created, 1, "{results:?}");
+    let winner = results.iter().position(Result::is_ok).unwrap();
+    for result in &results {
+        if let Err(error) = result {
+            assert!(matches!(error, StoreError::KeyTaken(send) if send.task_id == format!("t{winner}")), "{error:?}");
+        }
+    }
+    assert_eq!(store.unfinished("alice").await.unwrap().tasks, 1);
+}
+
+async fn tasks_left_unchanged_are_found_oldest_first<S: TaskStore>(store: &S) {
+    let waiting = [TaskState::InputRequired, TaskState::AuthRequired];
+    let cases = [
+        ("old-input", 1_000, TaskState::InputRequired),
+        ("older-auth", 500, TaskState::AuthRequired),
+        ("recent-input", 9_000, TaskState::InputRequired),
+        ("old-working", 100, TaskState::Working),
+        ("old-done", 100, TaskState::Completed),
+    ];
+    for (i, (id, millis, state)) in cases.into_iter().enumerate() {
+        create(store, &Scope::new("", format!("owner{i}")), &task(id, "c", millis, state)).await;
+    }
+    let ids = |found: Vec<(Scope, String)>| found.into_iter().map(|(_, id)| id).collect::<Vec<_>>();
+    let before = Timestamp::from_millis(5_000).unwrap();
+    assert_eq!(ids(store.tasks_unchanged_since(&waiting, before, 10).await.unwrap()), ["older-auth", "old-input"]);
+    assert_eq!(ids(store.tasks_unchanged_since(&waiting, before, 1).await.unwrap()), ["older-auth"]);
+    let running = [TaskState::Working];
+    assert_eq!(ids(store.tasks_unchanged_since(&running, before, 10).await.unwrap()), ["old-working"]);
+}
+
+async fn reserved_keys_are_recorded_with_their_task<S: TaskStore>(store: &S) {
+    let scope = Scope::new("t", "alice");
+    let key = send_key("reserved", "digest-1", 86_400_000);
+    let guard = match store.reserve_key(&scope, &key).await.unwrap() {
+        crate::Reservation::Reserved(guard) => guard,
+        // A store several processes share checks keys when it writes.
+        crate::Reservation::Unchecked => return,
+        crate::Reservation::Held(held) => panic!("a fresh key is held: {held:?}"),
+    };
+    let task = task("made", "c", 1, TaskState::Submitted);
+    let events = announce(&task);
+    store.create_keyed(&scope, Arc::new(task), &events, Some(100), &key, Some(&guard)).await.unwrap();
+    drop(guard);
+    let held = KeyedSend { request: "digest-1".into(), task_id: "made".into() };
+    match store.reserve_key(&scope, &key).await.unwrap() {
+        crate::Reservation::Held(found) => assert_eq!(found, held),
+        other => panic!("the key written with its task is not held: {other:?}"),
+    }
+    let again = keyed(store, &scope, "other", &key).await;
+    assert!(matches!(&again, Err(StoreError::KeyTaken(send)) if *send == held), "{again:?}");
+    // A reservation dropped without a task frees the key.
+    let unused = send_key("unused", "digest-2", 86_400_000);
+    drop(store.reserve_key(&scope, &unused).await.unwrap());
+    assert!(matches!(store.reserve_key(&scope, &unused).await.unwrap(), crate::Reservation::Reserved(_)));
 }

@@ -45,6 +45,7 @@ mod backend;
 mod bus;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod keys;
 mod memory;
 mod page;
 #[cfg(feature = "postgres")]
@@ -64,6 +65,7 @@ pub use backend::{readiness, Backend};
 pub use bus::{
     CancelSignal, Commit, CommitFeed, EventBus, FeedNotice, LocalBus, LocalCancel, Notice, Subscription, TraceContext,
 };
+pub use keys::{KeyGuard, KeyedSend, Reservation, SendKey};
 pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]
@@ -223,6 +225,10 @@ pub enum StoreError {
     /// The change given to [`TaskStore::update`] refused to apply; the task is unchanged.
     #[error("{0}")]
     Refused(A2AError),
+    /// The idempotency key given to [`TaskStore::create_keyed`] is held by an earlier send, which
+    /// made the task named here; nothing was written.
+    #[error("the idempotency key is held by the send that made task {}", .0.task_id)]
+    KeyTaken(KeyedSend),
 }
 
 /// `Result` with [`StoreError`].
@@ -291,6 +297,34 @@ pub trait TaskStore: Send + Sync + 'static {
         max_unfinished: Option<usize>,
     ) -> Result<u64>;
 
+    /// [`create`](Self::create), recording `key` for the scope in the same write: a key the scope
+    /// holds already (and that has not expired) writes nothing and is
+    /// [`StoreError::KeyTaken`], naming the send that holds it. A key goes with its task when the
+    /// task is removed, and when it expires. Every backend records it where its tasks are, so it
+    /// holds across restarts and, on a shared backend, across processes.
+    ///
+    /// With `reserved`, the guard [`reserve_key`](Self::reserve_key) gave for the key, the store
+    /// knows no other send holds it, and may write the key without looking again.
+    async fn create_keyed(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+        key: &SendKey,
+        reserved: Option<&KeyGuard>,
+    ) -> Result<u64>;
+
+    /// Whether a send may go ahead under `key` before its task is written: the key is reserved
+    /// for it until the guard drops (another send asking for it meanwhile waits), or an earlier
+    /// send holds it. A store several processes write cannot tell without a write, and answers
+    /// [`Reservation::Unchecked`] (the default): the caller then writes its task first, with
+    /// [`create_keyed`](Self::create_keyed), before it starts any work.
+    async fn reserve_key(&self, scope: &Scope, key: &SendKey) -> Result<Reservation> {
+        let _ = (scope, key);
+        Ok(Reservation::Unchecked)
+    }
+
     /// What `owner` has unfinished, in every tenant: the tasks stored and not in a terminal state
     /// (a task that waits for input counts; a deleted one does not), and the size of their logs.
     async fn unfinished(&self, owner: &str) -> Result<Unfinished>;
@@ -319,6 +353,16 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Tasks of any scope that an execution was working on (SUBMITTED or WORKING), at most
     /// `limit`. When the processes that ran them are gone, nobody will finish them.
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>>;
+
+    /// Tasks of any scope in one of `states` whose status was last set before `before` (by its
+    /// timestamp), the longest unchanged first, at most `limit`: what the expiry of tasks left
+    /// waiting looks for.
+    async fn tasks_unchanged_since(
+        &self,
+        states: &[TaskState],
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Scope, String)>>;
 
     /// Removes a task with its event log and push configs; `false` if there was none.
     async fn delete(&self, scope: &Scope, task_id: &str) -> Result<bool>;

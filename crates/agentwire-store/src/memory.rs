@@ -4,13 +4,14 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use agentwire_types::{MemorySize, StreamResponse, Task, Timestamp};
+use agentwire_types::{MemorySize, StreamResponse, Task, TaskState, Timestamp};
 use async_trait::async_trait;
 
+use crate::keys::PendingKeys;
 use crate::page::status_millis;
 use crate::{
-    Change, PageToken, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage,
-    TaskQuery, TaskRecord, TaskStore, Unfinished, Updated,
+    Change, KeyGuard, KeyedSend, PageToken, Purge, PushConfigRecord, PushConfigStore, Reservation, Result, Scope,
+    SendKey, StoreError, StoredEvent, TaskPage, TaskQuery, TaskRecord, TaskStore, Unfinished, Updated,
 };
 
 /// Maps keyed by ids: foldhash is seeded per process, so it resists collision attacks like the
@@ -59,6 +60,17 @@ struct Inner {
     /// What each principal has `unfinished`; principals with nothing are left out.
     unfinished: dashmap::DashMap<String, Unfinished, foldhash::fast::RandomState>,
     retention: RetentionPolicy,
+    /// Idempotency keys by scope and key.
+    keys: Mutex<HashMap<(Scope, String), HeldKey>>,
+    /// The keys reserved by sends whose tasks are not written yet.
+    pending_keys: Arc<PendingKeys>,
+}
+
+/// An idempotency key a keyed create recorded.
+struct HeldKey {
+    send: KeyedSend,
+    /// Until when it holds, in ms since the epoch.
+    expires_at: i64,
 }
 
 struct Entry {
@@ -101,6 +113,18 @@ fn poisoned<T>(_: T) -> StoreError {
 }
 
 impl MemoryStore {
+    /// The send holding the key at `index`, if it has not expired and its task is still stored
+    /// (a key goes with its task).
+    fn held_key(
+        &self,
+        keys: &HashMap<(Scope, String), HeldKey>,
+        index: &(Scope, String),
+        now: i64,
+    ) -> Result<Option<KeyedSend>> {
+        let Some(held) = keys.get(index).filter(|held| held.expires_at > now) else { return Ok(None) };
+        Ok(self.entry(&index.0, &held.send.task_id)?.map(|_| held.send.clone()))
+    }
+
     /// A store with the given retention policy.
     pub fn with_retention(retention: RetentionPolicy) -> Self {
         Self { inner: Arc::new(Inner { retention, ..Inner::default() }) }
@@ -202,9 +226,9 @@ impl MemoryStore {
     }
 }
 
-#[async_trait]
-impl TaskStore for MemoryStore {
-    async fn create(
+impl MemoryStore {
+    /// Stores a new task (see [`TaskStore::create`]).
+    fn insert(
         &self,
         scope: &Scope,
         task: Arc<Task>,
@@ -246,6 +270,52 @@ impl TaskStore for MemoryStore {
         if terminal {
             self.note_terminal(scope, &entry)?;
         }
+        Ok(version)
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
+        self.insert(scope, task, events, max_unfinished)
+    }
+
+    async fn reserve_key(&self, scope: &Scope, key: &SendKey) -> Result<Reservation> {
+        let guard = self.inner.pending_keys.reserve(scope, &key.key).await;
+        let keys = self.inner.keys.lock().map_err(poisoned)?;
+        let index = (scope.clone(), key.key.clone());
+        Ok(match self.held_key(&keys, &index, Timestamp::now().as_millis())? {
+            Some(held) => Reservation::Held(held),
+            None => Reservation::Reserved(guard),
+        })
+    }
+
+    /// The create under the lock of the keys, so that a key is checked and taken with its task.
+    async fn create_keyed(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+        key: &SendKey,
+        _reserved: Option<&KeyGuard>,
+    ) -> Result<u64> {
+        let now = Timestamp::now().as_millis();
+        let mut keys = self.inner.keys.lock().map_err(poisoned)?;
+        let index = (scope.clone(), key.key.clone());
+        if let Some(held) = self.held_key(&keys, &index, now)? {
+            return Err(StoreError::KeyTaken(held));
+        }
+        let task_id = task.id.clone();
+        let version = self.insert(scope, task, events, max_unfinished)?;
+        let expires_at = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+        keys.insert(index, HeldKey { send: KeyedSend { request: key.request.clone(), task_id }, expires_at });
         Ok(version)
     }
 
@@ -392,7 +462,30 @@ impl TaskStore for MemoryStore {
         Ok(removed.is_some())
     }
 
+    async fn tasks_unchanged_since(
+        &self,
+        states: &[TaskState],
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Scope, String)>> {
+        let tasks = self.inner.tasks.read().map_err(poisoned)?;
+        let mut found = Vec::new();
+        for (scope, scoped) in tasks.iter() {
+            for (id, entry) in scoped {
+                let status = &entry.lock().map_err(poisoned)?.task.status;
+                let at = status.timestamp.map_or(i64::MIN, |at| at.as_millis());
+                if states.contains(&status.state) && at < before.as_millis() {
+                    found.push((at, scope.clone(), id.to_string()));
+                }
+            }
+        }
+        found.sort_unstable_by_key(|(at, ..)| *at);
+        Ok(found.into_iter().take(limit).map(|(_, scope, id)| (scope, id)).collect())
+    }
+
     async fn purge(&self, rules: &Purge) -> Result<u64> {
+        let now = Timestamp::now().as_millis();
+        self.inner.keys.lock().map_err(poisoned)?.retain(|_, held| held.expires_at > now);
         let ended_bytes = &self.inner.ended_bytes;
         self.evict_while(|_, at, len| {
             rules.ended_before.is_some_and(|before| at < before)

@@ -14,7 +14,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task};
+use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor, PgPool, Postgres, QueryBuilder};
@@ -25,8 +25,8 @@ use crate::sql::{
     plan_commit, plan_create, queries, scoped, ConfigRow, Folded, LogRow, PageRow, RunningTasks, TaskRow, Turns,
 };
 use crate::{
-    Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
-    TaskRecord, TaskStore, Unfinished, Updated,
+    Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, SendKey, StoreError, StoredEvent, TaskPage,
+    TaskQuery, TaskRecord, TaskStore, Unfinished, Updated,
 };
 
 /// Stores tasks, event logs and push configs in PostgreSQL.
@@ -202,17 +202,18 @@ fn with_log<'q>(sql: &mut QueryBuilder<'q, Postgres>, from: u64, row: &'q TaskRo
     sql.push(" SELECT key FROM written");
 }
 
-#[async_trait]
-impl TaskStore for PostgresStore {
-    /// One statement: the insert, if the owner has room for the task, and its log. Creates that
-    /// race for one owner each count the tasks committed before them, so together they may pass
-    /// the limit by their number.
-    async fn create(
+impl PostgresStore {
+    /// A create: one statement, the insert if the owner has room for the task, and its log. With
+    /// a key, the key's insert follows in the same transaction, which a key already held rolls
+    /// back. Creates that race for one owner each count the tasks committed before them, so
+    /// together they may pass the limit by their number.
+    async fn insert(
         &self,
         scope: &Scope,
         task: Arc<Task>,
         events: &[Arc<StreamResponse>],
         max_unfinished: Option<usize>,
+        key: Option<&SendKey>,
     ) -> Result<u64> {
         let row = plan_create(&task, events)?;
         let mut sql = QueryBuilder::<Postgres>::new(
@@ -228,8 +229,18 @@ impl TaskStore for PostgresStore {
         queries::push_room_under(&mut sql, scope, limit);
         sql.push(" ON CONFLICT DO NOTHING RETURNING key)");
         with_log(&mut sql, 0, &row);
-        let key: Option<i64> = sql.build_query_scalar().fetch_optional(&self.pool).await.map_err(backend)?;
-        if key.is_none() {
+        let mut transaction = match key {
+            Some(_) => Some(self.pool.begin().await.map_err(backend)?),
+            None => None,
+        };
+        let inserted: Option<i64> = match &mut transaction {
+            Some(transaction) => sql.build_query_scalar().fetch_optional(&mut **transaction).await,
+            None => sql.build_query_scalar().fetch_optional(&self.pool).await,
+        }
+        .map_err(backend)?;
+        let Some(row_key) = inserted else {
+            // A transaction dropped unfinished is rolled back.
+            drop(transaction);
             let taken: bool = queries::exists::<Postgres>(scope, &task.id)
                 .build_query_scalar()
                 .fetch_one(&self.pool)
@@ -239,6 +250,18 @@ impl TaskStore for PostgresStore {
                 Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
                 _ => StoreError::AlreadyExists(task.id.clone()),
             });
+        };
+        if let (Some(mut transaction), Some(key)) = (transaction, key) {
+            let claimed: Option<i64> = queries::claim_key::<Postgres>(scope, key, row_key)
+                .build_query_scalar()
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(backend)?;
+            if claimed.is_none() {
+                transaction.rollback().await.map_err(backend)?;
+                return Err(self.key_holder(scope, &key.key).await?);
+            }
+            transaction.commit().await.map_err(backend)?;
         }
         let version = row.added;
         self.written.committed(scope, &task, version, row.lag);
@@ -246,6 +269,45 @@ impl TaskStore for PostgresStore {
             self.announce(scope, &task.id, version).await;
         }
         Ok(version)
+    }
+
+    /// [`StoreError::KeyTaken`] with the send holding `key`.
+    async fn key_holder(&self, scope: &Scope, key: &str) -> Result<StoreError> {
+        let held: Option<(String, String)> = queries::keyed_send::<Postgres>(scope, key, false)
+            .build_query_as()
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(crate::sql::key_taken(held))
+    }
+}
+
+#[async_trait]
+impl TaskStore for PostgresStore {
+    /// One statement: the insert, if the owner has room for the task, and its log. Creates that
+    /// race for one owner each count the tasks committed before them, so together they may pass
+    /// the limit by their number.
+    async fn create(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
+        self.insert(scope, task, events, max_unfinished, None).await
+    }
+
+    /// The create's statement and the key's, in one transaction.
+    async fn create_keyed(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+        key: &SendKey,
+        _reserved: Option<&crate::KeyGuard>,
+    ) -> Result<u64> {
+        self.insert(scope, task, events, max_unfinished, Some(key)).await
     }
 
     async fn commit(
@@ -333,6 +395,15 @@ impl TaskStore for PostgresStore {
         self.read_in_progress(limit).await
     }
 
+    async fn tasks_unchanged_since(
+        &self,
+        states: &[TaskState],
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Scope, String)>> {
+        self.read_unchanged_since(states, before, limit).await
+    }
+
     /// From what this process last committed of the task when it has that: then one round trip,
     /// the commit.
     async fn update(&self, scope: &Scope, task_id: &str, change: &mut Change<'_>) -> Result<Updated> {
@@ -373,6 +444,7 @@ impl TaskStore for PostgresStore {
         }
         sql.push(")");
         let done = sql.build().execute(&self.pool).await.map_err(backend)?;
+        queries::forget_expired_keys::<Postgres>().build().execute(&self.pool).await.map_err(backend)?;
         Ok(done.rows_affected())
     }
 }

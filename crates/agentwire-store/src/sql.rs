@@ -437,6 +437,15 @@ pub(crate) fn now_millis() -> i64 {
     Timestamp::now().as_millis()
 }
 
+/// Why a keyed create wrote nothing, from the row [`queries::keyed_send`] read: the key's
+/// holder. A holder gone meanwhile (its task removed) makes the create worth retrying.
+pub(crate) fn key_taken(held: Option<(String, String)>) -> StoreError {
+    match held {
+        Some((request, task_id)) => StoreError::KeyTaken(crate::KeyedSend { request, task_id }),
+        None => StoreError::Backend("an idempotency key changed hands during the create; retry it".into()),
+    }
+}
+
 pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Backend(format!("could not encode a record: {e}")))
 }
@@ -774,6 +783,82 @@ pub(crate) mod queries {
         let mut sql = QueryBuilder::new("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN (");
         sql.push_bind(agentwire_types::TaskState::Submitted.number()).push(", ");
         sql.push_bind(agentwire_types::TaskState::Working.number()).push(") LIMIT ").push_bind(limit);
+        sql
+    }
+
+    /// `tenant, owner, id` of unfinished tasks in one of `states` whose status timestamp is
+    /// before `before_millis`, the oldest first.
+    pub(crate) fn unchanged_since<'q, DB>(
+        states: &[agentwire_types::TaskState],
+        before_millis: i64,
+        limit: i64,
+    ) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+        i32: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("SELECT tenant, owner, id FROM tasks WHERE ended_at IS NULL AND state IN (");
+        let mut separated = sql.separated(", ");
+        for state in states {
+            separated.push_bind(state.number());
+        }
+        sql.push(") AND status_millis < ").push_bind(before_millis);
+        sql.push(" ORDER BY status_millis LIMIT ").push_bind(limit);
+        sql
+    }
+
+    /// Records a keyed create's key for the task at row `task`, unless the scope holds the key
+    /// already and it has not expired: returns the task's row when recorded.
+    pub(crate) fn claim_key<'q, DB>(scope: &'q Scope, key: &'q crate::SendKey, task: i64) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+        String: Encode<'q, DB> + Type<DB>,
+    {
+        let now = super::now_millis();
+        let expires = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+        let mut sql =
+            QueryBuilder::new("INSERT INTO send_keys (tenant, owner, key, request, task, expires_at) VALUES (");
+        let mut values = sql.separated(", ");
+        values.push_bind(scope.tenant.as_str()).push_bind(scope.owner.as_str()).push_bind(key.key.as_str());
+        values.push_bind(key.request.as_str()).push_bind(task).push_bind(expires);
+        sql.push(
+            ") ON CONFLICT (tenant, owner, key) DO UPDATE SET request = excluded.request, task = excluded.task,
+                 expires_at = excluded.expires_at WHERE send_keys.expires_at <= ",
+        );
+        sql.push_bind(now).push(" RETURNING task");
+        sql
+    }
+
+    /// The request digest and task id of the send holding `key` in `scope`; with `unexpired`,
+    /// only while the key has not expired.
+    pub(crate) fn keyed_send<'q, DB>(scope: &'q Scope, key: &'q str, unexpired: bool) -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+        &'q str: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new(
+            "SELECT k.request, t.id FROM send_keys k JOIN tasks t ON t.key = k.task WHERE k.tenant = ",
+        );
+        sql.push_bind(scope.tenant.as_str()).push(" AND k.owner = ").push_bind(scope.owner.as_str());
+        sql.push(" AND k.key = ").push_bind(key);
+        if unexpired {
+            sql.push(" AND k.expires_at > ").push_bind(super::now_millis());
+        }
+        sql
+    }
+
+    /// Removes the keys that have expired.
+    pub(crate) fn forget_expired_keys<'q, DB>() -> QueryBuilder<'q, DB>
+    where
+        DB: Database,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
+        let mut sql = QueryBuilder::new("DELETE FROM send_keys WHERE expires_at <= ");
+        sql.push_bind(super::now_millis());
         sql
     }
 }

@@ -98,6 +98,47 @@ impl agentwire_server::agent::AgentExecutor for NeedsAuth {
     }
 }
 
+/// An agent that works until its [`Gate`] opens, then completes, and counts the executions it
+/// starts: a test tells by it whether a send ran the agent.
+#[derive(Clone, Default)]
+pub struct Counted {
+    /// Opened, the executions complete.
+    pub gate: Gate,
+    executions: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Counted {
+    /// How many executions the agent started.
+    pub fn executions(&self) -> usize {
+        self.executions.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl agentwire_server::agent::AgentExecutor for Counted {
+    fn execute(&self, ctx: agentwire_server::agent::ExecutionContext) -> agentwire_server::agent::EventStream {
+        self.executions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let gate = self.gate.clone();
+        ctx.run(|_, updater| async move {
+            updater.working().await?;
+            gate.wait().await;
+            updater.complete_with("done").await
+        })
+    }
+}
+
+/// An agent that works until its task is canceled, then says so.
+pub struct Cooperative;
+
+impl agentwire_server::agent::AgentExecutor for Cooperative {
+    fn execute(&self, ctx: agentwire_server::agent::ExecutionContext) -> agentwire_server::agent::EventStream {
+        ctx.run(|ctx, updater| async move {
+            updater.working().await?;
+            ctx.cancellation().cancelled().await;
+            updater.canceled().await
+        })
+    }
+}
+
 /// A user message in the v1.0 JSON shape.
 pub fn user_message(message_id: &str, text: &str) -> Value {
     json!({"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]})

@@ -9,6 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::{Dialect, SecurityScheme};
 
+/// The header (on JSON-RPC and HTTP+JSON) and gRPC metadata key a client names a send with, so
+/// that a retry of it is answered by the task it made rather than making another.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
 /// An A2A protocol binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Binding {

@@ -139,6 +139,8 @@ struct Refusal {
     challenge: Option<String>,
     /// For a refusal that passes: how long to wait before trying again.
     retry_after: Option<std::time::Duration>,
+    /// The request conflicts with what the server holds (HTTP's 409), whatever its kind.
+    conflict: bool,
 }
 
 /// A conversion that cannot fail converts where a fallible one is expected.
@@ -194,6 +196,25 @@ impl A2AError {
     pub fn with_retry_after(mut self, wait: std::time::Duration) -> Self {
         self.refusal.get_or_insert_default().retry_after = Some(wait);
         self
+    }
+
+    /// Marks an error as a conflict with what the server holds, which HTTP answers with
+    /// `409 Conflict` whatever the kind (such as an idempotency key reused for another request).
+    ///
+    /// ```
+    /// use agentwire_types::A2AError;
+    ///
+    /// let reused = A2AError::invalid_params("the key was used for another request").with_conflict();
+    /// assert!(reused.is_conflict());
+    /// ```
+    pub fn with_conflict(mut self) -> Self {
+        self.refusal.get_or_insert_default().conflict = true;
+        self
+    }
+
+    /// Whether the error is a conflict with what the server holds ([`with_conflict`](Self::with_conflict)).
+    pub fn is_conflict(&self) -> bool {
+        self.refusal.as_ref().is_some_and(|r| r.conflict)
     }
 
     /// How long to wait before trying again, for a refusal that passes.

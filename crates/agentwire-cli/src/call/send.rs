@@ -34,6 +34,11 @@ pub(crate) struct SendOpt {
     /// Show the task's status changes and artifact chunks as they happen.
     #[arg(long)]
     pub(crate) stream: bool,
+    /// Name the send with this key: sent again with the same key (and the same message), it is
+    /// answered with the task the first made instead of making another. Without it, a fresh key
+    /// still covers the retries after a broken connection.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) idempotency_key: Option<String>,
     #[command(flatten)]
     pub(crate) client: ClientArgs,
 }
@@ -45,10 +50,11 @@ pub(crate) async fn run(opt: SendOpt) -> Result<u8, Failure> {
     let mut out = opt.client.output();
     let configuration = SendMessageConfiguration { return_immediately: opt.no_wait, ..Default::default() };
     let request = SendMessageRequest { configuration: Some(configuration), ..SendMessageRequest::new(message) };
+    let key = opt.idempotency_key.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     if opt.stream {
-        return follow(client.send_streaming_message(request).await?, &mut out, &opt.url).await;
+        return follow(client.send_streaming_message_keyed(request, &key).await?, &mut out, &opt.url).await;
     }
-    let response = client.send_message(request).await?;
+    let response = client.send_message_keyed(request, &key).await?;
     if out.json(&response) {
         return Ok(match &response {
             SendMessageResponse::Task(task) => exit_for(task.status.state),
@@ -83,7 +89,9 @@ fn message(opt: &SendOpt) -> Result<Message, Failure> {
     if parts.is_empty() {
         return Err(Failure::usage("nothing to send: give a text, --file or --data"));
     }
-    let mut message = Message::new(Role::User, uuid::Uuid::new_v4().to_string(), parts);
+    // A send named by its key is the same message each time it is made.
+    let message_id = opt.idempotency_key.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut message = Message::new(Role::User, message_id, parts);
     message.task_id = opt.task.clone().unwrap_or_default();
     message.context_id = opt.context.clone().unwrap_or_default();
     Ok(message)

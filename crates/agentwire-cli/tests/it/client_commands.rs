@@ -260,3 +260,22 @@ async fn a_card_is_verified_by_keys_under_the_trusted_url_only() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("signed, not verified"), "{out}");
 }
+
+/// `agentwire send --idempotency-key` run twice makes one task: the second run is answered with
+/// the first's; the key on another message is refused.
+#[tokio::test]
+async fn send_with_an_idempotency_key_twice_makes_one_task() {
+    let dir = TempDir::new("send-key");
+    let (server, agent) = agentwire_server(&dir).await;
+    let url = agent.url.as_str();
+    let run = |text: &str| agentwire(&["send", url, text, "--json", "--idempotency-key", "invoice-7"]);
+    let (code, first) = run("tck-complete-task");
+    assert_eq!(code, 0, "{first}");
+    let (code, again) = run("tck-complete-task");
+    assert_eq!(code, 0, "{again}");
+    assert_eq!(objects(&again)[0]["task"]["id"], objects(&first)[0]["task"]["id"], "{first}\n{again}");
+    let (code, other) = run("tck-multi-turn start");
+    assert_ne!(code, 0, "{other}");
+    assert!(other.contains("another request"), "{other}");
+    drop(server);
+}

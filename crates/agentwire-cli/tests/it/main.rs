@@ -10,6 +10,7 @@ mod connection_errors;
 mod durability;
 mod gateway_start;
 mod grpc_port;
+mod lifecycle;
 mod observability;
 mod open_files;
 mod plain_logs;

@@ -477,6 +477,7 @@ impl RequestHandlerBuilder {
         if let Some(every) = core.cancel.orphan_check_interval() {
             core.tracker.spawn(Core::reap_orphans(Arc::downgrade(&core), every, core.maintenance.clone()));
         }
+        core.start_expiry();
         RequestHandler { core }
     }
 }

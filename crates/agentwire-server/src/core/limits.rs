@@ -63,6 +63,18 @@ pub struct Limits {
     /// How long a canceled execution may take to end its task itself before the server cancels
     /// the task without it.
     pub cancel_grace: Duration,
+    /// How long an idempotency key names the send that first carried it (default a day): a
+    /// repeat within it answers that send's task, a later one is a new send.
+    pub idempotency_key_ttl: Duration,
+    /// Longest idempotency key a client may send, in bytes (default 256).
+    pub max_idempotency_key_bytes: usize,
+    /// End a task left waiting for input or authorization this long (CANCELED, with a status
+    /// message saying why); `None` leaves it waiting for ever. Default: 7 days.
+    pub expire_waiting: Option<Duration>,
+    /// Cancel an execution running this long, and end its task FAILED once it has stopped (or
+    /// after the cancel grace, if it does not); `None` lets it run for ever (the default: how
+    /// long work takes is the agent's to know).
+    pub max_execution: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -81,6 +93,10 @@ impl Default for Limits {
             default_page_size: 50,
             max_page_size: 100,
             cancel_grace: Duration::from_secs(2),
+            idempotency_key_ttl: Duration::from_secs(24 * 3600),
+            max_idempotency_key_bytes: 256,
+            expire_waiting: Some(Duration::from_secs(7 * 24 * 3600)),
+            max_execution: None,
         }
     }
 }

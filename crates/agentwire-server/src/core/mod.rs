@@ -3,8 +3,10 @@
 mod admission;
 mod apply;
 mod card;
+mod expiry;
 mod feed;
 mod handler;
+pub(crate) mod idempotency;
 mod limits;
 mod orphans;
 mod push_configs;
@@ -17,7 +19,8 @@ mod validate;
 use std::sync::Arc;
 
 use agentwire_store::{
-    CancelSignal, Commit, EventBus, PushConfigRecord, PushConfigStore, Scope, StoreError, TaskStore,
+    CancelSignal, Commit, EventBus, KeyGuard, KeyedSend, PushConfigRecord, PushConfigStore, Scope, SendKey, StoreError,
+    TaskStore,
 };
 use agentwire_types::{A2AError, StreamResponse, Task};
 use tokio_util::task::TaskTracker;
@@ -106,24 +109,39 @@ impl Core {
     /// then announces it. Returns the task's version. The store refuses it while the principal
     /// has [`Limits::max_unfinished_tasks`] tasks in progress (the send's admission counted this
     /// process's; the store's check catches other processes racing it).
+    ///
+    /// With an idempotency `key`, the key is recorded in the same write; a key the scope holds
+    /// already writes nothing and returns the send that holds it.
     pub(crate) async fn create(
         &self,
         scope: &Scope,
         task: &Arc<Task>,
         events: Vec<Arc<StreamResponse>>,
         push: Option<&PushConfigRecord>,
-    ) -> Result<u64, A2AError> {
+        key: Option<&SendKey>,
+        reserved: Option<&KeyGuard>,
+    ) -> Result<Option<KeyedSend>, A2AError> {
         let stored = async {
             let limit = Some(self.limits.max_unfinished_tasks);
-            let version = self.committed(&task.id, self.tasks.create(scope, Arc::clone(task), &events, limit)).await?;
+            let create = async {
+                match key {
+                    Some(key) => self.tasks.create_keyed(scope, Arc::clone(task), &events, limit, key, reserved).await,
+                    None => self.tasks.create(scope, Arc::clone(task), &events, limit).await,
+                }
+            };
+            let version = self.committed(&task.id, create).await?;
             if let Some(record) = push {
                 self.push_configs.put_config(scope, record).await?;
             }
             Ok(version)
         };
-        let version = stored.await.map_err(store_error)?;
+        let version = match stored.await {
+            Ok(version) => version,
+            Err(StoreError::KeyTaken(held)) => return Ok(Some(held)),
+            Err(error) => return Err(store_error(error)),
+        };
         self.announce(scope, task, version, events);
-        Ok(version)
+        Ok(None)
     }
 
     /// Takes a place for what a send brings (a new task or not, and a message of `message_bytes`)
@@ -179,6 +197,29 @@ impl Core {
         }
         let trace = crate::spans::current_trace_context();
         self.bus.announce(Commit { scope: scope.clone(), task_id: task.id.clone(), version, state, events, trace });
+    }
+}
+
+/// Runs `round` on the core every `every` (the first at once; a round that runs long delays the
+/// next), until `stop` or until the core is gone.
+pub(crate) async fn periodically<F, Fut>(
+    core: std::sync::Weak<Core>,
+    every: std::time::Duration,
+    stop: tokio_util::sync::CancellationToken,
+    round: F,
+) where
+    F: Fn(Arc<Core>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let Some(core) = core.upgrade() else { return };
+        round(core).await;
     }
 }
 

@@ -35,14 +35,7 @@ impl Core {
         stop: tokio_util::sync::CancellationToken,
     ) {
         let reason = "the server instance running the task stopped (its lease expired); its work was lost";
-        let mut ticks = tokio::time::interval(every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = ticks.tick() => {}
-            }
-            let Some(core) = core.upgrade() else { return };
+        super::periodically(core, every, stop, |core| async move {
             match core.cancel.orphans(ORPHAN_BATCH).await {
                 Ok(orphans) => {
                     tracing::debug!(found = orphans.len(), "looked for tasks left running");
@@ -50,7 +43,8 @@ impl Core {
                 }
                 Err(error) => tracing::warn!(%error, "could not look for tasks left running"),
             }
-        }
+        })
+        .await;
     }
 
     /// Ends `tasks` FAILED with `reason`; returns how many it ended.

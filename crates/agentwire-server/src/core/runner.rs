@@ -32,6 +32,9 @@ struct Execution {
     waiter: Option<Waiter>,
     /// The legacy family answers every send with a task: a direct reply completes one.
     reply_as_task: bool,
+    /// The execution ran past [`Limits::max_execution`](super::Limits::max_execution) and was
+    /// canceled: a task it leaves unfinished fails.
+    timed_out: bool,
 }
 
 /// Ends an execution that stopped without winding up: its agent panicked, or its future was
@@ -101,6 +104,7 @@ impl Core {
         let task = (!new_task).then_some(task);
         let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel };
         let execution = Execution {
+            timed_out: false,
             reply_as_task,
             scope,
             task_id,
@@ -116,8 +120,7 @@ impl Core {
             task_id: Arc::clone(&execution.task_id),
             armed: true,
         };
-        let events = self.agent.execute(ctx);
-        Arc::clone(self).drive(execution, first_write, events, guard).with_context(traced)
+        Arc::clone(self).drive(execution, first_write, ctx, guard).with_context(traced)
     }
 
     /// Reads the agent's events until it stops or the task ends. The events the agent has
@@ -128,7 +131,7 @@ impl Core {
         self: Arc<Self>,
         mut execution: Execution,
         first_write: FirstWrite,
-        mut events: EventStream,
+        ctx: ExecutionContext,
         guard: ExecutionGuard,
     ) {
         {
@@ -137,10 +140,20 @@ impl Core {
             // leave the token's list of waiters every time.
             let mut cancelled = std::pin::pin!(cancel.cancelled());
             let mut grace_deadline: Option<Instant> = None;
+            let limit = self.limits.max_execution;
+            let execution_deadline = limit.map(|limit| Instant::now() + limit);
             // The send's own write goes first, with whatever the agent does before it first waits.
             let mut batch = Vec::new();
+            // A task written first is written before its agent is even asked: a refused write (an
+            // id or an idempotency key taken) starts no work at all.
             let write_first = matches!(&first_write, FirstWrite::Create(creation) if creation.write_first);
-            let agent_ended = !write_first && ready_events(&mut events, &mut batch).await;
+            let (started, waiting) =
+                if write_first { (None, Some(ctx)) } else { (Some(self.agent.execute(ctx)), None) };
+            let mut started = started;
+            let agent_ended = match &mut started {
+                Some(events) => ready_events(events, &mut batch).await,
+                None => false,
+            };
             let flow = match first_write {
                 FirstWrite::Create(creation) => Box::pin(self.create_task(&mut execution, creation, &mut batch)).await,
                 FirstWrite::Append(appending) => {
@@ -148,11 +161,22 @@ impl Core {
                 }
             };
             let mut stopped = agent_ended || flow.is_break();
+            let mut events: EventStream = match (started, waiting) {
+                (Some(events), _) => events,
+                (None, Some(ctx)) if !stopped => self.agent.execute(ctx),
+                _ => Box::pin(futures_util::stream::empty()),
+            };
             while !stopped {
                 let next = tokio::select! {
                     event = events.next() => event,
                     () = &mut cancelled, if grace_deadline.is_none() => {
                         grace_deadline = Some(Instant::now() + self.limits.cancel_grace);
+                        continue;
+                    }
+                    () = sleep_until(execution_deadline), if execution_deadline.is_some() && !execution.timed_out => {
+                        tracing::warn!(limit = ?limit, "the execution ran past its limit; canceling it");
+                        execution.timed_out = true;
+                        execution.cancel.cancel();
                         continue;
                     }
                     () = sleep_until(grace_deadline), if grace_deadline.is_some() => {
@@ -193,11 +217,11 @@ impl Core {
         creation: Creation,
         batch: &mut Vec<AgentEvent>,
     ) -> ControlFlow<()> {
-        let Creation { push, place, written, .. } = creation;
+        let Creation { push, place, written, key, reserved, .. } = creation;
         if let Some(reply) = direct_reply(execution, batch) {
             execution.fresh = None;
             self.reply(execution, reply);
-            let _ = written.send(Ok(()));
+            let _ = written.send(Ok(None));
             return ControlFlow::Break(());
         }
         let Some(created) = execution.fresh.take() else { return ControlFlow::Break(()) };
@@ -212,15 +236,22 @@ impl Core {
         super::trim_history(&mut task, self.limits.max_history_length);
         let task = Arc::new(task);
         let events = std::iter::once(Arc::clone(&announcement)).chain(events.into_iter().map(Arc::new)).collect();
-        if let Err(error) = self.create(&execution.scope, &task, events, push.as_ref()).await {
+        let created =
+            self.create(&execution.scope, &task, events, push.as_ref(), key.as_ref(), reserved.as_ref()).await;
+        // Written or not, the key is no longer this send's to hold.
+        drop(reserved);
+        match created {
+            Ok(None) => {}
             // Nothing was written: there is no task to end or hand over, and the send fails
-            // with the reason.
-            execution.waiter = None;
-            let _ = written.send(Err(error));
-            return ControlFlow::Break(());
+            // with the reason, or answers with the task of the send that holds its key.
+            refused => {
+                execution.waiter = None;
+                let _ = written.send(refused);
+                return ControlFlow::Break(());
+            }
         }
         drop(place);
-        let _ = written.send(Ok(()));
+        let _ = written.send(Ok(None));
         if taken == 0 {
             // The agent has not taken the task on yet: it is still as created.
             execution.fresh = Some(Arc::clone(&task));
@@ -387,9 +418,26 @@ impl Core {
         ControlFlow::Continue(())
     }
 
-    /// After the agent stopped: a canceled execution that did not end the task cancels it.
+    /// After the agent stopped: a canceled execution that did not end the task cancels it; one
+    /// canceled for running past its limit fails it.
     async fn finish(&self, execution: &Execution, canceled: bool) {
         if !canceled {
+            return;
+        }
+        if execution.timed_out {
+            let limit = self.limits.max_execution.unwrap_or_default();
+            let reason = format!("the execution ran longer than {} and was stopped", super::expiry::shown(limit));
+            let mut failed = false;
+            let mut change = |task: &mut Task| {
+                let events = ending_events(task, TaskState::Failed, Some(&reason));
+                failed = !events.is_empty();
+                Ok(events)
+            };
+            match self.mutate(&execution.scope, &execution.task_id, &mut change).await {
+                Ok(_) if failed => self.count_expired(super::expiry::Expired::Execution),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "could not fail the task of an execution past its limit"),
+            }
             return;
         }
         let result = self.mutate(&execution.scope, &execution.task_id, &mut |task| Ok(cancel_events(task))).await;

@@ -9,10 +9,14 @@ use agentwire_types::{
 };
 use tokio::sync::oneshot;
 
+use agentwire_store::{Reservation, SendKey};
+use agentwire_types::dialect::EndedSubscription;
+
 use super::apply::add_user_message;
 use super::feed::{task_event_stream, EventFeed, Opening};
+use super::idempotency;
 use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
-use super::{validate, Core};
+use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::ids::new_id;
 use crate::RequestContext;
@@ -31,6 +35,12 @@ enum Follow {
 enum Following {
     Feed(EventFeed),
     Result(oneshot::Receiver<Settled>),
+    /// The send repeats an earlier one (its idempotency key, or its message already in the
+    /// task): no execution starts, and the send answers the earlier one's task as it is now.
+    Repeat {
+        scope: Scope,
+        task_id: String,
+    },
 }
 
 /// A started execution, seen from the request that started it.
@@ -56,6 +66,8 @@ struct Checked {
     history_length: Option<usize>,
     push: Option<TaskPushNotificationConfig>,
     follow: Follow,
+    /// The send's idempotency key.
+    key: Option<SendKey>,
 }
 
 impl Core {
@@ -65,6 +77,11 @@ impl Core {
         let task_id = std::mem::take(&mut send.message.task_id);
         if !task_id.is_empty() {
             match self.load(&send.scope, &task_id).await {
+                Ok(record) if send.key.is_some() && has_message(&record.task, &send.message.message_id) => {
+                    // A keyed turn whose message the task holds already: a retry of it.
+                    let history_length = send.history_length;
+                    return Ok(Started::repeat(send.scope, task_id, history_length));
+                }
                 Ok(record) => {
                     send.message.task_id = task_id;
                     return self.continue_task(send, record.task).await;
@@ -88,6 +105,8 @@ impl Core {
     }
 
     fn check(&self, mut ctx: RequestContext, mut req: SendMessageRequest, follow: Follow) -> Result<Checked> {
+        // Taken from the request as the client sent it, before any id is given to its message.
+        let key = idempotency::send_key(&ctx, &req, &self.limits)?;
         if !req.tenant.is_empty() {
             ctx.tenant = std::mem::take(&mut req.tenant);
         }
@@ -108,15 +127,20 @@ impl Core {
         if let Some(push) = &push {
             self.push_settings.guard.check_url(&push.url)?;
         }
-        Ok(Checked { ctx, scope, message: req.message, message_bytes, history_length, push, follow })
+        Ok(Checked { ctx, scope, message: req.message, message_bytes, history_length, push, follow, key })
     }
 
     /// Starts a new task at SUBMITTED with the message. Its execution writes it before the agent
     /// starts waiting: together with the agent's first events when it answers at once (one
     /// commit), alone otherwise, so that an accepted send leaves a record whatever happens next.
     /// The send waits for that write, and fails if the store refuses it.
+    ///
+    /// A send with an idempotency key held already is answered with the task of the send that
+    /// holds it, and starts nothing. Where the store reserves the key for the send (a store this
+    /// process alone writes), the key is written with the task; elsewhere the task and its key
+    /// are written before the agent starts, and a key found held then starts nothing either.
     async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String, client_named: bool) -> Result<Started> {
-        let Checked { ctx, scope, message, message_bytes, history_length, push, follow } = send;
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, key } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let first = Message { task_id: task_id.clone(), context_id: context_id.clone(), ..message.clone() };
         let task = Arc::new(Task {
@@ -132,6 +156,20 @@ impl Core {
                 self.push_record(&scope, config, ctx.dialect)
             })
             .transpose()?;
+        // A key the store can reserve lets the agent start at once, its task and the key written
+        // with its first events; otherwise the task is written first.
+        let (write_first, reserved) = match &key {
+            Some(key) if !client_named => match self.tasks.reserve_key(&scope, key).await.map_err(store_error)? {
+                Reservation::Held(held) => {
+                    idempotency::check_repeat(&held, key)?;
+                    return Ok(Started::repeat(scope, held.task_id, history_length));
+                }
+                Reservation::Reserved(guard) => (false, Some(guard)),
+                Reservation::Unchecked => (true, None),
+            },
+            Some(_) => (true, None),
+            None => (client_named, None),
+        };
         let place = self.admit(&scope, true, message_bytes).await?;
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         if let Following::Feed(feed) = &mut following {
@@ -140,7 +178,8 @@ impl Core {
         }
         let snapshot = matches!(follow, Follow::Stream).then(|| (Arc::clone(&task), CREATED_VERSION));
         let (written, creation_result) = oneshot::channel();
-        let creation = Creation { push, place, write_first: client_named, written };
+        let asked = key.as_ref().map(|key| (key.clone(), scope.clone()));
+        let creation = Creation { push, place, write_first, key, reserved, written };
         let run = Run {
             scope,
             task_id,
@@ -153,9 +192,13 @@ impl Core {
             waiter,
         };
         self.launch(run);
-        creation_result
+        let held = creation_result
             .await
             .map_err(|_| A2AError::invalid_agent_response("the agent stopped before its task was stored"))??;
+        if let (Some(held), Some((key, scope))) = (held, asked) {
+            idempotency::check_repeat(&held, &key)?;
+            return Ok(Started::repeat(scope, held.task_id, history_length));
+        }
         Ok(Started { following, snapshot, new_task: true, history_length })
     }
 
@@ -163,7 +206,7 @@ impl Core {
     /// the events the agent produces before it first waits (one commit for a turn whose agent
     /// answers at once, the message alone otherwise); the send waits for that write.
     async fn continue_task(self: &Arc<Self>, send: Checked, existing: Arc<Task>) -> Result<Started> {
-        let Checked { ctx, scope, message, message_bytes, history_length, push, follow } = send;
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, .. } = send;
         let task_id = message.task_id.clone();
         if existing.status.state.is_terminal() {
             return Err(validate::terminal_task(&existing));
@@ -243,8 +286,13 @@ impl Core {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
         let Started { following, snapshot, new_task, history_length } =
             self.start(ctx, req, Follow::Block { return_immediately }).await?;
-        let Following::Result(result) = following else {
-            return Err(A2AError::internal("a blocking send lost its execution's result"));
+        let result = match following {
+            Following::Result(result) => result,
+            Following::Repeat { scope, task_id } => {
+                let record = self.load(&scope, &task_id).await?;
+                return Ok(SendMessageResponse::Task(record.task.view(history_length, true)));
+            }
+            Following::Feed(_) => return Err(A2AError::internal("a blocking send lost its execution's result")),
         };
         let settled = match snapshot {
             // A continuation that returns immediately answers with the task holding the message.
@@ -268,10 +316,15 @@ impl Core {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
-        let profile = ctx.dialect.profile();
+        let (profile, last_event_id) = (ctx.dialect.profile(), ctx.last_event_id);
         let started = self.start(ctx, req, Follow::Stream).await?;
-        let Following::Feed(feed) = started.following else {
-            return Err(A2AError::internal("a streaming send lost its execution's events"));
+        let feed = match started.following {
+            Following::Feed(feed) => feed,
+            // A repeated send follows the task it made, from the event the client saw last.
+            Following::Repeat { scope, task_id } => {
+                return self.task_stream(&scope, &task_id, last_event_id, profile, EndedSubscription::Snapshot).await;
+            }
+            Following::Result(_) => return Err(A2AError::internal("a streaming send lost its execution's events")),
         };
         let Some((task, seq)) = started.snapshot else {
             return Err(A2AError::internal("a streaming send lost its task"));
@@ -282,6 +335,18 @@ impl Core {
         let opening = if started.new_task { Opening::UntilTakenOn(first) } else { Opening::Now(first) };
         Ok(task_event_stream(feed, opening, true, profile))
     }
+}
+
+impl Started {
+    /// The answer to a send that repeats the one that made `task_id`.
+    fn repeat(scope: Scope, task_id: String, history_length: Option<usize>) -> Self {
+        Started { following: Following::Repeat { scope, task_id }, snapshot: None, new_task: false, history_length }
+    }
+}
+
+/// Whether `task` holds a message with this id.
+fn has_message(task: &Task, message_id: &str) -> bool {
+    !message_id.is_empty() && task.history.iter().any(|message| message.message_id == message_id)
 }
 
 /// The version of a task as created: its log holds the one event that announces it.

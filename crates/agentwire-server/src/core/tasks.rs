@@ -14,7 +14,8 @@ use super::feed::{task_event_stream, FeedItem, Opening};
 use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;
-use agentwire_types::dialect::EndedSubscription;
+use agentwire_store::Scope;
+use agentwire_types::dialect::{EndedSubscription, Profile};
 use agentwire_types::{StreamItem, TaskEventStream};
 
 impl Core {
@@ -102,11 +103,26 @@ impl Core {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
         let scope = scope(ctx, &req.tenant);
+        let profile = ctx.dialect.profile();
+        self.task_stream(&scope, &req.id, ctx.last_event_id, profile, profile.subscribe_to_ended()).await
+    }
+
+    /// The stream of a task's events from now on, opening with the task as it is; with
+    /// `last_event_id`, the events after it instead. A task that has ended is answered as
+    /// `ended` says.
+    pub(crate) async fn task_stream(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        last_event_id: Option<u64>,
+        profile: &'static Profile,
+        ended_subscription: EndedSubscription,
+    ) -> Result<TaskEventStream> {
         // Subscribe before reading the snapshot so that nothing committed in between is missed.
-        let mut feed = self.feed(&scope, &req.id);
-        let record = self.load(&scope, &req.id).await?;
+        let mut feed = self.feed(scope, task_id);
+        let record = self.load(scope, task_id).await?;
         let ended = record.task.status.state.is_terminal();
-        if let Some(seen) = ctx.last_event_id.filter(|seen| *seen <= record.version) {
+        if let Some(seen) = last_event_id.filter(|seen| *seen <= record.version) {
             // A resumed stream: the events after the last one the client saw, even if the task
             // ended meanwhile, then the live ones.
             if ended && seen == record.version {
@@ -114,14 +130,14 @@ impl Core {
             }
             feed.start_after(seen);
             feed.read_log().await?;
-            return Ok(task_event_stream(feed, Opening::Nothing, ended, ctx.dialect.profile()));
+            return Ok(task_event_stream(feed, Opening::Nothing, ended, profile));
         }
-        if ended && ctx.dialect.profile().subscribe_to_ended() == EndedSubscription::Refused {
+        if ended && ended_subscription == EndedSubscription::Refused {
             return Err(A2AError::unsupported_operation(format!(
-                "task {} is {}; there is nothing left to subscribe to",
-                req.id, record.task.status.state
+                "task {task_id} is {}; there is nothing left to subscribe to",
+                record.task.status.state
             ))
-            .with_metadata("taskId", &req.id));
+            .with_metadata("taskId", task_id));
         }
         feed.start_after(record.version);
         let first = StreamItem {
@@ -132,6 +148,6 @@ impl Core {
             // v0.3 and the legacy family answer with the ended task, then close the stream.
             return Ok(Box::pin(futures_util::stream::iter([Ok(first)])));
         }
-        Ok(task_event_stream(feed, Opening::Now(first), false, ctx.dialect.profile()))
+        Ok(task_event_stream(feed, Opening::Now(first), false, profile))
     }
 }

@@ -62,11 +62,18 @@ pub(crate) struct Creation {
     pub(crate) push: Option<agentwire_store::PushConfigRecord>,
     /// The task's place under its principal's limits of work in progress, until it is written.
     pub(crate) place: super::admission::Place,
-    /// Write the task before the agent starts: its id was chosen by the client, and whether it
-    /// is taken is only known once the store has it.
+    /// Write the task before the agent starts: its id was chosen by the client, or its send
+    /// carries an idempotency key, and whether the id or the key is taken is only known once the
+    /// store has it.
     pub(crate) write_first: bool,
-    /// Told when the task is written, or why it was not; a direct reply writes none.
-    pub(crate) written: oneshot::Sender<Result<(), A2AError>>,
+    /// The send's idempotency key, recorded with the task.
+    pub(crate) key: Option<agentwire_store::SendKey>,
+    /// The key's reservation, held until the task is written (or is not).
+    pub(crate) reserved: Option<agentwire_store::KeyGuard>,
+    /// Told when the task is written, or why it was not; a direct reply writes none. A key held
+    /// already writes nothing either: the send that holds it is told instead, and the agent
+    /// never starts.
+    pub(crate) written: oneshot::Sender<Result<Option<agentwire_store::KeyedSend>, A2AError>>,
 }
 
 /// What a blocking SendMessage gets from the execution it started.

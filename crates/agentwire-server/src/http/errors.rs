@@ -26,6 +26,15 @@ pub(crate) fn http_status(kind: ErrorKind) -> StatusCode {
     }
 }
 
+/// The HTTP status an HTTP+JSON error response is sent with: its kind's, or 409 for a conflict
+/// with what the server holds.
+pub(crate) fn error_status(error: &A2AError) -> StatusCode {
+    if error.is_conflict() {
+        return StatusCode::CONFLICT;
+    }
+    http_status(error.kind())
+}
+
 /// The HTTP status a JSON-RPC error response is sent with: 200, except where HTTP itself must
 /// speak (authentication, authorization, body size, a rate limit).
 pub(crate) fn jsonrpc_http_status(error: &A2AError) -> StatusCode {
@@ -69,7 +78,7 @@ impl<'a> RestError<'a> {
 
 impl<'a> From<&'a A2AError> for RestError<'a> {
     fn from(error: &'a A2AError) -> Self {
-        Self::with_status(error, http_status(error.kind()), error.kind().rpc_code())
+        Self::with_status(error, error_status(error), error.kind().rpc_code())
     }
 }
 

@@ -379,7 +379,7 @@ fn response_media_type(headers: &http::HeaderMap) -> HeaderValue {
 
 /// The error response: AIP-193 for v1.0, the JSON-RPC error object for v0.3.
 fn error_response_in(dialect: Dialect, error: &A2AError) -> Response {
-    error_response_at(dialect, error, super::errors::http_status(error.kind()), error.kind().rpc_code())
+    error_response_at(dialect, error, super::errors::error_status(error), error.kind().rpc_code())
 }
 
 /// [`error_response_in`] with the HTTP status and the AIP-193 `google.rpc.Code` given.

@@ -127,6 +127,7 @@ pub(crate) struct Instruments {
     pub(crate) tasks: Family<StateLabel, Gauge>,
     pub(crate) tasks_ended: Family<StateLabel, Counter>,
     pub(crate) tasks_in_progress: Family<TenantLabel, Gauge>,
+    pub(crate) tasks_expired: Family<ReasonLabel, Counter>,
     pub(crate) push_deliveries: Family<ResultLabel, Counter>,
     pub(crate) push_attempts: Family<ResultLabel, Counter>,
     pub(crate) push_waiting: Gauge,
@@ -169,6 +170,7 @@ impl Metrics {
             tasks: Family::default(),
             tasks_ended: Family::default(),
             tasks_in_progress: Family::default(),
+            tasks_expired: Family::default(),
             push_deliveries: Family::default(),
             push_attempts: Family::default(),
             push_waiting: Gauge::default(),
@@ -198,6 +200,11 @@ impl Metrics {
         a2a.register("tasks_ended", "Tasks that reached a terminal state, by state", i.tasks_ended.clone());
         a2a.register("tenant_tasks_in_progress", "Tasks in progress, by tenant", i.tasks_in_progress.clone());
         let own = registry.sub_registry_with_prefix("agentwire");
+        own.register(
+            "tasks_expired",
+            "Tasks this instance ended for lasting too long: left waiting for input (reason=\"waiting\", CANCELED), or an execution past its limit (reason=\"execution\", FAILED)",
+            i.tasks_expired.clone(),
+        );
         own.register(
             "push_deliveries",
             "Push notifications done: delivered, or given up on",

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::{Limits, RequestHandler};
-use agentwire_test::{user_message, Gate, TestServer};
+use agentwire_test::{user_message, Cooperative, Gate, TestServer};
 use serde_json::json;
 
 /// Works until the test lets it go, whatever a client asks.
@@ -20,19 +20,6 @@ impl AgentExecutor for Stubborn {
             updater.working().await?;
             released.wait().await;
             Ok(())
-        })
-    }
-}
-
-/// Works until canceled, then says so.
-struct Cooperative;
-
-impl AgentExecutor for Cooperative {
-    fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        ctx.run(|ctx, updater| async move {
-            updater.working().await?;
-            ctx.cancellation().cancelled().await;
-            updater.canceled().await
         })
     }
 }

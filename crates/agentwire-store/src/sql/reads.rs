@@ -62,6 +62,22 @@ macro_rules! sql_reads {
                 Ok(rows.into_iter().map(scoped).collect())
             }
 
+            /// Tasks in one of `states` unchanged since `before`, at most `limit`.
+            async fn read_unchanged_since(
+                &self,
+                states: &[agentwire_types::TaskState],
+                before: agentwire_types::Timestamp,
+                limit: usize,
+            ) -> Result<Vec<(Scope, String)>> {
+                let rows: Vec<(String, String, String)> =
+                    queries::unchanged_since::<$db>(states, before.as_millis(), sql_limit(limit))
+                        .build_query_as()
+                        .fetch_all(&self.$pool)
+                        .await
+                        .map_err(backend)?;
+                Ok(rows.into_iter().map(scoped).collect())
+            }
+
             /// The task's push configs, or the one named `config_id`.
             async fn read_configs(
                 &self,

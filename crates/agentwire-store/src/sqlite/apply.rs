@@ -7,7 +7,7 @@ use crate::{Purge, Result, Scope, StoreError};
 
 use super::known::{Ended, Known, Removed};
 use super::script::MAX_SCRIPT_VALUES;
-use super::writer::Write;
+use super::writer::{KeyWrite, Write};
 
 /// Why a create wrote nothing: the id is taken in the scope, or the scope had no room under
 /// `limit`.
@@ -23,6 +23,16 @@ pub(super) async fn create_refusal(
         Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
         _ => StoreError::AlreadyExists(task_id.to_owned()),
     })
+}
+
+/// [`StoreError::KeyTaken`] with the send holding `key` in `scope`.
+pub(super) async fn key_holder(conn: &mut SqliteConnection, scope: &Scope, key: &str) -> Result<StoreError> {
+    let held: Option<(String, String)> = queries::keyed_send::<Sqlite>(scope, key, false)
+        .build_query_as()
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(backend)?;
+    Ok(crate::sql::key_taken(held))
 }
 
 /// Why a commit wrote nothing: the task changed since `expected`, or is not there.
@@ -52,7 +62,7 @@ pub(super) async fn apply(
     removed: &mut Removed,
 ) -> Result<u64> {
     match write {
-        Write::Create { scope, task, row, limit } => {
+        Write::Create { scope, task, row, limit, key } => {
             let id = &task.id;
             let mut sql = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO tasks
@@ -66,9 +76,24 @@ pub(super) async fn apply(
             values.push_bind(&row.head);
             queries::push_room_under(&mut sql, scope, *limit);
             sql.push(" ON CONFLICT DO NOTHING RETURNING key");
-            let key: Option<i64> = sql.build_query_scalar().fetch_optional(&mut *conn).await.map_err(backend)?;
-            let Some(key) = key else { return Err(create_refusal(conn, scope, id, *limit).await?) };
-            append(conn, key, row.first_seq(0), row.bodies()).await?;
+            let row_key: Option<i64> = sql.build_query_scalar().fetch_optional(&mut *conn).await.map_err(backend)?;
+            let Some(row_key) = row_key else { return Err(create_refusal(conn, scope, id, *limit).await?) };
+            if let Some(KeyWrite { key, .. }) = key {
+                let claimed: Option<i64> = queries::claim_key::<Sqlite>(scope, key, row_key)
+                    .build_query_scalar()
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+                if claimed.is_none() {
+                    sqlx::query("DELETE FROM tasks WHERE key = ?")
+                        .bind(row_key)
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(backend)?;
+                    return Err(key_holder(conn, scope, &key.key).await?);
+                }
+            }
+            append(conn, row_key, row.first_seq(0), row.bodies()).await?;
             Ok(row.added)
         }
         Write::Commit { scope, task, row, expected } => {
@@ -125,6 +150,7 @@ pub(super) async fn apply(
         }
         Write::Purge(rules) => {
             let ended = *known.ended_totals();
+            queries::forget_expired_keys::<Sqlite>().build().execute(&mut *conn).await.map_err(backend)?;
             purge(conn, rules, ended, removed, known).await
         }
         Write::PutConfig { scope, record, config } => {

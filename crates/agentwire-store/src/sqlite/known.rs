@@ -24,6 +24,10 @@ pub(super) struct Known {
     /// Pages of removed tasks wait to be given back to the file system, a slice at a time
     /// between groups ([`vacuum_slice`]).
     pub(super) vacuum_due: std::sync::atomic::AtomicBool,
+    /// The idempotency keys reserved by sends whose tasks are not written yet.
+    pub(super) pending_keys: std::sync::Arc<crate::keys::PendingKeys>,
+    /// The idempotency keys recorded.
+    pub(super) recorded_keys: crate::keys::RecordedKeys,
     /// The groups the writer committed, and the writes in them.
     pub(super) groups: std::sync::atomic::AtomicU64,
     pub(super) grouped_writes: std::sync::atomic::AtomicU64,
@@ -139,6 +143,22 @@ pub(super) async fn load_ended(reads: &SqlitePool, known: &Known) -> Result<()> 
 }
 
 /// Notes which tasks are unfinished.
+/// The keys recorded and not expired, or none if there are more than memory tells apart.
+pub(super) async fn load_keys(reads: &SqlitePool, known: &Known) -> Result<()> {
+    let max = crate::keys::RecordedKeys::MAX;
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT tenant, owner, key FROM send_keys WHERE expires_at > ? LIMIT ?")
+            .bind(crate::sql::now_millis())
+            .bind(crate::sql::limit(max + 1))
+            .fetch_all(reads)
+            .await
+            .map_err(backend)?;
+    for (tenant, owner, key) in rows {
+        known.recorded_keys.recorded(&Scope::new(tenant, owner), &key);
+    }
+    Ok(())
+}
+
 pub(super) async fn load_unfinished(reads: &SqlitePool, known: &Known) -> Result<()> {
     let rows: Vec<(String, String, String, i64)> =
         sqlx::query_as("SELECT tenant, owner, id, log_bytes FROM tasks WHERE ended_at IS NULL")

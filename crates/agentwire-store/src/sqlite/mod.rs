@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_types::{StreamResponse, Task};
+use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
@@ -33,12 +33,12 @@ use crate::sql::{
     queries, scoped, ConfigRow, Folded, LogRow, PageRow, Turns,
 };
 use crate::{
-    Change, Purge, PushConfigRecord, PushConfigStore, Result, Scope, StoreError, StoredEvent, TaskPage, TaskQuery,
-    TaskRecord, TaskStore, Unfinished, Updated, WriteGroups,
+    Change, KeyGuard, KeyedSend, Purge, PushConfigRecord, PushConfigStore, Reservation, Result, Scope, SendKey,
+    StoreError, StoredEvent, TaskPage, TaskQuery, TaskRecord, TaskStore, Unfinished, Updated, WriteGroups,
 };
 
-use known::{load_config_owners, load_ended, load_unfinished, Known};
-use writer::{reclaim_freed_pages, write_loop, CloseRequest, Job, Write, MAX_GROUP};
+use known::{load_config_owners, load_ended, load_keys, load_unfinished, Known};
+use writer::{reclaim_freed_pages, write_loop, CloseRequest, Job, KeyWrite, Write, MAX_GROUP};
 
 crate::sql::sql_reads!(SqliteStore, Sqlite, reads);
 
@@ -101,6 +101,7 @@ impl SqliteStore {
         let known = Arc::new(Known { vacuum_due: true.into(), ..Known::default() });
         load_config_owners(&reads, &known).await?;
         load_unfinished(&reads, &known).await?;
+        load_keys(&reads, &known).await?;
         load_ended(&reads, &known).await?;
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
         let (closer, closes) = mpsc::channel(1);
@@ -170,7 +171,40 @@ impl TaskStore for SqliteStore {
     ) -> Result<u64> {
         let row = plan_create(&task, events)?;
         let limit = max_unfinished.filter(|_| !row.ended);
-        self.write(Write::Create { scope: scope.clone(), task, row, limit }).await
+        self.write(Write::Create { scope: scope.clone(), task, row, limit, key: None }).await
+    }
+
+    async fn create_keyed(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+        key: &SendKey,
+        reserved: Option<&KeyGuard>,
+    ) -> Result<u64> {
+        let row = plan_create(&task, events)?;
+        let limit = max_unfinished.filter(|_| !row.ended);
+        let key = KeyWrite { key: key.clone(), reserved: reserved.is_some() };
+        self.write(Write::Create { scope: scope.clone(), task, row, limit, key: Some(key) }).await
+    }
+
+    /// Reserved in this process, which alone writes the file; then looked for among the keys
+    /// recorded, unless memory tells it was never recorded (the common case: a fresh key).
+    async fn reserve_key(&self, scope: &Scope, key: &SendKey) -> Result<Reservation> {
+        let guard = self.known.pending_keys.reserve(scope, &key.key).await;
+        if !self.known.recorded_keys.may_hold(scope, &key.key) {
+            return Ok(Reservation::Reserved(guard));
+        }
+        let held: Option<(String, String)> = queries::keyed_send::<Sqlite>(scope, &key.key, true)
+            .build_query_as()
+            .fetch_optional(&self.reads)
+            .await
+            .map_err(backend)?;
+        Ok(match held {
+            Some((request, task_id)) => Reservation::Held(KeyedSend { request, task_id }),
+            None => Reservation::Reserved(guard),
+        })
     }
 
     async fn commit(
@@ -211,6 +245,15 @@ impl TaskStore for SqliteStore {
 
     async fn tasks_in_progress(&self, limit: usize) -> Result<Vec<(Scope, String)>> {
         self.read_in_progress(limit).await
+    }
+
+    async fn tasks_unchanged_since(
+        &self,
+        states: &[TaskState],
+        before: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Scope, String)>> {
+        self.read_unchanged_since(states, before, limit).await
     }
 
     /// A read on the pool and the writer still running.

@@ -6,11 +6,11 @@ use agentwire_types::Task;
 use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 
 use crate::sql::{as_seq, as_sql, backend, limit as sql_limit, now_millis, TaskRow};
-use crate::{Result, Scope};
+use crate::{Result, Scope, SendKey};
 
 use super::apply::{create_refusal, refusal};
 use super::known::Removed;
-use super::writer::{Job, Write};
+use super::writer::{Job, KeyWrite, Write};
 
 /// Most bound values one script carries, within SQLite's limit of 32,766.
 pub(super) const MAX_SCRIPT_VALUES: usize = 30_000;
@@ -46,6 +46,8 @@ pub(super) struct Planned<'a> {
     pub(super) expected: Option<u64>,
     /// A create's limit of unfinished tasks for its owner.
     pub(super) limit: Option<usize>,
+    /// A create's idempotency key, reserved for it.
+    pub(super) key: Option<&'a SendKey>,
 }
 
 impl Planned<'_> {
@@ -60,23 +62,26 @@ impl Planned<'_> {
 }
 
 impl<'a> Script<'a> {
-    pub(super) fn of(group: &'a [Job]) -> Option<Self> {
+    pub(super) fn of(group: &[&'a Job]) -> Option<Self> {
         let mut writes = Vec::with_capacity(group.len());
         let mut tasks = std::collections::HashSet::new();
         let mut values = 0;
-        for job in group {
+        for job in group.iter().copied() {
             let step = match &job.write {
-                Write::Create { scope, task, row, limit } => {
-                    Step::Put(Planned { scope, task, row, expected: None, limit: *limit })
+                // A keyed create not reserved goes on its own: its key may refuse it after its insert.
+                Write::Create { key: Some(KeyWrite { reserved: false, .. }), .. } => return None,
+                Write::Create { scope, task, row, limit, key } => {
+                    let key = key.as_ref().map(|key| &key.key);
+                    Step::Put(Planned { scope, task, row, expected: None, limit: *limit, key })
                 }
                 Write::Commit { scope, task, row, expected } => {
-                    Step::Put(Planned { scope, task, row, expected: Some(*expected), limit: None })
+                    Step::Put(Planned { scope, task, row, expected: Some(*expected), limit: None, key: None })
                 }
                 Write::Delete { scope, id } => Step::Delete { scope, id },
                 _ => return None,
             };
             values += match &step {
-                Step::Put(planned) => 18 + 6 * planned.row.bodies().len(),
+                Step::Put(planned) => 18 + 6 * planned.row.bodies().len() + 6 * usize::from(planned.key.is_some()),
                 Step::Delete { .. } => 3,
             };
             if !tasks.insert(step.task()) || values > MAX_SCRIPT_VALUES {
@@ -170,6 +175,26 @@ impl<'a> Script<'a> {
             sql.push(
                 ") AS v JOIN tasks t ON t.tenant = v.column1 AND t.owner = v.column2 AND t.id = v.column3
                  WHERE t.version = v.column6 AND v.column4 >= t.base; ",
+            );
+        }
+        let keyed: Vec<(&Planned<'_>, &SendKey)> = creates.iter().filter_map(|w| Some((*w, w.key?))).collect();
+        if !keyed.is_empty() {
+            // The reserved keys of the creates written: no send holds them (an expired row is
+            // replaced). A new task's id is the server's, so the id alone finds it.
+            let now = now_millis();
+            sql.push(
+                "INSERT INTO send_keys (tenant, owner, key, request, task, expires_at)
+                 SELECT v.column1, v.column2, v.column3, v.column4, t.key, v.column6 FROM (",
+            );
+            sql.push_values(&keyed, |mut values, (w, key)| {
+                let expires = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+                values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&key.key);
+                values.push_bind(&key.request).push_bind(&w.task.id).push_bind(expires);
+            });
+            sql.push(
+                ") AS v JOIN tasks t ON t.tenant = v.column1 AND t.owner = v.column2 AND t.id = v.column5 WHERE TRUE
+                 ON CONFLICT (tenant, owner, key) DO UPDATE SET request = excluded.request, task = excluded.task,
+                     expires_at = excluded.expires_at; ",
             );
         }
         let compacted: Vec<&Planned<'_>> = commits.iter().copied().filter(|w| w.row.compacts()).collect();

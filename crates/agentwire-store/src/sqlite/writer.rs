@@ -8,7 +8,7 @@ use sqlx::{Connection, Executor, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{backend, TaskRow};
-use crate::{Purge, PushConfigRecord, Result, Scope, StoreError};
+use crate::{Purge, PushConfigRecord, Result, Scope, SendKey, StoreError};
 
 use super::apply::apply;
 use super::known::{Known, Removed};
@@ -85,15 +85,24 @@ pub(super) async fn vacuum_if_due(conn: &mut SqliteConnection, known: &Known) {
 }
 
 /// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
-/// for it to be created.
+/// for it to be created; its `key`, an idempotency key recorded with it.
 pub(super) enum Write {
-    Create { scope: Scope, task: Arc<Task>, row: TaskRow, limit: Option<usize> },
+    Create { scope: Scope, task: Arc<Task>, row: TaskRow, limit: Option<usize>, key: Option<KeyWrite> },
     Commit { scope: Scope, task: Arc<Task>, row: TaskRow, expected: u64 },
     Delete { scope: Scope, id: String },
     Purge(Purge),
     PutConfig { scope: Scope, record: PushConfigRecord, config: String },
     DeleteConfig { scope: Scope, task_id: String, config_id: String },
     MarkDelivered { scope: Scope, task_id: String, config_id: String, seq: u64 },
+}
+
+/// An idempotency key to record with a create.
+pub(super) struct KeyWrite {
+    pub(super) key: SendKey,
+    /// Reserved by this process, which no other writes: no send holds it, and the create records
+    /// it without looking again (in the group's script). Otherwise the create looks first, on
+    /// its own.
+    pub(super) reserved: bool,
 }
 
 pub(super) struct Job {
@@ -162,10 +171,16 @@ pub(super) async fn write_loop(
 /// Updates what the store knows after `write` committed with `outcome`.
 pub(super) fn note(known: &Known, write: &Write, outcome: u64) {
     match write {
-        Write::Create { scope, task, row, .. } | Write::Commit { scope, task, row, .. } => {
+        Write::Create { scope, task, row, key, .. } => {
+            if let Some(key) = key {
+                known.recorded_keys.recorded(scope, &key.key.key);
+            }
             known.running.committed(scope, task, outcome, row.lag);
-            let created = matches!(write, Write::Create { .. });
-            known.written(scope, &task.id, row.ended, row.lag.bytes as u64, created);
+            known.written(scope, &task.id, row.ended, row.lag.bytes as u64, true);
+        }
+        Write::Commit { scope, task, row, .. } => {
+            known.running.committed(scope, task, outcome, row.lag);
+            known.written(scope, &task.id, row.ended, row.lag.bytes as u64, false);
         }
         Write::Delete { scope, id } => {
             known.forget(scope, id);
@@ -177,8 +192,13 @@ pub(super) fn note(known: &Known, write: &Write, outcome: u64) {
     }
 }
 
-/// Runs `group` in one transaction. A write refused by a check (a conflict, a missing task) has
-/// changed nothing and the others go on; if the database itself fails, the whole group fails.
+/// Writes of a group, with their places in it.
+type Numbered<'a> = Vec<(usize, &'a Job)>;
+
+/// Runs `group` in one transaction, or two when it holds keyed creates not reserved (which go in the
+/// second).
+/// A write refused by a check (a conflict, a missing task, a key held) has changed nothing and
+/// the others go on; if the database itself fails, the writes of its transaction fail.
 ///
 /// Each statement is a round trip to the connection's thread, which costs more than SQLite's own
 /// work: a group of creates and commits of distinct tasks, the common case, is therefore sent as
@@ -189,24 +209,41 @@ pub(super) async fn commit_group(
     group: &[Job],
     known: &Known,
 ) -> (Vec<Result<u64>>, Removed) {
-    let failed = |error: &StoreError, n: usize| (0..n).map(|_| Err(StoreError::Backend(error.to_string()))).collect();
     let mut removed = Removed::default();
-    let outcome = match Script::of(group) {
-        Some(script) => script.run(conn, &mut removed).await,
-        None => one_by_one(conn, group, known, &mut removed).await,
-    };
-    match outcome {
-        Ok(results) => (results, removed),
-        Err(error) => {
-            let _ = conn.execute("ROLLBACK").await;
-            (failed(&error, group.len()), Removed::default())
+    // A keyed create that was not reserved may be refused after its insert, so it is written on
+    // its own; the rest of
+    // the group still goes as one script. Each part is a transaction: a part that fails fails
+    // its own writes alone.
+    let (alone, scripted): (Numbered<'_>, Numbered<'_>) = group
+        .iter()
+        .enumerate()
+        .partition(|(_, job)| matches!(&job.write, Write::Create { key: Some(key), .. } if !key.reserved));
+    let mut results = Vec::with_capacity(group.len());
+    for part in [scripted, alone] {
+        if part.is_empty() {
+            continue;
+        }
+        let jobs: Vec<&Job> = part.iter().map(|(_, job)| *job).collect();
+        let written = match Script::of(&jobs) {
+            Some(script) => script.run(conn, &mut removed).await,
+            None => one_by_one(conn, &jobs, known, &mut removed).await,
+        };
+        let indices = part.iter().map(|(i, _)| *i);
+        match written {
+            Ok(written) => results.extend(indices.zip(written)),
+            Err(error) => {
+                let _ = conn.execute("ROLLBACK").await;
+                results.extend(indices.map(|i| (i, Err(StoreError::Backend(error.to_string())))));
+            }
         }
     }
+    results.sort_unstable_by_key(|(i, _)| *i);
+    (results.into_iter().map(|(_, result)| result).collect(), removed)
 }
 
 pub(super) async fn one_by_one(
     conn: &mut SqliteConnection,
-    group: &[Job],
+    group: &[&Job],
     known: &Known,
     removed: &mut Removed,
 ) -> Result<Vec<Result<u64>>> {
