@@ -1,6 +1,8 @@
 //! An agent that calls another agent: it hands each message on to a downstream agent with
 //! `agentwire-client`, streams the downstream agent's artifact text into its own task as it
-//! arrives, and ends the way the downstream task ended.
+//! arrives, and ends the way the downstream task ended. It delegates through a `Delegation`: the
+//! downstream message names this task, and canceling this task (or the server ending it for
+//! running too long) cancels the downstream one.
 //!
 //! ```sh
 //! cargo run --bin agentwire -- serve --store memory                  # the downstream agent, on :8080
@@ -12,7 +14,7 @@
 //! both agents export their spans to that collector, and a request makes one trace through both:
 //! this agent's operation and execution, its call downstream, and the downstream agent's work.
 
-use agentwire_client::Client;
+use agentwire_client::{Client, Delegation};
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::telemetry::OtlpTraces;
 use agentwire_server::{router, serve, OperationSpans, RequestHandler, ServeOptions};
@@ -35,8 +37,10 @@ impl AgentExecutor for Delegate {
         let downstream = self.downstream.clone();
         ctx.run(|ctx, updater| async move {
             updater.working().await?;
+            let delegation = Delegation::new(&ctx.task_id, &ctx.context_id, ctx.cancellation().clone());
             let message = Message::user(format!("{}-downstream", ctx.message.message_id), ctx.message.text());
-            let mut events = match downstream.send_streaming_message(SendMessageRequest::new(message)).await {
+            let sent = delegation.send_streaming_message(&downstream, SendMessageRequest::new(message)).await;
+            let mut events = match sent {
                 Ok(events) => events,
                 Err(error) => return updater.fail(format!("the downstream agent: {error}")).await,
             };

@@ -31,6 +31,7 @@ mod call;
 mod card;
 mod client;
 mod credentials;
+mod delegate;
 mod endpoint;
 mod error;
 #[cfg(feature = "grpc")]
@@ -55,6 +56,7 @@ pub use agentwire_types::Binding;
 pub use card::CardCache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_REPLY_SIZE};
 pub use credentials::Credentials;
+pub use delegate::{Delegation, DELEGATED_BY};
 pub use endpoint::{Endpoint, Version};
 pub use error::{error_chain, BoxError, Error, Result};
 pub use oauth::ClientCredentials;

@@ -4,10 +4,12 @@
 mod common;
 
 mod auth_required;
+mod delegation;
 mod discovery;
 mod identity;
 mod operations;
 mod python_sdk;
 mod resume;
+mod retry;
 #[cfg(feature = "webhook")]
 mod webhook;
