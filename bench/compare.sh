@@ -12,6 +12,8 @@
 # port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;
 # COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead;
 # COMPARE_HEADER='NAME: VALUE' adds a header to every request (credentials, for servers with --auth);
+# COMPARE_HEADER_B='NAME: VALUE' adds one to B's requests alone, with {{seq}} numbered per request
+# (`COMPARE_HEADER_B='Idempotency-Key: k{{seq}}' bench/compare.sh BIN BIN` prices keyed sends);
 # an agentwire binary serves the memory store, or a fresh SQLite file with BENCH_STORE=sqlite.
 set -euo pipefail
 
@@ -34,9 +36,10 @@ launch() {
     taskset -c 0 "${words[@]}" >/dev/null 2>&1 &
 }
 
-# Prints the CPU µs per request of FIRST and SECOND, loaded at the same time.
+# Prints the CPU µs per request of FIRST and SECOND, loaded at the same time; B_SIDE (1 or 2) is
+# the one that is B.
 side_by_side() {
-    local first=$1 second=$2 port1 port2 pid1 pid2 load1
+    local first=$1 second=$2 b_side=$3 port1 port2 pid1 pid2 load1 only_b
     port1=$(free_port)
     port2=$(free_port)
     launch "$first" "$port1"
@@ -48,8 +51,10 @@ side_by_side() {
     for side in 1 2; do
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
+        only_b=()
+        [[ $side == "$b_side" && -n ${COMPARE_HEADER_B:-} ]] && only_b=(-H "$COMPARE_HEADER_B")
         taskset -c 1 "$loadgen" rps "${target[@]/PORT/$port}" -H 'Content-Type: application/json' \
-            -H 'A2A-Version: 1.0' ${COMPARE_HEADER:+-H "$COMPARE_HEADER"} -c 8 --warmup "${COMPARE_WARMUP:-1}" \
+            -H 'A2A-Version: 1.0' ${COMPARE_HEADER:+-H "$COMPARE_HEADER"} "${only_b[@]}" -c 8 --warmup "${COMPARE_WARMUP:-1}" \
             --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json 2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
     done
@@ -73,8 +78,8 @@ esac
 
 ratios=()
 for round in $(seq "$rounds"); do
-    read -r a1 b1 < <(side_by_side "$a" "$b")
-    read -r b2 a2 < <(side_by_side "$b" "$a")
+    read -r a1 b1 < <(side_by_side "$a" "$b" 2)
+    read -r b2 a2 < <(side_by_side "$b" "$a" 1)
     [[ -n ${b1:-} && -n ${a2:-} ]] || { echo "round $round: a measurement failed" >&2; exit 1; }
     ratio=$(python3 -c "print(f'{(($b1 / $a1) * ($b2 / $a2)) ** 0.5:.3f}')")
     ratios+=("$ratio")

@@ -53,7 +53,8 @@ pub(crate) struct TargetOpt {
     #[arg(long, default_value = "POST")]
     pub(crate) method: String,
 
-    /// A request header, `Name: value` (repeatable).
+    /// A request header, `Name: value` (repeatable). `{{seq}}` in one header's value is replaced
+    /// by a per-request counter (an idempotency key per request, say).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
 

@@ -24,6 +24,8 @@ pub(crate) struct Target {
     method: Method,
     path: Uri,
     headers: HeaderMap,
+    /// A header whose value holds `{{seq}}`, stamped per request like a numbered body.
+    numbered_header: Option<(HeaderName, BodyTemplate)>,
     body: BodyTemplate,
 }
 
@@ -73,12 +75,18 @@ impl Target {
             }
             (path, BodyTemplate::new(body))
         };
+        let mut numbered_header = None;
         for line in &opt.headers {
             let (name, value) = line.split_once(':').ok_or_else(|| anyhow!("header {line:?} is not `Name: value`"))?;
-            headers.insert(HeaderName::from_bytes(name.trim().as_bytes())?, HeaderValue::from_str(value.trim())?);
+            let name = HeaderName::from_bytes(name.trim().as_bytes())?;
+            if value.contains(SEQ_PLACEHOLDER) {
+                numbered_header = Some((name, BodyTemplate::new(value.trim().to_owned())));
+                continue;
+            }
+            headers.insert(name, HeaderValue::from_str(value.trim())?);
         }
 
-        Ok(Self { addr, grpc, method: opt.method.parse()?, path, headers, body })
+        Ok(Self { addr, grpc, method: opt.method.parse()?, path, headers, numbered_header, body })
     }
 
     /// Whether requests go over HTTP/2 (gRPC) rather than HTTP/1.1.
@@ -92,6 +100,11 @@ impl Target {
         *request.method_mut() = self.method.clone();
         *request.uri_mut() = self.path.clone();
         *request.headers_mut() = self.headers.clone();
+        if let Some((name, value)) = &self.numbered_header {
+            if let Ok(value) = HeaderValue::from_maybe_shared(value.next()) {
+                request.headers_mut().insert(name.clone(), value);
+            }
+        }
         request
     }
 }
@@ -140,6 +153,30 @@ mod tests {
         let template = BodyTemplate::new(r#"{"id":"m{{seq}}"}"#.to_owned());
         assert_eq!(template.next(), Bytes::from_static(br#"{"id":"m0"}"#));
         assert_eq!(template.next(), Bytes::from_static(br#"{"id":"m1"}"#));
+    }
+
+    #[derive(clap::Parser)]
+    struct Wrapped {
+        #[command(flatten)]
+        target: TargetOpt,
+    }
+
+    #[test]
+    fn a_numbered_header_counts_up() {
+        use clap::Parser as _;
+        let opt = Wrapped::try_parse_from([
+            "rps",
+            "--url",
+            "http://127.0.0.1:1/",
+            "-H",
+            "A2A-Version: 1.0",
+            "-H",
+            "Idempotency-Key: k{{seq}}",
+        ]);
+        let target = Target::from_opt(&opt.unwrap().target).unwrap();
+        let keys: Vec<_> = (0..2).map(|_| target.request().headers()["idempotency-key"].clone()).collect();
+        assert_eq!(keys, ["k0", "k1"]);
+        assert_eq!(target.request().headers()["a2a-version"], "1.0");
     }
 
     #[test]
