@@ -18,6 +18,13 @@ use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waite
 use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
 
+/// An execution's agent: asked already, or waiting for its task to be written first (boxed: the
+/// execution's future is held for as long as the agent works).
+enum Agent {
+    Started(EventStream),
+    Waiting(Box<ExecutionContext>),
+}
+
 /// What the server keeps of a running execution (the agent owns its [`ExecutionContext`]).
 struct Execution {
     scope: Scope,
@@ -120,7 +127,13 @@ impl Core {
             task_id: Arc::clone(&execution.task_id),
             armed: true,
         };
-        Arc::clone(self).drive(execution, first_write, ctx, guard).with_context(traced)
+        // A task written first is written before its agent is even asked: a refused write (an
+        // id or an idempotency key taken) starts no work at all.
+        let agent = match &first_write {
+            FirstWrite::Create(creation) if creation.write_first => Agent::Waiting(Box::new(ctx)),
+            _ => Agent::Started(self.agent.execute(ctx)),
+        };
+        Arc::clone(self).drive(execution, first_write, agent, guard).with_context(traced)
     }
 
     /// Reads the agent's events until it stops or the task ends. The events the agent has
@@ -131,7 +144,7 @@ impl Core {
         self: Arc<Self>,
         mut execution: Execution,
         first_write: FirstWrite,
-        ctx: ExecutionContext,
+        agent: Agent,
         guard: ExecutionGuard,
     ) {
         {
@@ -144,12 +157,10 @@ impl Core {
             let execution_deadline = limit.map(|limit| Instant::now() + limit);
             // The send's own write goes first, with whatever the agent does before it first waits.
             let mut batch = Vec::new();
-            // A task written first is written before its agent is even asked: a refused write (an
-            // id or an idempotency key taken) starts no work at all.
-            let write_first = matches!(&first_write, FirstWrite::Create(creation) if creation.write_first);
-            let (started, waiting) =
-                if write_first { (None, Some(ctx)) } else { (Some(self.agent.execute(ctx)), None) };
-            let mut started = started;
+            let (mut started, waiting) = match agent {
+                Agent::Started(events) => (Some(events), None),
+                Agent::Waiting(ctx) => (None, Some(ctx)),
+            };
             let agent_ended = match &mut started {
                 Some(events) => ready_events(events, &mut batch).await,
                 None => false,
@@ -163,7 +174,7 @@ impl Core {
             let mut stopped = agent_ended || flow.is_break();
             let mut events: EventStream = match (started, waiting) {
                 (Some(events), _) => events,
-                (None, Some(ctx)) if !stopped => self.agent.execute(ctx),
+                (None, Some(ctx)) if !stopped => self.agent.execute(*ctx),
                 _ => Box::pin(futures_util::stream::empty()),
             };
             while !stopped {
