@@ -18,6 +18,13 @@ pub struct SendKey {
     pub ttl: std::time::Duration,
 }
 
+impl SendKey {
+    /// When the key recorded at `now` (ms since the epoch) expires, in ms since the epoch.
+    pub(crate) fn expires_at(&self, now: i64) -> i64 {
+        now.saturating_add(i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
 /// The send an idempotency key was first used for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyedSend {

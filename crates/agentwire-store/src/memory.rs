@@ -113,6 +113,52 @@ fn poisoned<T>(_: T) -> StoreError {
 }
 
 impl MemoryStore {
+    /// Stores a new task (see [`TaskStore::create`]).
+    fn insert(
+        &self,
+        scope: &Scope,
+        task: Arc<Task>,
+        events: &[Arc<StreamResponse>],
+        max_unfinished: Option<usize>,
+    ) -> Result<u64> {
+        let terminal = task.status.state.is_terminal();
+        let id: Arc<str> = Arc::from(task.id.as_str());
+        let mut entry = Entry {
+            task,
+            version: 0,
+            events: Vec::new(),
+            log_bytes: 0,
+            configs: Vec::new(),
+            retained: 0,
+            unfinished: !terminal,
+        };
+        let bytes = entry.log(events);
+        let version = entry.version();
+        let entry = Arc::new(Mutex::new(entry));
+        {
+            // The count is checked and taken under the index's lock, with the insert.
+            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
+            if tasks.get(scope).is_some_and(|scoped| scoped.contains_key(&id)) {
+                return Err(StoreError::AlreadyExists(id.to_string()));
+            }
+            if !terminal {
+                let mut unfinished = self.inner.unfinished.entry(scope.owner.clone()).or_default();
+                if let Some(limit) = max_unfinished.filter(|limit| unfinished.tasks >= *limit) {
+                    drop(unfinished);
+                    self.inner.unfinished.remove_if(&scope.owner, |_, u| u.tasks == 0);
+                    return Err(StoreError::TooManyUnfinished { limit });
+                }
+                unfinished.tasks += 1;
+                unfinished.bytes += bytes;
+            }
+            tasks.entry(scope.clone()).or_default().insert(id, Arc::clone(&entry));
+        }
+        if terminal {
+            self.note_terminal(scope, &entry)?;
+        }
+        Ok(version)
+    }
+
     /// The send holding the key at `index`, if it has not expired and its task is still stored
     /// (a key goes with its task).
     fn held_key(
@@ -226,54 +272,6 @@ impl MemoryStore {
     }
 }
 
-impl MemoryStore {
-    /// Stores a new task (see [`TaskStore::create`]).
-    fn insert(
-        &self,
-        scope: &Scope,
-        task: Arc<Task>,
-        events: &[Arc<StreamResponse>],
-        max_unfinished: Option<usize>,
-    ) -> Result<u64> {
-        let terminal = task.status.state.is_terminal();
-        let id: Arc<str> = Arc::from(task.id.as_str());
-        let mut entry = Entry {
-            task,
-            version: 0,
-            events: Vec::new(),
-            log_bytes: 0,
-            configs: Vec::new(),
-            retained: 0,
-            unfinished: !terminal,
-        };
-        let bytes = entry.log(events);
-        let version = entry.version();
-        let entry = Arc::new(Mutex::new(entry));
-        {
-            // The count is checked and taken under the index's lock, with the insert.
-            let mut tasks = self.inner.tasks.write().map_err(poisoned)?;
-            if tasks.get(scope).is_some_and(|scoped| scoped.contains_key(&id)) {
-                return Err(StoreError::AlreadyExists(id.to_string()));
-            }
-            if !terminal {
-                let mut unfinished = self.inner.unfinished.entry(scope.owner.clone()).or_default();
-                if let Some(limit) = max_unfinished.filter(|limit| unfinished.tasks >= *limit) {
-                    drop(unfinished);
-                    self.inner.unfinished.remove_if(&scope.owner, |_, u| u.tasks == 0);
-                    return Err(StoreError::TooManyUnfinished { limit });
-                }
-                unfinished.tasks += 1;
-                unfinished.bytes += bytes;
-            }
-            tasks.entry(scope.clone()).or_default().insert(id, Arc::clone(&entry));
-        }
-        if terminal {
-            self.note_terminal(scope, &entry)?;
-        }
-        Ok(version)
-    }
-}
-
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn create(
@@ -314,7 +312,7 @@ impl TaskStore for MemoryStore {
         }
         let task_id = task.id.clone();
         let version = self.insert(scope, task, events, max_unfinished)?;
-        let expires_at = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+        let expires_at = key.expires_at(now);
         keys.insert(index, HeldKey { send: KeyedSend { request: key.request.clone(), task_id }, expires_at });
         Ok(version)
     }

@@ -818,7 +818,7 @@ pub(crate) mod queries {
         String: Encode<'q, DB> + Type<DB>,
     {
         let now = super::now_millis();
-        let expires = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+        let expires = key.expires_at(now);
         let mut sql =
             QueryBuilder::new("INSERT INTO send_keys (tenant, owner, key, request, task, expires_at) VALUES (");
         let mut values = sql.separated(", ");

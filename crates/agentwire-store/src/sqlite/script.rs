@@ -187,7 +187,7 @@ impl<'a> Script<'a> {
                  SELECT v.column1, v.column2, v.column3, v.column4, t.key, v.column6 FROM (",
             );
             sql.push_values(&keyed, |mut values, (w, key)| {
-                let expires = now.saturating_add(i64::try_from(key.ttl.as_millis()).unwrap_or(i64::MAX));
+                let expires = key.expires_at(now);
                 values.push_bind(&w.scope.tenant).push_bind(&w.scope.owner).push_bind(&key.key);
                 values.push_bind(&key.request).push_bind(&w.task.id).push_bind(expires);
             });
