@@ -155,15 +155,14 @@ impl Core {
             let mut grace_deadline: Option<Instant> = None;
             let limit = self.limits.max_execution;
             let execution_deadline = limit.map(|limit| Instant::now() + limit);
+            // One timer for the whole execution, like the wait for cancellation.
+            let mut past_limit = std::pin::pin!(sleep_until(execution_deadline));
             // The send's own write goes first, with whatever the agent does before it first waits.
             let mut batch = Vec::new();
-            let (mut started, waiting) = match agent {
-                Agent::Started(events) => (Some(events), None),
-                Agent::Waiting(ctx) => (None, Some(ctx)),
-            };
-            let agent_ended = match &mut started {
-                Some(events) => ready_events(events, &mut batch).await,
-                None => false,
+            let mut agent = agent;
+            let agent_ended = match &mut agent {
+                Agent::Started(events) => ready_events(events, &mut batch).await,
+                Agent::Waiting(_) => false,
             };
             let flow = match first_write {
                 FirstWrite::Create(creation) => Box::pin(self.create_task(&mut execution, creation, &mut batch)).await,
@@ -172,10 +171,10 @@ impl Core {
                 }
             };
             let mut stopped = agent_ended || flow.is_break();
-            let mut events: EventStream = match (started, waiting) {
-                (Some(events), _) => events,
-                (None, Some(ctx)) if !stopped => self.agent.execute(*ctx),
-                _ => Box::pin(futures_util::stream::empty()),
+            let mut events: EventStream = match agent {
+                Agent::Started(events) => events,
+                Agent::Waiting(ctx) if !stopped => self.agent.execute(*ctx),
+                Agent::Waiting(_) => Box::pin(futures_util::stream::empty()),
             };
             while !stopped {
                 let next = tokio::select! {
@@ -184,7 +183,7 @@ impl Core {
                         grace_deadline = Some(Instant::now() + self.limits.cancel_grace);
                         continue;
                     }
-                    () = sleep_until(execution_deadline), if execution_deadline.is_some() && !execution.timed_out => {
+                    () = &mut past_limit, if execution_deadline.is_some() && !execution.timed_out => {
                         tracing::warn!(limit = ?limit, "the execution ran past its limit; canceling it");
                         execution.timed_out = true;
                         execution.cancel.cancel();
