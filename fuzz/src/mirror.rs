@@ -102,6 +102,7 @@ fn task_of(send: SendMessageRequest) -> Task {
 fn stream(task: Task) -> A2aResponse {
     let update = |state: TaskState| {
         StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            generation: None,
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
             status: TaskStatus::new(state),
@@ -110,6 +111,7 @@ fn stream(task: Task) -> A2aResponse {
     };
     let chunk = task.artifacts.first().map(|artifact| {
         StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            generation: None,
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
             artifact: artifact.clone(),

@@ -61,6 +61,7 @@ pub(crate) fn send_request(message: Message) -> SendMessageRequest {
         tenant: String::new(),
         message,
         configuration: Some(SendMessageConfiguration {
+            if_generation_match: None,
             accepted_output_modes: vec!["text/plain".to_owned(), "application/json".to_owned()],
             task_push_notification_config: Some(push_config()),
             history_length: Some(5),
@@ -133,6 +134,7 @@ pub(crate) fn task(state: TaskState) -> Task {
         timestamp: Timestamp::from_millis(1_760_000_000_123),
     };
     Task {
+        generation: None,
         id: TASK_ID.to_owned(),
         context_id: CONTEXT_ID.to_owned(),
         status,
@@ -158,6 +160,7 @@ pub(crate) const STATES: [TaskState; 8] = [
 pub(crate) fn events() -> Vec<StreamResponse> {
     let update = |state| {
         StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            generation: None,
             task_id: TASK_ID.to_owned(),
             context_id: CONTEXT_ID.to_owned(),
             status: TaskStatus { timestamp: Timestamp::from_millis(1_760_000_000_456), ..TaskStatus::new(state) },
@@ -166,6 +169,7 @@ pub(crate) fn events() -> Vec<StreamResponse> {
     };
     let chunk = |append, last_chunk| {
         StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            generation: None,
             task_id: TASK_ID.to_owned(),
             context_id: CONTEXT_ID.to_owned(),
             artifact: Artifact::new("a-1", "output", vec![Part::text("chunk")]),

@@ -22,9 +22,9 @@ pub(crate) enum Command {
     ///
     /// One agent at the root, others at /agents/NAME (listed at /agents), whatever generation and
     /// binding each speaks. The options of `serve` that concern the server apply; those of the
-    /// built-in agent (--agent, --card, --reduced) do not. With --store, the gateway keeps every
-    /// task it relays there, and serves task lists, resumable streams and push notifications
-    /// itself.
+    /// built-in agent (--agent, --card, --reduced, --protocol-draft) do not. With --store, the
+    /// gateway keeps every task it relays there, and serves task lists, resumable streams and
+    /// push notifications itself.
     Gateway(Box<GatewayOpt>),
     /// Make a private key for --signing-key.
     ///
@@ -160,6 +160,14 @@ pub(crate) enum AgentKind {
     Conformance,
 }
 
+/// A draft of the protocol `serve` can speak besides the released versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProtocolDraft {
+    /// The dev-1.1 draft.
+    #[value(name = "1.1")]
+    V1_1,
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeOpt {
     /// Address to listen on.
@@ -190,6 +198,12 @@ pub(crate) struct ServeOpt {
     /// Offer no streaming, push notifications or extended card.
     #[arg(long)]
     pub(crate) reduced: bool,
+
+    /// Also serve a draft of the protocol's next version to callers that ask for it with
+    /// `A2A-Version`, and list its interfaces on the card: `1.1` (the dev-1.1 draft's task
+    /// generation, long-polled GetTask and ifGenerationMatch; docs/COMPATIBILITY.md).
+    #[arg(long, value_name = "VERSION", value_enum)]
+    pub(crate) protocol_draft: Option<ProtocolDraft>,
 
     /// Require clients to declare this extension (repeatable).
     #[arg(long = "require-extension", value_name = "URI")]
@@ -423,6 +437,11 @@ pub(crate) struct LimitOpt {
     /// work takes as long as it takes).
     #[arg(long, value_name = "DURATION", default_value = "off", value_parser = parse_optional_duration)]
     pub(crate) max_execution: MaybeDuration,
+
+    /// Longest a long-polled GetTask (`currentGeneration`, with --protocol-draft 1.1) waits for
+    /// the task to change before answering with it as it is.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub(crate) long_poll_timeout: Duration,
 
     /// Most webhook deliveries in flight at once, across all tasks.
     #[arg(long, value_name = "N", default_value_t = 64)]

@@ -307,6 +307,7 @@ fn build_handler(
         extended_card,
         required_extensions: opt.required_extensions.clone(),
         grpc_target: grpc.map(|address| address.to_string()),
+        protocol_draft_1_1: opt.protocol_draft == Some(crate::opt::ProtocolDraft::V1_1),
     };
     let builder = match opt.agent {
         AgentKind::Echo => RequestHandler::builder(EchoAgent),
@@ -387,6 +388,7 @@ fn request_limits(opt: &LimitOpt) -> Limits {
         idempotency_key_ttl: opt.idempotency_ttl,
         expire_waiting: opt.expire_waiting.0,
         max_execution: opt.max_execution.0,
+        long_poll_timeout: opt.long_poll_timeout,
         ..Limits::default()
     }
 }

@@ -457,6 +457,7 @@ mod tests {
         let ids = Upstream::named_by(Some(metadata)).unwrap();
         assert_eq!(ids, Upstream { task_id: "up-1".into(), context_id: "ctx".into() });
         let update = TaskStatusUpdateEvent {
+            generation: None,
             task_id: "up-1".into(),
             context_id: "ctx".into(),
             status: TaskStatus::new(TaskState::Working),
@@ -472,6 +473,7 @@ mod tests {
         let chunk = |text: &str| Artifact::new("a", "answer", vec![Part::text(text)]);
         mirror.translate(StreamResponse::Task(task(TaskState::Working, vec![])));
         let update = TaskArtifactUpdateEvent {
+            generation: None,
             task_id: "up-1".into(),
             context_id: "ctx".into(),
             artifact: chunk("one"),
@@ -512,6 +514,7 @@ mod tests {
         mirror.translate(StreamResponse::Task(task(TaskState::Working, vec![])));
         let question = Message::agent("q", "which one?");
         let update = TaskStatusUpdateEvent {
+            generation: None,
             task_id: "up-1".into(),
             context_id: "ctx".into(),
             status: TaskStatus { message: Some(Box::new(question)), ..TaskStatus::new(TaskState::InputRequired) },

@@ -151,11 +151,16 @@ fn write(state: &RwLock<State>) -> std::sync::RwLockWriteGuard<'_, State> {
     state.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The agent's own operations, through its client, once it has been reached.
+/// The agent's own operations, through its client, once it has been reached. The client speaks
+/// released versions only: a caller asking for the dev-1.1 draft is refused, as by a server
+/// that does not serve it, rather than answered without what it asked for.
 pub(crate) fn service(upstream: Upstream) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let upstream = upstream.clone();
         async move {
+            if ctx.task_generations {
+                return Err(A2AError::version_not_supported("1.1", &agentwire_server::SUPPORTED_VERSIONS));
+            }
             let client = upstream.client()?;
             let answer: Result<A2aResponse, A2AError> = tower::ServiceExt::oneshot(client, (ctx, request)).await;
             answer.map_err(|error| upstream.failed(error))

@@ -83,6 +83,12 @@ fn metadata(s: Option<prost_types::Struct>) -> Option<Map<String, Value>> {
     s.map(struct_to_json)
 }
 
+/// The dev-1.1 draft's generation as a package carries it (none in v0.3's): proto3's default, 0,
+/// means the sender keeps none.
+fn known_generation(carried: &[i64]) -> Option<i64> {
+    carried.first().copied().filter(|generation| *generation != 0)
+}
+
 fn metadata_to_proto(m: Option<Map<String, Value>>) -> Option<prost_types::Struct> {
     m.map(json_to_struct)
 }
@@ -205,7 +211,7 @@ impl TryFrom<pb::Message> for t::Message {
 
 // ---- Tasks and events ----------------------------------------------------------------------------
 
-alike::conversions_alike_in_both_packages!(pb, card);
+alike::conversions_alike_in_both_packages!(pb, card, generation);
 
 impl From<t::TaskStatus> for pb::TaskStatus {
     fn from(s: t::TaskStatus) -> Self {
@@ -236,6 +242,7 @@ impl From<t::TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
             context_id: e.context_id,
             status: Some(e.status.into()),
             metadata: metadata_to_proto(e.metadata),
+            generation: e.generation.unwrap_or_default(),
         }
     }
 }
@@ -348,6 +355,7 @@ impl From<t::SendMessageConfiguration> for pb::SendMessageConfiguration {
             task_push_notification_config: c.task_push_notification_config.map(Into::into),
             history_length: c.history_length,
             return_immediately: c.return_immediately,
+            if_generation_match: c.if_generation_match,
         }
     }
 }
@@ -359,6 +367,7 @@ impl From<pb::SendMessageConfiguration> for t::SendMessageConfiguration {
             task_push_notification_config: c.task_push_notification_config.map(Into::into),
             history_length: c.history_length,
             return_immediately: c.return_immediately,
+            if_generation_match: c.if_generation_match,
         }
     }
 }
@@ -390,13 +399,15 @@ impl TryFrom<pb::SendMessageRequest> for t::SendMessageRequest {
 
 impl From<t::GetTaskRequest> for pb::GetTaskRequest {
     fn from(r: t::GetTaskRequest) -> Self {
-        pb::GetTaskRequest { tenant: r.tenant, id: r.id, history_length: r.history_length }
+        let current_generation = r.current_generation;
+        pb::GetTaskRequest { tenant: r.tenant, id: r.id, history_length: r.history_length, current_generation }
     }
 }
 
 impl From<pb::GetTaskRequest> for t::GetTaskRequest {
     fn from(r: pb::GetTaskRequest) -> Self {
-        t::GetTaskRequest { tenant: r.tenant, id: r.id, history_length: r.history_length }
+        let current_generation = r.current_generation;
+        t::GetTaskRequest { tenant: r.tenant, id: r.id, history_length: r.history_length, current_generation }
     }
 }
 

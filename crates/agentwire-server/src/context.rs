@@ -13,6 +13,9 @@ pub enum ProtocolVersion {
     V1_0,
     /// v0.3.
     V0_3,
+    /// The dev-1.1 draft (a2aproject/A2A `dev-1.1`), served where a handler enables it
+    /// ([`RequestHandlerBuilder::protocol_draft`](crate::RequestHandlerBuilder::protocol_draft)).
+    V1_1,
 }
 
 impl ProtocolVersion {
@@ -35,16 +38,18 @@ impl ProtocolVersion {
         let major_minor = (parts.next(), parts.next());
         match major_minor {
             (Some("1"), Some("0")) => Ok(Some(Self::V1_0)),
+            (Some("1"), Some("1")) => Ok(Some(Self::V1_1)),
             (Some("0"), Some("3")) => Ok(Some(Self::V0_3)),
             _ => Err(agentwire_types::A2AError::version_not_supported(value, &SUPPORTED_VERSIONS)),
         }
     }
 
-    /// `1.0` or `0.3`.
+    /// `1.0`, `0.3` or `1.1`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V1_0 => "1.0",
             Self::V0_3 => "0.3",
+            Self::V1_1 => "1.1",
         }
     }
 }

@@ -121,6 +121,10 @@ pub struct RequestContext {
     /// layer on every call (the public card's too): the cards a service serves declare it, and
     /// an extended card is served only behind it.
     pub authentication: Option<Arc<Authentication>>,
+    /// The caller asked for the dev-1.1 draft (`A2A-Version: 1.1` on a v1.0 method or route):
+    /// its answers carry the task's generation, and it may long-poll a task and send with a
+    /// precondition on it.
+    pub task_generations: bool,
 }
 
 /// How callers are authenticated in front of a service: the security schemes its cards declare,
@@ -182,6 +186,7 @@ impl RequestContext {
             metadata: HeaderMap::new(),
             peer: None,
             authentication: None,
+            task_generations: false,
         }
     }
 

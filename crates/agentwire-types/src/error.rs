@@ -43,6 +43,9 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// The caller has used up a quota (such as its tasks in progress); it may retry later.
     ResourceExhausted,
+    /// The dev-1.1 draft's precondition failed: the task's generation is not the one the send
+    /// expected.
+    TaskGenerationMismatch,
 }
 
 impl ErrorKind {
@@ -67,11 +70,12 @@ impl ErrorKind {
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::TaskGenerationMismatch => "TASK_GENERATION_MISMATCH",
         }
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 18] = [
+    pub const ALL: [ErrorKind; 19] = [
         Self::Parse,
         Self::InvalidRequest,
         Self::MethodNotFound,
@@ -90,6 +94,7 @@ impl ErrorKind {
         Self::PermissionDenied,
         Self::PayloadTooLarge,
         Self::ResourceExhausted,
+        Self::TaskGenerationMismatch,
     ];
 
     /// The kind an `ErrorInfo` reason names, the inverse of [`ErrorKind::reason`].
@@ -337,6 +342,27 @@ impl A2AError {
         )
         .with_metadata("requestedVersion", requested)
         .with_metadata("supportedVersions", supported.join(","))
+    }
+
+    /// The dev-1.1 draft's TaskGenerationMismatch: a send expected task `task_id` at generation
+    /// `expected`, and it is at `current`.
+    ///
+    /// ```
+    /// use agentwire_types::{A2AError, ErrorKind};
+    ///
+    /// let e = A2AError::task_generation_mismatch("t-1", 3, 5);
+    /// assert_eq!(e.kind(), ErrorKind::TaskGenerationMismatch);
+    /// assert_eq!(e.message(), "Task generation mismatch: expected 3 but current generation is 5");
+    /// assert_eq!(e.metadata()["currentGeneration"], "5");
+    /// ```
+    pub fn task_generation_mismatch(task_id: &str, expected: i64, current: i64) -> Self {
+        Self::new(
+            ErrorKind::TaskGenerationMismatch,
+            format!("Task generation mismatch: expected {expected} but current generation is {current}"),
+        )
+        .with_metadata("taskId", task_id)
+        .with_metadata("expectedGeneration", expected.to_string())
+        .with_metadata("currentGeneration", current.to_string())
     }
 
     /// No valid credentials were presented.

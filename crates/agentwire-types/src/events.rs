@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::{is_false, null_default};
+use crate::de::{is_false, null_default, optional_int64};
 use crate::{Artifact, Message, Task, TaskStatus};
 
 /// A task's status changed.
@@ -21,6 +21,10 @@ pub struct TaskStatusUpdateEvent {
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The dev-1.1 draft's generation: the task's number of changes, starting at 1, after this
+    /// one. Set only in answers to a caller asking for version 1.1.
+    #[serde(default, with = "optional_int64", skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
 
 /// An artifact was produced, or a chunk of one.
@@ -44,6 +48,10 @@ pub struct TaskArtifactUpdateEvent {
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The dev-1.1 draft's generation: the task's number of changes, starting at 1, after this
+    /// one. Set only in answers to a caller asking for version 1.1.
+    #[serde(default, with = "optional_int64", skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
 
 /// One item of a stream, a subscription or a push notification: exactly one member is set.

@@ -289,6 +289,9 @@ pub fn error_code(dialect: Dialect, kind: ErrorKind) -> i64 {
     match kind {
         ErrorKind::PayloadTooLarge | ErrorKind::ResourceExhausted => -32600,
         ErrorKind::ExtendedAgentCardNotConfigured => -32004,
+        // The dev-1.1 draft's code, which v1.0 servers (agentwire among them) gave
+        // Unauthenticated: a client tells the two apart by the error's reason.
+        ErrorKind::TaskGenerationMismatch => -32010,
         _ => -32603,
     }
 }
@@ -303,7 +306,7 @@ pub fn error_kind(dialect: Dialect, code: i64) -> Option<ErrorKind> {
 mod tests {
     use super::*;
 
-    const ALL: [ErrorKind; 18] = [
+    const ALL: [ErrorKind; 19] = [
         ErrorKind::Parse,
         ErrorKind::InvalidRequest,
         ErrorKind::MethodNotFound,
@@ -322,6 +325,7 @@ mod tests {
         ErrorKind::PermissionDenied,
         ErrorKind::PayloadTooLarge,
         ErrorKind::ResourceExhausted,
+        ErrorKind::TaskGenerationMismatch,
     ];
 
     #[test]
@@ -353,5 +357,7 @@ mod tests {
         assert_eq!(error_code(Dialect::Legacy, ErrorKind::ExtendedAgentCardNotConfigured), -32004);
         assert_eq!(error_kind(Dialect::Legacy, -32009), None);
         assert_eq!(error_code(Dialect::V1, ErrorKind::ResourceExhausted), -32600);
+        assert_eq!(error_code(Dialect::V1, ErrorKind::TaskGenerationMismatch), -32010);
+        assert_eq!(error_kind(Dialect::V1, -32010), Some(ErrorKind::Unauthenticated));
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::{lenient_i32, null_default, state_filter};
+use crate::de::{lenient_i32, null_default, optional_int64, state_filter};
 use crate::{Message, Task, TaskPushNotificationConfig, TaskState, Timestamp};
 
 /// SendMessage / SendStreamingMessage parameters.
@@ -67,6 +67,11 @@ pub struct SendMessageConfiguration {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub return_immediately: bool,
+    /// The dev-1.1 draft's precondition on a message to an existing task: refused with
+    /// TaskGenerationMismatch unless the task's generation is this one. Read only from a caller
+    /// asking for version 1.1; ignored for a message that starts a task.
+    #[serde(alias = "if_generation_match", default, with = "optional_int64", skip_serializing_if = "Option::is_none")]
+    pub if_generation_match: Option<i64>,
 }
 
 /// GetTask parameters.
@@ -86,6 +91,11 @@ pub struct GetTaskRequest {
         skip_serializing_if = "Option::is_none"
     )]
     pub history_length: Option<i32>,
+    /// The dev-1.1 draft's long poll: answer once the task's generation is past this one (at
+    /// once if it is already), or when the server stops waiting. Read only from a caller asking
+    /// for version 1.1.
+    #[serde(alias = "current_generation", default, with = "optional_int64", skip_serializing_if = "Option::is_none")]
+    pub current_generation: Option<i64>,
 }
 
 /// ListTasks parameters: filters and a page cursor.

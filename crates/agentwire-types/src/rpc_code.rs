@@ -25,6 +25,8 @@ pub enum RpcCode {
     ResourceExhausted = 8,
     /// 9.
     FailedPrecondition = 9,
+    /// 10.
+    Aborted = 10,
     /// 12.
     Unimplemented = 12,
     /// 13.
@@ -33,12 +35,13 @@ pub enum RpcCode {
     Unauthenticated = 16,
 }
 
-const ALL: [RpcCode; 8] = [
+const ALL: [RpcCode; 9] = [
     RpcCode::InvalidArgument,
     RpcCode::NotFound,
     RpcCode::PermissionDenied,
     RpcCode::ResourceExhausted,
     RpcCode::FailedPrecondition,
+    RpcCode::Aborted,
     RpcCode::Unimplemented,
     RpcCode::Internal,
     RpcCode::Unauthenticated,
@@ -53,6 +56,7 @@ impl RpcCode {
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
             Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Aborted => "ABORTED",
             Self::Unimplemented => "UNIMPLEMENTED",
             Self::Internal => "INTERNAL",
             Self::Unauthenticated => "UNAUTHENTICATED",
@@ -78,6 +82,7 @@ impl RpcCode {
             Self::PermissionDenied => ErrorKind::PermissionDenied,
             Self::ResourceExhausted => ErrorKind::ResourceExhausted,
             Self::FailedPrecondition => ErrorKind::TaskNotCancelable,
+            Self::Aborted => ErrorKind::TaskGenerationMismatch,
             Self::Unimplemented => ErrorKind::UnsupportedOperation,
             Self::Internal => ErrorKind::Internal,
             Self::Unauthenticated => ErrorKind::Unauthenticated,
@@ -102,6 +107,7 @@ impl ErrorKind {
             ErrorKind::PermissionDenied => RpcCode::PermissionDenied,
             ErrorKind::PayloadTooLarge | ErrorKind::ResourceExhausted => RpcCode::ResourceExhausted,
             ErrorKind::Internal | ErrorKind::InvalidAgentResponse => RpcCode::Internal,
+            ErrorKind::TaskGenerationMismatch => RpcCode::Aborted,
         }
     }
 }

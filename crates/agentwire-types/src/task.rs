@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::de::null_default;
+use crate::de::{null_default, optional_int64};
 use crate::{Message, Part, TaskState, Timestamp};
 
 /// The unit of work an agent does for a client.
@@ -28,6 +28,9 @@ pub struct Task {
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The dev-1.1 draft's generation: the task's number of changes, starting at 1, so far. Set only in answers to a caller asking for version 1.1.
+    #[serde(default, with = "optional_int64", skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
 
 impl Task {
@@ -70,6 +73,7 @@ impl Task {
                 artifacts: if artifacts { shared.artifacts.clone() } else { Vec::new() },
                 history: shared.history[shared.history.len() - keep..].to_vec(),
                 metadata: shared.metadata.clone(),
+                generation: shared.generation,
             },
         }
     }

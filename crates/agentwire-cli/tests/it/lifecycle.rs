@@ -1,6 +1,7 @@
 //! The task lifecycle across processes: an idempotency key holds after a restart (SQLite) and
 //! across two instances on one PostgreSQL database; tasks left waiting past `--expire-waiting`
-//! are ended once, by one of the instances.
+//! are ended once, by one of the instances; a GetTask long-polled on one instance answers a
+//! change made through the other (`--protocol-draft 1.1`).
 
 use std::time::Duration;
 
@@ -120,4 +121,36 @@ async fn two_instances_end_each_task_left_waiting_once() {
         expired += line.map_or(0, |value| value.trim().parse::<u64>().unwrap());
     }
     assert_eq!(expired, 6, "each task left waiting is ended once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_on_one_instance_answers_a_change_made_through_another() {
+    let Some(database) = fresh_database("shared_generation").await else { return };
+    let dir = TempDir::new("shared-generation");
+    let args = ["--agent", "conformance", "--store", &database, "--lease", "2", "--protocol-draft", "1.1"];
+    let (one, two) = (Server::start(&dir.0, &args).await, Server::start(&dir.0, &args).await);
+    let client = reqwest::Client::new();
+    let body = |params: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params});
+    let send = |params: Value| {
+        let request = client.post(format!("{}/", one.base)).header("A2A-Version", "1.1").json(&body(params));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let started = send(params("m1", "tck-multi-turn start")).await;
+    let task = &started["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{started}");
+    let id = task_id(&started);
+    let waiting: i64 = task["generation"].as_str().unwrap_or_else(|| panic!("{started}")).parse().unwrap();
+
+    let url = format!("{}/tasks/{id}?currentGeneration={waiting}", two.base);
+    let poll = client.get(url).header("A2A-Version", "1.1").send();
+    let mut poll = Box::pin(async move { poll.await.unwrap().json::<Value>().await.unwrap() });
+    let early = tokio::time::timeout(Duration::from_millis(300), &mut poll).await;
+    assert!(early.is_err(), "the poll answered before the task changed: {early:?}");
+    let mut done = params("m2", "done");
+    done["message"]["taskId"] = json!(id);
+    let finished = send(done).await;
+    assert_eq!(finished["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{finished}");
+    let moved = tokio::time::timeout(Duration::from_secs(10), poll).await.expect("the poll answers the change");
+    let generation: i64 = moved["generation"].as_str().unwrap_or_else(|| panic!("{moved}")).parse().unwrap();
+    assert!(generation > waiting, "{generation} > {waiting}: {moved}");
 }

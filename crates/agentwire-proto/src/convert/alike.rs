@@ -7,13 +7,14 @@
 /// The bodies name only the helpers of [`crate::convert`], the package's own TaskStatus
 /// conversion, which is where the packages differ (v0.3 calls the status message `update`), and
 /// `flows_to_proto` and `flows_from_proto` of the module `$flows` (v1.0's OAuth flows have more
-/// members).
+/// members). `$generation` names the field of the dev-1.1 draft's generation, in a package that
+/// has it (v0.3's has not).
 macro_rules! conversions_alike_in_both_packages {
-    ($pb:ident, $flows:ident) => {
+    ($pb:ident, $flows:ident $(, $generation:ident)?) => {
         const _: () = {
             use ::agentwire_types as t;
             use ::agentwire_types::A2AError;
-            use $crate::convert::{each, each_into, metadata, metadata_to_proto, Result};
+            use $crate::convert::{each, each_into, known_generation, metadata, metadata_to_proto, Result};
 
             fn status(s: Option<$pb::TaskStatus>) -> Result<t::TaskStatus> {
                 s.map(t::TaskStatus::try_from).transpose().map(Option::unwrap_or_default)
@@ -56,6 +57,7 @@ macro_rules! conversions_alike_in_both_packages {
                         artifacts: each_into(task.artifacts),
                         history: each_into(task.history),
                         metadata: metadata_to_proto(task.metadata),
+                        $($generation: task.$generation.unwrap_or_default(),)?
                     }
                 }
             }
@@ -71,6 +73,7 @@ macro_rules! conversions_alike_in_both_packages {
                         artifacts: each(task.artifacts)?,
                         history: each(task.history)?,
                         metadata: metadata(task.metadata),
+                        generation: known_generation(&[$(task.$generation)?]),
                     })
                 }
             }
@@ -84,6 +87,7 @@ macro_rules! conversions_alike_in_both_packages {
                         context_id: e.context_id,
                         status: status(e.status)?,
                         metadata: metadata(e.metadata),
+                        generation: known_generation(&[$(e.$generation)?]),
                     })
                 }
             }
@@ -97,6 +101,7 @@ macro_rules! conversions_alike_in_both_packages {
                         append: e.append,
                         last_chunk: e.last_chunk,
                         metadata: metadata_to_proto(e.metadata),
+                        $($generation: e.$generation.unwrap_or_default(),)?
                     }
                 }
             }
@@ -112,6 +117,7 @@ macro_rules! conversions_alike_in_both_packages {
                         append: e.append,
                         last_chunk: e.last_chunk,
                         metadata: metadata(e.metadata),
+                        generation: known_generation(&[$(e.$generation)?]),
                     })
                 }
             }

@@ -42,6 +42,7 @@ fn task() -> t::Task {
     artifact.extensions = vec!["urn:x".into()];
     artifact.metadata = Some(object(json!({"pages": 4})));
     t::Task {
+        generation: None,
         id: "t-1".into(),
         context_id: "c-1".into(),
         status,
@@ -70,12 +71,14 @@ fn tasks_messages_and_events_survive_the_round_trip() {
     assert_eq!(round_trip::<_, pb::Message>(message()), message());
     assert_eq!(round_trip::<_, pb::Task>(task()), task());
     let status = t::TaskStatusUpdateEvent {
+        generation: None,
         task_id: "t-1".into(),
         context_id: "c-1".into(),
         status: task().status,
         metadata: Some(object(json!({"final": true}))),
     };
     let artifact = t::TaskArtifactUpdateEvent {
+        generation: None,
         task_id: "t-1".into(),
         context_id: "c-1".into(),
         artifact: task().artifacts.remove(0),
@@ -110,6 +113,7 @@ fn requests_survive_the_round_trip() {
         tenant: "acme".into(),
         message: message(),
         configuration: Some(t::SendMessageConfiguration {
+            if_generation_match: None,
             accepted_output_modes: vec!["text/plain".into()],
             task_push_notification_config: Some(push.clone()),
             history_length: Some(0),
@@ -133,7 +137,12 @@ fn requests_survive_the_round_trip() {
         t::ListTasksResponse { tasks: vec![task()], next_page_token: "p2".into(), page_size: 1, total_size: 9 };
     assert_eq!(round_trip::<_, pb::ListTasksResponse>(listed.clone()), listed);
 
-    let get = t::GetTaskRequest { tenant: "acme".into(), id: "t-1".into(), history_length: Some(3) };
+    let get = t::GetTaskRequest {
+        current_generation: None,
+        tenant: "acme".into(),
+        id: "t-1".into(),
+        history_length: Some(3),
+    };
     assert_eq!(t::GetTaskRequest::from(through_the_wire(pb::GetTaskRequest::from(get.clone()))), get);
     let cancel =
         t::CancelTaskRequest { tenant: "".into(), id: "t-1".into(), metadata: Some(object(json!({"why": "x"}))) };

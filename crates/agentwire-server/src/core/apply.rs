@@ -27,6 +27,7 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
             }
             let message = message.map(|m| Box::new(own_message(task, m)));
             StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                generation: None,
                 task_id: task.id.clone(),
                 context_id: task.context_id.clone(),
                 status: TaskStatus { state, message, timestamp: Some(Timestamp::now()) },
@@ -38,6 +39,7 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
                 return Err(A2AError::invalid_agent_response("the agent sent an artifact without an artifactId"));
             }
             StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                generation: None,
                 task_id: task.id.clone(),
                 context_id: task.context_id.clone(),
                 artifact,

@@ -42,6 +42,11 @@ pub struct CardConfig {
     /// Where gRPC clients connect (`host:port`), when gRPC has a port of its own; by default the
     /// host and port of `public_url`, where the HTTP port serves gRPC too.
     pub grpc_target: Option<String>,
+    /// Serve the dev-1.1 draft of the protocol (a2aproject/A2A `dev-1.1`, docs/COMPATIBILITY.md)
+    /// to callers that ask for it with `A2A-Version: 1.1`: the task's generation on tasks and
+    /// their updates, GetTask's long poll and a send's precondition on the generation. The card
+    /// then lists 1.1 interfaces beside 1.0's. Off by default: a draft may still change.
+    pub protocol_draft_1_1: bool,
 }
 
 impl Default for CardConfig {
@@ -55,6 +60,7 @@ impl Default for CardConfig {
             extended_card: None,
             required_extensions: Vec::new(),
             grpc_target: None,
+            protocol_draft_1_1: false,
         }
     }
 }
@@ -71,6 +77,8 @@ pub(crate) struct Cards {
     offered: AgentCard,
     extended: Option<AgentCard>,
     required_extensions: Vec<String>,
+    /// The dev-1.1 draft is served ([`CardConfig::protocol_draft_1_1`]).
+    pub(crate) protocol_draft_1_1: bool,
     /// The key cards are signed with, and the URL of the key set that holds it.
     signer: Option<(std::sync::Arc<agentwire_jose::SigningKey>, Option<String>)>,
     /// The cards for the last authentication seen: one in practice (the layer in front).
@@ -100,6 +108,9 @@ impl Cards {
         };
         let grpc_target = config.grpc_target.as_deref();
         let mut offered = with_defaults(config.card, &config.public_url, grpc_target);
+        if config.protocol_draft_1_1 {
+            offered.supported_interfaces.extend(draft_interfaces(&offered.supported_interfaces));
+        }
         offered.capabilities = capabilities(&offered.capabilities);
         let extended = config.extended_card.map(|card| {
             let mut card = with_defaults(card, &config.public_url, grpc_target);
@@ -116,6 +127,7 @@ impl Cards {
             offered,
             extended,
             required_extensions: config.required_extensions,
+            protocol_draft_1_1: config.protocol_draft_1_1,
             signer,
             authenticated: std::sync::Mutex::default(),
         };
@@ -265,6 +277,13 @@ pub fn advertised_interfaces(public_url: &str, grpc_target: Option<&str>) -> Vec
             json.into_iter().chain(cfg!(feature = "grpc").then(|| interface(grpc, "GRPC", version)))
         })
         .collect()
+}
+
+/// The dev-1.1 draft's interfaces: v1.0's, at the same addresses, under version 1.1 (the draft
+/// changes no route, method or address).
+fn draft_interfaces(interfaces: &[AgentInterface]) -> Vec<AgentInterface> {
+    let v1 = interfaces.iter().filter(|interface| interface.protocol_version == "1.0");
+    v1.map(|interface| AgentInterface { protocol_version: "1.1".into(), ..interface.clone() }).collect()
 }
 
 /// Where a gRPC client connects: the URL's `host:port`, the target form gRPC channels take (a

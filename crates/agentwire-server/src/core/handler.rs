@@ -71,6 +71,7 @@ impl tower::Service<(RequestContext, A2aRequest)> for RequestHandler {
 impl Core {
     /// Runs one operation.
     async fn run(self: Arc<Self>, ctx: RequestContext, request: A2aRequest) -> Result<A2aResponse> {
+        self.check_draft(&ctx)?;
         Ok(match request {
             A2aRequest::SendMessage(r) => A2aResponse::Send(self.send_message(ctx, r).await?),
             A2aRequest::SendStreamingMessage(r) => A2aResponse::Stream(self.send_streaming_message(ctx, r).await?),

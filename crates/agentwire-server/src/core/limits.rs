@@ -75,6 +75,9 @@ pub struct Limits {
     /// after the cancel grace, if it does not); `None` lets it run for ever (the default: how
     /// long work takes is the agent's to know).
     pub max_execution: Option<Duration>,
+    /// Longest a long-polled GetTask (the dev-1.1 draft's `currentGeneration`) waits for the
+    /// task to change before it answers with the task as it is (default 30 s).
+    pub long_poll_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -97,6 +100,7 @@ impl Default for Limits {
             max_idempotency_key_bytes: 256,
             expire_waiting: Some(Duration::from_secs(7 * 24 * 3600)),
             max_execution: None,
+            long_poll_timeout: Duration::from_secs(30),
         }
     }
 }

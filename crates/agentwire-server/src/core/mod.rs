@@ -5,6 +5,7 @@ mod apply;
 mod card;
 mod expiry;
 mod feed;
+mod generation;
 mod handler;
 pub(crate) mod idempotency;
 mod limits;
@@ -177,6 +178,37 @@ impl Core {
             self.announce(scope, &updated.task, updated.version, updated.events);
         }
         Ok((updated.task, updated.version))
+    }
+
+    /// [`mutate`](Self::mutate), if the task is still at version `expected`: a send's
+    /// precondition on the task's generation (the dev-1.1 draft's `ifGenerationMatch`). Another
+    /// version, found now or by the store's commit, is TaskGenerationMismatch.
+    pub(crate) async fn mutate_at(
+        &self,
+        scope: &Scope,
+        task_id: &str,
+        expected: u64,
+        change: &mut Mutation<'_>,
+    ) -> Result<(Arc<Task>, u64), A2AError> {
+        let mismatch = |found: u64| {
+            A2AError::task_generation_mismatch(task_id, generation::generation(expected), generation::generation(found))
+        };
+        let record = self.load(scope, task_id).await?;
+        if record.version != expected {
+            return Err(mismatch(record.version));
+        }
+        let mut task = Arc::unwrap_or_clone(record.task);
+        let events: Vec<Arc<StreamResponse>> = change(&mut task)?.into_iter().map(Arc::new).collect();
+        trim_history(&mut task, self.limits.max_history_length);
+        let task = Arc::new(task);
+        match self.committed(task_id, self.tasks.commit(scope, Arc::clone(&task), &events, expected)).await {
+            Ok(version) => {
+                self.announce(scope, &task, version, events);
+                Ok((task, version))
+            }
+            Err(StoreError::Conflict { found, .. }) => Err(mismatch(found)),
+            Err(error) => Err(store_error(error)),
+        }
     }
 
     /// Runs a commit to `task_id`'s log in a span of its own, timing it where metrics are kept.

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use agentwire_store::Notice;
 
 use super::apply::{add_user_message, apply, apply_ready, cancel_events, ending_events, settles};
+use super::send::CREATED_VERSION;
 use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::Core;
 use crate::agent::{AgentEvent, EventStream, ExecutionContext};
@@ -245,7 +246,10 @@ impl Core {
         report_refused(refused);
         super::trim_history(&mut task, self.limits.max_history_length);
         let task = Arc::new(task);
-        let events = std::iter::once(Arc::clone(&announcement)).chain(events.into_iter().map(Arc::new)).collect();
+        let events: Vec<_> =
+            std::iter::once(Arc::clone(&announcement)).chain(events.into_iter().map(Arc::new)).collect();
+        // A new task's version is the length of its log.
+        let version = events.len() as u64;
         let created =
             self.create(&execution.scope, &task, events, push.as_ref(), key.as_ref(), reserved.as_ref()).await;
         // Written or not, the key is no longer this send's to hold.
@@ -268,10 +272,10 @@ impl Core {
         } else if execution.waiter.as_ref().is_some_and(|w| w.on_creation) {
             // The agent took the task on: a caller who returns immediately gets it as created.
             if let StreamResponse::Task(created) = &*announcement {
-                settle_if(&mut execution.waiter, &Arc::new(created.clone()), |_| true);
+                settle_if(&mut execution.waiter, &Arc::new(created.clone()), CREATED_VERSION, |_| true);
             }
         }
-        settle_if(&mut execution.waiter, &task, |_| settles(&task));
+        settle_if(&mut execution.waiter, &task, version, |_| settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
         }
@@ -287,7 +291,7 @@ impl Core {
         appending: Appending,
         batch: &mut Vec<AgentEvent>,
     ) -> ControlFlow<()> {
-        let Appending { message, keep_snapshot, place, written } = appending;
+        let Appending { message, keep_snapshot, expected_version, place, written } = appending;
         let (max_history, max_task_bytes) = (self.limits.max_history_length, self.limits.max_task_bytes);
         let mut outcome = (0, Vec::new(), 0, None);
         let mut change = |task: &mut Task| {
@@ -312,7 +316,11 @@ impl Core {
             outcome = (taken, refused, events.len(), snapshot);
             Ok(events)
         };
-        let committed = self.mutate(&execution.scope, &execution.task_id, &mut change).await;
+        let (scope, task_id) = (&execution.scope, &*execution.task_id);
+        let committed = match expected_version {
+            Some(expected) => self.mutate_at(scope, task_id, expected, &mut change).await,
+            None => self.mutate(scope, task_id, &mut change).await,
+        };
         drop(place);
         let (taken, refused, written_events, snapshot) = outcome;
         let (task, version) = match committed {
@@ -328,7 +336,7 @@ impl Core {
         let _ = written.send(Ok(Appended { snapshot, seq: version + 1 - written_events as u64 }));
         batch.drain(..taken);
         // Until the agent answers, the task is working on this message.
-        settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
+        settle_if(&mut execution.waiter, &task, version, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
         }
@@ -346,7 +354,7 @@ impl Core {
         }
         if let Some(created) = execution.fresh.take_if(|_| !batch.is_empty()) {
             // The agent took the task on: a caller who returns immediately gets it as created.
-            settle_if(&mut execution.waiter, &created, |w| w.on_creation);
+            settle_if(&mut execution.waiter, &created, CREATED_VERSION, |w| w.on_creation);
         }
         while !batch.is_empty() {
             self.commit_events(execution, batch).await?;
@@ -392,7 +400,7 @@ impl Core {
         if let Some(waiter) = execution.waiter.take() {
             // The agent stopped before the task settled: the caller gets the task as it is.
             match self.load(&execution.scope, task_id).await {
-                Ok(record) => waiter.settle(Settled::Task(record.task)),
+                Ok(record) => waiter.settle(Settled::Task(record.task, record.version)),
                 Err(error) => tracing::warn!(%error, "could not read the task back"),
             }
         }
@@ -411,8 +419,8 @@ impl Core {
         let committed = self.mutate(&execution.scope, task_id, &mut change).await;
         let (taken, refused) = outcome;
         report_refused(refused);
-        let task = match committed {
-            Ok((task, _)) => task,
+        let (task, version) = match committed {
+            Ok(committed) => committed,
             Err(error) => {
                 tracing::warn!(%error, "agent events rejected");
                 batch.clear();
@@ -421,7 +429,7 @@ impl Core {
         };
         batch.drain(..taken);
         // Until the agent answers, the task is working on this message.
-        settle_if(&mut execution.waiter, &task, |_| taken > 0 && settles(&task));
+        settle_if(&mut execution.waiter, &task, version, |_| taken > 0 && settles(&task));
         if task.status.state.is_terminal() {
             return ControlFlow::Break(());
         }
@@ -502,10 +510,10 @@ fn report_refused(refused: Vec<A2AError>) {
     }
 }
 
-/// Hands `task` to the waiting request, if there is one and `ready` says so.
-fn settle_if(waiter: &mut Option<Waiter>, task: &Arc<Task>, ready: impl FnOnce(&Waiter) -> bool) {
+/// Hands `task`, at `version`, to the waiting request, if there is one and `ready` says so.
+fn settle_if(waiter: &mut Option<Waiter>, task: &Arc<Task>, version: u64, ready: impl FnOnce(&Waiter) -> bool) {
     if let Some(waiter) = waiter.take_if(|w| ready(w)) {
-        waiter.settle(Settled::Task(Arc::clone(task)));
+        waiter.settle(Settled::Task(Arc::clone(task), version));
     }
 }
 

@@ -9,11 +9,12 @@ use agentwire_types::{
 };
 use tokio::sync::oneshot;
 
-use agentwire_store::{Reservation, SendKey};
+use agentwire_store::{Reservation, SendKey, TaskRecord};
 use agentwire_types::dialect::EndedSubscription;
 
 use super::apply::add_user_message;
 use super::feed::{task_event_stream, EventFeed, Opening};
+use super::generation::{generation, stamped, stamped_stream};
 use super::idempotency;
 use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::{store_error, validate, Core};
@@ -68,6 +69,9 @@ struct Checked {
     follow: Follow,
     /// The send's idempotency key.
     key: Option<SendKey>,
+    /// The generation a message to an existing task expects it at (the dev-1.1 draft's
+    /// `ifGenerationMatch`, from a caller asking for it).
+    expected_generation: Option<i64>,
 }
 
 impl Core {
@@ -84,7 +88,7 @@ impl Core {
                 }
                 Ok(record) => {
                     send.message.task_id = task_id;
-                    return self.continue_task(send, record.task).await;
+                    return self.continue_task(send, record).await;
                 }
                 // Where the client chooses a new task's id (the legacy `tasks/send`'s `id`), an
                 // unknown id names the task to create; elsewhere it is TaskNotFound.
@@ -118,6 +122,7 @@ impl Core {
         validate::required_extensions(self.card.required_extensions(), &ctx.extensions)?;
         validate::check_input_modes(self.card.public(), &req.message)?;
         let config = req.configuration.unwrap_or_default();
+        let expected_generation = config.if_generation_match.filter(|_| ctx.task_generations);
         let history_length = validate::history_length(config.history_length)?;
         if config.task_push_notification_config.is_some() && !self.push_enabled() {
             return Err(A2AError::push_notification_not_supported());
@@ -127,7 +132,8 @@ impl Core {
         if let Some(push) = &push {
             self.push_settings.guard.check_url(&push.url)?;
         }
-        Ok(Checked { ctx, scope, message: req.message, message_bytes, history_length, push, follow, key })
+        let message = req.message;
+        Ok(Checked { ctx, scope, message, message_bytes, history_length, push, follow, key, expected_generation })
     }
 
     /// Starts a new task at SUBMITTED with the message. Its execution writes it before the agent
@@ -140,7 +146,7 @@ impl Core {
     /// process alone writes), the key is written with the task; elsewhere the task and its key
     /// are written before the agent starts, and a key found held then starts nothing either.
     async fn start_new_task(self: &Arc<Self>, send: Checked, task_id: String, client_named: bool) -> Result<Started> {
-        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, key } = send;
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, key, .. } = send;
         let context_id = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
         let first = Message { task_id: task_id.clone(), context_id: context_id.clone(), ..message.clone() };
         let task = Arc::new(Task {
@@ -205,9 +211,22 @@ impl Core {
     /// A message that continues `existing`. Its execution appends it to the history together with
     /// the events the agent produces before it first waits (one commit for a turn whose agent
     /// answers at once, the message alone otherwise); the send waits for that write.
-    async fn continue_task(self: &Arc<Self>, send: Checked, existing: Arc<Task>) -> Result<Started> {
-        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, .. } = send;
+    ///
+    /// A send that expects the task at a generation (the dev-1.1 draft's `ifGenerationMatch`) is
+    /// refused with TaskGenerationMismatch unless the task is at it, now and when the message is
+    /// written.
+    async fn continue_task(self: &Arc<Self>, send: Checked, existing: TaskRecord) -> Result<Started> {
+        let Checked { ctx, scope, message, message_bytes, history_length, push, follow, expected_generation, .. } =
+            send;
         let task_id = message.task_id.clone();
+        let expected_version = match expected_generation {
+            Some(expected) if expected != generation(existing.version) => {
+                return Err(A2AError::task_generation_mismatch(&task_id, expected, generation(existing.version)));
+            }
+            Some(_) => Some(existing.version),
+            None => None,
+        };
+        let existing = existing.task;
         if existing.status.state.is_terminal() {
             return Err(validate::terminal_task(&existing));
         }
@@ -230,7 +249,7 @@ impl Core {
         let keep_snapshot = matches!(follow, Follow::Stream | Follow::Block { return_immediately: true });
         let (mut following, waiter) = self.follow(follow, &scope, &task_id);
         let (written, append_result) = oneshot::channel();
-        let appending = Appending { message: message.clone(), keep_snapshot, place, written };
+        let appending = Appending { message: message.clone(), keep_snapshot, expected_version, place, written };
         let run = Run {
             scope,
             task_id,
@@ -284,26 +303,30 @@ impl Core {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse> {
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
+        let generations = ctx.task_generations;
         let Started { following, snapshot, new_task, history_length } =
             self.start(ctx, req, Follow::Block { return_immediately }).await?;
         let result = match following {
             Following::Result(result) => result,
             Following::Repeat { scope, task_id } => {
                 let record = self.load(&scope, &task_id).await?;
-                return Ok(SendMessageResponse::Task(record.task.view(history_length, true)));
+                let task = stamped(generations, record.task.view(history_length, true), record.version);
+                return Ok(SendMessageResponse::Task(task));
             }
             Following::Feed(_) => return Err(A2AError::internal("a blocking send lost its execution's result")),
         };
         let settled = match snapshot {
             // A continuation that returns immediately answers with the task holding the message.
-            Some((task, _)) if return_immediately && !new_task => Some(Settled::Task(task)),
+            Some((task, version)) if return_immediately && !new_task => Some(Settled::Task(task, version)),
             // Not held while waiting: the execution's first commit would otherwise have to copy
             // the whole task rather than change the store's in place.
             _ => result.await.ok(),
         };
         match settled {
             Some(Settled::Reply(message)) => Ok(SendMessageResponse::Message(*message)),
-            Some(Settled::Task(task)) => Ok(SendMessageResponse::Task(task.view(history_length, true))),
+            Some(Settled::Task(task, version)) => {
+                Ok(SendMessageResponse::Task(stamped(generations, task.view(history_length, true), version)))
+            }
             None => Err(A2AError::invalid_agent_response("the agent ended without a reply or a task")),
         }
     }
@@ -316,13 +339,15 @@ impl Core {
         if !self.streaming_enabled() {
             return Err(A2AError::unsupported_operation("streaming is not supported by this agent"));
         }
-        let (profile, last_event_id) = (ctx.dialect.profile(), ctx.last_event_id);
+        let (profile, last_event_id, generations) = (ctx.dialect.profile(), ctx.last_event_id, ctx.task_generations);
         let started = self.start(ctx, req, Follow::Stream).await?;
         let feed = match started.following {
             Following::Feed(feed) => feed,
             // A repeated send follows the task it made, from the event the client saw last.
             Following::Repeat { scope, task_id } => {
-                return self.task_stream(&scope, &task_id, last_event_id, profile, EndedSubscription::Snapshot).await;
+                let stream =
+                    self.task_stream(&scope, &task_id, last_event_id, profile, EndedSubscription::Snapshot).await?;
+                return Ok(stamped_stream(generations, stream));
             }
             Following::Result(_) => return Err(A2AError::internal("a streaming send lost its execution's events")),
         };
@@ -333,7 +358,7 @@ impl Core {
         // A new task is announced only once the agent takes it on: an agent that replies with a
         // message makes no task, and its stream is the message alone.
         let opening = if started.new_task { Opening::UntilTakenOn(first) } else { Opening::Now(first) };
-        Ok(task_event_stream(feed, opening, true, profile))
+        Ok(stamped_stream(generations, task_event_stream(feed, opening, true, profile)))
     }
 }
 
@@ -350,4 +375,4 @@ fn has_message(task: &Task, message_id: &str) -> bool {
 }
 
 /// The version of a task as created: its log holds the one event that announces it.
-const CREATED_VERSION: u64 = 1;
+pub(crate) const CREATED_VERSION: u64 = 1;

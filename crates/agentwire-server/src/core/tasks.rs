@@ -11,6 +11,7 @@ use agentwire_types::{
 
 use super::apply::cancel_events;
 use super::feed::{task_event_stream, FeedItem, Opening};
+use super::generation::{stamped, stamped_stream};
 use super::{store_error, validate, Core};
 use crate::context::scope;
 use crate::RequestContext;
@@ -22,7 +23,14 @@ impl Core {
     pub(crate) async fn get_task(&self, ctx: &RequestContext, req: GetTaskRequest) -> Result<Task> {
         let history_length = validate::history_length(req.history_length)?;
         let scope = scope(ctx, &req.tenant);
-        Ok(self.load(&scope, &req.id).await?.task.view(history_length, true))
+        let (task, version) = match req.current_generation.filter(|_| ctx.task_generations) {
+            Some(seen) => self.task_after(&scope, &req.id, seen).await?,
+            None => {
+                let record = self.load(&scope, &req.id).await?;
+                (record.task, record.version)
+            }
+        };
+        Ok(stamped(ctx.task_generations, task.view(history_length, true), version))
     }
 
     pub(crate) async fn list_tasks(&self, ctx: &RequestContext, req: ListTasksRequest) -> Result<ListTasksResponse> {
@@ -87,11 +95,11 @@ impl Core {
             };
             let _ = tokio::time::timeout(self.limits.cancel_grace + Duration::from_secs(1), wait).await;
         }
-        let (task, _) = self.mutate(&scope, &req.id, &mut |task| Ok(cancel_events(task))).await?;
+        let (task, version) = self.mutate(&scope, &req.id, &mut |task| Ok(cancel_events(task))).await?;
         if task.status.state != TaskState::Canceled {
             return Err(A2AError::task_not_cancelable(&req.id, task.status.state));
         }
-        Ok(Arc::unwrap_or_clone(task))
+        Ok(stamped(ctx.task_generations, Arc::unwrap_or_clone(task), version))
     }
 
     pub(crate) async fn subscribe_to_task(
@@ -104,7 +112,9 @@ impl Core {
         }
         let scope = scope(ctx, &req.tenant);
         let profile = ctx.dialect.profile();
-        self.task_stream(&scope, &req.id, ctx.last_event_id, profile, profile.subscribe_to_ended()).await
+        let stream =
+            self.task_stream(&scope, &req.id, ctx.last_event_id, profile, profile.subscribe_to_ended()).await?;
+        Ok(stamped_stream(ctx.task_generations, stream))
     }
 
     /// The stream of a task's events from now on, opening with the task as it is; with

@@ -42,6 +42,9 @@ pub(crate) struct Appending {
     /// Whether the send needs the task as the message left it (a stream opens with it; a
     /// `returnImmediately` caller gets it): copying it costs the whole task.
     pub(crate) keep_snapshot: bool,
+    /// Append only if the task is still at this version (a send's precondition on its
+    /// generation); any version when `None`.
+    pub(crate) expected_version: Option<u64>,
     /// The message's place under its principal's limits of work in progress, until it is written.
     pub(crate) place: super::admission::Place,
     /// Told how the message was written, or why it was refused.
@@ -81,8 +84,8 @@ pub(crate) struct Creation {
 pub(crate) enum Settled {
     /// The agent answered with a message and created no task.
     Reply(Box<Message>),
-    /// The task as committed when it settled.
-    Task(Arc<Task>),
+    /// The task as committed when it settled, and its version.
+    Task(Arc<Task>, u64),
 }
 
 /// The request side of a blocking SendMessage: the execution hands it the result directly, so the

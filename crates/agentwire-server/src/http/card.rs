@@ -36,7 +36,7 @@ impl CardForms {
     /// The form of the card the client reads: v1.0's for a client that asks for 1.0 (or for
     /// everyone when strict), else the combined card every generation reads.
     fn form(&self, asks: Option<ProtocolVersion>) -> CardForm {
-        if self.strict || asks == Some(ProtocolVersion::V1_0) {
+        if self.strict || matches!(asks, Some(ProtocolVersion::V1_0 | ProtocolVersion::V1_1)) {
             CardForm::V1
         } else {
             CardForm::Combined
@@ -99,7 +99,7 @@ pub(crate) async fn serve(State(state): State<AppState>, request: Request) -> Re
     let form = state.card.form(asks);
     // The fetch is an operation of the generation asked for; of the card's own when none is.
     let dialect = match (asks, form) {
-        (Some(ProtocolVersion::V1_0), _) | (None, CardForm::V1) => Dialect::V1,
+        (Some(ProtocolVersion::V1_0 | ProtocolVersion::V1_1), _) | (None, CardForm::V1) => Dialect::V1,
         (Some(ProtocolVersion::V0_3), _) | (None, CardForm::Combined) => Dialect::V03,
     };
     let if_none_match = parts.headers.get(header::IF_NONE_MATCH).cloned();

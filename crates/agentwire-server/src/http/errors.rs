@@ -17,6 +17,7 @@ pub(crate) fn http_status(kind: ErrorKind) -> StatusCode {
         RpcCode::NotFound => StatusCode::NOT_FOUND,
         RpcCode::FailedPrecondition if kind == ErrorKind::TaskNotCancelable => StatusCode::CONFLICT,
         RpcCode::FailedPrecondition => StatusCode::BAD_REQUEST,
+        RpcCode::Aborted => StatusCode::CONFLICT,
         RpcCode::Unauthenticated => StatusCode::UNAUTHORIZED,
         RpcCode::PermissionDenied => StatusCode::FORBIDDEN,
         RpcCode::ResourceExhausted if kind == ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

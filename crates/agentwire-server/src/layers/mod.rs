@@ -32,8 +32,10 @@ pub(crate) fn context_from(
 ) -> Result<RequestContext> {
     let missing = || A2AError::internal("the request was not prepared by the server's layers");
     let negotiated = extensions.remove::<Negotiated>().ok_or_else(missing)?;
-    negotiated.version?;
+    let version = negotiated.version?;
     let mut context = RequestContext::new(dialect, binding);
+    // The draft extends v1.0's operations; a method or route of another generation keeps its own.
+    context.task_generations = version == Some(crate::ProtocolVersion::V1_1) && dialect == Dialect::V1;
     tenant.clone_into(&mut context.tenant);
     context.extensions = negotiated.extensions;
     context.metadata = metadata;

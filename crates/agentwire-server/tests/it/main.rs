@@ -10,6 +10,7 @@ mod cors;
 mod dialects;
 mod error_responses;
 mod expiry;
+mod generation;
 mod grpc;
 mod grpc_v03;
 mod idempotency;

@@ -59,6 +59,7 @@ impl Serialize for Event<'_> {
             // The legacy stream carries only update events: a task snapshot is its status.
             (StreamResponse::Task(task), Flavor::Legacy) => {
                 let update = TaskStatusUpdateEvent {
+                    generation: None,
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),
                     status: task.status.clone(),

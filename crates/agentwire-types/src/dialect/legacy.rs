@@ -50,7 +50,7 @@ shaped!(Legacy, Flavor::Legacy);
 ///     task_id: "t1".into(),
 ///     context_id: "c1".into(),
 ///     status: TaskStatus::new(TaskState::Completed),
-///     metadata: None,
+///     ..Default::default()
 /// });
 /// let json = serde_json::to_value(stream_event(&done, true)).unwrap();
 /// assert_eq!(json["type"], "TaskStatusUpdateEvent");
@@ -104,6 +104,7 @@ impl From<TaskSendParams> for SendMessageRequest {
             message.context_id = params.session_id;
         }
         let configuration = SendMessageConfiguration {
+            if_generation_match: None,
             accepted_output_modes: params.accepted_output_modes,
             task_push_notification_config: params.push_notification,
             history_length: params.history_length,
@@ -125,6 +126,7 @@ mod tests {
 
     fn task() -> Task {
         Task {
+            generation: None,
             id: "task-abc-123".into(),
             context_id: "session-1".into(),
             status: TaskStatus {
@@ -157,6 +159,7 @@ mod tests {
     #[test]
     fn stream_events_have_the_v01_type_names_and_final() {
         let artifact = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            generation: None,
             task_id: "t1".into(),
             context_id: "c1".into(),
             artifact: Artifact::new("a1", "", vec![Part::text("chunk")]),

@@ -121,12 +121,14 @@ mod tests {
             assert_eq!(read(body.clone()).unwrap(), StreamResponse::Task(task.clone()), "{body}");
         }
         let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            generation: None,
             task_id: "t1".into(),
             context_id: "c1".into(),
             status: TaskStatus::new(TaskState::Completed),
             metadata: None,
         });
         let artifact = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            generation: None,
             task_id: "t1".into(),
             context_id: "c1".into(),
             artifact: crate::Artifact::new("a1", "out", vec![crate::Part::text("42")]),

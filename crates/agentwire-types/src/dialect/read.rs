@@ -244,6 +244,7 @@ mod tests {
         history[0].parts.push(Part::data(json!({"k": [1]})));
         history[0].parts.push(Part::raw(b"hi".to_vec(), "g.txt", "text/plain"));
         Task {
+            generation: None,
             id: "t1".into(),
             context_id: "c1".into(),
             status: TaskStatus { timestamp: None, ..TaskStatus::new(TaskState::Canceled) },
@@ -275,6 +276,7 @@ mod tests {
     #[test]
     fn stream_events_read_back_in_each_form() {
         let chunk = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            generation: None,
             task_id: "t1".into(),
             context_id: "c1".into(),
             artifact: Artifact::new("a1", "out", vec![Part::data(json!({"n": 1}))]),

@@ -78,7 +78,7 @@ shaped!(V03, Flavor::V03);
 ///     task_id: "t1".into(),
 ///     context_id: "c1".into(),
 ///     status: TaskStatus::new(TaskState::Completed),
-///     metadata: None,
+///     ..Default::default()
 /// });
 /// let json = serde_json::to_value(stream_event(&done, true)).unwrap();
 /// assert_eq!((json["kind"].as_str(), json["final"].as_bool()), (Some("status-update"), Some(true)));
@@ -142,6 +142,7 @@ impl From<MessageSendParams> for SendMessageRequest {
     fn from(params: MessageSendParams) -> Self {
         let config = params.configuration.unwrap_or_default();
         let configuration = SendMessageConfiguration {
+            if_generation_match: None,
             accepted_output_modes: config.accepted_output_modes,
             task_push_notification_config: config.push_notification_config,
             history_length: config.history_length,

@@ -15,6 +15,7 @@ use super::{non_zero, parse_task_name, task_name, Result};
 impl From<pb::SendMessageConfiguration> for t::SendMessageConfiguration {
     fn from(c: pb::SendMessageConfiguration) -> Self {
         t::SendMessageConfiguration {
+            if_generation_match: None,
             accepted_output_modes: c.accepted_output_modes,
             task_push_notification_config: c.push_notification.map(push_config_from_proto),
             history_length: non_zero(c.history_length),
@@ -65,6 +66,7 @@ impl TryFrom<pb::GetTaskRequest> for t::GetTaskRequest {
 
     fn try_from(r: pb::GetTaskRequest) -> Result<Self> {
         Ok(t::GetTaskRequest {
+            current_generation: None,
             tenant: String::new(),
             id: parse_task_name(&r.name, "name")?,
             history_length: non_zero(r.history_length),

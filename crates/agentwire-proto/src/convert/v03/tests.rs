@@ -61,6 +61,7 @@ fn task(state: t::TaskState) -> t::Task {
     artifact.extensions = vec!["urn:x".into()];
     artifact.metadata = Some(object(json!({"pages": 4})));
     t::Task {
+        generation: None,
         id: "t-1".into(),
         context_id: "c-1".into(),
         status: t::TaskStatus {
@@ -87,6 +88,7 @@ fn push_config() -> t::TaskPushNotificationConfig {
 
 fn status_update(state: t::TaskState) -> t::StreamResponse {
     t::StreamResponse::StatusUpdate(t::TaskStatusUpdateEvent {
+        generation: None,
         task_id: "t-1".into(),
         context_id: "c-1".into(),
         status: t::TaskStatus { state, message: None, timestamp: t::Timestamp::from_millis(5) },
@@ -141,6 +143,7 @@ fn messages_tasks_and_events_survive_the_round_trip() {
         assert_eq!(round_trip::<_, pb::Task>(task(state)), task(state));
     }
     let artifact = t::TaskArtifactUpdateEvent {
+        generation: None,
         task_id: "t-1".into(),
         context_id: "c-1".into(),
         artifact: task(t::TaskState::Working).artifacts.remove(0),
@@ -307,7 +310,15 @@ fn requests_read_back_as_written() {
 #[test]
 fn requests_read_into_the_model() {
     let get = t::GetTaskRequest::try_from(pb::GetTaskRequest { name: "tasks/t-1".into(), history_length: 3 }).unwrap();
-    assert_eq!(get, t::GetTaskRequest { tenant: String::new(), id: "t-1".into(), history_length: Some(3) });
+    assert_eq!(
+        get,
+        t::GetTaskRequest {
+            current_generation: None,
+            tenant: String::new(),
+            id: "t-1".into(),
+            history_length: Some(3)
+        }
+    );
     // 0 is unset on this wire, which v0.3 reads as "the whole history".
     let get = t::GetTaskRequest::try_from(pb::GetTaskRequest { name: "tasks/t-1".into(), history_length: 0 }).unwrap();
     assert_eq!(get.history_length, None);

@@ -391,6 +391,7 @@ mod tests {
 
     fn task() -> Task {
         Task {
+            generation: None,
             id: "t1".into(),
             context_id: "c1".into(),
             status: TaskStatus {
@@ -450,6 +451,7 @@ mod tests {
     #[test]
     fn stream_events_carry_final_and_configs_their_resource_name() {
         let done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            generation: None,
             task_id: "t1".into(),
             context_id: "c1".into(),
             status: TaskStatus { timestamp: None, ..TaskStatus::new(TaskState::Completed) },

@@ -81,6 +81,7 @@ fn full_task() -> Task {
         timestamp: Timestamp::from_millis(1_700_000_000_123),
     };
     Task {
+        generation: None,
         id: "t1".into(),
         context_id: "c1".into(),
         status,
@@ -114,12 +115,14 @@ fn tasks_round_trip_with_kebab_states() {
 #[test]
 fn stream_events_carry_kind_and_final_and_round_trip() {
     let status = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        generation: None,
         task_id: "225d6247-06ba-4cda-a08b-33ae35c8dcfa".into(),
         context_id: "05217e44-7e9f-473e-ab4f-2c2dde50a2b1".into(),
         status: TaskStatus { state: TaskState::Completed, message: None, timestamp: None },
         metadata: None,
     });
     let artifact = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        generation: None,
         task_id: "225d6247-06ba-4cda-a08b-33ae35c8dcfa".into(),
         context_id: "05217e44-7e9f-473e-ab4f-2c2dde50a2b1".into(),
         artifact: Artifact::new("9b6934dd-37e3-4eb1-8766-962efaab63a1", "", vec![Part::text("<section 3...>")]),
