@@ -62,6 +62,9 @@ struct Inner {
     retention: RetentionPolicy,
     /// Idempotency keys by scope and key.
     keys: Mutex<HashMap<(Scope, String), HeldKey>>,
+    /// The keys of removed tasks, with the task each named, for the next holder of `keys`' lock
+    /// to forget: a task may be removed by the create that holds that lock (its retention).
+    released_keys: Mutex<Vec<((Scope, String), String)>>,
     /// The keys reserved by sends whose tasks are not written yet.
     pending_keys: Arc<PendingKeys>,
 }
@@ -91,6 +94,8 @@ struct Entry {
     /// cleared once, under the entry's lock, by whoever sees it end or removes it, who then takes
     /// it off the count.
     unfinished: bool,
+    /// The idempotency key recorded with the task, which goes with it.
+    send_key: Option<String>,
 }
 
 impl Entry {
@@ -113,13 +118,14 @@ fn poisoned<T>(_: T) -> StoreError {
 }
 
 impl MemoryStore {
-    /// Stores a new task (see [`TaskStore::create`]).
+    /// Stores a new task (see [`TaskStore::create`]), with the idempotency key recorded for it.
     fn insert(
         &self,
         scope: &Scope,
         task: Arc<Task>,
         events: &[Arc<StreamResponse>],
         max_unfinished: Option<usize>,
+        send_key: Option<String>,
     ) -> Result<u64> {
         let terminal = task.status.state.is_terminal();
         let id: Arc<str> = Arc::from(task.id.as_str());
@@ -131,6 +137,7 @@ impl MemoryStore {
             configs: Vec::new(),
             retained: 0,
             unfinished: !terminal,
+            send_key,
         };
         let bytes = entry.log(events);
         let version = entry.version();
@@ -157,6 +164,18 @@ impl MemoryStore {
             self.note_terminal(scope, &entry)?;
         }
         Ok(version)
+    }
+
+    /// Forgets the keys of the tasks removed since last time, unless a later send holds one by
+    /// now. Called with `keys`' lock held.
+    fn forget_released_keys(&self, keys: &mut HashMap<(Scope, String), HeldKey>) -> Result<()> {
+        let released = std::mem::take(&mut *self.inner.released_keys.lock().map_err(poisoned)?);
+        for (index, task_id) in released {
+            if keys.get(&index).is_some_and(|held| held.send.task_id == task_id) {
+                keys.remove(&index);
+            }
+        }
+        Ok(())
     }
 
     /// The send holding the key at `index`, if it has not expired and its task is still stored
@@ -258,13 +277,17 @@ impl MemoryStore {
             removed
         };
         let Some(entry) = removed else { return Ok(None) };
-        let (ended, unfinished) = {
+        let (ended, unfinished, send_key) = {
             let mut e = entry.lock().map_err(poisoned)?;
             self.inner.ended_bytes.fetch_sub(std::mem::take(&mut e.retained), Ordering::Relaxed);
-            (e.task.status.state.is_terminal(), std::mem::take(&mut e.unfinished).then_some(e.log_bytes))
+            let unfinished = std::mem::take(&mut e.unfinished).then_some(e.log_bytes);
+            (e.task.status.state.is_terminal(), unfinished, e.send_key.take())
         };
         if let Some(bytes) = unfinished {
             self.count_finished(&scope.owner, bytes);
+        }
+        if let Some(key) = send_key {
+            self.inner.released_keys.lock().map_err(poisoned)?.push(((scope.clone(), key), task_id.to_owned()));
         }
         // Freed outside the locks.
         drop(entry);
@@ -281,7 +304,7 @@ impl TaskStore for MemoryStore {
         events: &[Arc<StreamResponse>],
         max_unfinished: Option<usize>,
     ) -> Result<u64> {
-        self.insert(scope, task, events, max_unfinished)
+        self.insert(scope, task, events, max_unfinished, None)
     }
 
     async fn reserve_key(&self, scope: &Scope, key: &SendKey) -> Result<Reservation> {
@@ -311,9 +334,10 @@ impl TaskStore for MemoryStore {
             return Err(StoreError::KeyTaken(held));
         }
         let task_id = task.id.clone();
-        let version = self.insert(scope, task, events, max_unfinished)?;
+        let version = self.insert(scope, task, events, max_unfinished, Some(key.key.clone()))?;
         let expires_at = key.expires_at(now);
         keys.insert(index, HeldKey { send: KeyedSend { request: key.request.clone(), task_id }, expires_at });
+        self.forget_released_keys(&mut keys)?;
         Ok(version)
     }
 
@@ -482,14 +506,17 @@ impl TaskStore for MemoryStore {
     }
 
     async fn purge(&self, rules: &Purge) -> Result<u64> {
-        let now = Timestamp::now().as_millis();
-        self.inner.keys.lock().map_err(poisoned)?.retain(|_, held| held.expires_at > now);
         let ended_bytes = &self.inner.ended_bytes;
-        self.evict_while(|_, at, len| {
+        let removed = self.evict_while(|_, at, len| {
             rules.ended_before.is_some_and(|before| at < before)
                 || rules.keep_ended.is_some_and(|keep| len > keep)
                 || rules.keep_ended_bytes.is_some_and(|keep| ended_bytes.load(Ordering::Relaxed) as u64 > keep)
-        })
+        })?;
+        // Keys go with their tasks; an expired key of a task still stored is no longer held
+        // (`held_key`), and is replaced by the next send that carries it.
+        let mut keys = self.inner.keys.lock().map_err(poisoned)?;
+        self.forget_released_keys(&mut keys)?;
+        Ok(removed)
     }
 }
 

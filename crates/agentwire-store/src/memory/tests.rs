@@ -32,6 +32,34 @@ async fn retention_evicts_oldest_ended_tasks_beyond_the_count() {
     assert!(store.get(&scope, "done3").await.unwrap().is_some());
 }
 
+/// A keyed create whose task's retention removes an older keyed task: the key of the task
+/// removed goes with it, and the create does not wait on itself for the keys' lock (each create
+/// runs on a thread of its own, so that one that did would fail the test rather than hang it).
+#[tokio::test]
+async fn a_keyed_create_that_evicts_a_keyed_task_frees_its_key() {
+    let store = MemoryStore::with_retention(RetentionPolicy { max_terminal_tasks: Some(1), max_terminal_bytes: None });
+    let scope = Scope::default();
+    let key =
+        |name: &str| SendKey { key: name.into(), request: "digest".into(), ttl: std::time::Duration::from_secs(60) };
+    for (i, name) in ["first", "second"].into_iter().enumerate() {
+        let (store, scope, key) = (store.clone(), scope.clone(), key(name));
+        let (done, created) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let t = task(name, "c", i as i64, TaskState::Completed);
+            let events = snapshot(&t);
+            let create = store.create_keyed(&scope, Arc::new(t.clone()), &events, None, &key, None);
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let _ = done.send(runtime.block_on(create));
+        });
+        created.recv_timeout(std::time::Duration::from_secs(5)).expect("no deadlock").unwrap();
+    }
+    assert!(store.get(&scope, "first").await.unwrap().is_none(), "retention removed the first task");
+    assert!(matches!(store.reserve_key(&scope, &key("first")).await.unwrap(), Reservation::Reserved(_)));
+    assert!(matches!(store.reserve_key(&scope, &key("second")).await.unwrap(), Reservation::Held(_)));
+    store.purge(&Purge::default()).await.unwrap();
+    assert_eq!(store.inner.keys.lock().unwrap().len(), 1, "only the stored task's key is kept");
+}
+
 /// A task that ended holding `bytes` of text.
 fn ended_with_text(id: &str, bytes: usize) -> Task {
     let mut t = task(id, "c", 1, TaskState::Completed);
