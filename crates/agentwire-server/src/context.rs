@@ -14,7 +14,7 @@ pub enum ProtocolVersion {
     /// v0.3.
     V0_3,
     /// The dev-1.1 draft (a2aproject/A2A `dev-1.1`), served where a handler enables it
-    /// ([`RequestHandlerBuilder::protocol_draft`](crate::RequestHandlerBuilder::protocol_draft)).
+    /// ([`CardConfig::protocol_draft_1_1`](crate::CardConfig::protocol_draft_1_1)).
     V1_1,
 }
 

@@ -34,8 +34,8 @@ pub(crate) fn context_from(
     let negotiated = extensions.remove::<Negotiated>().ok_or_else(missing)?;
     let version = negotiated.version?;
     let mut context = RequestContext::new(dialect, binding);
-    // The draft extends v1.0's operations; a method or route of another generation keeps its own.
-    context.task_generations = version == Some(crate::ProtocolVersion::V1_1) && dialect == Dialect::V1;
+    context.task_generations =
+        version == Some(crate::ProtocolVersion::V1_1) && dialect.profile().extended_by_draft_1_1();
     tenant.clone_into(&mut context.tenant);
     context.extensions = negotiated.extensions;
     context.metadata = metadata;

@@ -127,6 +127,7 @@ pub struct Profile {
     deletion_is_empty_object: bool,
     card_form: CardForm,
     card_call_falls_back_to_public: bool,
+    extended_by_draft_1_1: bool,
 }
 
 const V1: Profile = Profile {
@@ -140,6 +141,7 @@ const V1: Profile = Profile {
     deletion_is_empty_object: true,
     card_form: CardForm::V1,
     card_call_falls_back_to_public: false,
+    extended_by_draft_1_1: true,
 };
 
 const V03: Profile = Profile {
@@ -153,6 +155,7 @@ const V03: Profile = Profile {
     deletion_is_empty_object: false,
     card_form: CardForm::Combined,
     card_call_falls_back_to_public: true,
+    extended_by_draft_1_1: false,
 };
 
 const LEGACY: Profile = Profile {
@@ -166,6 +169,7 @@ const LEGACY: Profile = Profile {
     deletion_is_empty_object: false,
     card_form: CardForm::Combined,
     card_call_falls_back_to_public: true,
+    extended_by_draft_1_1: false,
 };
 
 impl Profile {
@@ -254,6 +258,13 @@ impl Profile {
     /// one (v0.3's `GetAgentCard`), rather than an error.
     pub fn card_call_falls_back_to_public(&self) -> bool {
         self.card_call_falls_back_to_public
+    }
+
+    /// Whether the dev-1.1 draft (`A2A-Version: 1.1`) extends this generation's operations:
+    /// v1.0's alone; a method of an older generation keeps its own rules whatever version is
+    /// asked for.
+    pub fn extended_by_draft_1_1(&self) -> bool {
+        self.extended_by_draft_1_1
     }
 }
 
