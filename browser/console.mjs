@@ -312,6 +312,30 @@ async function run() {
     check(true, "a mounted agent's pages link back to the list of agents");
     check(readFileSync(join(output, "gateway.log"), "utf8").includes("serving the console"), "gateway --console logs the console's URL");
 
+    // The registry: agents registered while the gateway runs are listed with their health, last
+    // check and signature, and searched from the page; a hostile card is shown as text.
+    const register = async (body) => {
+      const response = await fetch(`${gateway}/agents`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      if (response.status !== 201) throw new Error(`registering ${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
+    };
+    await register({ url: await hostileAgent(), name: "hostile" });
+    await register({ url: "http://127.0.0.1:9", name: "down" });
+    await local.goto(`${gateway}/console`);
+    const registry = await local.textContent("main");
+    check(registry.includes("hostile") && registry.includes("down") && registry.includes("first"), "the registry page lists the registered agents beside the mounted ones");
+    check((await local.locator("article", { hasText: "down" }).locator(".unhealthy").count()) === 1, "an agent that does not answer is marked unhealthy");
+    check((await local.locator("article", { hasText: "Echo" }).locator(".healthy").count()) === 1, "an agent that answers is marked healthy");
+    check(registry.includes("last checked") && registry.includes("signature unsigned"), "each agent shows its last check and its signature");
+    check(registry.includes("<script>alert('skill')</script>"), "a card's markup is shown as text");
+    check((await local.locator("main img").count()) === 0, "a card's markup makes no element");
+    await shot(local, "gateway-registry");
+    await local.fill("#q", "hostile");
+    await Promise.all([local.waitForURL(/\/console\/?\?q=hostile$/), local.click("form.search button")]);
+    const found = await local.textContent("main");
+    check(found.includes("hostile") && !found.includes("Echo"), "the search box finds an agent by its card");
+    check((await local.inputValue("#q")) === "hostile", "the search box keeps what was searched");
+    await shot(local, "gateway-registry-search");
+
     // The same pages on a phone: one column, nothing to scroll sideways.
     const phoneContext = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
     const small = await openPage(phoneContext, errors);
@@ -320,6 +344,7 @@ async function run() {
       ["task-waiting-phone", `${open}/console/tasks/${asking.id}`],
       ["send-reply-phone", `${open}/console/send?task=${asking.id}&context=${asking.contextId}`],
       ["gateway-agents-phone", `${gateway}/console`],
+      ["gateway-registry-search-phone", `${gateway}/console?q=hostile`],
       ["gateway-task-phone", `${gateway}/agents/first/console/tasks/${relayed.id}`],
     ]) {
       await small.goto(url);

@@ -37,13 +37,13 @@ const server = createServer((request, response) => {
     response.setHeader("content-type", "application/json");
     response.end(JSON.stringify({
       name: "Hostile",
-      description: "Writes artifacts meant to script the console",
+      description: "Writes artifacts meant to script the console <img src=x onerror=alert('card')>",
       version: "1.0.0",
       supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
       capabilities: { streaming: false },
       defaultInputModes: ["text/plain"],
       defaultOutputModes: ["text/html"],
-      skills: [{ id: "hostile", name: "Hostile", description: "Hostile artifacts", tags: ["test"] }],
+      skills: [{ id: "hostile", name: "Hostile <script>alert('skill')</script>", description: "Hostile artifacts", tags: ["test"] }],
     }));
     return;
   }

@@ -55,7 +55,7 @@ pub(crate) struct GatewayOpt {
 pub(crate) struct UpstreamOpt {
     /// An agent to serve: `URL` at the root, or `NAME=URL` at /agents/NAME (repeatable). URL is
     /// the agent's base URL or its card's.
-    #[arg(long = "upstream", value_name = "[NAME=]URL", required = true, value_parser = parse_upstream)]
+    #[arg(long = "upstream", value_name = "[NAME=]URL", value_parser = parse_upstream)]
     pub(crate) upstreams: Vec<Upstream>,
 
     /// The bearer token the gateway calls the agents with. Prefer the environment variable: a
@@ -83,6 +83,37 @@ pub(crate) struct UpstreamOpt {
     /// a gateway without --store included; with --store, sends are followed by polling).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub(crate) upstream_timeout: u64,
+
+    #[command(flatten)]
+    pub(crate) registry: RegistryOpt,
+}
+
+/// The gateway's registry: agents registered while it runs (`POST /agents`, `agentwire registry
+/// add`), kept in --store, and searched at `GET /agents`.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Registry")]
+pub(crate) struct RegistryOpt {
+    /// A principal that may register and remove agents (repeatable), besides holders of
+    /// --registry-admin-scope. A gateway without --auth takes changes from its own host only.
+    #[arg(long = "registry-admin", value_name = "PRINCIPAL")]
+    pub(crate) registry_admins: Vec<String>,
+
+    /// The scope that lets its holder register and remove agents.
+    #[arg(long, value_name = "SCOPE", default_value = "registry:admin")]
+    pub(crate) registry_admin_scope: String,
+
+    /// Seconds between two checks of each registered agent's card (revalidated with its ETag).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) registry_refresh: u64,
+
+    /// Failed checks in a row after which an agent is marked unhealthy.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) registry_unhealthy_after: u32,
+
+    /// Check the registered agents' card signatures with the keys of this JWK Set file
+    /// (without it, a signed card is shown as `unchecked`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) registry_keys: Option<PathBuf>,
 }
 
 /// An agent behind the gateway, and where it is mounted.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use agentwire_client::Client;
-use agentwire_gateway::{Gateway, Mirror};
+use agentwire_gateway::{ClientFor, Gateway, Mirror, RegistrySettings};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
@@ -82,19 +82,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 http.console = Some(console);
             }
             let mut gateway = Gateway::builder(&public_url).http_options(http);
+            let client_for = upstream_client(&upstreams);
             for upstream in &upstreams.upstreams {
-                // Only the agent's own host (and those allowed) is called, whatever its card says.
-                let builder = Client::builder(&upstream.url)
-                    .extended_card(false)
-                    .agent_host_only()
-                    .timeout(Duration::from_secs(upstreams.upstream_timeout))
-                    .card_timeout(UPSTREAM_CARD_TIMEOUT);
-                let builder =
-                    upstreams.upstream_allow_hosts.iter().fold(builder, |builder, host| builder.allow_host(host));
-                let mut builder = call::restrict(builder, upstreams.upstream_transport, upstreams.upstream_protocol);
-                if let Some(token) = &upstreams.upstream_token {
-                    builder = builder.bearer_token(token);
-                }
+                let builder = client_for(&upstream.url, None);
                 let name = upstream.name.as_deref();
                 // An agent down at start is served once it answers; the others are served now.
                 gateway = match builder.clone().connect().await {
@@ -115,6 +105,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                     }
                 };
             }
+            gateway = gateway.registry(registry_settings(&upstreams, client_for)?);
             if let Some(grpc) = grpc_address {
                 gateway = gateway.grpc_target(&grpc.to_string());
             }
@@ -233,6 +224,50 @@ async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stop
 
 /// How long a gateway waits for an agent's card, at start and when it tries an agent again.
 const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the gateway calls the agent at a URL, with its own token or the gateway's upstream
+/// token: only the agent's own host (and those allowed) is called, whatever its card says.
+fn upstream_client(upstreams: &UpstreamOpt) -> ClientFor {
+    let (timeout, hosts) = (Duration::from_secs(upstreams.upstream_timeout), upstreams.upstream_allow_hosts.clone());
+    let (transport, protocol, token) =
+        (upstreams.upstream_transport, upstreams.upstream_protocol, upstreams.upstream_token.clone());
+    std::sync::Arc::new(move |url: &str, own_token: Option<&str>| {
+        let builder = Client::builder(url)
+            .extended_card(false)
+            .agent_host_only()
+            .timeout(timeout)
+            .card_timeout(UPSTREAM_CARD_TIMEOUT);
+        let builder = hosts.iter().fold(builder, |builder, host| builder.allow_host(host));
+        let builder = call::restrict(builder, transport, protocol);
+        match own_token.or(token.as_deref()) {
+            Some(token) => builder.bearer_token(token),
+            None => builder,
+        }
+    })
+}
+
+/// The gateway's registry, as `--registry-*` set it up.
+fn registry_settings(upstreams: &UpstreamOpt, client: ClientFor) -> anyhow::Result<RegistrySettings> {
+    let options = &upstreams.registry;
+    let trusted_keys = match &options.registry_keys {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let set: JwkSet =
+                serde_json::from_str(&text).with_context(|| format!("{} is not a JWK Set", path.display()))?;
+            Some(std::sync::Arc::new(agentwire_server::jose::PublicKeys::from_set(&set)))
+        }
+        None => None,
+    };
+    Ok(RegistrySettings {
+        admins: options.registry_admins.clone(),
+        admin_scope: options.registry_admin_scope.clone(),
+        refresh: Duration::from_secs(options.registry_refresh),
+        unhealthy_after: options.registry_unhealthy_after,
+        trusted_keys,
+        client,
+        ..RegistrySettings::default()
+    })
+}
 
 /// The URL clients reach the server at, which its card advertises: `--public-url`, else the
 /// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a

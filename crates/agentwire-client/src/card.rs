@@ -38,6 +38,8 @@ const CARD_PATHS: [&str; 3] = ["/.well-known/agent-card.json", "/.well-known/age
 #[derive(Debug, Clone, Default)]
 pub struct CardCache {
     cards: Arc<Mutex<HashMap<String, Cached>>>,
+    /// Whether every use asks the agent, whatever `Cache-Control` allows.
+    revalidate: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -51,6 +53,18 @@ struct Cached {
 }
 
 impl CardCache {
+    /// A cache that asks the agent at every use whether the card changed (with its validators),
+    /// whatever `Cache-Control` allows: for a caller that checks whether the agent answers, such
+    /// as a registry's health checks.
+    ///
+    /// ```
+    /// let cards = agentwire_client::CardCache::revalidating();
+    /// # drop(cards);
+    /// ```
+    pub fn revalidating() -> Self {
+        Self { revalidate: true, ..Self::default() }
+    }
+
     fn get(&self, url: &str) -> Option<Cached> {
         self.cards.lock().unwrap_or_else(|e| e.into_inner()).get(url).cloned()
     }
@@ -113,7 +127,7 @@ async fn fetch_one(
     cache: &CardCache,
 ) -> Result<Option<Cached>> {
     let cached = cache.get(url);
-    if let Some(cached) = &cached {
+    if let Some(cached) = cached.as_ref().filter(|_| !cache.revalidate) {
         if cached.fresh_until.is_some_and(|until| Instant::now() < until) {
             return Ok(Some(cached.clone()));
         }

@@ -33,22 +33,27 @@
 //! ```
 
 mod card;
+mod directory;
 mod listing;
 mod mirror;
 mod mount;
+mod registry;
 mod upstream;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
 use agentwire_server::{router_with, App, HttpOptions, Operations, RequestHandler};
+use agentwire_store::registry::{MemoryRegistry, RegistryStore, Visibility};
 use agentwire_types::Authentication;
 use axum::Router;
 
 use card::Rewrite;
+use directory::{Directory, Mounted};
 pub use mirror::{Mirror, UPSTREAM_KEY};
+use registry::Registry;
+pub use registry::{ClientFor, RegistrySettings};
 use upstream::Upstream;
 
 /// The gateway's entry point; see [`Gateway::builder`].
@@ -68,6 +73,7 @@ impl Gateway {
             signing_key: None,
             http: HttpOptions::default(),
             mirror: None,
+            registry: None,
         }
     }
 }
@@ -82,6 +88,7 @@ pub struct GatewayBuilder {
     signing_key: Option<Arc<SigningKey>>,
     http: HttpOptions,
     mirror: Option<Mirror>,
+    registry: Option<RegistrySettings>,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -208,6 +215,17 @@ impl GatewayBuilder {
         self
     }
 
+    /// Lets agents be registered and removed while the gateway runs, and searched: kept in the
+    /// [`mirror`](Self::mirror)'s store when there is one (so that they survive a restart, and
+    /// every instance on a shared store serves the same set), in memory otherwise. `GET /agents`
+    /// searches them (`?q=` text, filters `skill`, `tag`, `inputMode`, `outputMode`, `binding`,
+    /// `version`, `signed`, `healthy`), `POST /agents` registers one and `DELETE /agents/NAME`
+    /// removes it; see `docs/REGISTRY.md`. Needs a Tokio runtime for [`build`](Self::build).
+    pub fn registry(mut self, settings: RegistrySettings) -> Self {
+        self.registry = Some(settings);
+        self
+    }
+
     /// The gateway as an axum `Router`: serve it with [`agentwire_server::serve`].
     pub fn build(self) -> Router {
         self.into_parts().0
@@ -227,45 +245,42 @@ impl GatewayBuilder {
         }
         let authentication = self.app.authentication().map(|auth| Authentication::clone(auth)).unwrap_or_default();
         let mirrored = self.mirror.is_some();
-        let rewrite = |interfaces| Rewrite {
+        let rewrite = move |interfaces| Rewrite {
             interfaces,
             authentication: authentication.clone(),
             signer: signer.clone(),
             mirrored,
         };
+        let (public_url, grpc_target) = (self.public_url.clone(), self.grpc_target.clone());
+        let rewrite_for = move |name: &str| {
+            let url = format!("{public_url}/agents/{name}");
+            rewrite(card::mounted_interfaces(&url, name, grpc_target.as_deref()))
+        };
         let root = self.root.map(|agent| {
             let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
-            agent.upstream("", rewrite(interfaces))
+            let rewrite = Rewrite { interfaces, ..rewrite_for("") };
+            agent.upstream("", rewrite)
         });
-        let mounts: Vec<(String, Upstream)> = self
-            .mounts
-            .into_iter()
-            .map(|(name, agent)| {
-                let url = format!("{}/agents/{name}", self.public_url);
-                let interfaces = card::mounted_interfaces(&url, &name, self.grpc_target.as_deref());
-                (url, agent.upstream(&name, rewrite(interfaces)))
-            })
-            .collect();
+        let directory = Directory::default();
+        let mut registry_store: Arc<dyn RegistryStore> = Arc::new(MemoryRegistry::default());
         let mirror = self.mirror.map(|mirror| {
             let tasks = Arc::clone(mirror.backend.tasks());
-            let mut agents: BTreeMap<String, Upstream> =
-                mounts.iter().map(|(_, agent)| (agent.name().to_owned(), agent.clone())).collect();
-            agents.extend(root.clone().map(|root| (String::new(), root)));
-            let mut handler = mirror::Relay::handler(agents, mirror, &self.public_url);
+            registry_store = Arc::clone(mirror.backend.registry());
+            let mut handler = mirror::Relay::handler(directory.clone(), root.clone(), mirror, &self.public_url);
             if let Some(key) = &self.signing_key {
                 handler = handler.signing_key(Arc::clone(key));
             }
             (handler.build(), tasks)
         });
+        let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
         // Every operation but the cards: the agent's own, or the mirror's.
-        let operations = |agent: &Upstream| -> Operations {
+        let operations = move |agent: &Upstream, visibility: Visibility| -> Operations {
             let operations = match &mirror {
                 Some((handler, tasks)) => mirror::mirrored(agent.clone(), handler.clone(), Arc::clone(tasks)),
                 None => upstream::service(agent.clone()),
             };
-            mount::mounted(agent.clone(), operations)
+            mount::mounted(agent.clone(), visibility, operations)
         };
-        let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
         if let Some(handler) = &handler {
             // Ready while the mirror's store is.
             http.readiness = handler.readiness();
@@ -276,50 +291,111 @@ impl GatewayBuilder {
             Some(handler) => console.following(handler),
             None => console,
         });
-        let serve = |service: Operations| -> Operations { self.app.service(service) };
-        let root_service = root.as_ref().map(|agent| serve(operations(agent)));
-        let agents: BTreeMap<String, Operations> =
-            mounts.iter().map(|(_, agent)| (agent.name().to_owned(), serve(operations(agent)))).collect();
-        let mut app = match (root_service, agents.is_empty()) {
-            (Some(root), true) => {
-                #[cfg(feature = "console")]
-                {
-                    http.console = console;
-                }
-                return (router_with(root, http), handler);
-            }
-            (root, _) => router_with(mount::directory(agents.clone(), root), http.clone()),
-        };
-        for (name, agent) in agents {
-            #[allow(unused_mut)]
-            let mut options = http.clone();
+        let app = self.app;
+        let root_service = root.as_ref().map(|agent| app.service(operations(agent, Visibility::default())));
+        let no_mounts = self.mounts.is_empty() && self.registry.is_none();
+        #[cfg(feature = "console")]
+        let root_alone = root.is_some() && self.mounts.is_empty();
+        if let (Some(root), true) = (root_service.clone(), no_mounts) {
             #[cfg(feature = "console")]
             {
-                options.console = console
-                    .clone()
-                    .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(&name, "/console"));
+                http.console = console;
             }
-            let nested = router_with(agent, options);
-            // `/agents/NAME/` names the agent as `/agents/NAME` does (its JSON-RPC endpoint).
-            app = app.route_service(&format!("/agents/{name}/"), at_root(nested.clone()));
-            app = app.nest(&format!("/agents/{name}"), nested);
+            return (router_with(root, http), handler);
+        }
+        let mount = {
+            let (app, http) = (app.clone(), http.clone());
+            #[cfg(feature = "console")]
+            let console = console.clone();
+            move |agent: Upstream, visibility: Visibility| -> Mounted {
+                let operations = app.service(operations(&agent, visibility.clone()));
+                #[allow(unused_mut)]
+                let mut options = http.clone();
+                #[cfg(feature = "console")]
+                {
+                    let name = agent.name();
+                    options.console = console
+                        .clone()
+                        .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(name, "/console"));
+                }
+                let router = router_with(operations.clone(), options);
+                Mounted { upstream: agent, visibility, operations, router }
+            }
+        };
+        for (name, agent) in self.mounts {
+            let upstream = agent.upstream(&name, rewrite_for(&name));
+            directory.insert(&name, mount(upstream, Visibility::default()));
+        }
+        // An agent at the root alone keeps the console at `/console` (registered agents have
+        // theirs under their paths); otherwise `/console` lists the agents.
+        #[allow(unused_mut)]
+        let mut root_http = http.clone();
+        #[cfg(feature = "console")]
+        if root_alone {
+            root_http.console.clone_from(&console);
+        }
+        let mut router = router_with(mount::directory(directory.clone(), root_service), root_http);
+        let registry = self.registry.map(|settings| {
+            let mounter = registry::Mounter { rewrite: Box::new(rewrite_for), mount: Box::new(mount) };
+            let registry =
+                Registry::new(registry_store, settings, directory.clone(), mounter, app.clone(), &self.public_url);
+            registry.start();
+            registry
+        });
+        let dispatch = {
+            let (directory, app, registry) = (directory.clone(), app.clone(), registry.clone());
+            move |request: axum::extract::Request| {
+                let (directory, app, registry) = (directory.clone(), app.clone(), registry.clone());
+                async move {
+                    let path = request.uri().path().strip_prefix("/agents/").unwrap_or_default();
+                    let name = path.split('/').next().unwrap_or_default().to_owned();
+                    match &registry {
+                        Some(registry)
+                            if request.method() == http::Method::DELETE && path.trim_end_matches('/') == name =>
+                        {
+                            registry::delete_route(Arc::clone(registry), &name, request).await
+                        }
+                        _ => directory::dispatch(&directory, &app, &name, request).await,
+                    }
+                }
+            }
+        };
+        for path in ["/agents/{name}", "/agents/{name}/", "/agents/{name}/{*rest}"] {
+            router = router.route(path, axum::routing::any(dispatch.clone()));
         }
         #[cfg(feature = "console")]
-        if let Some(console) = &console {
-            // Read when the page is asked for: an agent reached since is listed by its card.
-            let agents: Vec<Upstream> = mounts.iter().map(|(_, agent)| agent.clone()).collect();
-            app = app.merge(console.directory_of(move || {
-                let listed = agents.iter().map(|agent| {
-                    let card = agent.card().map_or_else(
-                        |why| unreached_card(agent, &why),
-                        |card| agentwire_types::AgentCard::clone(&card),
-                    );
-                    (agent.name().to_owned(), format!("/agents/{}/console", agent.name()), card)
-                });
-                listed.collect()
-            }));
+        if let Some(console) = console.as_ref().filter(|_| !root_alone) {
+            router = match &registry {
+                Some(registry) => {
+                    let registry = Arc::clone(registry);
+                    router.merge(console.registry_of(move |ctx, text| {
+                        let registry = Arc::clone(&registry);
+                        Box::pin(async move { registry.console_listing(ctx, text).await })
+                    }))
+                }
+                // Read when the page is asked for: an agent reached since is listed by its card.
+                None => {
+                    let directory = directory.clone();
+                    router.merge(console.directory_of(move || {
+                        let listed = directory.agents().into_iter().map(|(name, mounted)| {
+                            let card = mounted.upstream.card().map_or_else(
+                                |why| unreached_card(&mounted.upstream, &why),
+                                |card| agentwire_types::AgentCard::clone(&card),
+                            );
+                            (name.clone(), format!("/agents/{name}/console"), card)
+                        });
+                        listed.collect()
+                    }))
+                }
+            };
         }
-        (app.route("/agents", listing::route(mounts)), handler)
+        let agents = match registry {
+            Some(registry) => axum::routing::any(move |request: axum::extract::Request| {
+                registry::agents_route(Arc::clone(&registry), request)
+            }),
+            None => listing::route(directory, self.public_url.clone()),
+        };
+        (router.route("/agents", agents), handler)
     }
 }
 
@@ -328,17 +404,4 @@ impl GatewayBuilder {
 fn unreached_card(agent: &Upstream, why: &agentwire_types::A2AError) -> agentwire_types::AgentCard {
     let card = agentwire_types::AgentCard::default();
     agentwire_types::AgentCard { name: agent.name().to_owned(), description: why.message().to_owned(), ..card }
-}
-
-/// `router`, called at its root whatever the path of the request: for a mount's URL with a
-/// trailing slash, which `Router::nest` does not match.
-fn at_root(router: Router) -> axum::routing::MethodRouter {
-    axum::routing::any_service(tower::service_fn(move |mut request: axum::extract::Request| {
-        let router = router.clone();
-        let query = request.uri().query().map(|query| format!("/?{query}")).unwrap_or_else(|| "/".to_owned());
-        if let Ok(uri) = query.parse() {
-            *request.uri_mut() = uri;
-        }
-        tower::ServiceExt::oneshot(router, request)
-    }))
 }

@@ -4,7 +4,7 @@
 //! agent is reached through a [`Relay`], an executor that forwards each message and translates
 //! what the agent answers into the mirrored task's events.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
+use crate::directory::Directory;
 use crate::upstream::Upstream as Agent;
 use agentwire_server::Operations;
 
@@ -112,16 +113,22 @@ fn scope_of(ctx: &RequestContext, tenant: &str) -> Scope {
 /// The executor of a mirroring gateway: each message goes to the agent the request's tenant
 /// names (or the root agent), and the agent's answer becomes the mirrored task's events.
 pub(crate) struct Relay {
-    agents: BTreeMap<String, Agent>,
+    agents: Directory,
+    root: Option<Agent>,
     tasks: Arc<dyn TaskStore>,
 }
 
 impl Relay {
-    /// The relay to `agents` (the root agent under the empty name), and the handler that
-    /// mirrors their tasks into `mirror`'s store, reached by its callers at `public_url`.
-    pub(crate) fn handler(agents: BTreeMap<String, Agent>, mirror: Mirror, public_url: &str) -> RequestHandlerBuilder {
+    /// The relay to `agents` and `root`, and the handler that mirrors their tasks into
+    /// `mirror`'s store, reached by its callers at `public_url`.
+    pub(crate) fn handler(
+        agents: Directory,
+        root: Option<Agent>,
+        mirror: Mirror,
+        public_url: &str,
+    ) -> RequestHandlerBuilder {
         let tasks = Arc::clone(mirror.backend.tasks());
-        let relay = Self { agents, tasks };
+        let relay = Self { agents, root, tasks };
         // The handler's own card is never served (each agent's rewritten card is); it says what
         // the handler offers whatever the agents do, and takes every media type: each agent's
         // own modes are checked before the handler (see `mirrored`).
@@ -139,7 +146,8 @@ impl Relay {
 
 impl AgentExecutor for Relay {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let reached = self.agents.get(&ctx.request.tenant).or_else(|| self.agents.get("")).cloned();
+        let mounted = self.agents.get(&ctx.request.tenant).map(|mounted| mounted.upstream.clone());
+        let reached = mounted.or_else(|| self.root.clone());
         let tasks = Arc::clone(&self.tasks);
         ctx.run(move |ctx, updater| async move {
             let reached = reached.ok_or_else(|| format!("no agent serves the tenant {:?}", ctx.request.tenant))?;

@@ -1,23 +1,29 @@
 //! The operation services of a gateway: one per agent, and the directory that routes a request
 //! naming an agent as its tenant (gRPC at the gateway's root) to it.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use agentwire_server::Operations;
-use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
+use agentwire_store::registry::Visibility;
+use agentwire_types::{A2aRequest, A2aResponse, AgentCard, RequestContext};
 use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 
+use crate::directory::{no_such_agent, Caller, Directory};
 use crate::upstream::Upstream;
 
 /// One agent behind the gateway: its cards are the agent's, which the gateway rewrites; every
 /// other operation is `operations`' (the agent's own through its client, or the gateway's
-/// mirror of its tasks).
-pub(crate) fn mounted(upstream: Upstream, operations: Operations) -> Operations {
+/// mirror of its tasks). A caller the agent's `visibility` leaves out is told there is no such
+/// agent (its HTTP routes are refused before, by the directory; gRPC reaches here).
+pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Operations) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let (upstream, operations) = (upstream.clone(), operations.clone());
+        let hidden = !visibility.is_public()
+            && !request.operation().is_public()
+            && !Caller::of(ctx.principal.as_ref()).sees(&visibility);
         async move {
+            if hidden {
+                return Err(no_such_agent(upstream.name()));
+            }
             match request {
                 A2aRequest::GetAgentCard => {
                     upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))))
@@ -39,15 +45,14 @@ pub(crate) fn mounted(upstream: Upstream, operations: Operations) -> Operations 
 /// whose paths are the same for every agent), and the agent at the root for the others. The
 /// tenant that chose the agent is not passed on: the agent gets the request as it gets one sent
 /// to its path, so a task is the same task over every binding.
-pub(crate) fn directory(agents: BTreeMap<String, Operations>, root: Option<Operations>) -> Operations {
-    let agents = Arc::new(agents);
+pub(crate) fn directory(agents: Directory, root: Option<Operations>) -> Operations {
     let service = tower::service_fn(move |(mut ctx, request): (RequestContext, A2aRequest)| {
         let routed = match agents.get(&ctx.tenant) {
             Some(agent) => {
                 ctx.tenant.clear();
-                Ok((agent.clone(), request.without_tenant()))
+                Ok((agent.operations.clone(), request.without_tenant()))
             }
-            None => root.clone().map(|root| (root, request)).ok_or_else(|| unknown_agent(&ctx.tenant, agents.keys())),
+            None => root.clone().map(|root| (root, request)).ok_or_else(|| unknown_agent(&ctx.tenant, &agents)),
         };
         async move {
             let (agent, request) = routed?;
@@ -57,15 +62,15 @@ pub(crate) fn directory(agents: BTreeMap<String, Operations>, root: Option<Opera
     BoxCloneSyncService::new(service)
 }
 
-/// The refusal of a request whose tenant names no agent here.
-fn unknown_agent<'a>(tenant: &str, names: impl Iterator<Item = &'a String>) -> A2AError {
-    let names: Vec<&str> = names.map(String::as_str).collect();
-    let names = names.join(", ");
+/// The refusal of a request whose tenant names no agent here: it names the agents everyone may
+/// see, and no other.
+fn unknown_agent(tenant: &str, agents: &Directory) -> agentwire_types::A2AError {
+    let names = agents.public_names().join(", ");
     if tenant.is_empty() {
-        A2AError::invalid_params(format!(
+        agentwire_types::A2AError::invalid_params(format!(
             "this gateway serves several agents ({names}): name one as the tenant, or call it at /agents/NAME"
         ))
     } else {
-        A2AError::invalid_params(format!("no agent named {tenant:?} at this gateway; it serves {names}"))
+        no_such_agent(tenant)
     }
 }

@@ -50,10 +50,40 @@ impl Upstream {
     where
         F: Fn() -> BoxFuture<'static, agentwire_client::Result<Client>> + Send + Sync + 'static,
     {
-        let state = RwLock::new(State::Waiting(why));
-        let upstream = Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }));
+        let upstream = Self::pending(name, url, why, rewrite);
         tokio::spawn(retry(Arc::downgrade(&upstream.0), connect));
         upstream
+    }
+
+    /// An agent not reached yet, because of `why`, until [`reached`](Self::reached) gives it a
+    /// client: a registered agent, which the registry checks on its own schedule.
+    pub(crate) fn pending(name: &str, url: &str, why: String, rewrite: Rewrite) -> Self {
+        let state = RwLock::new(State::Waiting(why));
+        Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }))
+    }
+
+    /// Calls the agent with `client` from now on, and serves the card it holds.
+    pub(crate) fn reached(&self, client: Client) {
+        let card = Arc::new(self.0.rewrite.apply(client.card().clone()));
+        *write(&self.0.state) = State::Ready { client, card };
+    }
+
+    /// Says why it cannot be reached, while it has not been.
+    pub(crate) fn unreached(&self, why: &str) {
+        let mut state = write(&self.0.state);
+        if let State::Waiting(was) = &mut *state {
+            why.clone_into(was);
+        }
+    }
+
+    /// Whether it has been reached.
+    pub(crate) fn is_ready(&self) -> bool {
+        matches!(&*read(&self.0.state), State::Ready { .. })
+    }
+
+    /// The URL the gateway was given for it.
+    pub(crate) fn url(&self) -> &str {
+        &self.0.url
     }
 
     /// How to connect to the agent at `url` with `builder`, as [`waiting`](Self::waiting) asks.
@@ -70,16 +100,16 @@ impl Upstream {
 
     /// Its client, or the error a caller gets while it cannot be reached.
     pub(crate) fn client(&self) -> Result<Client, A2AError> {
-        self.reached(|client, _| client.clone())
+        self.read_ready(|client, _| client.clone())
     }
 
     /// Its card as the gateway serves it, or the error a caller gets while it cannot be reached.
     pub(crate) fn card(&self) -> Result<Arc<AgentCard>, A2AError> {
-        self.reached(|_, card| Arc::clone(card))
+        self.read_ready(|_, card| Arc::clone(card))
     }
 
     /// `read` of its client and card, or why it cannot be reached.
-    fn reached<T>(&self, read_ready: impl FnOnce(&Client, &Arc<AgentCard>) -> T) -> Result<T, A2AError> {
+    fn read_ready<T>(&self, read_ready: impl FnOnce(&Client, &Arc<AgentCard>) -> T) -> Result<T, A2AError> {
         match &*read(&self.0.state) {
             State::Ready { client, card } => Ok(read_ready(client, card)),
             State::Waiting(why) => Err(A2AError::internal(format!("{} cannot be reached: {why}", self.describe()))),
@@ -128,9 +158,8 @@ where
         let Some(inner) = agent.upgrade() else { return };
         match outcome {
             Ok(client) => {
-                let card = Arc::new(inner.rewrite.apply(client.card().clone()));
                 tracing::info!(name = %inner.name, url = %inner.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent reached");
-                *write(&inner.state) = State::Ready { client, card };
+                Upstream(inner).reached(client);
                 return;
             }
             Err(error) => {

@@ -144,6 +144,37 @@ impl App {
         self.auth.as_ref().map(AuthLayer::authentication)
     }
 
+    /// Who calls with `ctx`'s credentials, as the authentication in front of the operations
+    /// finds it for `operation`: for routes served beside the operations (a gateway's registry)
+    /// that decide what a caller may see or change. `Ok(None)` without authentication; the
+    /// refusal (`Unauthenticated`, `PermissionDenied`, or `ResourceExhausted` past the address's
+    /// failed authentications) otherwise.
+    ///
+    /// ```
+    /// use agentwire_server::auth::StaticAuth;
+    /// use agentwire_server::{App, RequestContext};
+    /// use agentwire_types::jsonrpc::Operation;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = App::new().authenticator(StaticAuth::default().with_spec("bearer:alice=secret").unwrap());
+    /// let mut ctx = RequestContext::default();
+    /// ctx.metadata.insert("authorization", "Bearer secret".parse().unwrap());
+    /// let caller = app.identify(ctx, Operation::GetExtendedAgentCard).await.unwrap();
+    /// assert_eq!(caller.unwrap().name, "alice");
+    /// assert!(app.identify(RequestContext::default(), Operation::GetExtendedAgentCard).await.is_err());
+    /// # });
+    /// ```
+    pub async fn identify(
+        &self,
+        ctx: crate::RequestContext,
+        operation: agentwire_types::jsonrpc::Operation,
+    ) -> Result<Option<crate::Principal>, agentwire_types::A2AError> {
+        match &self.auth {
+            Some(auth) => auth.identify(ctx, operation).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// `service` with every layer in front of it.
     pub fn service(&self, service: impl OperationService) -> Operations {
         let mut service: Operations = BoxCloneSyncService::new(service);

@@ -342,6 +342,14 @@ impl AuthLayer {
         &self.declared
     }
 
+    /// The caller of `ctx` as the authenticator finds it for `operation`, counted against its
+    /// address's failed authentications like any call: for routes beside the operations (a
+    /// gateway's registry) that decide what a caller may see or change.
+    pub(crate) async fn identify(&self, ctx: RequestContext, operation: Operation) -> Result<Principal, A2AError> {
+        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, operation).await?;
+        ctx.principal.ok_or_else(|| A2AError::unauthenticated("no credentials"))
+    }
+
     /// Lets one address fail `burst` authentications, then `per_second` (0: no limit).
     pub fn failure_limit(mut self, per_second: f64, burst: usize) -> Self {
         self.failures = Arc::new(AuthFailures::new(per_second, burst));

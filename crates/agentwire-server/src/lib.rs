@@ -48,12 +48,12 @@ pub mod telemetry;
 mod tenant;
 
 pub use crate::app::App;
-pub use crate::http::{router, router_with, CorsOrigins, HttpOptions};
+pub use crate::http::{error_response, router, router_with, CorsOrigins, HttpOptions};
 /// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).
 pub use agentwire_jose as jose;
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};
 #[cfg(feature = "console")]
-pub use console::{Console, ConsoleAccess};
+pub use console::{Console, ConsoleAccess, ListedAgent, RegistryFacts};
 pub use context::{Principal, ProtocolVersion, RequestContext, SUPPORTED_VERSIONS};
 pub use core::{
     advertised_interfaces, check_input_modes, CardConfig, Limits, RequestHandler, RequestHandlerBuilder, Retention,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::registry::{MemoryRegistry, RegistryStore};
 use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, SharedState, TaskStore};
 
 /// A store's tasks and push configs, with the [`EventBus`] that announces their committed events
@@ -27,6 +28,7 @@ pub struct Backend {
     bus: Arc<dyn EventBus>,
     cancel: Arc<dyn CancelSignal>,
     shared: Option<Arc<dyn SharedState>>,
+    registry: Arc<dyn RegistryStore>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -56,7 +58,21 @@ impl Backend {
             bus: Arc::new(bus),
             cancel: Arc::new(cancel),
             shared: None,
+            registry: Arc::new(MemoryRegistry::default()),
         }
+    }
+
+    /// The same backend, keeping a gateway's registry of agents in `registry` rather than in
+    /// this process's memory.
+    pub fn with_registry(mut self, registry: impl RegistryStore) -> Self {
+        self.registry = Arc::new(registry);
+        self
+    }
+
+    /// Where a gateway keeps its registry of agents: the store's own for SQLite and PostgreSQL
+    /// (shared by every instance), this process's memory otherwise.
+    pub fn registry(&self) -> &Arc<dyn RegistryStore> {
+        &self.registry
     }
 
     /// The same backend, whose instances agree on `shared` through the store: for a store

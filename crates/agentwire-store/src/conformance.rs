@@ -806,3 +806,163 @@ async fn reserved_keys_are_recorded_with_their_task<S: TaskStore>(store: &S) {
     drop(store.reserve_key(&scope, &unused).await.unwrap());
     assert!(matches!(store.reserve_key(&scope, &unused).await.unwrap(), crate::Reservation::Reserved(_)));
 }
+
+/// Runs every case of the registry on `registry`, which starts empty; panics on the first
+/// failure.
+pub async fn registry(registry: &dyn crate::registry::RegistryStore) {
+    registrations_are_kept_and_counted(registry).await;
+    searches_find_cards_by_words_and_facets(registry).await;
+}
+
+/// A card for the registry cases: `name`, described, with one skill.
+fn registry_card(name: &str, description: &str, skill: (&str, &str, &[&str])) -> agentwire_types::AgentCard {
+    let (id, skill_name, tags) = skill;
+    let skill = agentwire_types::AgentSkill {
+        id: id.into(),
+        name: skill_name.into(),
+        description: format!("{skill_name}, well done"),
+        tags: tags.iter().map(|tag| (*tag).to_owned()).collect(),
+        examples: vec![format!("please {id}")],
+        input_modes: vec!["application/pdf".into()],
+        ..Default::default()
+    };
+    let interface = agentwire_types::AgentInterface {
+        url: "http://agent".into(),
+        protocol_binding: "JSONRPC".into(),
+        protocol_version: "1.0".into(),
+        ..Default::default()
+    };
+    agentwire_types::AgentCard {
+        name: name.into(),
+        description: description.into(),
+        skills: vec![skill],
+        default_input_modes: vec!["text/plain".into()],
+        default_output_modes: vec!["text/plain".into()],
+        supported_interfaces: vec![interface],
+        ..Default::default()
+    }
+}
+
+/// A registration is read back as written, replaced by the next of its name (keeping its card
+/// while the URL is the same), and removed; each of these moves the revision on, a check that
+/// changes nothing else does not.
+async fn registrations_are_kept_and_counted(registry: &dyn crate::registry::RegistryStore) {
+    use crate::registry::{CardState, Registration, Visibility};
+    let start = registry.revision().await.unwrap();
+    let mut fx = Registration::new("fx", "http://127.0.0.1:9001", "admin");
+    fx.credential = Some("token".into());
+    fx.visibility = Visibility { principals: vec!["alice".into()], scopes: vec!["ops".into()], ..Default::default() };
+    registry.register(&fx).await.unwrap();
+    let agents = registry.agents().await.unwrap();
+    assert_eq!(agents.len(), 1);
+    assert_eq!(agents[0].registration, fx);
+    assert!(!agents[0].state.healthy && agents[0].state.card.is_none());
+    let after_register = registry.revision().await.unwrap();
+    assert!(after_register > start);
+
+    let card = registry_card("FX", "Exchange rates", ("convert", "Currency conversion", &["finance"]));
+    registry.record("fx", &CardState::answered(card.clone())).await.unwrap();
+    let after_record = registry.revision().await.unwrap();
+    assert!(after_record > after_register);
+    let checked = Timestamp::now();
+    registry.touch("fx", &checked, true).await.unwrap();
+    assert_eq!(registry.revision().await.unwrap(), after_record, "a check that changes nothing keeps the revision");
+    let state = registry.agents().await.unwrap().remove(0).state;
+    assert_eq!(state.card.as_deref(), Some(&card));
+    assert_eq!(state.answered_at, Some(checked));
+
+    // Registered again at the same URL: the card stays; at another, it is forgotten.
+    fx.visibility = Visibility::default();
+    registry.register(&fx).await.unwrap();
+    let agent = registry.agents().await.unwrap().remove(0);
+    assert!(agent.registration.visibility.is_public() && agent.state.card.is_some());
+    fx.card_url = "http://127.0.0.1:9002".into();
+    registry.register(&fx).await.unwrap();
+    assert!(registry.agents().await.unwrap()[0].state.card.is_none());
+    assert!(registry.search(&crate::registry::AgentQuery::text("exchange")).await.unwrap().names.is_empty());
+
+    let before_remove = registry.revision().await.unwrap();
+    assert!(registry.unregister("fx").await.unwrap());
+    assert!(!registry.unregister("fx").await.unwrap());
+    assert!(registry.agents().await.unwrap().is_empty());
+    assert!(registry.revision().await.unwrap() > before_remove);
+    registry.record("fx", &CardState::default()).await.unwrap();
+    assert!(registry.agents().await.unwrap().is_empty(), "a record of an agent not registered writes nothing");
+}
+
+/// Free text finds an agent by any word of its card's name, description and skills (or a word's
+/// start), the name weighing most; each facet narrows; a card recorded anew is found by what it
+/// says now.
+async fn searches_find_cards_by_words_and_facets(registry: &dyn crate::registry::RegistryStore) {
+    use crate::registry::{AgentQuery, CardState, Facet, Registration, SignatureState};
+    let cards = [
+        ("fx", registry_card("Currency desk", "Exchange rates", ("convert", "Conversion", &["finance"]))),
+        ("weather", registry_card("Weather", "Forecasts for any city", ("forecast", "Forecast", &["weather"]))),
+        ("ledger", registry_card("Ledger", "Bookkeeping", ("post", "Post entries in currency", &["finance"]))),
+    ];
+    for (name, card) in &cards {
+        registry.register(&Registration::new(name, &format!("http://{name}"), "admin")).await.unwrap();
+        let mut state = CardState::answered(card.clone());
+        if *name == "weather" {
+            state.signature = SignatureState::Verified;
+        }
+        registry.record(name, &state).await.unwrap();
+    }
+    let search = |query: AgentQuery| async move { registry.search(&query).await.unwrap().names };
+    assert_eq!(search(AgentQuery::default()).await, ["fx", "ledger", "weather"], "every agent, by name");
+    assert_eq!(search(AgentQuery::text("currency")).await, ["fx", "ledger"], "the name weighs most");
+    assert_eq!(search(AgentQuery::text("forecasting city")).await, ["weather"]);
+    assert_eq!(search(AgentQuery::text("Exchange")).await, ["fx"], "case does not matter");
+    assert_eq!(search(AgentQuery::text("book")).await, ["ledger"], "a word's start");
+    assert_eq!(search(AgentQuery::text("please post")).await.first().map(String::as_str), Some("ledger"));
+    assert!(search(AgentQuery::text("\"* OR NEAR(")).await.len() <= 3, "query syntax is only words");
+    assert!(search(AgentQuery::text("zebra")).await.is_empty());
+
+    let only = |facet, value: &str| AgentQuery::default().filter(facet, value);
+    assert_eq!(search(only(Facet::Tag, "FINANCE")).await, ["fx", "ledger"]);
+    assert_eq!(search(only(Facet::Skill, "forecast")).await, ["weather"]);
+    assert_eq!(search(only(Facet::InputMode, "application/pdf")).await.len(), 3);
+    assert_eq!(search(only(Facet::OutputMode, "text/plain")).await.len(), 3);
+    assert_eq!(search(only(Facet::Binding, "jsonrpc")).await.len(), 3);
+    assert!(search(only(Facet::Binding, "GRPC")).await.is_empty());
+    assert_eq!(search(only(Facet::Version, "1.0")).await.len(), 3);
+    assert_eq!(search(only(Facet::Signed, "true")).await, ["weather"]);
+    assert_eq!(search(only(Facet::Healthy, "true")).await.len(), 3);
+    let both = AgentQuery::text("currency").filter(Facet::Tag, "finance").filter(Facet::Skill, "post");
+    assert_eq!(search(both).await, ["ledger"]);
+
+    // Pages, with the count of every match; agents left out are neither found nor counted.
+    let page = registry.search(&AgentQuery::default().page(1, 1)).await.unwrap();
+    assert_eq!((page.names.as_slice(), page.total), (&["ledger".to_owned()][..], 3));
+    let page = registry.search(&AgentQuery::text("currency").page(0, 1)).await.unwrap();
+    assert_eq!((page.names.as_slice(), page.total), (&["fx".to_owned()][..], 2));
+    let past = registry.search(&AgentQuery::text("currency").page(5, 1)).await.unwrap();
+    assert_eq!((past.names.len(), past.total), (0, 2));
+    let mut hidden = AgentQuery::text("currency").filter(Facet::Tag, "finance").page(0, 10);
+    hidden.excluded = vec!["fx".into()];
+    let page = registry.search(&hidden).await.unwrap();
+    assert_eq!((page.names.as_slice(), page.total), (&["ledger".to_owned()][..], 1));
+    hidden.limit = Some(1);
+    assert_eq!(registry.search(&hidden).await.unwrap().total, 1);
+    let none_left =
+        AgentQuery { excluded: vec!["fx".into(), "ledger".into(), "weather".into()], ..AgentQuery::default() };
+    assert_eq!(registry.search(&none_left).await.unwrap(), crate::registry::Found::default());
+
+    // Down: still found by its last card, and by its health.
+    let mut down = registry.agents().await.unwrap().into_iter().find(|a| a.registration.name == "fx").unwrap().state;
+    (down.healthy, down.failures, down.error) = (false, 3, Some("connection refused".into()));
+    registry.record("fx", &down).await.unwrap();
+    assert_eq!(search(only(Facet::Healthy, "false")).await, ["fx"]);
+    assert_eq!(search(AgentQuery::text("exchange")).await, ["fx"]);
+
+    // A card that changes is found by what it says now, and no longer by what it said.
+    let changed = registry_card("Weather", "Forecasts", ("tides", "Tide tables", &["sea"]));
+    registry.record("weather", &CardState::answered(changed)).await.unwrap();
+    assert_eq!(search(AgentQuery::text("tide")).await, ["weather"]);
+    assert!(search(only(Facet::Skill, "forecast")).await.is_empty());
+    assert!(search(AgentQuery::text("city")).await.is_empty());
+    for (name, _) in &cards {
+        registry.unregister(name).await.unwrap();
+    }
+    assert!(search(AgentQuery::text("tide")).await.is_empty());
+}

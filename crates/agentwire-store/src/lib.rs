@@ -9,6 +9,9 @@
 //!   outgrow the task is compacted into one event holding the whole task.
 //! - [`PushConfigStore`]: webhook configurations per task.
 //!
+//! A gateway also keeps its registry of agents in the store ([`registry::RegistryStore`],
+//! [`Backend::registry`]).
+//!
 //! Every method takes a [`Scope`] (tenant and owning principal): a record is only ever visible in
 //! the scope that created it.
 //!
@@ -50,6 +53,7 @@ mod memory;
 mod page;
 #[cfg(feature = "postgres")]
 mod postgres;
+pub mod registry;
 mod shared;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;

@@ -8,6 +8,7 @@
 //! it dies.
 
 mod coordinator;
+mod registry;
 mod shared;
 
 use std::str::FromStr;
@@ -120,7 +121,10 @@ impl PostgresStore {
     pub async fn backend(&self, lease: Duration) -> Result<crate::Backend> {
         let coordinator = Coordinator::start(self, lease, coordinator::REGISTRY_CAPACITY).await?;
         let shared = coordinator.shared();
-        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator).with_shared(shared))
+        let registry = registry::PostgresRegistry { pool: self.pool.clone() };
+        Ok(crate::Backend::from_parts(self.clone(), coordinator.clone(), coordinator)
+            .with_shared(shared)
+            .with_registry(registry))
     }
 
     /// Tells every instance that the task's log reached `version`, once that is committed. The
@@ -553,6 +557,10 @@ mod tests {
             async move { PostgresStore::connect_in_schema(&url, &schema).await.unwrap() }
         })
         .await;
+        let schema = format!("conformance_{run}_registry");
+        let registry =
+            registry::PostgresRegistry { pool: PostgresStore::connect_in_schema(&url, &schema).await.unwrap().pool };
+        conformance::registry(&registry).await;
     }
 
     /// A database made before the log was the write path opens, is brought up to date, and reads

@@ -545,6 +545,8 @@ impl Turns {
     }
 }
 
+pub(crate) mod registry;
+
 /// The statements the SQL backends share, built with each backend's placeholders.
 mod reads;
 pub(crate) use reads::sql_reads;

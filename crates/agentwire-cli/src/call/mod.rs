@@ -8,6 +8,7 @@ pub(crate) mod get;
 pub(crate) mod list;
 mod output;
 pub(crate) mod push;
+pub(crate) mod registry;
 pub(crate) mod send;
 pub(crate) mod subscribe;
 
@@ -39,6 +40,9 @@ pub(crate) enum CallCommand {
     /// Manage a task's push notification configs (webhooks).
     #[command(subcommand)]
     Push(push::PushCommand),
+    /// A gateway's registry of agents: add, remove, list, search.
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
 }
 
 impl CallCommand {
@@ -52,6 +56,7 @@ impl CallCommand {
             CallCommand::Cancel(opt) => cancel::run(opt).await,
             CallCommand::Subscribe(opt) => subscribe::run(opt).await,
             CallCommand::Push(command) => push::run(command).await,
+            CallCommand::Registry(command) => registry::run(command).await,
         };
         match outcome {
             Ok(code) => ExitCode::from(code),

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::common::{Server, TempDir};
+use crate::common::{keygen, Server, TempDir};
 use agentwire_test::{SdkOptions, SdkServer};
 use serde_json::Value;
 
@@ -229,12 +229,7 @@ fn an_unreachable_agent_exits_9() {
 #[tokio::test]
 async fn a_card_is_verified_by_keys_under_the_trusted_url_only() {
     let dir = TempDir::new("jku");
-    let key = |name: &str| {
-        let path = dir.0.join(name);
-        let made = Command::new(env!("CARGO_BIN_EXE_agentwire")).arg("keygen").arg(&path).output().unwrap();
-        assert!(made.status.success(), "{made:?}");
-        path.display().to_string()
-    };
+    let key = |name: &str| keygen(&dir.0, name);
     let (trusted_key, other_key) = (key("trusted.pem"), key("other.pem"));
     let serve = |key: &str| ["--store", "memory", "--agent", "echo", "--signing-key", key].map(str::to_owned);
     let trusted = Server::start(&dir.0, &serve(&trusted_key).each_ref().map(String::as_str)).await;

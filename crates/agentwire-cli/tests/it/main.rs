@@ -15,6 +15,7 @@ mod observability;
 mod open_files;
 mod plain_logs;
 mod push_outbox;
+mod registry;
 mod scale_out;
 mod shared_state;
 mod shutdown;

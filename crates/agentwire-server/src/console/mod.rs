@@ -231,8 +231,68 @@ impl Console {
         &self,
         agents: impl Fn() -> Vec<(String, String, agentwire_types::AgentCard)> + Send + Sync + 'static,
     ) -> axum::Router {
-        routes::directory(self, Arc::new(agents))
+        let listed = move |_: crate::RequestContext, _: Option<String>| {
+            let listed =
+                agents().into_iter().map(|(name, console, card)| ListedAgent { name, console, card, registry: None });
+            let listed: Vec<ListedAgent> = listed.collect();
+            Box::pin(std::future::ready(listed)) as futures_util::future::BoxFuture<'static, Vec<ListedAgent>>
+        };
+        routes::directory(self, Arc::new(listed), false)
     }
+
+    /// The console of a registry of agents: a page at `/console` that lists, for each caller
+    /// (its credentials, or the login cookie's token, in the context given), the agents `search`
+    /// finds for the text of the page's search box (none: every agent it may see), with each
+    /// one's health, last check and signature.
+    ///
+    /// ```
+    /// use agentwire_server::{Console, ListedAgent, RegistryFacts};
+    ///
+    /// let directory = Console::loopback_only().registry_of(|_ctx, _text| {
+    ///     let facts = RegistryFacts { healthy: true, signature: "unsigned".into(), ..RegistryFacts::default() };
+    ///     let agent = ListedAgent { name: "fx".into(), console: "/agents/fx/console".into(), registry: Some(facts), ..ListedAgent::default() };
+    ///     Box::pin(std::future::ready(vec![agent]))
+    /// });
+    /// # drop(directory);
+    /// ```
+    pub fn registry_of(
+        &self,
+        search: impl Fn(crate::RequestContext, Option<String>) -> futures_util::future::BoxFuture<'static, Vec<ListedAgent>>
+            + Send
+            + Sync
+            + 'static,
+    ) -> axum::Router {
+        routes::directory(self, Arc::new(search), true)
+    }
+}
+
+/// An agent a console of several agents lists.
+#[derive(Debug, Clone, Default)]
+pub struct ListedAgent {
+    /// Its name at the gateway.
+    pub name: String,
+    /// The path of its own console.
+    pub console: String,
+    /// Its card, as the gateway serves it.
+    pub card: agentwire_types::AgentCard,
+    /// What a registry knows of it, for a registered agent.
+    pub registry: Option<RegistryFacts>,
+}
+
+/// What a registry knows of an agent: its health, when it was last checked, its card's
+/// signature.
+#[derive(Debug, Clone, Default)]
+pub struct RegistryFacts {
+    /// Whether it answered its last checks.
+    pub healthy: bool,
+    /// When it was last checked (RFC 3339).
+    pub last_checked: Option<String>,
+    /// When it last answered (RFC 3339).
+    pub last_answered: Option<String>,
+    /// Its card's signature: `unsigned`, `verified`, `unchecked` or `invalid`.
+    pub signature: String,
+    /// Why its last check failed.
+    pub error: Option<String>,
 }
 
 impl std::fmt::Debug for Console {

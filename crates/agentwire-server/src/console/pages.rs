@@ -75,19 +75,41 @@ fn layout(site: &Site, title: &str, current: &str, body: Markup) -> Page {
 /// The page of a console of several agents.
 const AGENTS: &str = "Agents";
 
-/// Several agents, each linking to its own console at the path given with it.
-pub(super) fn agents_page(base: &Site, agents: &[(String, String, AgentCard)]) -> Page {
+/// Several agents, each linking to its own console at the path given with it, with what a
+/// registry knows of each; with `search`, the search box and the text searched for.
+pub(super) fn agents_page(base: &Site, agents: &[super::ListedAgent], search: Option<&str>) -> Page {
     layout(
         base,
         "Agents",
         AGENTS,
         html! {
             h1 { "Agents" }
-            @if agents.is_empty() { p { "No agent is mounted." } }
-            @for (name, console, card) in agents {
+            @if let Some(text) = search {
+                form.search method="get" action="./" role="search" {
+                    label for="q" { "Search the agents" }
+                    input #q type="search" name="q" value=(text) placeholder="skills, tags, names…";
+                    button type="submit" { "Search" }
+                }
+            }
+            @if agents.is_empty() {
+                p { @if search.is_some_and(|text| !text.is_empty()) { "No agent matches." } @else { "No agent is mounted." } }
+            }
+            @for agent in agents {
                 article.skill {
-                    h2 { a href=(console) { (card.name) } " " small { code { (name) } } }
-                    @if !card.description.is_empty() { p { (card.description) } }
+                    h2 { a href=(agent.console) { (agent.card.name) } " " small { code { (agent.name) } } }
+                    @if !agent.card.description.is_empty() { p { (agent.card.description) } }
+                    @if let Some(facts) = &agent.registry {
+                        p.health {
+                            @if facts.healthy { span.healthy { "healthy" } } @else { span.unhealthy { "unhealthy" } }
+                            " · signature " span { (facts.signature) }
+                            " · last checked " span { (facts.last_checked.as_deref().unwrap_or("never")) }
+                            @if let Some(answered) = &facts.last_answered { " · last answered " span { (answered) } }
+                        }
+                        @if let Some(error) = &facts.error { p.notice { (error) } }
+                    }
+                    @if !agent.card.skills.is_empty() {
+                        p.tags { @for skill in &agent.card.skills { span.tag { (skill.name) } " " } }
+                    }
                 }
             }
         },

@@ -46,20 +46,59 @@ pub(crate) fn routes(operations: Operations, signing_keys: Option<agentwire_jose
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| admit(console.clone(), request, next)))
 }
 
-/// The page that lists several agents' consoles, and the assets it uses.
-/// The agents a directory lists: each one's name, console path and card.
-pub(crate) type Directory = Arc<dyn Fn() -> Vec<(String, String, AgentCard)> + Send + Sync>;
+/// The agents a directory lists for a caller (the context of its page request) and the text of
+/// its search box.
+pub(crate) type Directory = Arc<
+    dyn Fn(crate::RequestContext, Option<String>) -> futures_util::future::BoxFuture<'static, Vec<super::ListedAgent>>
+        + Send
+        + Sync,
+>;
 
-pub(crate) fn directory(console: &Console, agents: Directory) -> Router {
+/// The text of a directory's search box.
+#[derive(Debug, Default, Deserialize)]
+struct DirectoryQuery {
+    #[serde(default)]
+    q: Option<String>,
+}
+
+/// The page that lists several agents' consoles (with a search box when `searchable`), and the
+/// assets it uses.
+pub(crate) fn directory(console: &Console, agents: Directory, searchable: bool) -> Router {
     let console = console.clone();
     let site = console.site.clone();
-    let listing = get(move || std::future::ready(Html(pages::agents_page(&site, &agents()).into_string())));
+    let listing = get(move |parts: Parts, Query(query): Query<DirectoryQuery>| {
+        let (site, agents) = (site.clone(), Arc::clone(&agents));
+        async move {
+            let text = query.q.filter(|text| !text.trim().is_empty());
+            let listed = agents(directory_context(&parts), text.clone()).await;
+            Html(
+                pages::agents_page(&site, &listed, searchable.then_some(text.as_deref().unwrap_or_default()))
+                    .into_string(),
+            )
+        }
+    });
     Router::new()
         .route("/console", listing.clone())
         .route("/console/", listing)
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| admit(console.clone(), request, next)))
+}
+
+/// The context a directory page's caller is identified in: its headers (with the login
+/// cookie's token as its bearer credential) and its peer.
+fn directory_context(parts: &Parts) -> crate::RequestContext {
+    let mut ctx = crate::RequestContext::new(Dialect::V1, agentwire_types::Binding::HttpJson);
+    ctx.metadata = parts.headers.clone();
+    if !ctx.metadata.contains_key(header::AUTHORIZATION) {
+        let token = super::state::cookie(&parts.headers, super::state::TOKEN_COOKIE);
+        if let Some(Ok(mut value)) = token.map(|token| http::HeaderValue::from_str(&format!("Bearer {token}"))) {
+            value.set_sensitive(true);
+            ctx.metadata.insert(header::AUTHORIZATION, value);
+        }
+    }
+    ctx.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
+    ctx
 }
 
 /// Which form of the card the card page shows.

@@ -198,6 +198,21 @@ pub fn router_with(service: impl OperationService, options: HttpOptions) -> Rout
 
 /// A JSON response. The body is written into a buffer sized for a typical reply (a task with a
 /// short history), so that it rarely has to grow.
+/// `error` as an HTTP+JSON (v1.0) error response: its HTTP status, the AIP-193 body
+/// `{"error":{code,status,message,details}}`, and the headers it asks for (`WWW-Authenticate`,
+/// `Retry-After`). For routes served beside the operations, such as a gateway's registry.
+///
+/// ```
+/// use agentwire_types::A2AError;
+///
+/// let response = agentwire_server::error_response(&A2AError::permission_denied("admins only"));
+/// assert_eq!(response.status(), 403);
+/// ```
+pub fn error_response(error: &agentwire_types::A2AError) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    errors::with_error_headers(json_response(errors::error_status(error), json, &errors::RestError::from(error)), error)
+}
+
 pub(crate) fn json_response(status: StatusCode, media_type: HeaderValue, body: &impl serde::Serialize) -> Response {
     let mut json = Vec::with_capacity(1024);
     match serde_json::to_writer(&mut json, body) {

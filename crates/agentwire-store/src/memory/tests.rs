@@ -6,6 +6,7 @@ use crate::conformance;
 #[tokio::test]
 async fn the_memory_store_passes_the_conformance_suite() {
     conformance::run(|| async { MemoryStore::default() }).await;
+    conformance::registry(&crate::registry::MemoryRegistry::default()).await;
 }
 
 fn task(id: &str, ctx: &str, millis: i64, state: TaskState) -> Task {

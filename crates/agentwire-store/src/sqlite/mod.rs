@@ -13,6 +13,7 @@
 
 mod apply;
 mod known;
+mod registry;
 mod script;
 #[cfg(test)]
 mod tests;
@@ -59,6 +60,7 @@ pub struct SqliteStore {
     turns: Arc<Turns>,
     known: Arc<Known>,
     path: Arc<PathBuf>,
+    registry: registry::SqliteRegistry,
     /// Open, and so locked, until the last clone is dropped.
     _lock: Arc<std::fs::File>,
 }
@@ -95,8 +97,11 @@ impl SqliteStore {
         sqlx::migrate!("migrations/sqlite").run(&mut writer).await.map_err(|e| {
             StoreError::Backend(format!("could not bring the schema of {} up to date: {e}", path.display()))
         })?;
+        // The registry's rare writes have a connection of their own, opened when first needed.
+        let registry_writes = SqlitePoolOptions::new().max_connections(1).connect_lazy_with(options.clone());
         let reads =
             SqlitePoolOptions::new().max_connections(4).connect_with(options.read_only(true)).await.map_err(backend)?;
+        let registry = registry::SqliteRegistry { reads: reads.clone(), writes: registry_writes };
         // Pages a purge freed before the last stop may still wait to be given back.
         let known = Arc::new(Known { vacuum_due: true.into(), ..Known::default() });
         load_config_owners(&reads, &known).await?;
@@ -106,7 +111,7 @@ impl SqliteStore {
         let (writes, jobs) = mpsc::channel(MAX_GROUP * 4);
         let (closer, closes) = mpsc::channel(1);
         tokio::spawn(write_loop(writer, jobs, closes, Arc::clone(&known)));
-        Ok(Self { reads, writes, closer, turns: Arc::default(), known, path: Arc::new(path), _lock: lock })
+        Ok(Self { reads, writes, closer, turns: Arc::default(), known, path: Arc::new(path), registry, _lock: lock })
     }
 
     /// Opens `sqlite:PATH` (or `sqlite://PATH`).
@@ -123,7 +128,8 @@ impl SqliteStore {
     /// The store, with the bus and cancel signal of this process (a file is served by one process
     /// at a time), for a server.
     pub fn backend(self) -> crate::Backend {
-        crate::Backend::local(self)
+        let registry = self.registry.clone();
+        crate::Backend::local(self).with_registry(registry)
     }
 
     async fn write(&self, write: Write) -> Result<u64> {
@@ -274,6 +280,7 @@ impl TaskStore for SqliteStore {
     /// connection closed last folds the write-ahead log into the database and removes it.
     async fn close(&self) -> Result<()> {
         self.reads.close().await;
+        self.registry.writes.close().await;
         let (close, closed) = oneshot::channel();
         if self.closer.send(close).await.is_ok() {
             // An error means the writer had stopped already.

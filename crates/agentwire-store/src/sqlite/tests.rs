@@ -12,6 +12,8 @@ async fn the_sqlite_store_passes_the_conformance_suite() {
         async move { SqliteStore::open(path).await.unwrap() }
     })
     .await;
+    let store = SqliteStore::open(dir.join("registry.db")).await.unwrap();
+    conformance::registry(&**store.backend().registry()).await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

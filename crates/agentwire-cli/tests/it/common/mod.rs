@@ -126,6 +126,14 @@ pub(crate) async fn rpc(client: &reqwest::Client, base: &str, method: &str, para
     client.post(format!("{base}/")).json(&body).send().await?.error_for_status()?.json().await
 }
 
+/// A private key made by `agentwire keygen` in `dir`, named `name`: its path.
+pub(crate) fn keygen(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = Command::new(env!("CARGO_BIN_EXE_agentwire")).arg("keygen").arg(&path).output().unwrap();
+    assert!(made.status.success(), "{made:?}");
+    path.display().to_string()
+}
+
 /// A suffix no other test of this run has: the process's id and a count.
 fn unique() -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
