@@ -24,7 +24,8 @@ pub(crate) enum Command {
     /// binding each speaks. The options of `serve` that concern the server apply; those of the
     /// built-in agent (--agent, --card, --reduced, --protocol-draft) do not. With --store, the
     /// gateway keeps every task it relays there, and serves task lists, resumable streams and
-    /// push notifications itself.
+    /// push notifications itself. Agents may also be registered while it runs (`agentwire
+    /// registry add`), kept in --store, checked on schedule and searched at /agents.
     Gateway(Box<GatewayOpt>),
     /// Make a private key for --signing-key.
     ///
