@@ -11,6 +11,7 @@
 # A server is an agentwire binary (run as `serve --agent echo`) or a command with PORT where its
 # port goes. COMPARE_WARMUP and COMPARE_DURATION (seconds, default 1 and 5) set each measurement;
 # COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead;
+# COMPARE_PATH=/agents/NAME/ sends JSON-RPC there rather than to `/` (a gateway's mounted agent);
 # COMPARE_HEADER='NAME: VALUE' adds a header to every request (credentials, for servers with --auth);
 # COMPARE_HEADER_B='NAME: VALUE' adds one to B's requests alone, with {{seq}} numbered per request
 # (`COMPARE_HEADER_B='Idempotency-Key: k{{seq}}' bench/compare.sh BIN BIN` prices keyed sends);
@@ -71,7 +72,7 @@ EOF
 }
 
 case ${COMPARE_BINDING:-jsonrpc} in
-    jsonrpc) target=(--url "http://127.0.0.1:PORT/" --body "$SEND_BODY") ;;
+    jsonrpc) target=(--url "http://127.0.0.1:PORT${COMPARE_PATH:-/}" --body "$SEND_BODY") ;;
     rest) target=(--envelope rest --url "http://127.0.0.1:PORT/message:send" --body "$REST_BODY") ;;
     *) echo "COMPARE_BINDING must be jsonrpc or rest" >&2; exit 2 ;;
 esac
