@@ -124,7 +124,7 @@ pub(crate) fn context_of(request: &Request) -> RequestContext {
 /// The caller of a request with context `ctx` ([`context_of`]) as `app` authenticates it;
 /// anonymous when it brings no credentials the gateway accepts.
 pub(crate) async fn caller_of(app: &App, ctx: RequestContext) -> Caller {
-    match app.identify(ctx, Operation::GetExtendedAgentCard).await {
+    match app.identify(ctx, Operation::GetExtendedAgentCard, false).await {
         Ok(principal) => Caller::of(principal.as_ref()),
         Err(_) => Caller::default(),
     }

@@ -14,11 +14,10 @@ use std::time::Duration;
 
 use agentwire_client::{CardCache, ClientBuilder};
 use agentwire_jose::PublicKeys;
-use agentwire_server::App;
+use agentwire_server::{App, Principal};
 use agentwire_store::registry::{
     AgentQuery, CardState, Facet, RegisteredAgent, Registration, RegistryStore, SignatureState, Visibility,
 };
-use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{A2AError, AgentCard, RequestContext, Timestamp};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
@@ -29,7 +28,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::card::Rewrite;
-use crate::directory::{caller_of, context_of, Caller, Directory, Mounted};
+use crate::directory::{context_of, Caller, Directory, Mounted};
 use crate::upstream::Upstream;
 
 /// How the gateway reaches the agent at a URL, with the bearer token registered for it.
@@ -361,30 +360,39 @@ impl Registry {
         }
     }
 
-    /// The caller of `request`, with whether it may change the registry.
-    async fn admin(&self, ctx: RequestContext) -> Result<Caller, A2AError> {
-        let peer = ctx.peer.clone();
-        match self.app.identify(ctx, Operation::GetExtendedAgentCard).await? {
+    /// `principal`, calling from `peer`, with whether it may change the registry: named by
+    /// `--registry-admin`, holding the admin scope, or, where the gateway authenticates no one,
+    /// on its own host.
+    fn caller(&self, principal: Option<&Principal>, peer: Option<&agentwire_types::Peer>) -> Caller {
+        let mut caller = Caller::of(principal);
+        caller.admin = match principal {
             Some(principal) => {
-                let mut caller = Caller::of(Some(&principal));
-                caller.admin = self.settings.admins.contains(&principal.name)
-                    || caller.scopes.contains(&self.settings.admin_scope);
-                if !caller.admin {
-                    return Err(A2AError::permission_denied(format!(
-                        "changing the registry needs the scope {} or a principal named by --registry-admin",
-                        self.settings.admin_scope
-                    )));
-                }
-                Ok(caller)
+                self.settings.admins.contains(&principal.name) || caller.scopes.contains(&self.settings.admin_scope)
             }
-            // No one is authenticated: the registry is changed from this host alone.
-            None => match peer.map(|peer| peer.addr) {
-                Some(address) if address.ip().is_loopback() => Ok(Caller { admin: true, ..Caller::default() }),
-                _ => Err(A2AError::permission_denied(
-                    "this gateway authenticates no one: its registry is changed from its own host only",
-                )),
-            },
+            None => self.app.authentication().is_none() && peer.is_some_and(|peer| peer.addr.ip().is_loopback()),
+        };
+        caller
+    }
+
+    /// [`caller`](Self::caller), if it may change the registry.
+    fn admin(&self, principal: Option<&Principal>, peer: Option<&agentwire_types::Peer>) -> Result<Caller, A2AError> {
+        let caller = self.caller(principal, peer);
+        match (caller.admin, principal) {
+            (true, _) => Ok(caller),
+            (false, Some(_)) => Err(A2AError::permission_denied(format!(
+                "changing the registry needs the scope {} or a principal named by --registry-admin",
+                self.settings.admin_scope
+            ))),
+            (false, None) => Err(A2AError::permission_denied(
+                "this gateway authenticates no one: its registry is changed from its own host only",
+            )),
         }
+    }
+
+    /// Whether changing the registry needs credentials: where the gateway authenticates anyone,
+    /// a caller without them is refused with the challenge.
+    fn credentials_required(&self) -> bool {
+        self.app.authentication().is_some()
     }
 
     /// `POST /agents`: registers an agent.
@@ -536,7 +544,7 @@ impl Registry {
         ctx: RequestContext,
         text: Option<String>,
     ) -> Vec<agentwire_server::ListedAgent> {
-        let caller = caller_of(&self.app, ctx).await;
+        let caller = crate::directory::caller_of(&self.app, ctx).await;
         let names: Vec<String> = match text {
             Some(text) => {
                 let query = AgentQuery { excluded: self.directory.hidden_from(&caller), ..AgentQuery::text(&text) };
@@ -761,14 +769,16 @@ const MAX_BODY: usize = 64 * 1024;
 pub(crate) async fn agents_route(registry: Arc<Registry>, request: Request) -> Response {
     match *request.method() {
         http::Method::GET => {
-            let caller = caller_of(&registry.app, context_of(&request)).await;
+            let ctx = context_of(&request);
+            let peer = ctx.peer.clone();
             let query: Result<SearchQuery, _> = serde_urlencoded::from_str(request.uri().query().unwrap_or_default())
                 .map_err(|error| invalid(format!("the search's parameters do not read: {error}")));
-            let answer = match query {
-                Ok(query) => registry.search(&caller, &query).await,
-                Err(error) => Err(error),
-            };
-            respond(answer.map(|answer| (StatusCode::OK, answer)))
+            let answer = registry.app.beside(ctx, "ListAgents", false, |principal| {
+                let caller = registry.caller(principal.as_ref(), peer.as_ref());
+                let registry = &registry;
+                async move { registry.search(&caller, &query?).await }
+            });
+            respond(answer.await.map(|answer| (StatusCode::OK, answer)))
         }
         http::Method::POST => post(registry, request).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
@@ -778,6 +788,7 @@ pub(crate) async fn agents_route(registry: Arc<Registry>, request: Request) -> R
 /// `POST /agents`: a JSON-RPC request for `ListAgents`, or a registration.
 async fn post(registry: Arc<Registry>, request: Request) -> Response {
     let ctx = context_of(&request);
+    let peer = ctx.peer.clone();
     let body = match axum::body::to_bytes(request.into_body(), MAX_BODY).await {
         Ok(body) => body,
         Err(_) => return respond(Err(A2AError::payload_too_large(MAX_BODY))),
@@ -787,23 +798,31 @@ async fn post(registry: Arc<Registry>, request: Request) -> Response {
         Err(error) => return respond(Err(invalid(format!("the body is not JSON: {error}")))),
     };
     if body.get("jsonrpc").is_some() {
-        let caller = caller_of(&registry.app, ctx).await;
-        return jsonrpc(&registry, &caller, &body).await;
+        return jsonrpc(&registry, ctx, &body).await;
     }
-    let answer = match registry.admin(ctx).await {
-        Ok(caller) => registry.register(&caller, &body).await.map(|entry| (StatusCode::CREATED, entry)),
-        Err(error) => Err(error),
-    };
-    respond(answer)
+    let required = registry.credentials_required();
+    let answer = registry.app.beside(ctx, "RegisterAgent", required, |principal| {
+        let admitted = registry.admin(principal.as_ref(), peer.as_ref());
+        let (registry, body) = (&registry, &body);
+        async move { registry.register(&admitted?, body).await }
+    });
+    respond(answer.await.map(|entry| (StatusCode::CREATED, entry)))
 }
 
 /// `DELETE /agents/NAME`.
 pub(crate) async fn delete_route(registry: Arc<Registry>, name: &str, request: Request) -> Response {
-    let answer = match registry.admin(context_of(&request)).await {
-        Ok(_) => registry.unregister(name).await,
-        Err(error) => Err(error),
-    };
-    match answer {
+    let ctx = context_of(&request);
+    let peer = ctx.peer.clone();
+    let required = registry.credentials_required();
+    let answer = registry.app.beside(ctx, "UnregisterAgent", required, |principal| {
+        let admitted = registry.admin(principal.as_ref(), peer.as_ref());
+        let registry = &registry;
+        async move {
+            admitted?;
+            registry.unregister(name).await
+        }
+    });
+    match answer.await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(error) if error.message().starts_with("no agent named") => crate::directory::not_found(name),
         Err(error) => agentwire_server::error_response(&error),
@@ -811,15 +830,19 @@ pub(crate) async fn delete_route(registry: Arc<Registry>, name: &str, request: R
 }
 
 /// The registry's JSON-RPC method, `ListAgents`, whose params are the search's.
-async fn jsonrpc(registry: &Registry, caller: &Caller, body: &Value) -> Response {
+async fn jsonrpc(registry: &Registry, ctx: RequestContext, body: &Value) -> Response {
     let id = body.get("id").cloned().unwrap_or(Value::Null);
+    let peer = ctx.peer.clone();
     let answer = match body.get("method").and_then(Value::as_str) {
         Some("ListAgents") => {
             let params = body.get("params").cloned().unwrap_or_else(|| json!({}));
-            match serde_json::from_value::<SearchQuery>(params) {
-                Ok(query) => registry.search(caller, &query).await,
-                Err(error) => Err(invalid(format!("ListAgents' params do not read: {error}"))),
-            }
+            let query = serde_json::from_value::<SearchQuery>(params)
+                .map_err(|error| invalid(format!("ListAgents' params do not read: {error}")));
+            let search = registry.app.beside(ctx, "ListAgents", false, |principal| {
+                let caller = registry.caller(principal.as_ref(), peer.as_ref());
+                async move { registry.search(&caller, &query?).await }
+            });
+            search.await
         }
         Some(method) => Err(A2AError::method_not_found(method)),
         None => Err(A2AError::invalid_request("a JSON-RPC request names its method")),

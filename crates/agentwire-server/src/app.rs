@@ -146,9 +146,10 @@ impl App {
 
     /// Who calls with `ctx`'s credentials, as the authentication in front of the operations
     /// finds it for `operation`: for routes served beside the operations (a gateway's registry)
-    /// that decide what a caller may see or change. `Ok(None)` without authentication; the
-    /// refusal (`Unauthenticated`, `PermissionDenied`, or `ResourceExhausted` past the address's
-    /// failed authentications) otherwise.
+    /// that decide what a caller may see or change. `Ok(None)` without authentication, and for
+    /// a caller that presents no credentials unless they are `required`; otherwise the refusal
+    /// (`Unauthenticated` with the challenge, `PermissionDenied`, or `ResourceExhausted` past the
+    /// address's failed authentications, which a caller without credentials does not spend).
     ///
     /// ```
     /// use agentwire_server::auth::StaticAuth;
@@ -159,20 +160,69 @@ impl App {
     /// let app = App::new().authenticator(StaticAuth::default().with_spec("bearer:alice=secret").unwrap());
     /// let mut ctx = RequestContext::default();
     /// ctx.metadata.insert("authorization", "Bearer secret".parse().unwrap());
-    /// let caller = app.identify(ctx, Operation::GetExtendedAgentCard).await.unwrap();
+    /// let caller = app.identify(ctx, Operation::GetExtendedAgentCard, false).await.unwrap();
     /// assert_eq!(caller.unwrap().name, "alice");
-    /// assert!(app.identify(RequestContext::default(), Operation::GetExtendedAgentCard).await.is_err());
+    /// let anonymous = RequestContext::default();
+    /// assert!(app.identify(anonymous.clone(), Operation::GetExtendedAgentCard, false).await.unwrap().is_none());
+    /// assert!(app.identify(anonymous, Operation::GetExtendedAgentCard, true).await.is_err());
     /// # });
     /// ```
     pub async fn identify(
         &self,
         ctx: crate::RequestContext,
         operation: agentwire_types::jsonrpc::Operation,
+        required: bool,
     ) -> Result<Option<crate::Principal>, agentwire_types::A2AError> {
         match &self.auth {
-            Some(auth) => auth.identify(ctx, operation).await.map(Some),
+            Some(auth) => auth.identify(ctx, operation, required).await,
             None => Ok(None),
         }
+    }
+
+    /// Serves `call`, a request beside the operations (a gateway's registry), in the app's order
+    /// around it: counted and timed in the metrics as the operation `name`, its caller
+    /// identified as [`identify`](Self::identify) does (refused without credentials when they are
+    /// `required`), and charged one request of the caller's rate quota. `call` gets the caller:
+    /// `None` when anonymous, or without authentication.
+    ///
+    /// ```
+    /// use agentwire_server::{App, RequestContext};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = App::new();
+    /// let answer = app.beside(RequestContext::default(), "ListAgents", false, |caller| async move {
+    ///     Ok(caller.map(|principal| principal.name))
+    /// });
+    /// assert_eq!(answer.await.unwrap(), None);
+    /// # });
+    /// ```
+    pub async fn beside<T, F, Fut>(
+        &self,
+        ctx: crate::RequestContext,
+        name: &'static str,
+        required: bool,
+        call: F,
+    ) -> Result<T, agentwire_types::A2AError>
+    where
+        F: FnOnce(Option<crate::Principal>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, agentwire_types::A2AError>>,
+    {
+        let started = tokio::time::Instant::now();
+        let answer = async {
+            let operation = agentwire_types::jsonrpc::Operation::GetExtendedAgentCard;
+            let principal = self.identify(ctx.clone(), operation, required).await?;
+            if let Some(quotas) = &self.quotas {
+                let mut charged = ctx.clone();
+                charged.principal.clone_from(&principal);
+                quotas.charge(&charged).await?;
+            }
+            call(principal).await
+        }
+        .await;
+        if let Some(metrics) = &self.metrics {
+            metrics.served_beside(name, &ctx, started.elapsed(), answer.as_ref().err());
+        }
+        answer
     }
 
     /// `service` with every layer in front of it.

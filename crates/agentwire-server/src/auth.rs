@@ -271,6 +271,17 @@ pub(crate) fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
         .map(|(_, token)| token.trim())
 }
 
+/// Whether `ctx`'s request carries anything the declared schemes read credentials from: an
+/// `Authorization` header, an API key's header, a client certificate.
+fn presents_credentials(ctx: &RequestContext, declared: &Authentication) -> bool {
+    let certificate = ctx.peer.as_ref().is_some_and(|peer| peer.certificate.is_some());
+    let api_key = declared.schemes.values().any(|scheme| match scheme {
+        SecurityScheme::ApiKey(key) => key.location == "header" && ctx.metadata.contains_key(key.name.as_str()),
+        _ => false,
+    });
+    certificate || api_key || ctx.metadata.contains_key(http::header::AUTHORIZATION)
+}
+
 /// `ctx` with the principal `auth` finds for `operation`, or the refusal, with the
 /// authenticator's challenge where it refuses for want of credentials. The public card is served
 /// to anyone.
@@ -343,11 +354,21 @@ impl AuthLayer {
     }
 
     /// The caller of `ctx` as the authenticator finds it for `operation`, counted against its
-    /// address's failed authentications like any call: for routes beside the operations (a
-    /// gateway's registry) that decide what a caller may see or change.
-    pub(crate) async fn identify(&self, ctx: RequestContext, operation: Operation) -> Result<Principal, A2AError> {
+    /// address's failed authentications like any call, for routes beside the operations (a
+    /// gateway's registry) that decide what a caller may see or change. A caller that presents
+    /// no credentials at all is `None` unless `required` (then refused with the challenge), and
+    /// costs its address nothing.
+    pub(crate) async fn identify(
+        &self,
+        ctx: RequestContext,
+        operation: Operation,
+        required: bool,
+    ) -> Result<Option<Principal>, A2AError> {
+        if !required && !presents_credentials(&ctx, &self.declared) {
+            return Ok(None);
+        }
         let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, operation).await?;
-        ctx.principal.ok_or_else(|| A2AError::unauthenticated("no credentials"))
+        Ok(ctx.principal)
     }
 
     /// Lets one address fail `burst` authentications, then `per_second` (0: no limit).

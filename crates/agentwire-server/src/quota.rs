@@ -305,19 +305,26 @@ impl QuotaLayer {
         Self { quotas: Arc::new(quotas), counter }
     }
 
+    /// Charges one request to `ctx`'s caller's rate, or refuses it, saying when to retry.
+    pub(crate) async fn charge(&self, ctx: &RequestContext) -> Result<(), A2AError> {
+        let quotas = &self.quotas;
+        if let Some(rate) = quotas.requests_per_second.filter(|rate| *rate > 0.0) {
+            let burst = quotas.request_burst.max(1) as f64;
+            self.counter.take(&Caller::of(ctx), rate, burst).await.map_err(|wait| {
+                let message = format!("more than {rate} requests per second; retry in {} ms", wait.as_millis());
+                A2AError::resource_exhausted(message).with_retry_after(wait)
+            })?;
+        }
+        Ok(())
+    }
+
     /// Admits one request of `ctx`'s caller, with a permit if it opens a stream; or the refusal,
     /// which says when to retry.
     async fn take(&self, ctx: &RequestContext, request: &A2aRequest) -> Result<Option<StreamPermit>, A2AError> {
         let operation = request.operation();
         let caller = Caller::of(ctx);
         let quotas = &self.quotas;
-        if let Some(rate) = quotas.requests_per_second.filter(|rate| *rate > 0.0) {
-            let burst = quotas.request_burst.max(1) as f64;
-            self.counter.take(&caller, rate, burst).await.map_err(|wait| {
-                let message = format!("more than {rate} requests per second; retry in {} ms", wait.as_millis());
-                A2AError::resource_exhausted(message).with_retry_after(wait)
-            })?;
-        }
+        self.charge(ctx).await?;
         if !operation.opens_stream() {
             return Ok(None);
         }

@@ -308,6 +308,13 @@ async fn admins_register_and_visibility_hides_agents_from_other_callers() {
     let page =
         client.get(format!("{base}/console")).bearer_auth("alice-token").send().await.unwrap().text().await.unwrap();
     assert!(page.contains("secret"), "{page}");
+    // Searching without credentials is no failed authentication: past the 50 an address may
+    // fail, its authenticated calls still go through.
+    for _ in 0..60 {
+        assert_eq!(search(&client, &base, "", None).await, ["open"]);
+    }
+    assert_eq!(jsonrpc("alice-token").await.0, 200, "anonymous searches did not spend the address's failures");
+
     // Nor may bob remove it; an admin may.
     let removal = client.delete(format!("{base}/agents/secret")).bearer_auth("bob-token").send().await.unwrap();
     assert_eq!(removal.status(), 403);
@@ -439,4 +446,36 @@ async fn a_gateway_of_one_agent_at_its_root_keeps_its_console() {
     assert!(page.contains("conformance"), "{page}");
     let answered = rpc(&client, &gateway.base, "SendMessage", send("root")).await.unwrap();
     assert_eq!(answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{answered}");
+}
+
+/// Registry calls are served in the gateway's order like its operations: counted in its
+/// metrics by name, and charged to the caller's rate.
+#[tokio::test]
+async fn registry_calls_are_metered_and_rate_limited() {
+    let dir = TempDir::new("registry-metered");
+    let agent = Server::start(&dir.0, &["--store", "memory"]).await;
+    let args = ["--store", "memory", "--metrics", "--rate-limit", "5", "--rate-burst", "5"];
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let client = reqwest::Client::new();
+    let (status, entry) = register(&client, &gateway.base, None, json!({"url": agent.base, "name": "echo"})).await;
+    assert_eq!(status, 201, "{entry}");
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        let answer = client.get(format!("{}/agents?q=echo", gateway.base)).send().await.unwrap();
+        statuses.push((answer.status().as_u16(), answer.headers().contains_key("retry-after")));
+    }
+    let limited = statuses.iter().filter(|(status, retry)| *status == 429 && *retry).count();
+    assert!(limited >= 10, "past the rate, searches are refused with when to retry: {statuses:?}");
+    let metrics = client.get(format!("{}/metrics", gateway.base)).send().await.unwrap().text().await.unwrap();
+    let counted = |operation: &str, outcome: &str| {
+        metrics.lines().any(|line| {
+            line.starts_with("a2a_server_requests_total")
+                && line.contains(&format!("operation=\"{operation}\""))
+                && line.contains(&format!("outcome=\"{outcome}\""))
+        })
+    };
+    assert!(
+        counted("RegisterAgent", "ok") && counted("ListAgents", "ok") && counted("ListAgents", "error"),
+        "{metrics}"
+    );
 }

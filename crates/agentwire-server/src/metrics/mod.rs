@@ -286,6 +286,21 @@ impl Metrics {
     }
 }
 
+impl Metrics {
+    /// Counts and times one call served beside the operations (a gateway's registry), as the
+    /// operation `operation` made over `ctx`'s generation and binding.
+    pub(crate) fn served_beside(
+        &self,
+        operation: &'static str,
+        ctx: &crate::RequestContext,
+        took: Duration,
+        error: Option<&A2AError>,
+    ) {
+        let route = Route { operation, generation: ctx.dialect.version(), binding: ctx.binding.name() };
+        self.instruments.served(route, took, error);
+    }
+}
+
 impl Instruments {
     /// Counts and times one operation.
     pub(crate) fn served(&self, route: Route, took: Duration, error: Option<&A2AError>) {
