@@ -170,8 +170,13 @@ pub(crate) async fn dispatch(directory: &Directory, app: &App, name: &str, mut r
 pub(crate) fn not_found(name: &str) -> Response {
     let message = format!("no agent named {name:?} at this gateway");
     let body = serde_json::json!({ "error": { "code": 404, "status": "NOT_FOUND", "message": message } });
+    json_response(http::StatusCode::NOT_FOUND, &body)
+}
+
+/// `body`, as JSON, with `status`: what the gateway's own routes answer.
+pub(crate) fn json_response(status: http::StatusCode, body: &serde_json::Value) -> Response {
     let json = [(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"))];
-    axum::response::IntoResponse::into_response((http::StatusCode::NOT_FOUND, json, body.to_string()))
+    axum::response::IntoResponse::into_response((status, json, body.to_string()))
 }
 
 #[cfg(test)]

@@ -1,11 +1,9 @@
 //! `GET /agents` of a gateway without a registry: the agents mounted at it, with the cards it
 //! serves for them.
 
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, MethodRouter};
-use http::{header, HeaderValue};
 
-use crate::directory::Directory;
+use crate::directory::{json_response, Directory};
 
 /// The listing, as the agents stand when it is asked for: `{"agents": [{"name", "url", "card"}]}`,
 /// each card in its v1.0 form (each agent's own card URL serves the form a client asks for); an
@@ -23,10 +21,6 @@ pub(crate) fn route<S: Clone + Send + Sync + 'static>(agents: Directory, public_
                 }
             })
             .collect();
-        std::future::ready(respond(serde_json::to_vec(&serde_json::json!({ "agents": listed })).unwrap_or_default()))
+        std::future::ready(json_response(http::StatusCode::OK, &serde_json::json!({ "agents": listed })))
     })
-}
-
-fn respond(body: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }

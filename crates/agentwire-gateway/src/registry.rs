@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::card::Rewrite;
-use crate::directory::{context_of, Caller, Directory, Mounted};
+use crate::directory::{context_of, json_response, Caller, Directory, Mounted};
 use crate::upstream::Upstream;
 
 /// How the gateway reaches the agent at a URL, with the bearer token registered for it.
@@ -862,11 +862,6 @@ fn respond(answer: Result<(StatusCode, Value), A2AError>) -> Response {
         Ok((status, body)) => json_response(status, &body),
         Err(error) => agentwire_server::error_response(&error),
     }
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    let json = [(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"))];
-    (status, json, body.to_string()).into_response()
 }
 
 #[cfg(test)]
