@@ -127,10 +127,10 @@ async fn fetch_one(
     cache: &CardCache,
 ) -> Result<Option<Cached>> {
     let cached = cache.get(url);
-    if let Some(cached) = cached.as_ref().filter(|_| !cache.revalidate) {
-        if cached.fresh_until.is_some_and(|until| Instant::now() < until) {
-            return Ok(Some(cached.clone()));
-        }
+    if let Some(cached) = cached.as_ref().filter(|_| !cache.revalidate)
+        && cached.fresh_until.is_some_and(|until| Instant::now() < until)
+    {
+        return Ok(Some(cached.clone()));
     }
     let mut request = http.get(url).headers(headers.clone()).header(ACCEPT, "application/json");
     if let Some(cached) = &cached {

@@ -79,10 +79,10 @@ impl Delegation {
     /// canceled with the parent.
     pub async fn send_message(&self, client: &Client, request: SendMessageRequest) -> Result<SendMessageResponse> {
         let answer = client.send_message(self.marked(request)).await?;
-        if let SendMessageResponse::Task(task) = &answer {
-            if !task.status.state.is_terminal() {
-                self.track(client, &task.id).await;
-            }
+        if let SendMessageResponse::Task(task) = &answer
+            && !task.status.state.is_terminal()
+        {
+            self.track(client, &task.id).await;
         }
         Ok(answer)
     }

@@ -89,10 +89,10 @@ impl ClientCredentials {
     /// `Bearer ACCESS_TOKEN` with a token that is current.
     pub(crate) async fn authorization(&self) -> Result<HeaderValue> {
         let mut current = self.current.lock().await;
-        if let Some((value, until)) = current.as_ref() {
-            if Instant::now() < *until {
-                return Ok(value.clone());
-            }
+        if let Some((value, until)) = current.as_ref()
+            && Instant::now() < *until
+        {
+            return Ok(value.clone());
         }
         let (value, lifetime) = self.fetch().await?;
         *current = Some((value.clone(), Instant::now() + lifetime.saturating_sub(EARLY)));

@@ -123,10 +123,11 @@ impl CardVerifier {
     fn trusted_key_sets(&self, card: &AgentCard) -> Vec<String> {
         let mut found: Vec<String> = self.key_sets.clone();
         for signature in &card.signatures {
-            if let Some(jku) = agentwire_jose::Header::decode(&signature.protected).ok().and_then(|h| h.jku) {
-                if self.trusted_jku.iter().flatten().any(|base| is_under(&jku, base)) && !found.contains(&jku) {
-                    found.push(jku);
-                }
+            if let Some(jku) = agentwire_jose::Header::decode(&signature.protected).ok().and_then(|h| h.jku)
+                && self.trusted_jku.iter().flatten().any(|base| is_under(&jku, base))
+                && !found.contains(&jku)
+            {
+                found.push(jku);
             }
         }
         found

@@ -269,10 +269,11 @@ impl Mirroring {
     fn translate(&mut self, event: StreamResponse) -> Vec<AgentEvent> {
         let mut out = Vec::new();
         let opening = std::mem::take(&mut self.opening);
-        if let StreamResponse::Task(task) = &event {
-            if opening && task.status.state.is_interrupted() {
-                return out;
-            }
+        if let StreamResponse::Task(task) = &event
+            && opening
+            && task.status.state.is_interrupted()
+        {
+            return out;
         }
         match event {
             StreamResponse::Task(task) => self.snapshot(task, &mut out),

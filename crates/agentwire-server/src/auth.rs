@@ -233,10 +233,10 @@ fn same_secret(a: &str, b: &str) -> bool {
 impl Authenticator for StaticAuth {
     async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
         let headers = &ctx.metadata;
-        if let Some(token) = bearer_token(headers) {
-            if let Some(credential) = self.bearer_tokens.iter().find(|c| same_secret(&c.secret, token)) {
-                return Ok(credential.principal.clone());
-            }
+        if let Some(token) = bearer_token(headers)
+            && let Some(credential) = self.bearer_tokens.iter().find(|c| same_secret(&c.secret, token))
+        {
+            return Ok(credential.principal.clone());
         }
         for (header, credential) in &self.api_keys {
             if headers.get(header).and_then(|v| v.to_str().ok()).is_some_and(|v| same_secret(v, &credential.secret)) {

@@ -450,10 +450,10 @@ impl AuthFailures {
         if self.per_second <= 0.0 {
             return;
         }
-        if let Err(error) = outcome {
-            if error.kind() == ErrorKind::Unauthenticated {
-                let _ = lock(&self.buckets).take(&address_group(ctx), self.per_second, self.burst);
-            }
+        if let Err(error) = outcome
+            && error.kind() == ErrorKind::Unauthenticated
+        {
+            let _ = lock(&self.buckets).take(&address_group(ctx), self.per_second, self.burst);
         }
     }
 }

@@ -205,10 +205,10 @@ impl<'de> Deserialize<'de> for Part {
             }
         }
         // The v0.1/v0.3 discriminator, where present, must name a kind of part there is.
-        if let Some(kind) = w.kind.as_deref().or(w.type_.as_deref()) {
-            if !matches!(kind, "text" | "file" | "data") {
-                return Err(D::Error::custom(format!("unsupported part kind {kind:?}")));
-            }
+        if let Some(kind) = w.kind.as_deref().or(w.type_.as_deref())
+            && !matches!(kind, "text" | "file" | "data")
+        {
+            return Err(D::Error::custom(format!("unsupported part kind {kind:?}")));
         }
         let Some(content) = contents.only() else {
             return Err(D::Error::custom("a part must contain exactly one of `text`, `raw`, `url` or `data`"));

@@ -37,13 +37,12 @@ pub(super) fn refusal(base: &Site, status: StatusCode, title: &str, why: &str) -
 /// token as its bearer credential when the request has no `Authorization` of its own.
 pub(super) fn context(parts: &mut Parts) -> Result<RequestContext, A2AError> {
     let mut headers = parts.headers.clone();
-    if !headers.contains_key(header::AUTHORIZATION) {
-        if let Some(token) = cookie(&headers, TOKEN_COOKIE) {
-            if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {token}")) {
-                value.set_sensitive(true);
-                headers.insert(header::AUTHORIZATION, value);
-            }
-        }
+    if !headers.contains_key(header::AUTHORIZATION)
+        && let Some(token) = cookie(&headers, TOKEN_COOKIE)
+        && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        value.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, value);
     }
     crate::layers::context_from(&mut parts.extensions, headers, "", Dialect::V1, Binding::HttpJson)
 }

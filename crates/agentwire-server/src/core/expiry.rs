@@ -112,7 +112,7 @@ pub(crate) fn shown(duration: Duration) -> String {
     let seconds = duration.as_secs();
     let units = [(86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")];
     for (size, unit) in units {
-        if seconds >= size && seconds % size == 0 {
+        if seconds >= size && seconds.is_multiple_of(size) {
             let n = seconds / size;
             return format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
         }

@@ -122,11 +122,11 @@ impl CoordinatorInner {
     /// processes, whose readers then learn of it from the task's log (and a cancel waiting for it
     /// there waits out its grace period).
     fn queue(&self, registration: Registration) {
-        if let Err(TrySendError::Full(registration)) = self.registry.try_send(registration) {
-            if !self.overflowed.swap(true, Ordering::Relaxed) {
-                let (_, task_id) = registration.task();
-                tracing::warn!(task_id, "the execution registry is full; it is rewritten once it catches up");
-            }
+        if let Err(TrySendError::Full(registration)) = self.registry.try_send(registration)
+            && !self.overflowed.swap(true, Ordering::Relaxed)
+        {
+            let (_, task_id) = registration.task();
+            tracing::warn!(task_id, "the execution registry is full; it is rewritten once it catches up");
         }
     }
 
@@ -295,11 +295,11 @@ async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::Receiv
             }
         }
         batch.clear();
-        if inner.overflowed.swap(false, Ordering::Relaxed) {
-            if let Err(error) = inner.rewrite_executions().await {
-                tracing::warn!(%error, "could not rewrite where executions run; trying again later");
-                inner.overflowed.store(true, Ordering::Relaxed);
-            }
+        if inner.overflowed.swap(false, Ordering::Relaxed)
+            && let Err(error) = inner.rewrite_executions().await
+        {
+            tracing::warn!(%error, "could not rewrite where executions run; trying again later");
+            inner.overflowed.store(true, Ordering::Relaxed);
         }
     }
 }

@@ -159,18 +159,15 @@ pub fn read(mut card: Value) -> serde_json::Result<AgentCard> {
     if parsed.capabilities.extended_agent_card.is_none() {
         parsed.capabilities.extended_agent_card = supports_extended;
     }
-    if parsed.security_requirements.is_empty() {
-        if let Some(Value::Array(security)) = security {
-            let requirements = security.into_iter().filter_map(|requirement| {
-                let schemes: Map<String, Value> = requirement
-                    .as_object()?
-                    .iter()
-                    .map(|(name, scopes)| (name.clone(), json!({"list": scopes})))
-                    .collect();
-                serde_json::from_value(json!({"schemes": schemes})).ok()
-            });
-            parsed.security_requirements = requirements.collect();
-        }
+    if parsed.security_requirements.is_empty()
+        && let Some(Value::Array(security)) = security
+    {
+        let requirements = security.into_iter().filter_map(|requirement| {
+            let schemes: Map<String, Value> =
+                requirement.as_object()?.iter().map(|(name, scopes)| (name.clone(), json!({"list": scopes}))).collect();
+            serde_json::from_value(json!({"schemes": schemes})).ok()
+        });
+        parsed.security_requirements = requirements.collect();
     }
     Ok(parsed)
 }

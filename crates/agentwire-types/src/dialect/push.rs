@@ -83,10 +83,11 @@ fn v1_name(key: &str) -> Option<&'static str> {
 /// A task of v0.3 or the legacy family, whose v0.1 `sessionId` is its context.
 fn task(mut body: Map<String, Value>) -> serde_json::Result<StreamResponse> {
     let session = body.remove("sessionId");
-    if !body.contains_key("contextId") && !body.contains_key("context_id") {
-        if let Some(session) = session {
-            body.insert("contextId".to_owned(), session);
-        }
+    if !body.contains_key("contextId")
+        && !body.contains_key("context_id")
+        && let Some(session) = session
+    {
+        body.insert("contextId".to_owned(), session);
     }
     serde_json::from_value(Value::Object(body)).map(StreamResponse::Task)
 }
