@@ -3,6 +3,7 @@
 
     python3 interop/run.py [--server PATH] [--only python|js|python-0.3|js-0.3] [--record]
     python3 interop/run.py --install-server
+    python3 interop/run.py --install-mcp
 
 1. Installs the pinned SDKs, skipping an install whose lock file has not changed since the last
    run: the v1.0 clients' (interop/.venv, interop/js/node_modules) and the v0.3 clients', each
@@ -18,12 +19,16 @@
    route has a table of its own, whose cells are keyed by the route (`gateway: …`). The direct run
    and each route have servers of their own, so they run side by side; within one, the clients
    run one after another.
-5. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
+5. Runs the official MCP SDKs' clients (Python `mcp`, TypeScript `@modelcontextprotocol/sdk`;
+   interop/mcp-python, interop/mcp-js) against `agentwire gateway --mcp` in front of a conformance
+   server and the Python SDK's agent, over streamable HTTP (`/mcp`) and over stdio (`agentwire
+   mcp GATEWAY`): tools, calls, progress, cancel, elicitation, and the refusal without credentials.
+6. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
-6. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
+7. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
    by git) and prints its path.
-7. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
+8. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
    ("python / jsonrpc / cancel"), not by SDK version, so a cell that passed with one version of an
    SDK must still pass after the pin is bumped.
 
@@ -61,6 +66,8 @@ JS = INTEROP / "js"
 VENV03 = INTEROP / ".venv03"
 VENV_SERVER = INTEROP / ".venv-server"  # the Python SDK server that agentwire's client tests call
 JS03 = INTEROP / "js03"
+VENV_MCP = INTEROP / ".venv-mcp"
+MCP_JS = INTEROP / "mcp-js"
 BASELINE = INTEROP / "baseline.json"
 RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
 RECORDED = ROOT / "docs" / "INTEROP.md"  # --record only
@@ -144,6 +151,30 @@ SIGNATURE_CHECKS = {
     "signs for agentwire": "a card the SDK's signer signs verifies with `agentwire card --verify-card-keys`, and "
     "not with another key set",
 }
+# The official MCP SDKs' clients, each over both of MCP's transports, against one gateway with
+# `--mcp` in front of two agents: `conf` (agentwire's conformance agent) and `py` (the official A2A
+# Python SDK's agent).
+MCP_CLIENTS = {"mcp-python": INTEROP / "mcp-python" / "client.py", "mcp-js": MCP_JS / "client.mjs"}
+MCP_TRANSPORTS = ["http", "stdio"]
+MCP_CASES = {
+    "list_tools": "tools/list has list_agents, send_message, get_task, cancel_task and a tool per skill of both agents "
+    "(conf_conformance, py_tck), each with a description and an input schema that requires `message`",
+    "call_agentwire_skill": "calling conf_conformance with `tck-artifact-text` returns the artifact's text `Generated "
+    "text content`, not an error, with the A2A task's id and state COMPLETED as structured content",
+    "call_python_sdk_skill": "calling py_tck (the Python SDK's agent, behind the gateway) returns its echo of the text",
+    "list_agents": "list_agents with the query `python` finds `py` alone; without a query, both agents",
+    "progress": "send_message with a progress token to a task that works for a second: at least two progress "
+    "notifications, increasing, one of them WORKING, then the answer `Long-running task finished`",
+    "cancel": "the client cancels a running call (after its WORKING progress); the A2A task ends CANCELED, as "
+    "the agent's own ListTasks (A2A, through the gateway) shows",
+    "elicitation": "a task that asks for input (INPUT_REQUIRED) puts its question to the client's elicitation "
+    "handler; the answer `done` continues the task to `Conversation complete` [Python: 2026-07-28's "
+    "input-required result and retry; TypeScript: the elicitation/create request]",
+    "no_credentials": "HTTP: the SDK's connect without a token fails; the server answers 401 with a Bearer challenge "
+    "naming resource_metadata, whose document's `resource` is the /mcp URL. stdio (`agentwire mcp` without "
+    "--token): the call is refused with the gateway's `valid credentials are required`",
+}
+
 # How the gateway calls an agent of v0.3 JSON-RPC alone: the one interface such an agent has.
 V03_JSONRPC = ["--upstream-transport", "jsonrpc", "--upstream-protocol", "0.3"]
 
@@ -292,8 +323,10 @@ class Server:
         gateway_for: str | None = None,
         upstream: list[str] | None = None,
         sdk: Client | None = None,
+        ready_path: str = "/.well-known/agent-card.json",
     ):
         port = free_port()
+        self.ready_path = ready_path
         self.url = f"http://127.0.0.1:{port}"
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
         # The default kind of store, SQLite, in a file of this run's own.
@@ -323,7 +356,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited with {self.process.returncode}:\n{self.log_tail()}")
             try:
-                with urllib.request.urlopen(f"{self.url}/.well-known/agent-card.json", timeout=1):
+                with urllib.request.urlopen(f"{self.url}{self.ready_path}", timeout=1):
                     return
             except OSError:
                 time.sleep(0.1)
@@ -374,8 +407,12 @@ class Column:
 
 def run_client(client: Client, binding: str, url: str, via: str = "") -> Column:
     command = client.command + ["--url", url, "--binding", binding, "--token", TOKEN]
+    return run_program(Column(client.name, client.name, "?", binding, {}, via=via), command)
+
+
+def run_program(column: Column, command: list[str]) -> Column:
+    """Runs a client program, which prints a meta line and then a verdict per case, into `column`."""
     log("$ " + " ".join(command))
-    column = Column(client.name, client.name, "?", binding, {}, via=via)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -387,7 +424,10 @@ def run_client(client: Client, binding: str, url: str, via: str = "") -> Column:
         except json.JSONDecodeError:
             continue
         if "meta" in record:
-            column.sdk, column.version = record["meta"]["sdk"], record["meta"]["version"]
+            meta = record["meta"]
+            # An MCP client also names the protocol revision it negotiated.
+            negotiated = f" (MCP {meta['protocol']})" if "protocol" in meta else ""
+            column.sdk, column.version = meta["sdk"], meta["version"] + negotiated
         elif record.get("case") in column.cases:
             column.verdicts[record["case"]] = (record.get("ok") is True, str(record.get("detail", "")))
     if done.returncode != 0:
@@ -500,7 +540,9 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
         for client in clients
         for binding in BINDINGS[client]
         for case in RUNS[GENERATION[client]]
-    } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES}
+    } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES} | {
+        f"{client} / {transport} / {case}" for client in MCP_CLIENTS for transport in MCP_TRANSPORTS for case in MCP_CASES
+    }
     return sorted(set(baseline) - known)
 
 
@@ -537,6 +579,60 @@ def record_baseline(columns: list[Column], baseline: dict[str, str]) -> list[str
         recorded = baseline | {cell: "pass" for cell in added}
         BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
     return added
+
+
+def install_mcp_clients() -> dict[str, Client]:
+    """The official MCP SDKs, each in an install of its own."""
+    python = install_python("mcp-python", MCP_CLIENTS["mcp-python"], VENV_MCP)
+    npm = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    lock = MCP_JS / "package-lock.json"
+    install_if_changed(lock, MCP_JS / "node_modules" / ".package-lock.sha256", [npm], cwd=MCP_JS)
+    return {"mcp-python": python, "mcp-js": Client("mcp-js", ["node", str(MCP_CLIENTS["mcp-js"])])}
+
+
+def mcp_columns(binary: Path, clients: dict[str, Client]) -> list[Column]:
+    """Each MCP SDK's client over each transport, against one gateway with `--mcp` in front of a
+    conformance server (`conf`) and the Python SDK's agent (`py`)."""
+    agent = Server(binary)
+    sdk = Server(binary, sdk=install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER))
+    try:
+        gateway = Server(binary, gateway_for=f"conf={agent.url}", extra=["--upstream", f"py={sdk.url}", "--mcp"],
+                         ready_path="/agents")  # fmt: skip
+        try:
+            columns = []
+            for name, client in clients.items():
+                for transport in MCP_TRANSPORTS:
+                    target = (["--url", f"{gateway.url}/mcp"] if transport == "http"
+                              else ["--stdio", str(binary), "mcp", gateway.url])  # fmt: skip
+                    command = client.command + ["--token", TOKEN, "--a2a-url", f"{gateway.url}/agents/conf", *target]
+                    column = Column(name, name, "?", transport, {}, only=list(MCP_CASES))
+                    columns.append(run_program(column, command))
+            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+                log("MCP gateway log (last lines):\n" + gateway.log_tail())
+        finally:
+            gateway.stop()
+    finally:
+        sdk.stop()
+        agent.stop()
+    return columns
+
+
+def render_mcp(columns: list[Column]) -> str:
+    if not columns:
+        return ""
+    lines = ["", "## MCP", "", "The official MCP SDKs' clients against `agentwire gateway --mcp` in front of agentwire's "
+             "conformance agent (`conf`) and the official A2A Python SDK's agent (`py`): over streamable HTTP at "
+             "`/mcp`, and over stdio through `agentwire mcp GATEWAY` (interop/mcp-python, interop/mcp-js).", ""]  # fmt: skip
+    lines += ["| case | " + " | ".join(f"{c.sdk} {c.version}<br>{c.binding}" for c in columns) + " |"]
+    lines.append("|---|" + "---|" * len(columns))
+    for case in MCP_CASES:
+        cells = ["pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
+    lines += [""] + [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
+    lines += [""] if failures else []
+    lines += ["| case | what it checks |", "|---|---|"] + [f"| {k} | {v} |" for k, v in MCP_CASES.items()]
+    return "\n".join(lines) + "\n"
 
 
 def signature_columns(binary: Path, clients: list[Client]) -> list[Column]:
@@ -654,6 +750,12 @@ def main() -> int:
         "print its interpreter's path, for the client tests' AGENTWIRE_SDK_PYTHON",
     )
     parser.add_argument(
+        "--install-mcp",
+        action="store_true",
+        help="only install the official MCP Python SDK (in interop/.venv-mcp) and print its interpreter's path, "
+        "for the MCP client tests' AGENTWIRE_MCP_PYTHON",
+    )
+    parser.add_argument(
         "--record",
         action="store_true",
         help="also write docs/INTEROP.md and add first-time passes to interop/baseline.json",
@@ -661,6 +763,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.record and args.only:
         parser.error("--record needs every client: a partial run must not record (drop --only)")
+
+    if args.install_mcp:
+        print(install_python("mcp-python", MCP_CLIENTS["mcp-python"], VENV_MCP).command[0])
+        return 0
 
     if args.install_server:
         server = install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
@@ -673,11 +779,15 @@ def main() -> int:
     binary = args.server or build_server()
     # The SDK server's venv is installed before the routes start side by side.
     install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
-    with ThreadPoolExecutor(max_workers=1 + len(ROUTES)) as pool:
+    # The MCP clients (a partial run leaves them out) are installed before the runs start too.
+    mcp_clients = install_mcp_clients() if args.only is None else {}
+    with ThreadPoolExecutor(max_workers=2 + len(ROUTES)) as pool:
         runs = [pool.submit(run_direct, binary, clients)] + [
             pool.submit(run_route, route, binary, [c for c in clients if c.name in route.clients]) for route in ROUTES
         ]
+        mcp_run = pool.submit(mcp_columns, binary, mcp_clients) if mcp_clients else None
         columns = [column for run in runs for column in run.result()]
+        mcp = mcp_run.result() if mcp_run else []
     signatures = signature_columns(binary, clients)
     for column in signatures:
         measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
@@ -689,8 +799,11 @@ def main() -> int:
             f"{column.label}: {passed}/{len(column.cases)} cases pass"
             + (f" ({column.failure})" if column.failure else "")
         )
-    report = render_report(columns) + render_signatures(signatures)
-    columns += signatures
+    for column in mcp:
+        passed = sum(verdict(column, case)[0] for case in column.cases)
+        log(f"{column.label}: {passed}/{len(column.cases)} MCP cases pass" + (f" ({column.failure})" if column.failure else ""))
+    report = render_report(columns) + render_mcp(mcp) + render_signatures(signatures)
+    columns += mcp + signatures
     write(RESULTS, report)
     baseline = load_baseline()
     if args.record:

@@ -2,6 +2,7 @@
 
 mod call;
 mod identity;
+mod mcp;
 mod opt;
 mod serve;
 mod telemetry;
@@ -45,6 +46,16 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
             identity::keygen(&keygen)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
+        Command::Mcp(mcp) => {
+            let logging = telemetry::Logging { default_filter: "warn", json: false, stderr: true };
+            let traces = telemetry::install(logging, None)?;
+            let served = mcp::run(mcp).await;
+            if let Some(traces) = traces {
+                traces.shut_down().await;
+            }
+            served?;
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
         Command::Jwt(jwt) => {
             println!("{}", identity::jwt(&jwt)?);
             return Ok(std::process::ExitCode::SUCCESS);
@@ -61,7 +72,8 @@ async fn run() -> anyhow::Result<std::process::ExitCode> {
         }
     };
     let json = serve_opt.log_json || serve_opt.log_format == opt::LogFormat::Json;
-    let logging = telemetry::Logging { default_filter: "info", json, stderr: false };
+    // The MCP SDK logs every session's start and end at info: its warnings are what an operator needs.
+    let logging = telemetry::Logging { default_filter: "info,rmcp=warn", json, stderr: false };
     let traces = telemetry::install(logging, serve_opt.otlp_endpoint.clone())?;
     let served = serve::run(serve_opt, gateway, traces.is_some()).await;
     if let Some(traces) = traces {

@@ -27,6 +27,12 @@ pub(crate) enum Command {
     /// push notifications itself. Agents may also be registered while it runs (`agentwire
     /// registry add`), kept in --store, checked on schedule and searched at /agents.
     Gateway(Box<GatewayOpt>),
+    /// Serve A2A agents as MCP tools over stdio, for assistants and IDEs that start a command.
+    ///
+    /// Each URL is an agent, or a gateway whose agents (listed at its /agents) are all offered.
+    /// The tools are each agent's skills, and list_agents, send_message, get_task and
+    /// cancel_task. Logs go to standard error; standard output carries MCP alone.
+    Mcp(crate::mcp::McpOpt),
     /// Make a private key for --signing-key.
     ///
     /// PKCS#8 PEM, written to FILE (readable by its owner alone); prints its key id and public
@@ -343,6 +349,13 @@ pub(crate) struct ServeOpt {
     /// served (see --console-open).
     #[arg(long, env = "AGENTWIRE_CONSOLE")]
     pub(crate) console: bool,
+
+    /// Serve the agent's skills as MCP tools at /mcp (MCP's streamable HTTP transport), for
+    /// assistants and IDEs. Callers authenticate as A2A callers do (--auth); a refusal points to
+    /// the protected-resource metadata at /.well-known/oauth-protected-resource/mcp. A gateway
+    /// offers each caller the agents it may see.
+    #[arg(long)]
+    pub(crate) mcp: bool,
 
     /// Serve the console to every address even when no authentication is configured.
     #[arg(long, requires = "console")]

@@ -6,6 +6,7 @@ use tokio::time::Instant;
 
 use agentwire_client::Client;
 use agentwire_gateway::{ClientFor, Gateway, Mirror, RegistrySettings};
+use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
@@ -106,6 +107,10 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 };
             }
             gateway = gateway.registry(registry_settings(&upstreams, client_for)?);
+            if opt.mcp {
+                gateway = gateway.mcp();
+                tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
+            }
             if let Some(grpc) = grpc_address {
                 gateway = gateway.grpc_target(&grpc.to_string());
             }
@@ -145,7 +150,15 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-            (app.router(handler.clone(), http), Some(handler))
+            let mut router = app.router(handler.clone(), http);
+            if opt.mcp {
+                let server = McpServer::new(OneAgent::new(app.service(handler.clone())));
+                let options =
+                    McpHttpOptions { public_url: public_url.clone(), max_body_bytes: opt.limits.max_body_size };
+                router = router.merge(agentwire_mcp::router(server, app, options));
+                tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
+            }
+            (router, Some(handler))
         }
     };
     let metrics_server = match (metrics, metrics_listener) {

@@ -195,3 +195,60 @@ async fn a_delegated_request_and_its_push_notification_make_one_trace() {
     drop(downstream);
     traces.shut_down().await;
 }
+
+/// An MCP tool call continues its caller's trace, and is the parent of the A2A operation it runs,
+/// down to the agent's execution.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_tool_call_is_the_parent_of_its_a2a_operations() {
+    let collector = SpanCollector::start().await;
+    let dir = TempDir::new("traces-mcp");
+    let args = ["--store", "memory", "--mcp", "--otlp-endpoint", &collector.endpoint];
+    let agent = Server::start_with_env(
+        &dir.0,
+        &args,
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_SERVICE_NAME", "the-agent")],
+    )
+    .await;
+    let (trace_id, caller_span) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "send_message", "arguments": {"message": "hello"}, "_meta": meta}});
+    let answer = reqwest::Client::new()
+        .post(format!("{}/mcp", agent.base))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "send_message")
+        .header("traceparent", format!("00-{trace_id}-{caller_span}-01"))
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let body = answer.text().await.unwrap();
+    assert!(body.contains("\"isError\":false"), "{body}");
+
+    let spans = collector
+        .wait_for(Duration::from_secs(15), |spans| find(spans, "the-agent", INTERNAL_KIND, "invoke_agent").is_some())
+        .await;
+    let span =
+        |kind, name| find(&spans, "the-agent", kind, name).unwrap_or_else(|| panic!("no {name} span: {spans:#?}"));
+    let (tool_call, operation, execution) = (
+        span(SERVER_KIND, "tools/call send_message"),
+        span(SERVER_KIND, "SendStreamingMessage"),
+        span(INTERNAL_KIND, "invoke_agent"),
+    );
+    assert_eq!(tool_call.trace_id, trace_id, "the caller's trace");
+    assert_eq!(tool_call.parent_span_id, caller_span, "the caller's span is the tool call's parent");
+    assert_eq!(tool_call.attributes.get("mcp.method.name").map(String::as_str), Some("tools/call"));
+    assert_eq!(tool_call.attributes.get("gen_ai.tool.name").map(String::as_str), Some("send_message"));
+    assert_eq!(
+        (operation.trace_id.as_str(), operation.parent_span_id.as_str()),
+        (trace_id, tool_call.span_id.as_str())
+    );
+    assert_eq!(execution.parent_span_id, operation.span_id, "{spans:#?}");
+}

@@ -35,6 +35,8 @@
 mod card;
 mod directory;
 mod listing;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod mirror;
 mod mount;
 mod registry;
@@ -74,6 +76,7 @@ impl Gateway {
             http: HttpOptions::default(),
             mirror: None,
             registry: None,
+            mcp: false,
         }
     }
 }
@@ -89,6 +92,8 @@ pub struct GatewayBuilder {
     http: HttpOptions,
     mirror: Option<Mirror>,
     registry: Option<RegistrySettings>,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    mcp: bool,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -226,6 +231,15 @@ impl GatewayBuilder {
         self
     }
 
+    /// Serves the agents as MCP tools at `/mcp` too ([`agentwire_mcp`]): each caller is offered
+    /// the agents it may see, as the gateway's authentication finds it, and its calls go through
+    /// the gateway's layers as any other.
+    #[cfg(feature = "mcp")]
+    pub fn mcp(mut self) -> Self {
+        self.mcp = true;
+        self
+    }
+
     /// The gateway as an axum `Router`: serve it with [`agentwire_server::serve`].
     pub fn build(self) -> Router {
         self.into_parts().0
@@ -293,6 +307,25 @@ impl GatewayBuilder {
         });
         let app = self.app;
         let root_service = root.as_ref().map(|agent| app.service(operations(agent, Visibility::default())));
+        // The MCP routes, once the registry (if any) is known.
+        #[cfg(feature = "mcp")]
+        let mcp_routes = {
+            let (on, app, directory) = (self.mcp, app.clone(), directory.clone());
+            let root = root.clone().zip(root_service.clone());
+            let options = agentwire_mcp::McpHttpOptions {
+                public_url: self.public_url.clone(),
+                max_body_bytes: http.max_body_bytes,
+            };
+            move |router: Router, registry: Option<Arc<Registry>>| -> Router {
+                if !on {
+                    return router;
+                }
+                let agents = mcp::GatewayAgents { directory, root, registry };
+                router.merge(agentwire_mcp::router(agentwire_mcp::McpServer::new(agents), app, options))
+            }
+        };
+        #[cfg(not(feature = "mcp"))]
+        let mcp_routes = |router: Router, _: Option<Arc<Registry>>| router;
         let no_mounts = self.mounts.is_empty() && self.registry.is_none();
         #[cfg(feature = "console")]
         let root_alone = root.is_some() && self.mounts.is_empty();
@@ -301,7 +334,7 @@ impl GatewayBuilder {
             {
                 http.console = console;
             }
-            return (router_with(root, http), handler);
+            return (mcp_routes(router_with(root, http), None), handler);
         }
         let mount = {
             let (app, http) = (app.clone(), http.clone());
@@ -389,13 +422,14 @@ impl GatewayBuilder {
                 }
             };
         }
+        let registry_for_mcp = registry.clone();
         let agents = match registry {
             Some(registry) => axum::routing::any(move |request: axum::extract::Request| {
                 registry::agents_route(Arc::clone(&registry), request)
             }),
             None => listing::route(directory, self.public_url.clone()),
         };
-        (router.route("/agents", agents), handler)
+        (mcp_routes(router.route("/agents", agents), registry_for_mcp), handler)
     }
 }
 

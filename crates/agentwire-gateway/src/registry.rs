@@ -363,7 +363,7 @@ impl Registry {
     /// `principal`, calling from `peer`, with whether it may change the registry: named by
     /// `--registry-admin`, holding the admin scope, or, where the gateway authenticates no one,
     /// on its own host.
-    fn caller(&self, principal: Option<&Principal>, peer: Option<&agentwire_types::Peer>) -> Caller {
+    pub(crate) fn caller(&self, principal: Option<&Principal>, peer: Option<&agentwire_types::Peer>) -> Caller {
         let mut caller = Caller::of(principal);
         caller.admin = match principal {
             Some(principal) => {
@@ -502,6 +502,16 @@ impl Registry {
         Ok(answer)
     }
 
+    /// The names of the agents `text` finds that `caller` may see, best first: one page of them.
+    #[cfg(any(feature = "console", feature = "mcp"))]
+    pub(crate) async fn found(&self, caller: &Caller, text: &str) -> Result<Vec<String>, A2AError> {
+        if text.len() > MAX_TEXT {
+            return Err(invalid(format!("the query text is at most {MAX_TEXT} bytes")));
+        }
+        let query = AgentQuery { excluded: self.directory.hidden_from(caller), ..AgentQuery::text(text) };
+        Ok(self.store.search(&query.page(0, MAX_PAGE)).await.map_err(store_failed)?.names)
+    }
+
     /// An agent as a listing shows it: its name, the gateway's URL for it, the card the gateway
     /// serves for it (v1.0 form), its health and signature; an admin also sees who registered it
     /// and why its last check failed.
@@ -546,10 +556,7 @@ impl Registry {
     ) -> Vec<agentwire_server::ListedAgent> {
         let caller = crate::directory::caller_of(&self.app, ctx).await;
         let names: Vec<String> = match text {
-            Some(text) => {
-                let query = AgentQuery { excluded: self.directory.hidden_from(&caller), ..AgentQuery::text(&text) };
-                self.store.search(&query.page(0, MAX_PAGE)).await.map(|found| found.names).unwrap_or_default()
-            }
+            Some(text) => self.found(&caller, &text).await.unwrap_or_default(),
             None => self.directory.agents().into_iter().map(|(name, _)| name).collect(),
         };
         let time = |t: &Option<Timestamp>| t.as_ref().map(Timestamp::to_string);
@@ -641,10 +648,10 @@ impl RegisterRequest {
         if url.parse::<http::Uri>().ok().and_then(|uri| uri.host().map(str::to_owned)).is_none() {
             return Err(invalid("url is not a URL with a host"));
         }
-        if let Some(token) = &self.token {
-            if token.is_empty() || token.len() > MAX_TOKEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(invalid(format!("token must be 1 to {MAX_TOKEN} visible ASCII characters")));
-            }
+        if let Some(token) = &self.token
+            && (token.is_empty() || token.len() > MAX_TOKEN || !token.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(invalid(format!("token must be 1 to {MAX_TOKEN} visible ASCII characters")));
         }
         if let Some(visibility) = &self.visibility {
             for list in [&visibility.principals, &visibility.tenants, &visibility.scopes] {

@@ -62,4 +62,4 @@ pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, TlsConfig};
 pub use service::{Admission, Admitted, OperationService, Operations};
-pub use spans::{OperationSpans, Spanned};
+pub use spans::{FrontSpan, OperationSpans, Spanned};

@@ -98,6 +98,61 @@ where
     }
 }
 
+/// The span of a call served in front of the operations (an MCP tool call): a server span, the
+/// child of the caller's context in the call's W3C headers, whose own context those headers then
+/// carry, so that the operations the call runs are its children. The span ends with
+/// [`end`](Self::end), or when it is dropped.
+///
+/// ```
+/// use agentwire_server::FrontSpan;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut headers = http::HeaderMap::new();
+/// let span = FrontSpan::start("tools/call echo".into(), vec![("mcp.method.name", "tools/call".into())], &mut headers);
+/// let answer = span.run(async { 42 }).await;
+/// assert_eq!(answer, 42);
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct FrontSpan {
+    context: Context,
+}
+
+impl FrontSpan {
+    /// Starts the span `name` with `attributes`, the child of the caller's context in `headers`,
+    /// and puts its own context in `headers` in the caller's place.
+    pub fn start(name: Cow<'static, str>, attributes: Vec<(&'static str, String)>, headers: &mut HeaderMap) -> Self {
+        let parent = caller_context(headers);
+        let tracer = tracer();
+        let attributes = attributes.into_iter().map(|(key, value)| KeyValue::new(key, value));
+        let span = tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&tracer, &parent);
+        let context = parent.with_span(span);
+        headers.extend(context_headers(&context));
+        Self { context }
+    }
+
+    /// Runs `work` in the span's context: the spans it makes are the span's children.
+    pub async fn run<F: std::future::Future>(&self, work: F) -> F::Output {
+        work.with_context(self.context.clone()).await
+    }
+
+    /// Records that the call failed, with `message`.
+    pub fn failed(&self, kind: &'static str, message: String) {
+        let span = self.context.span();
+        span.set_attribute(KeyValue::new("error.type", kind));
+        span.set_status(Status::error(message));
+    }
+
+    /// Ends the span.
+    pub fn end(self) {
+        self.context.span().end();
+    }
+}
+
 fn tracer() -> BoxedTracer {
     opentelemetry::global::tracer("agentwire")
 }

@@ -11,6 +11,7 @@ mod durability;
 mod gateway_start;
 mod grpc_port;
 mod lifecycle;
+mod mcp;
 mod observability;
 mod open_files;
 mod plain_logs;
