@@ -13,8 +13,11 @@
 # COMPARE_BINDING=rest sends the same SendMessage as HTTP+JSON (`POST /message:send`) instead;
 # COMPARE_PATH=/agents/NAME/ sends JSON-RPC there rather than to `/` (a gateway's mounted agent);
 # COMPARE_HEADER='NAME: VALUE' adds a header to every request (credentials, for servers with --auth);
-# COMPARE_HEADER_B='NAME: VALUE' adds one to B's requests alone, with {{seq}} numbered per request
+# COMPARE_HEADER_B='NAME: VALUE' adds one to B's requests alone (several, one per line), with {{seq}} numbered per request
 # (`COMPARE_HEADER_B='Idempotency-Key: k{{seq}}' bench/compare.sh BIN BIN` prices keyed sends);
+# COMPARE_B_PATH, COMPARE_B_BODY and COMPARE_B_ENVELOPE (a loadgen --envelope) give B's requests a
+# path, body and answer check of their own, to price another request against A's on the same server
+# (bench/mcp.sh: an MCP tool call beside the A2A send it makes);
 # an agentwire binary serves the memory store, or a fresh SQLite file with BENCH_STORE=sqlite.
 set -euo pipefail
 
@@ -53,8 +56,12 @@ side_by_side() {
         local port=$port1 pid=$pid1
         [ "$side" = 2 ] && port=$port2 pid=$pid2
         only_b=()
-        [[ $side == "$b_side" && -n ${COMPARE_HEADER_B:-} ]] && only_b=(-H "$COMPARE_HEADER_B")
-        taskset -c 1 "$loadgen" rps "${target[@]/PORT/$port}" -H 'Content-Type: application/json' \
+        if [[ $side == "$b_side" && -n ${COMPARE_HEADER_B:-} ]]; then
+            while IFS= read -r header; do only_b+=(-H "$header"); done <<<"$COMPARE_HEADER_B"
+        fi
+        local sent=("${target[@]}")
+        [[ $side == "$b_side" ]] && sent=("${target_b[@]}")
+        taskset -c 1 "$loadgen" rps "${sent[@]/PORT/$port}" -H 'Content-Type: application/json' \
             -H 'A2A-Version: 1.0' ${COMPARE_HEADER:+-H "$COMPARE_HEADER"} "${only_b[@]}" -c 8 --warmup "${COMPARE_WARMUP:-1}" \
             --duration "${COMPARE_DURATION:-5}" --server-pid "$pid" --json 2>/dev/null | tail -1 >"$work/side$side.json" &
         [ "$side" = 1 ] && load1=$!
@@ -76,6 +83,12 @@ case ${COMPARE_BINDING:-jsonrpc} in
     rest) target=(--envelope rest --url "http://127.0.0.1:PORT/message:send" --body "$REST_BODY") ;;
     *) echo "COMPARE_BINDING must be jsonrpc or rest" >&2; exit 2 ;;
 esac
+
+target_b=("${target[@]}")
+if [[ -n ${COMPARE_B_PATH:-}${COMPARE_B_BODY:-}${COMPARE_B_ENVELOPE:-} ]]; then
+    target_b=(--url "http://127.0.0.1:PORT${COMPARE_B_PATH:-${COMPARE_PATH:-/}}" --body "${COMPARE_B_BODY:-$SEND_BODY}"
+        --envelope "${COMPARE_B_ENVELOPE:-jsonrpc}")
+fi
 
 ratios=()
 for round in $(seq "$rounds"); do

@@ -9,7 +9,7 @@ use hyper::StatusCode;
 use tokio::task::{JoinSet, LocalSet};
 use tokio::time::{sleep, sleep_until, Duration, Instant};
 
-use crate::check::{abbreviate_bytes, grpc_status, GrpcTaskCheck, ResponseCheck, StreamCheck, TaskCheck};
+use crate::check::{abbreviate_bytes, grpc_status, GrpcTaskCheck, McpCheck, ResponseCheck, StreamCheck, TaskCheck};
 use crate::conn::{self, Sender};
 use crate::opt::{Envelope, LoadOpt};
 use crate::procfs::Process;
@@ -68,6 +68,8 @@ pub(crate) async fn run(mode: Mode, opt: &LoadOpt) -> anyhow::Result<RunSummary>
     };
     let check: Box<dyn ResponseCheck> = match (mode, opt.target.envelope) {
         (Mode::Unary, Envelope::Grpc) => Box::new(GrpcTaskCheck),
+        (Mode::Unary, Envelope::Mcp) => Box::new(McpCheck::new()),
+        (Mode::Stream, Envelope::Mcp) => bail!("MCP answers are measured as unary calls: use `rps`"),
         (Mode::Stream, Envelope::Grpc) => bail!("gRPC streams are not measured: use `rps`"),
         (Mode::Unary, envelope) => Box::new(TaskCheck::new(envelope)),
         (Mode::Stream, envelope) => Box::new(StreamCheck::new(envelope)),

@@ -38,6 +38,9 @@ pub(crate) enum Envelope {
     /// gRPC over HTTP/2: the body (ProtoJSON of `lf.a2a.v1.SendMessageRequest`) is sent as that
     /// message in protobuf, and the answer must be a SendMessageResponse holding a completed task.
     Grpc,
+    /// MCP `tools/call` (agentwire's MCP server): a result that is no error, whose structured
+    /// content says the A2A task reached COMPLETED.
+    Mcp,
     /// Only the HTTP status is checked.
     None,
 }

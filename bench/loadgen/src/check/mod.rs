@@ -2,12 +2,14 @@
 //! few byte searches, cheap enough for every response at 100k+ requests per second.
 
 mod grpc;
+mod mcp;
 mod sse;
 mod task;
 
 use serde_json::Value;
 
 pub(crate) use grpc::{grpc_status, GrpcTaskCheck};
+pub(crate) use mcp::McpCheck;
 pub(crate) use sse::{first_event, StreamCheck};
 pub(crate) use task::TaskCheck;
 
@@ -40,6 +42,7 @@ fn payload(envelope: Envelope, value: &Value) -> Result<&Value, String> {
         }
         Envelope::Rest | Envelope::None => Ok(value),
         Envelope::Grpc => Err("a gRPC answer is not JSON".to_owned()),
+        Envelope::Mcp => Err("an MCP answer is checked by its own check".to_owned()),
     }
 }
 

@@ -19,7 +19,7 @@ impl TaskCheck {
             Envelope::Jsonrpc => &["\"result\"", "\"task\"", COMPLETED],
             Envelope::Rest => &["\"task\"", COMPLETED],
             Envelope::JsonrpcV03 => &["\"result\"", "\"kind\":\"task\"", "\"completed\""],
-            Envelope::Grpc | Envelope::None => &[],
+            Envelope::Grpc | Envelope::Mcp | Envelope::None => &[],
         };
         let must_have = must_have.iter().map(|needle| Finder::new(needle.as_bytes()).into_owned()).collect();
         Self { envelope, must_have, error: Finder::new(b"\"error\"").into_owned() }
