@@ -99,15 +99,32 @@ async fn authenticate(State(guard): State<Arc<Guard>>, mut request: Request, nex
 
 fn refusal(error: &A2AError, public_url: &str) -> Response {
     let mut response = agentwire_server::error_response(error);
-    if error.kind() == ErrorKind::Unauthenticated {
-        let challenge = format!("Bearer resource_metadata=\"{public_url}{RESOURCE_METADATA_PATH}\"");
-        let earlier: Vec<HeaderValue> = response.headers_mut().remove(header::WWW_AUTHENTICATE).into_iter().collect();
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            response.headers_mut().append(header::WWW_AUTHENTICATE, value);
+    let metadata = format!("resource_metadata=\"{public_url}{RESOURCE_METADATA_PATH}\"");
+    let headers = response.headers_mut();
+    let earlier: Vec<HeaderValue> = headers.get_all(header::WWW_AUTHENTICATE).iter().cloned().collect();
+    match error.kind() {
+        // Where to get a token: a challenge of its own, before the server's.
+        ErrorKind::Unauthenticated => {
+            headers.remove(header::WWW_AUTHENTICATE);
+            let first = HeaderValue::from_str(&format!("Bearer {metadata}")).ok();
+            for value in first.into_iter().chain(earlier) {
+                headers.append(header::WWW_AUTHENTICATE, value);
+            }
         }
-        for value in earlier {
-            response.headers_mut().append(header::WWW_AUTHENTICATE, value);
+        // A token without the scope: its Bearer challenge names the metadata too.
+        ErrorKind::PermissionDenied => {
+            headers.remove(header::WWW_AUTHENTICATE);
+            for value in earlier {
+                let named = match value.to_str() {
+                    Ok(challenge) if challenge.starts_with("Bearer ") => {
+                        HeaderValue::from_str(&format!("{challenge}, {metadata}")).unwrap_or(value)
+                    }
+                    _ => value,
+                };
+                headers.append(header::WWW_AUTHENTICATE, named);
+            }
         }
+        _ => {}
     }
     response.into_response()
 }
@@ -154,5 +171,19 @@ mod tests {
         assert_eq!(response.status(), 401);
         let challenge = response.headers().get(header::WWW_AUTHENTICATE).unwrap().to_str().unwrap();
         assert_eq!(challenge, "Bearer resource_metadata=\"http://h:1/.well-known/oauth-protected-resource/mcp\"");
+    }
+
+    #[test]
+    fn a_caller_without_the_scope_is_pointed_at_the_metadata_too() {
+        let challenge = "Bearer realm=\"agentwire\", error=\"insufficient_scope\", scope=\"a2a:send\"";
+        let error =
+            A2AError::permission_denied("SendMessage needs the scope a2a:send").with_challenge(challenge.to_owned());
+        let response = refusal(&error, "http://h:1");
+        assert_eq!(response.status(), 403);
+        let named = response.headers().get(header::WWW_AUTHENTICATE).unwrap().to_str().unwrap();
+        assert_eq!(
+            named,
+            format!("{challenge}, resource_metadata=\"http://h:1/.well-known/oauth-protected-resource/mcp\"")
+        );
     }
 }
