@@ -8,7 +8,7 @@ use agentwire_server::{Operations, Principal};
 use agentwire_types::A2AError;
 use futures_util::future::BoxFuture;
 
-use crate::directory::{Caller, Directory};
+use crate::directory::{Caller, Directory, Mounted};
 use crate::registry::Registry;
 use crate::upstream::Upstream;
 
@@ -29,9 +29,8 @@ impl GatewayAgents {
         }
     }
 
-    /// The mounted agent `name`, if it has been reached and `caller` may see it.
-    fn mounted(&self, name: &str, caller: &Caller) -> Option<McpAgent> {
-        let mounted = self.directory.get(name)?;
+    /// The agent mounted as `name`, if it has been reached and `caller` may see it.
+    fn offered(name: &str, mounted: &Mounted, caller: &Caller) -> Option<McpAgent> {
         if !mounted.visibility.is_public() && !caller.sees(&mounted.visibility) {
             return None;
         }
@@ -49,7 +48,8 @@ impl GatewayAgents {
 impl AgentDirectory for GatewayAgents {
     fn agents<'a>(&'a self, principal: Option<&'a Principal>) -> BoxFuture<'a, Vec<McpAgent>> {
         let caller = self.caller(principal);
-        let mounted = self.directory.agents().into_iter().filter_map(|(name, _)| self.mounted(&name, &caller));
+        let mounted =
+            self.directory.agents().into_iter().filter_map(|(name, mounted)| Self::offered(&name, &mounted, &caller));
         let agents = self.root().into_iter().chain(mounted).collect();
         Box::pin(std::future::ready(agents))
     }
@@ -65,7 +65,8 @@ impl AgentDirectory for GatewayAgents {
             };
             let caller = self.caller(principal);
             let names = registry.found(&caller, query).await?;
-            Ok(names.iter().filter_map(|name| self.mounted(name, &caller)).collect())
+            let found = names.iter().filter_map(|name| Some((name, self.directory.get(name)?)));
+            Ok(found.filter_map(|(name, mounted)| Self::offered(name, &mounted, &caller)).collect())
         })
     }
 

@@ -19,7 +19,7 @@ pub(crate) fn task_result(agent: &str, task: &Task) -> CallToolResult {
         .iter()
         .flat_map(|artifact| {
             artifact.parts.iter().enumerate().map(move |(index, part)| {
-                block(part, &format!("a2a://tasks/{}/artifacts/{}/{index}", task.id, artifact.artifact_id))
+                block(part, || format!("a2a://tasks/{}/artifacts/{}/{index}", task.id, artifact.artifact_id))
             })
         })
         .collect();
@@ -62,7 +62,7 @@ pub(crate) fn message_result(agent: &str, message: &Message) -> CallToolResult {
         .parts
         .iter()
         .enumerate()
-        .map(|(index, part)| block(part, &format!("a2a://messages/{}/{index}", message.message_id)));
+        .map(|(index, part)| block(part, || format!("a2a://messages/{}/{index}", message.message_id)));
     let mut result = CallToolResult::success(content.collect());
     result.structured_content = Some(json!({"agent": agent, "contextId": message.context_id}));
     result
@@ -86,26 +86,31 @@ fn last_agent_text(task: &Task) -> Option<String> {
 
 /// One part as a content block: text as text, data as its JSON text, an image as an image, other
 /// bytes as an embedded resource (text when they are text), a URL as a resource link.
-fn block(part: &Part, uri: &str) -> ContentBlock {
+fn block(part: &Part, uri: impl FnOnce() -> String) -> ContentBlock {
     let media_type = part.media_type.as_deref().unwrap_or("application/octet-stream");
-    let name = part
-        .filename
-        .clone()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| uri.rsplit('/').next().unwrap_or("file").to_owned());
+    // Files only: their resource's URI, and a name from it where the part gives none.
+    let file = || {
+        let uri = uri();
+        let name = part.filename.clone().filter(|n| !n.is_empty());
+        let name = name.unwrap_or_else(|| uri.rsplit('/').next().unwrap_or("file").to_owned());
+        (uri, name)
+    };
     match &part.content {
         PartContent::Text(text) => ContentBlock::text(text.clone()),
         PartContent::Data(data) => ContentBlock::text(data.to_string()),
         PartContent::Url(url) => {
+            let (_, name) = file();
             ContentBlock::resource_link(Resource::new(url.clone(), name).with_mime_type(media_type))
         }
-        PartContent::Raw(bytes) if bytes.len() > MAX_EMBEDDED_BYTES => ContentBlock::text(format!(
-            "The file {name:?} ({media_type}, {} bytes) is too large to embed; read it from the task with get_task.",
-            bytes.len()
-        )),
         PartContent::Raw(bytes) => {
+            let (uri, name) = file();
             let base64 = || base64::engine::general_purpose::STANDARD.encode(bytes);
-            if media_type.starts_with("image/") {
+            if bytes.len() > MAX_EMBEDDED_BYTES {
+                ContentBlock::text(format!(
+                    "The file {name:?} ({media_type}, {} bytes) is too large to embed; read it from the task with get_task.",
+                    bytes.len()
+                ))
+            } else if media_type.starts_with("image/") {
                 ContentBlock::image(base64(), media_type)
             } else if let (true, Ok(text)) = (is_text(media_type), std::str::from_utf8(bytes)) {
                 ContentBlock::resource(ResourceContents::text(text, uri).with_mime_type(media_type))

@@ -171,7 +171,8 @@ impl ServerHandler for McpServer {
         mcp: McpContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let (caller, _) = contexts(&mcp);
-        Ok(ListToolsResult::with_all_items(self.catalog(caller.as_ref()).await.1.tools))
+        let (agents, catalog) = self.catalog(caller.as_ref()).await;
+        Ok(ListToolsResult::with_all_items(catalog.tools(&agents)))
     }
 
     async fn get_task(&self, request: GetTaskParams, mcp: McpContext<RoleServer>) -> Result<GetTaskResult, McpError> {

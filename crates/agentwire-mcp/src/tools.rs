@@ -31,45 +31,62 @@ pub(crate) enum Action {
     Skill { agent: String, skill: String },
 }
 
-/// The tools offered to one caller, and what each name does.
+/// The tools offered to one caller: each name, in the order they are listed, and what it does.
+/// A call only needs the names; [`tools`](Self::tools) describes them for a listing.
 pub(crate) struct Catalog {
-    pub(crate) tools: Vec<Tool>,
     actions: HashMap<String, Action>,
+    order: Vec<String>,
+    /// The agent's name where there is one agent and its tools carry no prefix.
+    one: Option<String>,
 }
 
 impl Catalog {
     /// The tools for `agents`; skill tools are named `AGENT_SKILL` when `prefixed`, else `SKILL`.
     pub(crate) fn of(agents: &[McpAgent], prefixed: bool) -> Self {
-        let mut catalog = Self { tools: Vec::new(), actions: HashMap::new() };
-        let one = (agents.len() == 1 && !prefixed).then(|| agents[0].name.as_str());
-        catalog.add(list_agents_tool(), Action::ListAgents);
-        catalog.add(send_tool(one), Action::Send);
-        catalog.add(
-            task_tool("get_task", "Read an agent's task: its state, its messages and its artifacts.", one, true),
-            Action::GetTask,
-        );
-        catalog.add(
-            task_tool("cancel_task", "Cancel an agent's task that has not ended.", one, false),
-            Action::CancelTask,
-        );
+        let one = (agents.len() == 1 && !prefixed).then(|| agents[0].name.clone());
+        let mut catalog = Self { actions: HashMap::new(), order: Vec::new(), one };
+        catalog.add("list_agents".to_owned(), Action::ListAgents);
+        catalog.add("send_message".to_owned(), Action::Send);
+        catalog.add("get_task".to_owned(), Action::GetTask);
+        catalog.add("cancel_task".to_owned(), Action::CancelTask);
         for agent in agents {
             for skill in &agent.card.skills {
                 let base = if prefixed { format!("{}_{}", agent.name, skill.id) } else { skill.id.clone() };
                 let name = unique(&crate::agents::slug(&base), &catalog.actions);
-                let description = skill_description(agent, skill);
-                let tool = Tool::new(name, description, Arc::new(object(message_schema(false))))
-                    .with_title(format!("{}: {}", agent.card.name, skill.name))
-                    .with_annotations(ToolAnnotations::new().read_only(false).open_world(true));
-                let action = Action::Skill { agent: agent.name.clone(), skill: skill.id.clone() };
-                catalog.add(tool, action);
+                catalog.add(name, Action::Skill { agent: agent.name.clone(), skill: skill.id.clone() });
             }
         }
         catalog
     }
 
-    fn add(&mut self, tool: Tool, action: Action) {
-        self.actions.insert(tool.name.to_string(), action);
-        self.tools.push(tool);
+    fn add(&mut self, name: String, action: Action) {
+        self.actions.insert(name.clone(), action);
+        self.order.push(name);
+    }
+
+    /// The tools, described for a listing; `agents` are those the catalog was made of.
+    pub(crate) fn tools(&self, agents: &[McpAgent]) -> Vec<Tool> {
+        let one = self.one.as_deref();
+        let described = |name: &String| -> Option<Tool> {
+            Some(match &self.actions[name] {
+                Action::ListAgents => list_agents_tool(),
+                Action::Send => send_tool(one),
+                Action::GetTask => {
+                    task_tool("get_task", "Read an agent's task: its state, its messages and its artifacts.", one, true)
+                }
+                Action::CancelTask => {
+                    task_tool("cancel_task", "Cancel an agent's task that has not ended.", one, false)
+                }
+                Action::Skill { agent, skill } => {
+                    let agent = agents.iter().find(|a| &a.name == agent)?;
+                    let skill = agent.card.skills.iter().find(|s| &s.id == skill)?;
+                    Tool::new(name.clone(), skill_description(agent, skill), Arc::new(object(message_schema(false))))
+                        .with_title(format!("{}: {}", agent.card.name, skill.name))
+                        .with_annotations(ToolAnnotations::new().read_only(false).open_world(true))
+                }
+            })
+        };
+        self.order.iter().filter_map(described).collect()
     }
 
     /// The name of the tool for `agent`'s skill `skill`.
