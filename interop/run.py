@@ -618,20 +618,36 @@ def mcp_columns(binary: Path, clients: dict[str, Client]) -> list[Column]:
 
 
 def render_mcp(columns: list[Column]) -> str:
+    about = ("The official MCP SDKs' clients against `agentwire gateway --mcp` in front of agentwire's conformance agent "
+             "(`conf`) and the official A2A Python SDK's agent (`py`): over streamable HTTP at `/mcp`, and over stdio "
+             "through `agentwire mcp GATEWAY` (interop/mcp-python, interop/mcp-js).")  # fmt: skip
+    heading = lambda c: f"{c.sdk} {c.version}<br>{c.binding}"  # noqa: E731
+    return render_checks("MCP", about, columns, heading, list(MCP_CASES), ("case", "what it checks"), MCP_CASES)
+
+
+def render_checks(
+    title: str,
+    about: str,
+    columns: list[Column],
+    heading,
+    cases: list[str],
+    explained: tuple[str, str],
+    explanations: dict[str, str],
+) -> str:
+    """A section of checks outside the matrix: a table of its cases by column, the failures, and
+    what each check does."""
     if not columns:
         return ""
-    lines = ["", "## MCP", "", "The official MCP SDKs' clients against `agentwire gateway --mcp` in front of agentwire's "
-             "conformance agent (`conf`) and the official A2A Python SDK's agent (`py`): over streamable HTTP at "
-             "`/mcp`, and over stdio through `agentwire mcp GATEWAY` (interop/mcp-python, interop/mcp-js).", ""]  # fmt: skip
-    lines += ["| case | " + " | ".join(f"{c.sdk} {c.version}<br>{c.binding}" for c in columns) + " |"]
+    lines = ["", f"## {title}", ""] + ([about, ""] if about else [])
+    lines += [f"| {explained[0]} | " + " | ".join(heading(c) for c in columns) + " |"]
     lines.append("|---|" + "---|" * len(columns))
-    for case in MCP_CASES:
+    for case in cases:
         cells = ["pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
     lines += [""] + [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
     lines += [""] if failures else []
-    lines += ["| case | what it checks |", "|---|---|"] + [f"| {k} | {v} |" for k, v in MCP_CASES.items()]
+    lines += [f"| {explained[0]} | {explained[1]} |", "|---|---|"] + [f"| {k} | {v} |" for k, v in explanations.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -725,18 +741,9 @@ class StaticFiles:
 
 
 def render_signatures(columns: list[Column]) -> str:
-    if not columns:
-        return ""
-    lines = ["", "## Card signatures", "", "| check | " + " | ".join(c.label for c in columns) + " |"]
-    lines.append("|---|" + "---|" * len(columns))
-    for case in SIGNATURE_CASES:
-        cells = ["pass" if verdict(c, case)[0] else "**FAIL**" for c in columns]
-        lines.append(f"| {case} | " + " | ".join(cells) + " |")
-    failures = [(c, case) for c in columns for case in c.cases if not verdict(c, case)[0]]
-    lines += [""] + [f"- {c.label}, `{case}`: {verdict(c, case)[1]}" for c, case in failures]
-    lines += [""] if failures else []
-    lines += ["| check | what it does |", "|---|---|"] + [f"| {k} | {v} |" for k, v in SIGNATURE_CHECKS.items()]
-    return "\n".join(lines) + "\n"
+    heading = lambda c: c.label  # noqa: E731
+    checked = ("check", "what it does")
+    return render_checks("Card signatures", "", columns, heading, SIGNATURE_CASES, checked, SIGNATURE_CHECKS)
 
 
 def main() -> int:

@@ -115,7 +115,7 @@ impl McpServer {
         };
         // A retried call (MCP 2026-07-28) brings the answer to the question its task asked.
         if let (Some(state), Some(answer)) =
-            (&request.request_state, request.input_responses.as_ref().and_then(|r| r.get("answer")))
+            (&request.request_state, request.input_responses.as_ref().and_then(|r| r.get(crate::call::ANSWER)))
         {
             let waiting: Waiting = serde_json::from_str(state)
                 .map_err(|_| McpError::invalid_params("the request state is not one this server gave", None))?;
@@ -125,6 +125,10 @@ impl McpServer {
         match action {
             Action::ListAgents => {
                 let query = string_argument(&arguments, "query")?.unwrap_or_default();
+                // Without a query, every agent the caller may see: those listed above.
+                if query.trim().is_empty() {
+                    return Ok(listing(&agents, &catalog).into());
+                }
                 let found =
                     self.directory.search(caller.as_ref(), query).await.map_err(|e| crate::call::mcp_error(&e))?;
                 Ok(listing(&found, &catalog).into())
