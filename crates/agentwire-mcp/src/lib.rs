@@ -46,3 +46,4 @@ pub use client::{McpTools, ToolOutput};
 pub use http::{router, McpHttpOptions, MCP_PATH, RESOURCE_METADATA_PATH};
 pub use server::McpServer;
 pub use stdio::serve_stdio;
+pub use tools::tool_name;

@@ -52,7 +52,7 @@ impl Catalog {
         for agent in agents {
             for skill in &agent.card.skills {
                 let base = if prefixed { format!("{}_{}", agent.name, skill.id) } else { skill.id.clone() };
-                let name = unique(&crate::agents::slug(&base), &catalog.actions);
+                let name = tool_name(&base, |name| catalog.actions.contains_key(name));
                 catalog.add(name, Action::Skill { agent: agent.name.clone(), skill: skill.id.clone() });
             }
         }
@@ -101,15 +101,25 @@ impl Catalog {
     }
 }
 
-/// `name`, or `name_2`, `name_3`… if it is taken.
-fn unique(name: &str, taken: &HashMap<String, Action>) -> String {
-    if !taken.contains_key(name) {
-        return name.to_owned();
+/// A tool name for `base`, as MCP and the OpenAI tool-calling API both take them: `[A-Za-z0-9_-]`
+/// (other characters become `-`), at most 64 long, and `NAME_2`, `NAME_3`… when `taken` says the
+/// name is already used.
+///
+/// ```
+/// use agentwire_mcp::tool_name;
+///
+/// assert_eq!(tool_name("weather: today", |_| false), "weather--today");
+/// assert_eq!(tool_name("add", |name| name == "add"), "add_2");
+/// ```
+pub fn tool_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let name = crate::agents::slug(base);
+    if !taken(&name) {
+        return name;
     }
     let mut n = 2;
     loop {
         let candidate = format!("{}_{n}", &name[..name.len().min(60)]);
-        if !taken.contains_key(&candidate) {
+        if !taken(&candidate) {
             return candidate;
         }
         n += 1;
@@ -307,9 +317,8 @@ mod tests {
 
     #[test]
     fn tool_names_are_unique() {
-        let mut taken = HashMap::new();
-        taken.insert("send_message".to_owned(), Action::Send);
-        assert_eq!(unique("send_message", &taken), "send_message_2");
-        assert_eq!(unique("other", &taken), "other");
+        let taken = |name: &str| name == "send_message" || name == "send_message_2";
+        assert_eq!(tool_name("send_message", taken), "send_message_3");
+        assert_eq!(tool_name("other", taken), "other");
     }
 }

@@ -33,6 +33,8 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use agentwire_store::{Scope, TaskQuery, TaskStore};
+
 use crate::RequestContext;
 
 pub use conformance::ConformanceAgent;
@@ -107,6 +109,21 @@ pub struct ExecutionContext {
     /// Whether the client is reading a stream (SendStreamingMessage) rather than waiting.
     pub streaming: bool,
     pub(crate) cancel: CancellationToken,
+    /// Where the caller's other tasks are read from; `None` for a context made by [`Self::new`].
+    pub(crate) tasks: Option<TaskReader>,
+}
+
+/// The store and the caller's scope in it, for an execution to read the conversation so far.
+#[derive(Clone)]
+pub(crate) struct TaskReader {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) scope: Scope,
+}
+
+impl std::fmt::Debug for TaskReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskReader").field("scope", &self.scope).finish_non_exhaustive()
+    }
 }
 
 impl ExecutionContext {
@@ -120,7 +137,49 @@ impl ExecutionContext {
             request: RequestContext::default(),
             streaming: false,
             cancel: CancellationToken::new(),
+            tasks: None,
         }
+    }
+
+    /// The caller's earlier tasks in this context, oldest first, with their history and
+    /// artifacts: the conversation before this task, for an agent that answers in context. The
+    /// newest are kept: the list ends before the task that would take it past `max_bytes` (as
+    /// [`MemorySize`](agentwire_types::MemorySize) estimates it), and holds at most 100 tasks.
+    /// A context made by [`ExecutionContext::new`] has none.
+    ///
+    /// ```
+    /// use agentwire_server::agent::ExecutionContext;
+    /// use agentwire_types::Message;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let ctx = ExecutionContext::new("t2", "c1", Message::user("m2", "and in Celsius?"));
+    /// assert!(ctx.earlier_tasks(64 * 1024).await.unwrap().is_empty());
+    /// # });
+    /// ```
+    pub async fn earlier_tasks(&self, max_bytes: usize) -> Result<Vec<Task>, AgentError> {
+        const MAX_TASKS: usize = 100;
+        let Some(reader) = &self.tasks else { return Ok(Vec::new()) };
+        let query = TaskQuery {
+            context_id: Some(self.context_id.clone()),
+            page_size: MAX_TASKS,
+            include_artifacts: true,
+            max_bytes: Some(max_bytes),
+            ..TaskQuery::default()
+        };
+        let page = reader.store.list(&reader.scope, &query).await?;
+        // Newest first from the store; a single task larger than the budget is left out too.
+        let mut tasks: Vec<Task> = page
+            .tasks
+            .into_iter()
+            .filter(|task| task.id != self.task_id)
+            .scan(0usize, |used, task| {
+                *used += agentwire_types::MemorySize::memory_size(&task);
+                Some((*used <= max_bytes).then_some(task))
+            })
+            .map_while(|task| task)
+            .collect();
+        tasks.reverse();
+        Ok(tasks)
     }
 
     /// Fires when a client cancels the task.

@@ -17,7 +17,7 @@ use super::apply::{add_user_message, apply, apply_ready, cancel_events, ending_e
 use super::send::CREATED_VERSION;
 use super::turn::{Appended, Appending, Creation, FirstWrite, Run, Settled, Waiter};
 use super::Core;
-use crate::agent::{AgentEvent, EventStream, ExecutionContext};
+use crate::agent::{AgentEvent, EventStream, ExecutionContext, TaskReader};
 
 /// An execution's agent: asked already, or waiting for its task to be written first (boxed: the
 /// execution's future is held for as long as the agent works).
@@ -110,7 +110,8 @@ impl Core {
         let fresh = new_task.then(|| Arc::clone(&task));
         // The agent sees a new task as it did before it existed: no task yet, only the message.
         let task = (!new_task).then_some(task);
-        let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel };
+        let tasks = Some(TaskReader { store: Arc::clone(&self.tasks), scope: scope.clone() });
+        let ctx = ExecutionContext { task_id: id, context_id, message, task, request, streaming, cancel, tasks };
         let execution = Execution {
             timed_out: false,
             reply_as_task,

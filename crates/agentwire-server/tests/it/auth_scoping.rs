@@ -131,3 +131,39 @@ async fn credentials_with_one_name_are_one_principal() {
     let (_, other) = call(&server, Some("bob-token"), "GetTask", json!({"id": id})).await;
     assert_eq!(other["error"]["code"], -32001, "{other}");
 }
+
+/// Answers with the first text of each earlier task of the context it can read.
+struct Recall;
+
+impl agentwire_server::agent::AgentExecutor for Recall {
+    fn execute(&self, ctx: agentwire_server::agent::ExecutionContext) -> agentwire_server::agent::EventStream {
+        ctx.run(|ctx, updater| async move {
+            let earlier = ctx.earlier_tasks(64 * 1024).await?;
+            let texts: Vec<String> = earlier.iter().map(|task| task.history[0].text()).collect();
+            updater.add_text_artifact("recall", texts.join(",")).await?;
+            updater.complete().await
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_agent_reads_only_its_callers_earlier_tasks_of_a_context() {
+    let auth = StaticAuth::default().with_spec("bearer:alice=alice-token,bob=bob-token").unwrap();
+    let server =
+        TestServer::start_app(agentwire_server::RequestHandler::builder(Recall), App::new().authenticator(auth)).await;
+    let send = |token: &'static str, text: &'static str| {
+        let mut message = user_message(text, text);
+        message["contextId"] = json!("shared-context");
+        let server = &server;
+        async move {
+            let (status, answer) = call(server, Some(token), "SendMessage", json!({"message": message})).await;
+            assert_eq!(status, 200, "{answer}");
+            answer["result"]["task"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().to_owned()
+        }
+    };
+    assert_eq!(send("alice-token", "a1").await, "");
+    assert_eq!(send("bob-token", "b1").await, "", "bob's context is his own, whatever its id");
+    assert_eq!(send("alice-token", "a2").await, "a1");
+    assert_eq!(send("alice-token", "a3").await, "a1,a2", "oldest first");
+    assert_eq!(send("bob-token", "b2").await, "b1");
+}
