@@ -3,6 +3,7 @@
 mod call;
 mod identity;
 mod mcp;
+mod model;
 mod opt;
 mod serve;
 mod telemetry;

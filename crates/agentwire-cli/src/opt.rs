@@ -196,6 +196,9 @@ pub(crate) enum AgentKind {
     Echo,
     /// The behaviours the A2A conformance suites expect.
     Conformance,
+    /// A chat model behind an OpenAI-compatible API (--base-url, --model), with MCP tools.
+    #[value(name = "openai")]
+    OpenAi,
 }
 
 /// A draft of the protocol `serve` can speak besides the released versions.
@@ -385,9 +388,67 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub(crate) metrics_tenants: usize,
 
+    #[command(flatten)]
+    pub(crate) model: ModelOpt,
+
     // Last, so that only these options come under the "Limits" heading.
     #[command(flatten)]
     pub(crate) limits: LimitOpt,
+}
+
+/// The model agent's options (`--agent openai`).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Model agent (--agent openai)")]
+pub(crate) struct ModelOpt {
+    /// The root of the OpenAI-compatible API, as OpenAI's clients take it:
+    /// `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama),
+    /// `http://127.0.0.1:8000/v1` (vLLM, llama.cpp)…
+    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL")]
+    pub(crate) base_url: Option<String>,
+
+    /// The model to ask.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
+
+    /// A file holding the API key (by default, the OPENAI_API_KEY variable's; none at all for a
+    /// server that asks for none).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) api_key_file: Option<PathBuf>,
+
+    /// The system prompt that opens every conversation.
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
+    pub(crate) system_prompt: Option<String>,
+
+    /// A file holding the system prompt.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) system_prompt_file: Option<PathBuf>,
+
+    /// The agent's name in its card (default: the model's). --card replaces the whole card.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent_name: Option<String>,
+
+    /// The agent's description in its card.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) agent_description: Option<String>,
+
+    /// An MCP server whose tools the model may call: a command line to start (stdio) or an
+    /// http(s) URL (streamable HTTP). Repeatable.
+    #[arg(long = "mcp-server", value_name = "CMD|URL")]
+    pub(crate) mcp_servers: Vec<String>,
+
+    /// A tool whose calls wait for the user's approval (the task asks, INPUT_REQUIRED; a reply
+    /// starting with "yes" approves). Repeatable.
+    #[arg(long = "approve", value_name = "TOOL")]
+    pub(crate) approve: Vec<String>,
+
+    /// The most of a context's earlier tasks the model is given, as their size in memory; the
+    /// newest are kept.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
+    pub(crate) history_size: usize,
+
+    /// How many rounds of tool calls one task may make before it fails.
+    #[arg(long, value_name = "N", default_value_t = agentwire_openai::DEFAULT_MAX_TOOL_ROUNDS)]
+    pub(crate) max_tool_rounds: usize,
 }
 
 impl ServeOpt {

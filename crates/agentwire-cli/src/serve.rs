@@ -18,6 +18,8 @@ use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, Sqli
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
+use agentwire_openai::OpenAiAgent;
+
 use crate::opt::{AgentKind, LimitOpt, ServeOpt, UpstreamOpt};
 use crate::{call, identity};
 
@@ -141,7 +143,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         None => {
             let backend = open_backend(&opt).await?;
             let app = app(&opt, metrics.as_ref(), traced, Some(&backend)).await?;
-            let handler = build_handler(&opt, &public_url, grpc_address, metrics.as_ref(), signing_key, backend)?;
+            let agent = agent(&opt).await?;
+            let handler =
+                build_handler(&opt, agent, &public_url, grpc_address, metrics.as_ref(), signing_key, backend)?;
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
@@ -320,8 +324,24 @@ fn cors_origins(opt: &ServeOpt) -> anyhow::Result<CorsOrigins> {
     Ok(CorsOrigins::List(parsed.collect::<anyhow::Result<_>>()?))
 }
 
+/// The agent `--agent` names, with what it needs opened first (the model agent's tools).
+enum Agent {
+    Echo,
+    Conformance,
+    Model(Box<OpenAiAgent>),
+}
+
+async fn agent(opt: &ServeOpt) -> anyhow::Result<Agent> {
+    Ok(match opt.agent {
+        AgentKind::Echo => Agent::Echo,
+        AgentKind::Conformance => Agent::Conformance,
+        AgentKind::OpenAi => Agent::Model(Box::new(crate::model::agent(&opt.model).await?)),
+    })
+}
+
 fn build_handler(
     opt: &ServeOpt,
+    agent: Agent,
     public_url: &str,
     grpc: Option<std::net::SocketAddr>,
     metrics: Option<&Metrics>,
@@ -338,13 +358,14 @@ fn build_handler(
         }
         None => None,
     };
-    let (card, extended_card) = match opt.agent {
-        AgentKind::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
-        AgentKind::Conformance => {
+    let (card, extended_card) = match &agent {
+        Agent::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
+        Agent::Conformance => {
             let card = user_card.unwrap_or_else(ConformanceAgent::card);
             let extended = ConformanceAgent::extended_card(&card);
             (card, Some(extended))
         }
+        Agent::Model(model) => (user_card.unwrap_or_else(|| crate::model::card(model, &opt.model)), None),
     };
     let card_config = CardConfig {
         card,
@@ -357,9 +378,10 @@ fn build_handler(
         grpc_target: grpc.map(|address| address.to_string()),
         protocol_draft_1_1: opt.protocol_draft == Some(crate::opt::ProtocolDraft::V1_1),
     };
-    let builder = match opt.agent {
-        AgentKind::Echo => RequestHandler::builder(EchoAgent),
-        AgentKind::Conformance => RequestHandler::builder(ConformanceAgent::new()),
+    let builder = match agent {
+        Agent::Echo => RequestHandler::builder(EchoAgent),
+        Agent::Conformance => RequestHandler::builder(ConformanceAgent::new()),
+        Agent::Model(model) => RequestHandler::builder(*model),
     };
     let mut builder = builder
         .card(card_config)

@@ -20,8 +20,9 @@ pub(crate) struct Output {
     spinner: Option<ProgressBar>,
     /// What the spinner says: the task's state.
     waiting_for: String,
-    /// The artifact whose text the current line is showing, while chunks append to it.
-    open_artifact: Option<String>,
+    /// The artifact whose text the current line is showing, while chunks append to it, and the
+    /// text shown.
+    open_artifact: Option<(String, String)>,
     /// The terminal's echo of control keys, off while the spinner turns.
     quiet_keys: Option<QuietKeys>,
 }
@@ -143,15 +144,31 @@ impl Output {
             StreamResponse::ArtifactUpdate(update) => {
                 let artifact = &update.artifact;
                 let text = parts_text(&artifact.parts);
-                let continues = update.append && self.open_artifact.as_deref() == Some(&artifact.artifact_id);
-                if !continues {
-                    self.close_artifact();
-                    let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
-                    let label = self.paint("1", &format!("{name}:"));
-                    self.print_inline(&format!("  {label} "));
+                let open = self.open_artifact.as_ref().filter(|(id, _)| *id == artifact.artifact_id);
+                let rest = match open {
+                    Some(_) if update.append => Some(text.as_str()),
+                    // A replacement that begins with what the line shows (the whole text after
+                    // its pieces) completes the line rather than repeating it.
+                    Some((_, shown)) => text.strip_prefix(shown.as_str()),
+                    None => None,
+                };
+                match rest {
+                    Some(rest) => {
+                        let rest = rest.to_owned();
+                        self.print_inline(&rest);
+                        if let Some((_, shown)) = &mut self.open_artifact {
+                            shown.push_str(&rest);
+                        }
+                    }
+                    None => {
+                        self.close_artifact();
+                        let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
+                        let label = self.paint("1", &format!("{name}:"));
+                        self.print_inline(&format!("  {label} "));
+                        self.print_inline(&text);
+                        self.open_artifact = Some((artifact.artifact_id.clone(), text));
+                    }
                 }
-                self.print_inline(&text);
-                self.open_artifact = Some(artifact.artifact_id.clone());
                 if update.last_chunk {
                     self.close_artifact();
                 }

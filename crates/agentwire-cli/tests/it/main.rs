@@ -12,6 +12,7 @@ mod gateway_start;
 mod grpc_port;
 mod lifecycle;
 mod mcp;
+mod model;
 mod observability;
 mod open_files;
 mod plain_logs;
