@@ -4,6 +4,7 @@
     python3 interop/run.py [--server PATH] [--only python|js|python-0.3|js-0.3] [--record]
     python3 interop/run.py --install-server
     python3 interop/run.py --install-mcp
+    python3 interop/run.py --install-model
 
 1. Installs the pinned SDKs, skipping an install whose lock file has not changed since the last
    run: the v1.0 clients' (interop/.venv, interop/js/node_modules) and the v0.3 clients', each
@@ -23,12 +24,16 @@
    interop/mcp-python, interop/mcp-js) against `agentwire gateway --mcp` in front of a conformance
    server and the Python SDK's agent, over streamable HTTP (`/mcp`) and over stdio (`agentwire
    mcp GATEWAY`): tools, calls, progress, cancel, elicitation, and the refusal without credentials.
-6. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
+6. Runs each A2A client, over each binding, against the model agent (`agentwire serve --agent
+   openai`) in front of LiteLLM's proxy serving a scripted chat model (interop/model): a blocking
+   answer, a streamed one in pieces, and a second task of the same conversation. Each SDK has a
+   program for it beside its client (model_client.py, model_client.mjs).
+7. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
-7. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
+8. Writes the matrix as measured, with each SDK's version, to interop/results/INTEROP.md (ignored
    by git) and prints its path.
-8. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
+9. Compares every cell with interop/baseline.json. A cell is keyed by client, binding and case
    ("python / jsonrpc / cancel"), not by SDK version, so a cell that passed with one version of an
    SDK must still pass after the pin is bumped.
 
@@ -67,6 +72,8 @@ VENV03 = INTEROP / ".venv03"
 VENV_SERVER = INTEROP / ".venv-server"  # the Python SDK server that agentwire's client tests call
 JS03 = INTEROP / "js03"
 VENV_MCP = INTEROP / ".venv-mcp"
+MODEL = INTEROP / "model"  # a scripted chat model, served by LiteLLM's proxy (interop/model/serve.py)
+VENV_MODEL = INTEROP / ".venv-model"
 MCP_JS = INTEROP / "mcp-js"
 BASELINE = INTEROP / "baseline.json"
 RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
@@ -173,6 +180,27 @@ MCP_CASES = {
     "no_credentials": "HTTP: the SDK's connect without a token fails; the server answers 401 with a Bearer challenge "
     "naming resource_metadata, whose document's `resource` is the /mcp URL. stdio (`agentwire mcp` without "
     "--token): the call is refused with the gateway's `valid credentials are required`",
+}
+# The model agent (`agentwire serve --agent openai`) in front of LiteLLM's proxy serving the scripted
+# model of interop/model, called by each A2A client with a program of its own. Its cells are keyed
+# `model agent: CLIENT / BINDING / CASE`, apart from the matrix's cases of the same names.
+MODEL_CLIENTS = {
+    "python": INTEROP / "python" / "model_client.py",
+    "js": JS / "model_client.mjs",
+    "python-0.3": INTEROP / "python03" / "model_client.py",
+    "js-0.3": JS03 / "model_client.mjs",
+}
+MODEL_VIA = "model agent"
+MODEL_KEY = "sk-scripted"  # the proxy's master_key (interop/model/config.yaml)
+MODEL_CASES = {
+    "ask": "a blocking send of `hello` completes, and the task's one artifact is the model's answer: `You said "
+    "'hello'; this conversation has 1 user message(s) and 0 answer(s).`",
+    "stream": "a streaming send of `hello there`: three artifact-update events or more, of one artifact: pieces "
+    "(append=true after the first) that make the model's answer, then the last chunk alone (lastChunk=true, "
+    "append=false) holding the whole answer; the stream ends COMPLETED [0.3: with a final status-update; js-0.3 "
+    "over REST does not check append, which its SDK drops from the events it reads]",
+    "context": "a blocking send of `hello again` with ask's contextId starts a new task, whose answer counts the "
+    "conversation so far: `… 2 user message(s) and 1 answer(s).`",
 }
 
 # How the gateway calls an agent of v0.3 JSON-RPC alone: the one interface such an agent has.
@@ -314,7 +342,8 @@ def build_server() -> Path:
 class Server:
     """`agentwire serve --agent conformance` on a free port; with `gateway_for`, `agentwire
     gateway` in front of the agent at that URL, calling it as `upstream` says; with `sdk`, the
-    Python SDK's agent of interop/python-server run by that interpreter. Stopped on exit."""
+    Python SDK's agent of interop/python-server run by that interpreter; with `model`, `agentwire
+    serve --agent openai` asking the scripted model at that URL (a ModelProxy's). Stopped on exit."""
 
     def __init__(
         self,
@@ -324,6 +353,7 @@ class Server:
         upstream: list[str] | None = None,
         sdk: Client | None = None,
         ready_path: str = "/.well-known/agent-card.json",
+        model: str | None = None,
     ):
         port = free_port()
         self.ready_path = ready_path
@@ -331,7 +361,13 @@ class Server:
         self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-interop-", suffix=".log", delete=False)
         # The default kind of store, SQLite, in a file of this run's own.
         self.store = tempfile.TemporaryDirectory(prefix="agentwire-interop-")
-        if sdk:
+        env = None
+        if model:
+            # Tasks in memory and no credentials asked: the model agent's table checks its answers.
+            command = [str(binary), "serve", "--agent", "openai", "--base-url", model, "--model", "scripted",
+                       "--store", "memory", "--http", f"127.0.0.1:{port}"]  # fmt: skip
+            env = os.environ | {"OPENAI_API_KEY": MODEL_KEY}
+        elif sdk:
             command = sdk.command + ["--port", str(port), "--grpc-port", str(free_port()), "--token", TOKEN]
         else:
             if gateway_for:
@@ -347,7 +383,7 @@ class Server:
             command = [str(binary), *serving, "--http", f"127.0.0.1:{port}", "--auth", f"bearer:{TOKEN}"]
             command += extra or []
         log("$ " + " ".join(command))
-        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -387,7 +423,7 @@ class Column:
     verdicts: dict[str, tuple[bool, str]]
     failure: str = ""  # set when the client program itself broke
     only: list[str] | None = None  # the card-signature checks, which are not matrix cases
-    via: str = ""  # the route's `via` when the client called through a gateway
+    via: str = ""  # the route's `via` when the client called through a gateway; MODEL_VIA for the model agent
 
     @property
     def cases(self) -> list[str]:
@@ -542,6 +578,11 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
         for case in RUNS[GENERATION[client]]
     } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES} | {
         f"{client} / {transport} / {case}" for client in MCP_CLIENTS for transport in MCP_TRANSPORTS for case in MCP_CASES
+    } | {
+        f"{MODEL_VIA}: {client} / {binding} / {case}"
+        for client in MODEL_CLIENTS
+        for binding in BINDINGS[client]
+        for case in MODEL_CASES
     }
     return sorted(set(baseline) - known)
 
@@ -579,6 +620,13 @@ def record_baseline(columns: list[Column], baseline: dict[str, str]) -> list[str
         recorded = baseline | {cell: "pass" for cell in added}
         BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
     return added
+
+
+def install_model() -> Path:
+    """LiteLLM's proxy, in a venv of its own; returns its `litellm` executable, which
+    interop/model/serve.py runs."""
+    python = Path(install_python("model", MODEL / "serve.py", VENV_MODEL).command[0])
+    return python.parent / "litellm"
 
 
 def install_mcp_clients() -> dict[str, Client]:
@@ -649,6 +697,79 @@ def render_checks(
     lines += [""] if failures else []
     lines += [f"| {explained[0]} | {explained[1]} |", "|---|---|"] + [f"| {k} | {v} |" for k, v in explanations.items()]
     return "\n".join(lines) + "\n"
+
+
+class ModelProxy:
+    """LiteLLM's proxy serving the scripted model (interop/model/serve.py) on a free port, recording
+    what the model is asked. Stopped on exit."""
+
+    def __init__(self, litellm: Path):
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/v1"
+        self.log_file = tempfile.NamedTemporaryFile(prefix="agentwire-model-", suffix=".log", delete=False)
+        self.asked = Path(self.log_file.name).with_suffix(".jsonl")
+        command = [sys.executable, str(MODEL / "serve.py"), "--litellm", str(litellm), "--port", str(port),
+                   "--record", str(self.asked)]  # fmt: skip
+        log("$ " + " ".join(command))
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log_file, text=True)
+        # serve.py says `ready` once the proxy answers, or exits within its own start timeout.
+        if self.process.stdout.readline().strip() != "ready":
+            tail = self.log_tail()
+            self.stop()
+            raise RuntimeError(f"the model proxy did not start:\n{tail}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(Path(self.log_file.name).read_text(errors="replace").splitlines()[-lines:])
+
+    def requests(self, lines: int = 10) -> str:
+        """The last requests the model got: the conversations the agent sent it."""
+        return "\n".join(self.asked.read_text().splitlines()[-lines:]) if self.asked.exists() else "(none)"
+
+    def stop(self) -> None:
+        self.process.terminate()  # serve.py stops the proxy with it
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()  # the proxy dies with it too (serve.py's parent-death signal)
+            self.process.wait()
+        os.unlink(self.log_file.name)
+        self.asked.unlink(missing_ok=True)
+
+
+def model_columns(binary: Path, clients: list[Client], litellm: Path) -> list[Column]:
+    """Each A2A client, over each of its bindings, against `agentwire serve --agent openai` in front
+    of the scripted model."""
+    model = ModelProxy(litellm)
+    try:
+        agent = Server(binary, model=model.url)
+        try:
+            columns = []
+            for client in clients:
+                for binding in BINDINGS[client.name]:
+                    # The client's interpreter (its venv's python, or node) runs the model program.
+                    program = [client.command[0], str(MODEL_CLIENTS[client.name])]
+                    column = Column(client.name, client.name, "?", binding, {}, only=list(MODEL_CASES), via=MODEL_VIA)
+                    columns.append(run_program(column, program + ["--url", agent.url, "--binding", binding]))
+            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+                log("model agent log (last lines):\n" + agent.log_tail())
+                log("model proxy log (last lines):\n" + model.log_tail())
+                log("the model's last requests:\n" + model.requests())
+        finally:
+            agent.stop()
+    finally:
+        model.stop()
+    return columns
+
+
+def render_model(columns: list[Column]) -> str:
+    about = ("The same A2A clients against `agentwire serve --agent openai`, whose answers come from a chat model "
+             "behind an OpenAI-compatible API: here LiteLLM's proxy (interop/model) serving a scripted model, which "
+             "answers `You said '…'; this conversation has U user message(s) and A answer(s).` word by word, counting "
+             "the messages it was sent. Each SDK calls the agent with a small program beside its client "
+             "(`model_client.py`, `model_client.mjs`).")  # fmt: skip
+    heading = lambda c: f"{c.sdk} {c.version}<br>v{GENERATION[c.client]} {c.binding}"  # noqa: E731
+    return render_checks("The model agent", about, columns, heading, list(MODEL_CASES), ("case", "what it checks"),
+                         MODEL_CASES)  # fmt: skip
 
 
 def signature_columns(binary: Path, clients: list[Client]) -> list[Column]:
@@ -763,6 +884,12 @@ def main() -> int:
         "for the MCP client tests' AGENTWIRE_MCP_PYTHON",
     )
     parser.add_argument(
+        "--install-model",
+        action="store_true",
+        help="only install LiteLLM's proxy (in interop/.venv-model) and print its `litellm` executable's path, "
+        "for interop/model/serve.py and the model agent's tests' AGENTWIRE_LITELLM",
+    )
+    parser.add_argument(
         "--record",
         action="store_true",
         help="also write docs/INTEROP.md and add first-time passes to interop/baseline.json",
@@ -773,6 +900,10 @@ def main() -> int:
 
     if args.install_mcp:
         print(install_python("mcp-python", MCP_CLIENTS["mcp-python"], VENV_MCP).command[0])
+        return 0
+
+    if args.install_model:
+        print(install_model())
         return 0
 
     if args.install_server:
@@ -786,15 +917,19 @@ def main() -> int:
     binary = args.server or build_server()
     # The SDK server's venv is installed before the routes start side by side.
     install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
-    # The MCP clients (a partial run leaves them out) are installed before the runs start too.
+    # The MCP clients (a partial run leaves them out) and the model's proxy are installed before the
+    # runs start too.
     mcp_clients = install_mcp_clients() if args.only is None else {}
-    with ThreadPoolExecutor(max_workers=2 + len(ROUTES)) as pool:
+    litellm = install_model()
+    with ThreadPoolExecutor(max_workers=3 + len(ROUTES)) as pool:
         runs = [pool.submit(run_direct, binary, clients)] + [
             pool.submit(run_route, route, binary, [c for c in clients if c.name in route.clients]) for route in ROUTES
         ]
         mcp_run = pool.submit(mcp_columns, binary, mcp_clients) if mcp_clients else None
+        model_run = pool.submit(model_columns, binary, clients, litellm)
         columns = [column for run in runs for column in run.result()]
         mcp = mcp_run.result() if mcp_run else []
+        model = model_run.result()
     signatures = signature_columns(binary, clients)
     for column in signatures:
         measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
@@ -809,8 +944,12 @@ def main() -> int:
     for column in mcp:
         passed = sum(verdict(column, case)[0] for case in column.cases)
         log(f"{column.label}: {passed}/{len(column.cases)} MCP cases pass" + (f" ({column.failure})" if column.failure else ""))
-    report = render_report(columns) + render_mcp(mcp) + render_signatures(signatures)
-    columns += mcp + signatures
+    for column in model:
+        passed = sum(verdict(column, case)[0] for case in column.cases)
+        failure = f" ({column.failure})" if column.failure else ""
+        log(f"{column.label}: {passed}/{len(column.cases)} model agent cases pass{failure}")
+    report = render_report(columns) + render_mcp(mcp) + render_model(model) + render_signatures(signatures)
+    columns += mcp + model + signatures
     write(RESULTS, report)
     baseline = load_baseline()
     if args.record:
