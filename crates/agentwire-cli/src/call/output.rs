@@ -106,7 +106,8 @@ impl Output {
         }
         for artifact in &task.artifacts {
             let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
-            let line = format!("  {} {}", self.paint("1", &format!("{name}:")), parts_text(&artifact.parts));
+            let line =
+                format!("  {} {}", self.paint("1", &format!("{}:", printable(name))), parts_text(&artifact.parts));
             self.line(&line);
         }
     }
@@ -163,7 +164,7 @@ impl Output {
                     None => {
                         self.close_artifact();
                         let name = if artifact.name.is_empty() { &artifact.artifact_id } else { &artifact.name };
-                        let label = self.paint("1", &format!("{name}:"));
+                        let label = self.paint("1", &format!("{}:", printable(name)));
                         self.print_inline(&format!("  {label} "));
                         self.print_inline(&text);
                         self.open_artifact = Some((artifact.artifact_id.clone(), text));
@@ -232,13 +233,14 @@ impl Output {
         if self.json(card) {
             return;
         }
-        let title = format!("{} {}", self.paint("1", &card.name), self.dim(&card.version));
+        let title = format!("{} {}", self.paint("1", &printable(&card.name)), self.dim(&printable(&card.version)));
         self.line(&title);
         if !card.description.is_empty() {
-            self.line(&format!("  {}", card.description));
+            self.line(&format!("  {}", printable(&card.description)));
         }
         for interface in &card.supported_interfaces {
             let line = format!("  {} {} {}", interface.protocol_binding, interface.protocol_version, interface.url);
+            let line = printable(&line);
             self.line(&line);
         }
         let capabilities = &card.capabilities;
@@ -251,7 +253,11 @@ impl Output {
         );
         self.line(&line);
         for skill in &card.skills {
-            let line = format!("  - {} {}", self.paint("1", &skill.name), self.dim(&skill.description));
+            let line = format!(
+                "  - {} {}",
+                self.paint("1", &printable(&skill.name)),
+                self.dim(&printable(&skill.description))
+            );
             self.line(&line);
         }
         let signed = match signature {
@@ -298,7 +304,18 @@ fn parts_text(parts: &[Part]) -> String {
         }
         after_text = text;
     }
-    line
+    printable(&line)
+}
+
+/// `text`, written by an agent (or its card), as a terminal may show it: control characters other than line
+/// breaks and tabs are shown escaped (`\u{1b}`), since they could move the cursor, recolor or
+/// retitle the terminal, or overwrite what came before.
+fn printable(text: &str) -> String {
+    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(hidden) {
+        return text.to_owned();
+    }
+    text.chars().map(|c| if hidden(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// A line on stdout. A reader that stopped reading (`agentwire list URL | head -3`) is no error
@@ -354,5 +371,16 @@ impl Drop for QuietKeys {
             let stdin = std::io::stdin();
             let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &self.saved);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agents_control_characters_are_shown_escaped() {
+        let parts = [Part::text("red \x1b[31mtext\x1b]0;title\x07"), Part::text(" over\rwritten\nnext\tline")];
+        assert_eq!(parts_text(&parts), "red \\u{1b}[31mtext\\u{1b}]0;title\\u{7} over\\u{d}written\nnext\tline");
     }
 }

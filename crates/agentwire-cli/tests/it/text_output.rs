@@ -161,3 +161,20 @@ async fn what_a_person_reads_is_one_text_a_table_and_a_sentence() {
     assert!(!output.status.success() && printed.starts_with("error: "), "{printed}");
     assert!(!printed.to_lowercase().contains("backtrace"), "{printed}");
 }
+
+#[tokio::test]
+async fn an_agents_terminal_escapes_are_shown_not_obeyed() {
+    let dir = TempDir::new("text-escapes");
+    let server = Server::start(&dir.0, &["--store", "memory"]).await;
+    // The echo agent answers with the text it got: here, sequences that would recolor the
+    // terminal, retitle its window and overwrite the line.
+    let base = server.base.clone();
+    let (code, out) = tokio::task::spawn_blocking(move || {
+        agentwire(&["send", &base, "\x1b[31mred\x1b]0;pwned\x07 and\rover", "--stream"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains('\x1b') && !out.contains('\r') && !out.contains('\x07'), "{out:?}");
+    assert!(out.contains("echo: \\u{1b}[31mred\\u{1b}]0;pwned\\u{7} and\\u{d}over"), "{out}");
+}
