@@ -24,8 +24,6 @@ const BINDINGS = {
 
 const log = (...args) => console.error('[interop-js]', ...args);
 
-
-
 const stateName = (state) => taskStateToJSON(state).replace('TASK_STATE_', '');
 
 const textOf = (artifact) =>
@@ -56,7 +54,6 @@ function describeEvent(event) {
   const state = $case === 'task' || $case === 'statusUpdate' ? value.status?.state : undefined;
   return state === undefined ? $case ?? 'empty' : `${$case}:${stateName(state)}`;
 }
-
 
 function artifactText(task) {
   check(task.artifacts?.length === 1, `${task.artifacts?.length ?? 0} artifacts, expected one`);

@@ -23,8 +23,6 @@ const BINDINGS = {
 
 const log = (...args) => console.error('[interop-js03]', ...args);
 
-
-
 const textOf = (artifact) =>
   (artifact?.parts ?? [])
     .filter((part) => part.kind === 'text')
@@ -42,7 +40,6 @@ function describeEvent(event) {
   const state = event?.kind === 'task' || event?.kind === 'status-update' ? event.status?.state : undefined;
   return state === undefined ? kind : `${kind}:${state}`;
 }
-
 
 function artifactText(task) {
   check(task.artifacts?.length === 1, `${task.artifacts?.length ?? 0} artifacts, expected one`);
