@@ -11,9 +11,10 @@
 // PostgreSQL database: a list open on one shows a task sent through the other.
 // Screenshots of each page are written to OUTPUT_DIR.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { startAgentwire } from "./agentwire.mjs";
 
 const [binary, output] = process.argv.slice(2);
 if (!binary || !output) {
@@ -27,28 +28,7 @@ const servers = [];
 
 /** Starts `agentwire serve` (or `gateway`) with `args`; resolves to its base URL once it serves. */
 function serve(name, args, command = "serve") {
-  return new Promise((resolve, reject) => {
-    const store = args.includes("--store") ? [] : ["--store", "memory"];
-    const child = spawn(binary, [command, "--http", "127.0.0.1:0", ...store, ...args], {
-      env: { ...process.env, RUST_LOG: "info", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    servers.push(child);
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${log}`)), 20000);
-    const read = (chunk) => {
-      log += chunk;
-      writeFileSync(join(output, `${name}.log`), log);
-      const match = /serving(?: a gateway)? address=(\S+)/.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve(`http://${match[1]}`);
-      }
-    };
-    child.stdout.on("data", read);
-    child.stderr.on("data", read);
-    child.on("exit", (code) => reject(new Error(`${name} exited (${code}):\n${log}`)));
-  });
+  return startAgentwire({ binary, output, children: servers }, name, command, args);
 }
 
 /** Starts the hostile agent (hostile-agent.mjs); resolves to its URL. */

@@ -30,7 +30,10 @@ pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
     let mut builder = OpenAiAgent::builder(base_url, model)
         .tools(toolbox)
         .max_history_bytes(opt.history_size)
-        .max_tool_rounds(opt.max_tool_rounds);
+        .max_tool_rounds(opt.max_tool_rounds)
+        .max_answer_bytes(opt.max_answer_size)
+        .request_timeout(opt.model_timeout)
+        .idle_timeout(opt.model_idle_timeout);
     if let Some(key) = api_key(opt)? {
         builder = builder.api_key(key);
     }

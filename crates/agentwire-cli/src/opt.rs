@@ -65,8 +65,9 @@ pub(crate) struct UpstreamOpt {
     #[arg(long = "upstream", value_name = "[NAME=]URL", value_parser = parse_upstream)]
     pub(crate) upstreams: Vec<Upstream>,
 
-    /// The bearer token the gateway calls the agents with. Prefer the environment variable: a
-    /// command line is visible to other users.
+    /// The bearer token the gateway calls the --upstream agents with (never a registered agent,
+    /// which is called with the token of its registration, or none). Prefer the environment
+    /// variable: a command line is visible to other users.
     #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_UPSTREAM_TOKEN", hide_env_values = true)]
     pub(crate) upstream_token: Option<String>,
 
@@ -90,6 +91,12 @@ pub(crate) struct UpstreamOpt {
     /// a gateway without --store included; with --store, sends are followed by polling).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub(crate) upstream_timeout: u64,
+
+    /// Refuse to relay a request that went through more than N gateways already (its
+    /// A2A-Gateway-Hops header, which each call the gateway relays carries one higher), so that
+    /// an agent calling back into a gateway ends in an error instead of a loop.
+    #[arg(long, value_name = "N", default_value_t = agentwire_gateway::DEFAULT_MAX_HOPS)]
+    pub(crate) max_gateway_hops: u32,
 
     #[command(flatten)]
     pub(crate) registry: RegistryOpt,
@@ -314,6 +321,13 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
 
+    /// Without authentication, also answer requests naming this host (repeatable; `*` for any).
+    /// Such a server answers its addresses, localhost and --public-url's host only, and refuses
+    /// other names (421), so that a web page whose name is pointed at it (DNS rebinding) cannot
+    /// use it.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub(crate) allow_hosts: Vec<String>,
+
     /// Serve over TLS with this PEM certificate chain (needs --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub(crate) tls_cert: Option<PathBuf>,
@@ -359,6 +373,26 @@ pub(crate) struct ServeOpt {
     /// offers each caller the agents it may see.
     #[arg(long)]
     pub(crate) mcp: bool,
+
+    /// Most MCP sessions (--mcp) open at once, over all callers; past it, `initialize` is
+    /// refused with 429.
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) mcp_max_sessions: u32,
+
+    /// Most MCP sessions one caller (a principal; without --auth, an address) has open at once;
+    /// past it, its `initialize` is refused with 429.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) mcp_max_sessions_per_caller: u32,
+
+    /// How long an MCP session with no request in flight lives after its last one. A client
+    /// whose session ended is answered 404, and opens another.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub(crate) mcp_session_idle: Duration,
+
+    /// How long an MCP tool call waits for the user's answer to a question the agent asked
+    /// (elicitation). Past it the call ends with an error result, and the task waits for input.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub(crate) mcp_elicitation_timeout: Duration,
 
     /// Serve the console to every address even when no authentication is configured.
     #[arg(long, requires = "console")]
@@ -449,6 +483,20 @@ pub(crate) struct ModelOpt {
     /// How many rounds of tool calls one task may make before it fails.
     #[arg(long, value_name = "N", default_value_t = agentwire_openai::DEFAULT_MAX_TOOL_ROUNDS)]
     pub(crate) max_tool_rounds: usize,
+
+    /// The most one answer of the model may hold (its text, and its tool calls' names and
+    /// arguments); a larger one fails its task.
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size)]
+    pub(crate) max_answer_size: usize,
+
+    /// How long one request to the model may take, its answer streamed, before its task fails.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub(crate) model_timeout: Duration,
+
+    /// How long the model's server may send nothing (connecting, before its answer, or in the
+    /// middle of it) before the task fails.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub(crate) model_idle_timeout: Duration,
 }
 
 impl ServeOpt {

@@ -4,15 +4,15 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use agentwire_client::Client;
+use agentwire_client::{Client, ClientBuilder};
 use agentwire_gateway::{ClientFor, Gateway, Mirror, RegistrySettings};
-use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent};
+use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent, SessionLimits};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
 use agentwire_server::{
     App, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
-    ServeOptions, TlsConfig, WebhookGuard,
+    ServeOptions, ServedHosts, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
@@ -71,6 +71,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
         write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
         metrics: metrics.clone(),
+        served_hosts: served_hosts(&opt),
         ..ServeOptions::default()
     };
     let address = listener.local_addr()?;
@@ -87,7 +88,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             let mut gateway = Gateway::builder(&public_url).http_options(http);
             let client_for = upstream_client(&upstreams);
             for upstream in &upstreams.upstreams {
-                let builder = client_for(&upstream.url, None);
+                let builder = client_for(&upstream.url);
                 let name = upstream.name.as_deref();
                 // An agent down at start is served once it answers; the others are served now.
                 gateway = match builder.clone().connect().await {
@@ -108,9 +109,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                     }
                 };
             }
-            gateway = gateway.registry(registry_settings(&upstreams, client_for)?);
+            gateway = gateway.registry(registry_settings(&upstreams, address)?).max_hops(upstreams.max_gateway_hops);
             if opt.mcp {
-                gateway = gateway.mcp();
+                gateway = gateway.mcp_options(mcp_options(&opt, &public_url));
                 tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
             }
             if let Some(grpc) = grpc_address {
@@ -149,7 +150,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
-                let console = console(&opt).following(&handler);
+                let console = console(&opt).following(&handler).counting_streams(&app);
                 tracing::info!(url = %format!("{public_url}/console"), access = ?console.access(), "serving the console");
                 http.console = Some(console);
             }
@@ -157,9 +158,7 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             let mut router = app.router(handler.clone(), http);
             if opt.mcp {
                 let server = McpServer::new(OneAgent::new(app.service(handler.clone())));
-                let options =
-                    McpHttpOptions { public_url: public_url.clone(), max_body_bytes: opt.limits.max_body_size };
-                router = router.merge(agentwire_mcp::router(server, app, options));
+                router = router.merge(agentwire_mcp::router(server, app, mcp_options(&opt, &public_url)));
                 tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
             }
             (router, Some(handler))
@@ -209,14 +208,33 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     Ok(())
 }
 
+/// The host names a server without authentication answers under (`None`, any, when callers are
+/// authenticated): its addresses, localhost, `--public-url`'s host and `--allow-host`.
+fn served_hosts(opt: &ServeOpt) -> Option<ServedHosts> {
+    if authenticates(opt) {
+        return None;
+    }
+    let hosts = opt.allow_hosts.iter().fold(ServedHosts::default(), |hosts, host| hosts.with_host(host));
+    Some(match public_host(opt) {
+        Some(host) => hosts.with_host(&host),
+        None => hosts,
+    })
+}
+
+/// The host name of `--public-url`, if it has one.
+fn public_host(opt: &ServeOpt) -> Option<String> {
+    let public_url = opt.public_url.as_deref().and_then(|url| url.parse::<http::Uri>().ok());
+    public_url.as_ref().and_then(http::Uri::host).map(str::to_owned)
+}
+
 /// The console `--console` asks for: open to every address when callers are authenticated (or
 /// `--console-open` says so), else to loopback addresses only.
 fn console(opt: &ServeOpt) -> Console {
     let console = if authenticates(opt) || opt.console_open { Console::open() } else { Console::loopback_only() };
     // Besides addresses and localhost, the console answers under the name it is published at.
-    let public_url = opt.public_url.as_deref().and_then(|url| url.parse::<http::Uri>().ok());
-    match public_url.as_ref().and_then(http::Uri::host) {
-        Some(host) => console.allow_host(host),
+    let console = opt.allow_hosts.iter().fold(console, |console, host| console.allow_host(host));
+    match public_host(opt) {
+        Some(host) => console.allow_host(&host),
         None => console,
     }
 }
@@ -242,29 +260,44 @@ async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stop
 /// How long a gateway waits for an agent's card, at start and when it tries an agent again.
 const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How the gateway calls the agent at a URL, with its own token or the gateway's upstream
-/// token: only the agent's own host (and those allowed) is called, whatever its card says.
-fn upstream_client(upstreams: &UpstreamOpt) -> ClientFor {
+/// How the gateway calls the --upstream agent at a URL, with the gateway's upstream token.
+fn upstream_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
+    let reach = agent_client(upstreams);
+    let token = upstreams.upstream_token.clone();
+    move |url: &str| match &token {
+        Some(token) => reach(url).bearer_token(token),
+        None => reach(url),
+    }
+}
+
+/// How the gateway calls the registered agent at a URL: with the token of its registration, or
+/// none. The upstream token is the operator's for its own agents; a registration names any host.
+fn registered_client(upstreams: &UpstreamOpt) -> ClientFor {
+    let reach = agent_client(upstreams);
+    std::sync::Arc::new(move |url: &str, own_token: Option<&str>| match own_token {
+        Some(token) => reach(url).bearer_token(token),
+        None => reach(url),
+    })
+}
+
+/// How the gateway calls the agent at a URL, without credentials: only the agent's own host
+/// (and those allowed) is called, whatever its card says.
+fn agent_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
     let (timeout, hosts) = (Duration::from_secs(upstreams.upstream_timeout), upstreams.upstream_allow_hosts.clone());
-    let (transport, protocol, token) =
-        (upstreams.upstream_transport, upstreams.upstream_protocol, upstreams.upstream_token.clone());
-    std::sync::Arc::new(move |url: &str, own_token: Option<&str>| {
+    let (transport, protocol) = (upstreams.upstream_transport, upstreams.upstream_protocol);
+    move |url: &str| {
         let builder = Client::builder(url)
             .extended_card(false)
             .agent_host_only()
             .timeout(timeout)
             .card_timeout(UPSTREAM_CARD_TIMEOUT);
         let builder = hosts.iter().fold(builder, |builder, host| builder.allow_host(host));
-        let builder = call::restrict(builder, transport, protocol);
-        match own_token.or(token.as_deref()) {
-            Some(token) => builder.bearer_token(token),
-            None => builder,
-        }
-    })
+        call::restrict(builder, transport, protocol)
+    }
 }
 
-/// The gateway's registry, as `--registry-*` set it up.
-fn registry_settings(upstreams: &UpstreamOpt, client: ClientFor) -> anyhow::Result<RegistrySettings> {
+/// The gateway's registry, as `--registry-*` set it up, for a gateway listening on `address`.
+fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> anyhow::Result<RegistrySettings> {
     let options = &upstreams.registry;
     let trusted_keys = match &options.registry_keys {
         Some(path) => {
@@ -281,7 +314,12 @@ fn registry_settings(upstreams: &UpstreamOpt, client: ClientFor) -> anyhow::Resu
         refresh: Duration::from_secs(options.registry_refresh),
         unhealthy_after: options.registry_unhealthy_after,
         trusted_keys,
-        client,
+        client: registered_client(upstreams),
+        configured: Some(std::sync::Arc::new({
+            let reach = upstream_client(upstreams);
+            move |url: &str, _: Option<&str>| reach(url)
+        })),
+        listen_address: Some(address),
         ..RegistrySettings::default()
     })
 }
@@ -302,6 +340,22 @@ fn public_url(opt: &ServeOpt, scheme: &str, address: std::net::SocketAddr) -> St
         );
     }
     format!("{scheme}://{address}")
+}
+
+/// How `/mcp` is served (`--mcp`): the browser origins `--cors-origin` names besides loopback
+/// ones and the public URL's, and the `--mcp-*` limits.
+fn mcp_options(opt: &ServeOpt, public_url: &str) -> McpHttpOptions {
+    let sessions = SessionLimits {
+        max_sessions: opt.mcp_max_sessions as usize,
+        max_sessions_per_caller: opt.mcp_max_sessions_per_caller as usize,
+        idle: opt.mcp_session_idle,
+    };
+    McpHttpOptions::new(public_url)
+        .with_max_body_bytes(opt.limits.max_body_size)
+        .with_allowed_origins(opt.cors_origins.iter().cloned())
+        .with_allowed_hosts(opt.allow_hosts.iter().cloned())
+        .with_sessions(sessions)
+        .with_elicitation_timeout(opt.mcp_elicitation_timeout)
 }
 
 /// Whether callers are authenticated (`--auth`, `--tls-client-ca`).

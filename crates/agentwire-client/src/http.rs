@@ -112,6 +112,7 @@ pub(crate) fn request(
     let mut request = request
         .headers(endpoint.headers.clone())
         .headers(crate::trace::context_headers())
+        .headers(crate::scoped::call_headers())
         .header("A2A-Version", endpoint.version.header());
     if let Some(authorization) = authorization {
         request = request.header(http::header::AUTHORIZATION, authorization);

@@ -40,6 +40,7 @@ mod http;
 mod jsonrpc;
 mod oauth;
 mod rest;
+mod scoped;
 mod service;
 mod sse;
 mod stream;
@@ -60,8 +61,10 @@ pub use delegate::{Delegation, DELEGATED_BY};
 pub use endpoint::{Endpoint, Version};
 pub use error::{error_chain, BoxError, Error, Result};
 pub use oauth::ClientCredentials;
+pub use scoped::with_call_headers;
 #[doc(hidden)]
 pub use sse::read_event_stream;
+pub use sse::{sse_events, SseError};
 pub use stream::{EventStream, Reconnect};
 pub use verify::{CardSignature, CardVerifier};
 #[cfg(feature = "webhook")]

@@ -73,6 +73,65 @@ where
     event_stream(endpoint, String::new(), chunks.map(Ok), transport, DEFAULT_MAX_EVENT_SIZE)
 }
 
+/// Why [`sse_events`] stopped reading a body.
+#[derive(Debug)]
+pub enum SseError<E> {
+    /// Reading the body failed, as the chunks said.
+    Transport(E),
+    /// An event passed the size bound (in bytes) it was given.
+    TooLarge(usize),
+    /// The body is not an event stream (its text is not UTF-8).
+    Invalid(String),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for SseError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Transport(error) => error.fmt(f),
+            Self::TooLarge(max) => write!(f, "an event of the stream is larger than {max} bytes"),
+            Self::Invalid(detail) => write!(f, "the body is not an event stream: {detail}"),
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for SseError<E> {}
+
+/// The server-sent events of a body arriving in `chunks` (split anywhere), each event read whole
+/// in time linear in its size, and none larger than `max_event_size` bytes: a larger one ends
+/// the stream with [`SseError::TooLarge`]. A byte order mark at the start is skipped. The stream
+/// is read no faster than its events are taken, so a fast server waits for a slow reader.
+///
+/// This is the framing the client reads agents' streams with, for other event streams (a chat
+/// model's, say); the events are `eventsource_stream`'s, keep-alives (events without data)
+/// included.
+///
+/// ```
+/// use futures_util::StreamExt;
+///
+/// # futures_util::FutureExt::now_or_never(async {
+/// let body = futures_util::stream::iter([Ok::<_, std::io::Error>("data: hel"), Ok("lo\n\n")]);
+/// let events: Vec<_> = agentwire_client::sse_events(body, 1024).collect().await;
+/// assert_eq!(events[0].as_ref().unwrap().data, "hello");
+/// # }).unwrap();
+/// ```
+pub fn sse_events<B, E>(
+    chunks: impl Stream<Item = std::result::Result<B, E>> + Send + 'static,
+    max_event_size: usize,
+) -> impl Stream<Item = std::result::Result<eventsource_stream::Event, SseError<E>>> + Send
+where
+    B: AsRef<[u8]> + Send + 'static,
+    E: Send + 'static,
+{
+    whole_events(without_bom(chunks), max_event_size).eventsource().map(|event| {
+        event.map_err(|error| match error {
+            eventsource_stream::EventStreamError::Transport(Framing::Transport(source)) => SseError::Transport(source),
+            eventsource_stream::EventStreamError::Transport(Framing::TooLarge(max)) => SseError::TooLarge(max),
+            eventsource_stream::EventStreamError::Utf8(error) => SseError::Invalid(error.to_string()),
+            eventsource_stream::EventStreamError::Parser(error) => SseError::Invalid(error.to_string()),
+        })
+    })
+}
+
 /// A piece of an event stream's body: its start, rewritten by [`without_bom`], or a chunk as it
 /// arrived.
 enum Piece<B> {
@@ -300,6 +359,21 @@ id: 3\ndata: {\"statusUpdate\":{\"taskId\":\"c\",\"status\":{\"state\":\"TASK_ST
             if first.task_id() == "t1" && detail.contains("larger than 4096 bytes")),
             "{events:?}"
         );
+    }
+
+    #[test]
+    fn sse_events_frames_any_stream_and_bounds_its_events() {
+        let body = futures_util::stream::iter([&b"data: {\"a\""[..], b":1}\n\n: ping\n\ndata: [DONE]\n\n"])
+            .map(Ok::<_, Infallible>);
+        let events: Vec<_> = sse_events(body, 64).collect::<Vec<_>>().now_or_never().unwrap();
+        let data: Vec<&str> = events.iter().map(|event| event.as_ref().unwrap().data.as_str()).collect();
+        assert_eq!(data, ["{\"a\":1}", "[DONE]"]);
+        // One event of 8 MiB in 1 KiB pieces, never ended: read in linear time, then refused.
+        let endless = futures_util::stream::iter([&b"data: "[..]])
+            .chain(futures_util::stream::repeat(&[b'x'; 1024][..]).take(8 * 1024))
+            .map(Ok::<_, Infallible>);
+        let events: Vec<_> = sse_events(endless, 1 << 20).collect::<Vec<_>>().now_or_never().unwrap();
+        assert!(matches!(events.as_slice(), [Err(SseError::TooLarge(max))] if *max == 1 << 20), "{events:?}");
     }
 
     #[test]

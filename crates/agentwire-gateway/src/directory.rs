@@ -25,7 +25,26 @@ pub(crate) struct Mounted {
     /// Its operations, with the gateway's layers in front.
     pub(crate) operations: Operations,
     /// Its routes, as if it were served at the root.
-    pub(crate) router: Router,
+    pub(crate) router: LazyRouter,
+}
+
+/// An agent's routes, made at its first HTTP request: a router holds a few hundred KB, and most
+/// registered agents of a large registry are seldom called over HTTP (gRPC and MCP reach them
+/// through their operations).
+pub(crate) struct LazyRouter {
+    made: std::sync::OnceLock<Router>,
+    make: Box<dyn Fn() -> Router + Send + Sync>,
+}
+
+impl LazyRouter {
+    pub(crate) fn new(make: impl Fn() -> Router + Send + Sync + 'static) -> Self {
+        Self { made: std::sync::OnceLock::new(), make: Box::new(make) }
+    }
+
+    /// The routes, made now if they were not yet.
+    pub(crate) fn get(&self) -> &Router {
+        self.made.get_or_init(|| (self.make)())
+    }
 }
 
 /// The agents by name. Cloning is cheap: clones share the agents.
@@ -160,7 +179,7 @@ pub(crate) async fn dispatch(directory: &Directory, app: &App, name: &str, mut r
     if let Some(peer) = peer {
         request.extensions_mut().insert(peer);
     }
-    match mounted.router.clone().oneshot(request).await {
+    match mounted.router.get().clone().oneshot(request).await {
         Ok(response) => response,
         Err(infallible) => match infallible {},
     }

@@ -34,6 +34,7 @@
 
 mod card;
 mod directory;
+mod hops;
 mod listing;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -53,6 +54,7 @@ use axum::Router;
 
 use card::Rewrite;
 use directory::{Directory, Mounted};
+pub use hops::{DEFAULT_MAX_HOPS, HOPS_HEADER};
 pub use mirror::{Mirror, UPSTREAM_KEY};
 use registry::Registry;
 pub use registry::{ClientFor, RegistrySettings};
@@ -76,7 +78,10 @@ impl Gateway {
             http: HttpOptions::default(),
             mirror: None,
             registry: None,
+            max_hops: DEFAULT_MAX_HOPS,
             mcp: false,
+            #[cfg(feature = "mcp")]
+            mcp_options: None,
         }
     }
 }
@@ -92,8 +97,11 @@ pub struct GatewayBuilder {
     http: HttpOptions,
     mirror: Option<Mirror>,
     registry: Option<RegistrySettings>,
+    max_hops: u32,
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     mcp: bool,
+    #[cfg(feature = "mcp")]
+    mcp_options: Option<agentwire_mcp::McpHttpOptions>,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -231,12 +239,35 @@ impl GatewayBuilder {
         self
     }
 
+    /// Refuses to relay a request that went through more than `max` gateways already
+    /// ([`DEFAULT_MAX_HOPS`] by default): each call the gateway relays carries
+    /// [`HOPS_HEADER`], one more than the request it relays, so that an agent calling back into
+    /// a gateway ends in an error instead of a loop.
+    ///
+    /// ```
+    /// let gateway = agentwire_gateway::Gateway::builder("http://127.0.0.1:8080").max_hops(4);
+    /// # drop(gateway);
+    /// ```
+    pub fn max_hops(mut self, max: u32) -> Self {
+        self.max_hops = max;
+        self
+    }
+
     /// Serves the agents as MCP tools at `/mcp` too ([`agentwire_mcp`]): each caller is offered
     /// the agents it may see, as the gateway's authentication finds it, and its calls go through
     /// the gateway's layers as any other.
     #[cfg(feature = "mcp")]
     pub fn mcp(mut self) -> Self {
         self.mcp = true;
+        self
+    }
+
+    /// Serves MCP as [`mcp`](Self::mcp) does, with `options` (origins allowed, session limits,
+    /// elicitation timeout) in place of the defaults for the gateway's public URL and body size.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_options(mut self, options: agentwire_mcp::McpHttpOptions) -> Self {
+        self.mcp = true;
+        self.mcp_options = Some(options);
         self
     }
 
@@ -287,13 +318,14 @@ impl GatewayBuilder {
             (handler.build(), tasks)
         });
         let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
+        let max_hops = self.max_hops;
         // Every operation but the cards: the agent's own, or the mirror's.
         let operations = move |agent: &Upstream, visibility: Visibility| -> Operations {
             let operations = match &mirror {
                 Some((handler, tasks)) => mirror::mirrored(agent.clone(), handler.clone(), Arc::clone(tasks)),
                 None => upstream::service(agent.clone()),
             };
-            mount::mounted(agent.clone(), visibility, operations)
+            mount::mounted(agent.clone(), visibility, operations, max_hops)
         };
         if let Some(handler) = &handler {
             // Ready while the mirror's store is.
@@ -306,16 +338,18 @@ impl GatewayBuilder {
             None => console,
         });
         let app = self.app;
+        // A live list is one of its caller's streams, under the gateway's quotas.
+        #[cfg(feature = "console")]
+        let console = console.map(|console| console.counting_streams(&app));
         let root_service = root.as_ref().map(|agent| app.service(operations(agent, Visibility::default())));
         // The MCP routes, once the registry (if any) is known.
         #[cfg(feature = "mcp")]
         let mcp_routes = {
             let (on, app, directory) = (self.mcp, app.clone(), directory.clone());
             let root = root.clone().zip(root_service.clone());
-            let options = agentwire_mcp::McpHttpOptions {
-                public_url: self.public_url.clone(),
-                max_body_bytes: http.max_body_bytes,
-            };
+            let options = self.mcp_options.clone().unwrap_or_else(|| {
+                agentwire_mcp::McpHttpOptions::new(self.public_url.clone()).with_max_body_bytes(http.max_body_bytes)
+            });
             move |router: Router, registry: Option<Arc<Registry>>| -> Router {
                 if !on {
                     return router;
@@ -351,7 +385,8 @@ impl GatewayBuilder {
                         .clone()
                         .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(name, "/console"));
                 }
-                let router = router_with(operations.clone(), options);
+                let served = operations.clone();
+                let router = directory::LazyRouter::new(move || router_with(served.clone(), options.clone()));
                 Mounted { upstream: agent, visibility, operations, router }
             }
         };

@@ -14,7 +14,10 @@ use crate::upstream::Upstream;
 /// other operation is `operations`' (the agent's own through its client, or the gateway's
 /// mirror of its tasks). A caller the agent's `visibility` leaves out is told there is no such
 /// agent (its HTTP routes are refused before, by the directory; gRPC reaches here).
-pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Operations) -> Operations {
+///
+/// Every call relayed to the agent carries the gateway's hop count ([`crate::hops`]); a request
+/// that went through more than `max_hops` gateways already is refused here.
+pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Operations, max_hops: u32) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let (upstream, operations) = (upstream.clone(), operations.clone());
         let hidden = !visibility.is_public()
@@ -24,18 +27,22 @@ pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Op
             if hidden {
                 return Err(no_such_agent(upstream.name()));
             }
-            match request {
-                A2aRequest::GetAgentCard => {
-                    upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))))
-                }
-                request @ A2aRequest::GetExtendedAgentCard(_) => {
-                    match upstream.client()?.oneshot((ctx, request)).await.map_err(|e| upstream.failed(e))? {
-                        A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(upstream.rewrite().apply(*card)))),
-                        other => Ok(other),
-                    }
-                }
-                request => operations.oneshot((ctx, request)).await,
+            if let A2aRequest::GetAgentCard = request {
+                return upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))));
             }
+            let hops = crate::hops::relayed(&ctx.metadata, max_hops)?;
+            let relayed = async move {
+                match request {
+                    request @ A2aRequest::GetExtendedAgentCard(_) => {
+                        match upstream.client()?.oneshot((ctx, request)).await.map_err(|e| upstream.failed(e))? {
+                            A2aResponse::Card(card) => Ok(A2aResponse::Card(Box::new(upstream.rewrite().apply(*card)))),
+                            other => Ok(other),
+                        }
+                    }
+                    request => operations.oneshot((ctx, request)).await,
+                }
+            };
+            agentwire_client::with_call_headers(hops, relayed).await
         }
     });
     BoxCloneSyncService::new(service)

@@ -3,6 +3,7 @@
 //! (`INPUT_REQUIRED`) put to the user through MCP elicitation where the client supports it.
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use agentwire_server::RequestContext;
 use agentwire_types::{
@@ -19,10 +20,15 @@ use rmcp::service::{Peer, RequestContext as McpContext};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::agents::McpAgent;
 use crate::content::{message_result, state_name, task_result};
+
+/// How long a call canceled before its A2A task was known reads the agent's stream for the
+/// task, to cancel it.
+const LEARN_TASK_WITHIN: Duration = Duration::from_secs(10);
 
 /// The key of the one question an input-required result asks.
 pub(crate) const ANSWER: &str = "answer";
@@ -45,7 +51,11 @@ pub(crate) struct Call<'a> {
     pub(crate) mcp: &'a McpContext<RoleServer>,
     /// For a client of MCP's tasks extension: how long a call waits for its A2A task before it
     /// answers with an MCP task that follows it.
-    pub(crate) task_after: Option<std::time::Duration>,
+    pub(crate) task_after: Option<Duration>,
+    /// Canceled when the client cancels the call (before or after it started).
+    pub(crate) canceled: CancellationToken,
+    /// How long a question put to the user (elicitation) waits for its answer.
+    pub(crate) asks_within: Duration,
 }
 
 /// What one turn of the task came to.
@@ -62,6 +72,10 @@ impl Call<'_> {
     /// Sends `message` and follows the task it makes or continues until it ends, or asks for
     /// input the client cannot give here.
     pub(crate) async fn send(&self, mut message: Message) -> Result<CallToolResponse, McpError> {
+        // A call canceled before it started sends nothing.
+        if self.canceled.is_cancelled() {
+            return Ok(canceled());
+        }
         let progress = Progress::of(self.mcp);
         let deadline = self.task_after.map(|wait| tokio::time::Instant::now() + wait);
         loop {
@@ -86,6 +100,7 @@ impl Call<'_> {
                 Asked::Unsupported => return Ok(task_result(&self.agent.name, &task).into()),
                 Asked::Declined => return self.decline(&task.id).await,
                 Asked::Canceled => return Ok(canceled()),
+                Asked::Unanswered => return Ok(self.unanswered(&task)),
             }
         }
     }
@@ -128,7 +143,7 @@ impl Call<'_> {
             let sent = self.operation(A2aRequest::SendMessage(request));
             let response = tokio::select! {
                 response = sent => response?,
-                () = self.mcp.ct.cancelled() => return Ok(Answer::Canceled),
+                () = self.canceled.cancelled() => return Ok(Answer::Canceled),
             };
             return match response {
                 A2aResponse::Send(SendMessageResponse::Task(task))
@@ -159,9 +174,14 @@ impl Call<'_> {
             let next = tokio::select! {
                 next = events.next() => next,
                 () = &mut passed, if task.is_some() => return Ok(Answer::Running(task.unwrap_or_default())),
-                () = self.mcp.ct.cancelled() => {
-                    if let Some(task) = &task {
-                        self.cancel(&task.id).await;
+                () = self.canceled.cancelled() => {
+                    // Canceled before the first event named the task: the stream names it soon.
+                    let id = match &task {
+                        Some(task) => Some(task.id.clone()),
+                        None => learn_task_id(&mut events).await,
+                    };
+                    if let Some(id) = id {
+                        self.cancel(&id).await;
                     }
                     return Ok(Answer::Canceled);
                 }
@@ -212,10 +232,11 @@ impl Call<'_> {
         let asked = self.mcp.peer.create_elicitation(params);
         let result = tokio::select! {
             result = asked => result,
-            () = self.mcp.ct.cancelled() => {
+            () = self.canceled.cancelled() => {
                 self.cancel(&task.id).await;
                 return Ok(Asked::Canceled);
             }
+            () = tokio::time::sleep(self.asks_within) => return Ok(Asked::Unanswered),
         };
         match result {
             Ok(result) => Ok(answered(Some(result)).map_or(Asked::Declined, Asked::Answer)),
@@ -236,6 +257,25 @@ impl Call<'_> {
         result.structured_content =
             Some(crate::content::facts(&self.agent.name, task_id, "", state_name(TaskState::Canceled)));
         Ok(result.into())
+    }
+
+    /// No answer to the agent's question came in time: the call ends, saying so, and the task
+    /// waits for input as the agent left it, for an answer sent later.
+    fn unanswered(&self, task: &Task) -> CallToolResponse {
+        let text = format!(
+            "No answer to the agent's question came within {} s, so the call ended. The task still waits \
+             for input: answer with send_message and taskId {:?}, or cancel it with cancel_task.",
+            self.asks_within.as_secs(),
+            task.id
+        );
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(crate::content::facts(
+            &self.agent.name,
+            &task.id,
+            &task.context_id,
+            state_name(TaskState::InputRequired),
+        ));
+        result.into()
     }
 
     /// Cancels the A2A task `id`, as the caller. A task that already ended stays as it is.
@@ -260,6 +300,21 @@ enum Asked {
     Declined,
     /// The client canceled the call while it was asked.
     Canceled,
+    /// No answer came within the call's wait.
+    Unanswered,
+}
+
+/// The id of the task `events` is about, from its first event: for a call canceled before it
+/// knew it. `None` when the stream ends or names no task in time.
+async fn learn_task_id(events: &mut agentwire_types::TaskEventStream) -> Option<String> {
+    // The first event of a task's stream names it (or is a message, and there is no task).
+    let first = tokio::time::timeout(LEARN_TASK_WITHIN, events.next()).await.ok()??.ok()?;
+    match &*first.response {
+        StreamResponse::Task(task) => Some(task.id.clone()),
+        StreamResponse::StatusUpdate(update) => Some(update.task_id.clone()),
+        StreamResponse::ArtifactUpdate(update) => Some(update.task_id.clone()),
+        StreamResponse::Message(_) => None,
+    }
 }
 
 /// The text of an accepted answer; `None` when the user declined or canceled.

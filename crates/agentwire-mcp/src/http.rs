@@ -3,21 +3,28 @@
 //! metadata at `/.well-known/oauth-protected-resource/mcp`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use agentwire_server::quota::Caller;
 use agentwire_server::App;
 use agentwire_types::jsonrpc::Operation;
 use agentwire_types::{A2AError, Binding, Dialect, ErrorKind, Peer, RequestContext, SecurityScheme};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use futures_util::StreamExt as _;
 use http::{header, HeaderValue};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 
-use crate::server::{McpCaller, McpServer};
+use crate::server::{McpCaller, McpServer, DEFAULT_ELICITATION_TIMEOUT};
+use crate::sessions::{BoundSessions, Full, InFlight, NotYours, SessionLimits};
+
+/// The header that names a session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Where the MCP endpoint is served.
 pub const MCP_PATH: &str = "/mcp";
@@ -25,16 +32,83 @@ pub const MCP_PATH: &str = "/mcp";
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
 /// How the MCP endpoint is served.
+///
+/// ```
+/// use agentwire_mcp::McpHttpOptions;
+///
+/// let options = McpHttpOptions::new("https://agents.example.com").with_allowed_origins(["https://app.example.com"]);
+/// # drop(options);
+/// ```
 #[derive(Debug, Clone)]
 pub struct McpHttpOptions {
     /// The server's public URL (scheme, host, port), as its cards name it.
     pub public_url: String,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Browser origins allowed besides loopback ones and the public URL's, such as
+    /// `https://app.example.com` (`*`: any). A request with another `Origin` is refused (403).
+    pub allowed_origins: Vec<String>,
+    /// How many sessions are held, and for how long.
+    pub sessions: SessionLimits,
+    /// How long a call waits for the answer to a question put to the user (elicitation) before
+    /// it ends, leaving its task waiting for input (10 minutes by default).
+    pub elicitation_timeout: Duration,
+    /// Host names requests may name besides loopback ones and the public URL's (`*`: any), as a
+    /// server's `--allow-host` gives them. A request naming another is refused (403).
+    pub allowed_hosts: Vec<String>,
+}
+
+impl McpHttpOptions {
+    /// Serving at `public_url`, with 4 MiB bodies and the default limits.
+    pub fn new(public_url: impl Into<String>) -> Self {
+        Self {
+            public_url: public_url.into(),
+            max_body_bytes: 4 << 20,
+            allowed_origins: Vec::new(),
+            sessions: SessionLimits::default(),
+            elicitation_timeout: DEFAULT_ELICITATION_TIMEOUT,
+            allowed_hosts: Vec::new(),
+        }
+    }
+
+    /// The largest request body accepted, in bytes.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Browser origins allowed besides loopback ones and the public URL's (`*`: any).
+    pub fn with_allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How many sessions are held, and for how long.
+    pub fn with_sessions(mut self, limits: SessionLimits) -> Self {
+        self.sessions = limits;
+        self
+    }
+
+    /// Host names requests may name besides loopback ones and the public URL's (`*`: any).
+    pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a call waits for the user's answer to a question.
+    pub fn with_elicitation_timeout(mut self, wait: Duration) -> Self {
+        self.elicitation_timeout = wait;
+        self
+    }
 }
 
 /// The routes of `server` over streamable HTTP, behind `app`'s authentication: `/mcp`, and its
 /// protected-resource metadata. Merge them into the agent's or the gateway's router.
+///
+/// Opening a session (a request without `Mcp-Session-Id`) is charged to the caller's rate
+/// quota, and refused past the session limits; a session serves only the principal that opened
+/// it; a request from a browser origin not allowed is refused. The options' elicitation timeout
+/// applies to `server`'s calls.
 ///
 /// ```
 /// use agentwire_mcp::{router, McpHttpOptions, McpServer, OneAgent};
@@ -44,21 +118,30 @@ pub struct McpHttpOptions {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let app = App::new();
 /// let server = McpServer::new(OneAgent::new(app.service(RequestHandler::builder(EchoAgent).build())));
-/// let options = McpHttpOptions { public_url: "http://127.0.0.1:8080".into(), max_body_bytes: 4 << 20 };
+/// let options = McpHttpOptions::new("http://127.0.0.1:8080");
 /// let routes: axum::Router = router(server, app, options);
 /// # drop(routes);
 /// # });
 /// ```
 pub fn router(server: McpServer, app: App, options: McpHttpOptions) -> Router {
     let public_url = options.public_url.trim_end_matches('/').to_owned();
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(allowed_hosts(&public_url))
-        .with_max_request_body_bytes(options.max_body_bytes);
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
-    let guard = Arc::new(Guard { app: app.clone(), public_url: public_url.clone() });
+    let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(options.max_body_bytes);
+    config = if options.allowed_hosts.iter().any(|host| host.trim() == "*") {
+        config.disable_allowed_hosts()
+    } else {
+        config.with_allowed_hosts(allowed_hosts(&public_url).into_iter().chain(options.allowed_hosts.iter().cloned()))
+    };
+    if !options.allowed_origins.iter().any(|origin| origin.trim() == "*") {
+        config = config
+            .with_allowed_origins(allowed_origins(&public_url, &options.allowed_origins))
+            .enforce_origin_validation();
+    }
+    let sessions = BoundSessions::new(options.sessions.clone());
+    let server = server.elicitation_timeout(options.elicitation_timeout);
+    let service = StreamableHttpService::new(move || Ok(server.for_session()), Arc::clone(&sessions), config);
+    let guard = Arc::new(Guard { app: app.clone(), public_url: public_url.clone(), sessions });
     let mcp =
-        Router::new().nest_service(MCP_PATH, service).layer(axum::middleware::from_fn_with_state(guard, authenticate));
+        Router::new().nest_service(MCP_PATH, service).layer(axum::middleware::from_fn_with_state(guard, guard_mcp));
     let metadata = resource_metadata(&app, &public_url);
     mcp.route(RESOURCE_METADATA_PATH, get(move || std::future::ready(Json(metadata.clone()))))
 }
@@ -75,26 +158,95 @@ fn allowed_hosts(public_url: &str) -> Vec<String> {
     hosts
 }
 
+/// The browser origins a request may come from (MCP's transport says a server must check
+/// them): loopback pages on any port, the public URL's origin, and those the operator allows.
+fn allowed_origins(public_url: &str, extra: &[String]) -> Vec<String> {
+    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .flat_map(|host| [format!("http://{host}:*"), format!("https://{host}:*")])
+        .collect();
+    origins.extend(with_port(public_url));
+    origins.extend(extra.iter().map(|origin| with_port(origin).unwrap_or_else(|| origin.trim().to_owned())));
+    origins
+}
+
+/// `origin` with its port named: rmcp takes an origin without one to allow every port, where a
+/// browser's origin without one means the scheme's own.
+fn with_port(origin: &str) -> Option<String> {
+    let uri = origin.trim().trim_end_matches('/').parse::<http::Uri>().ok()?;
+    let (scheme, authority) = (uri.scheme_str()?, uri.authority()?);
+    let port = authority.port_u16().or(match scheme {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    })?;
+    Some(format!("{scheme}://{}:{port}", authority.host()))
+}
+
 struct Guard {
     app: App,
     public_url: String,
+    sessions: Arc<BoundSessions>,
 }
 
 /// Lets in a caller the app's authentication accepts (anyone without authentication), with its
 /// principal in the request for the tools; refuses the others as MCP's authorization says: 401
-/// with a challenge naming the resource metadata, 403 for a caller without the right.
-async fn authenticate(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+/// with a challenge naming the resource metadata, 403 for a caller without the right. A request
+/// that may open a session is charged to the caller's rate and needs a place among the
+/// sessions (429 otherwise); one in a session must come from the session's principal (404, as
+/// for a session that does not exist, otherwise).
+async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let mut ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
     ctx.metadata = request.headers().clone();
     ctx.peer = request.extensions().get::<Peer>().cloned();
     let required = guard.app.authentication().is_some();
-    match guard.app.identify(ctx, Operation::SendMessage, required).await {
-        Ok(principal) => {
-            request.extensions_mut().insert(McpCaller(principal));
-            next.run(request).await
+    let session = request.headers().get(SESSION_HEADER).map(|id| id.to_str().unwrap_or_default().to_owned());
+    let identified = match &session {
+        Some(_) => guard.app.identify(ctx.clone(), Operation::SendMessage, required).await,
+        None => {
+            guard.app.beside(ctx.clone(), "OpenMcpSession", required, |caller| std::future::ready(Ok(caller))).await
         }
-        Err(error) => refusal(&error, &guard.public_url),
+    };
+    let principal = match identified {
+        Ok(principal) => principal,
+        Err(error) => return refusal(&error, &guard.public_url),
+    };
+    let owner = principal.as_ref().map(|principal| principal.name.clone());
+    request.extensions_mut().insert(McpCaller(principal.clone()));
+    match session {
+        Some(id) => match guard.sessions.enter(&id, owner.as_deref()) {
+            Ok(in_flight) => held_while_served(next.run(request).await, in_flight),
+            Err(NotYours) => session_not_found(),
+        },
+        None => {
+            guard.sessions.sweep(false).await;
+            ctx.principal = principal;
+            match guard.sessions.reserve(Caller::of(&ctx), owner).await {
+                Ok(reservation) => crate::sessions::opening(reservation, next.run(request)).await,
+                Err(Full(why)) => {
+                    let error = A2AError::resource_exhausted(why).with_retry_after(Duration::from_secs(1));
+                    agentwire_server::error_response(&error)
+                }
+            }
+        }
     }
+}
+
+/// `response`, whose body holds `in_flight` until it is sent or dropped: a session is busy as
+/// long as a call's stream is open.
+fn held_while_served(response: Response, in_flight: InFlight) -> Response {
+    response.map(|body| {
+        let stream = body.into_data_stream().map(move |chunk| {
+            let _busy = &in_flight;
+            chunk
+        });
+        Body::from_stream(stream)
+    })
+}
+
+/// What MCP's transport answers for a session it does not hold.
+fn session_not_found() -> Response {
+    (http::StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 fn refusal(error: &A2AError, public_url: &str) -> Response {
@@ -163,6 +315,15 @@ mod tests {
     fn the_public_host_is_allowed_beside_loopback() {
         assert!(allowed_hosts("https://agents.example.com:8443").contains(&"agents.example.com".to_owned()));
         assert!(allowed_hosts("http://[::1]:80").contains(&"::1".to_owned()));
+    }
+
+    #[test]
+    fn origins_name_their_ports() {
+        let origins = allowed_origins("https://agents.example.com", &["http://app.example".into(), "null".into()]);
+        assert!(origins.contains(&"https://agents.example.com:443".to_owned()), "{origins:?}");
+        assert!(origins.contains(&"http://app.example:80".to_owned()), "{origins:?}");
+        assert!(origins.contains(&"http://127.0.0.1:*".to_owned()), "{origins:?}");
+        assert!(origins.contains(&"null".to_owned()), "the operator may allow `null` by name");
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! let app = App::new();
 //! let handler = RequestHandler::builder(EchoAgent).build();
 //! let mcp = McpServer::new(OneAgent::new(app.service(handler.clone())));
-//! let options = McpHttpOptions { public_url: "http://127.0.0.1:8080".into(), max_body_bytes: 4 << 20 };
+//! let options = McpHttpOptions::new("http://127.0.0.1:8080");
 //! let routes = app.router(handler, HttpOptions::default()).merge(router(mcp, app, options));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! agentwire_server::serve(listener, routes, std::future::pending(), Default::default()).await
@@ -33,10 +33,12 @@
 
 mod agents;
 mod call;
+mod cancels;
 mod client;
 mod content;
 mod http;
 mod server;
+mod sessions;
 mod stdio;
 mod tasks;
 mod tools;
@@ -45,5 +47,6 @@ pub use agents::{card_of, matching, AgentDirectory, AgentList, McpAgent, OneAgen
 pub use client::{McpTools, ToolOutput};
 pub use http::{router, McpHttpOptions, MCP_PATH, RESOURCE_METADATA_PATH};
 pub use server::McpServer;
+pub use sessions::SessionLimits;
 pub use stdio::serve_stdio;
 pub use tools::tool_name;

@@ -7,22 +7,26 @@ use std::time::Duration;
 use agentwire_server::{FrontSpan, Principal, RequestContext};
 use agentwire_types::{A2aRequest, A2aResponse, Binding, CancelTaskRequest, Dialect, ErrorKind, GetTaskRequest};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, GetTaskParams,
-    GetTaskResult, Implementation, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CancelledNotificationParam,
+    ContentBlock, GetTaskParams, GetTaskResult, Implementation, InitializeResult, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, UpdateTaskParams,
 };
-use rmcp::service::RequestContext as McpContext;
+use rmcp::service::{NotificationContext, RequestContext as McpContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::agents::{AgentDirectory, McpAgent};
 use crate::call::{Call, Waiting};
+use crate::cancels::Cancels;
 use crate::content::task_result;
 use crate::tools::{message_of, required_string, string_argument, Action, Catalog};
 
 /// How long a tasks-extension client's call waits before it becomes an MCP task.
 const DEFAULT_TASK_AFTER: Duration = Duration::from_secs(2);
+/// How long a question put to the user waits for its answer, by default.
+pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Who makes an MCP request over HTTP, as the server's authentication found it; the HTTP layer
 /// ([`crate::router`]) puts it in the request's extensions.
@@ -48,6 +52,9 @@ pub(crate) struct McpCaller(pub(crate) Option<Principal>);
 pub struct McpServer {
     directory: Arc<dyn AgentDirectory>,
     task_after: Duration,
+    elicitation_timeout: Duration,
+    /// The cancels of the session's calls (each session has its own: [`Self::for_session`]).
+    cancels: Arc<Cancels>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -59,7 +66,38 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// The tools of `directory`'s agents.
     pub fn new(directory: impl AgentDirectory) -> Self {
-        Self { directory: Arc::new(directory), task_after: DEFAULT_TASK_AFTER }
+        Self {
+            directory: Arc::new(directory),
+            task_after: DEFAULT_TASK_AFTER,
+            elicitation_timeout: DEFAULT_ELICITATION_TIMEOUT,
+            cancels: Arc::default(),
+        }
+    }
+
+    /// How long a call waits for the user's answer to a question the agent asked (an MCP
+    /// elicitation), 10 minutes by default. Past it the call ends with an error result that
+    /// says so, and the A2A task waits for input as the agent left it: the answer may still
+    /// come, by `send_message` with the task's id.
+    pub fn elicitation_timeout(mut self, wait: Duration) -> Self {
+        self.elicitation_timeout = wait;
+        self
+    }
+
+    /// The server for one more session: the same tools, with the session's own cancels.
+    pub(crate) fn for_session(&self) -> Self {
+        Self { cancels: Arc::default(), ..self.clone() }
+    }
+
+    /// A call for `mcp`, canceled with `canceled`.
+    fn call_on<'a>(
+        &self,
+        agent: &'a McpAgent,
+        a2a: RequestContext,
+        mcp: &'a McpContext<RoleServer>,
+        task_after: Option<Duration>,
+        canceled: CancellationToken,
+    ) -> Call<'a> {
+        Call { agent, a2a, mcp, task_after, canceled, asks_within: self.elicitation_timeout }
     }
 
     /// How long a call from a client of MCP's tasks extension waits for its A2A task before it
@@ -99,6 +137,7 @@ impl McpServer {
         caller: Option<Principal>,
         a2a: RequestContext,
         mcp: &McpContext<RoleServer>,
+        canceled: CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let (agents, catalog) = self.catalog(caller.as_ref()).await;
         let tasks = mcp.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks());
@@ -119,7 +158,7 @@ impl McpServer {
         {
             let waiting: Waiting = serde_json::from_str(state)
                 .map_err(|_| McpError::invalid_params("the request state is not one this server gave", None))?;
-            let call = Call { agent: agent_named(&waiting.agent)?, a2a, mcp, task_after };
+            let call = self.call_on(agent_named(&waiting.agent)?, a2a, mcp, task_after, canceled);
             return call.resume(&waiting, answer).await;
         }
         match action {
@@ -135,11 +174,12 @@ impl McpServer {
             }
             Action::Send => {
                 let agent = agent_of(&arguments)?;
-                Call { agent, a2a, mcp, task_after }.send(message_of(&arguments, None)?).await
+                self.call_on(agent, a2a, mcp, task_after, canceled).send(message_of(&arguments, None)?).await
             }
             Action::Skill { agent, skill } => {
                 let agent = agent_named(&agent)?;
-                Call { agent, a2a, mcp, task_after }.send(message_of(&arguments, Some(&skill))?).await
+                let message = message_of(&arguments, Some(&skill))?;
+                self.call_on(agent, a2a, mcp, task_after, canceled).send(message).await
             }
             Action::GetTask | Action::CancelTask => {
                 let agent = agent_of(&arguments)?;
@@ -148,7 +188,7 @@ impl McpServer {
                     Action::GetTask => A2aRequest::GetTask(GetTaskRequest { id, ..Default::default() }),
                     _ => A2aRequest::CancelTask(CancelTaskRequest { id, ..Default::default() }),
                 };
-                match (Call { agent, a2a, mcp, task_after: None }).operation(request).await? {
+                match self.call_on(agent, a2a, mcp, None, canceled).operation(request).await? {
                     A2aResponse::Task(task) => Ok(task_result(&agent.name, &task).into()),
                     _ => Err(McpError::internal_error("the agent answered with something else", None)),
                 }
@@ -186,7 +226,7 @@ impl ServerHandler for McpServer {
     async fn update_task(&self, request: UpdateTaskParams, mcp: McpContext<RoleServer>) -> Result<(), McpError> {
         let (agent, a2a, task) = self.task_call(&request.task_id, &mcp).await?;
         let Some(answer) = request.input_responses.get(crate::call::ANSWER) else { return Ok(()) };
-        Call { agent: &agent, a2a, mcp: &mcp, task_after: None }.answer_task(task, answer).await
+        self.call_on(&agent, a2a, &mcp, None, mcp.ct.clone()).answer_task(task, answer).await
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, mcp: McpContext<RoleServer>) -> Result<(), McpError> {
@@ -215,7 +255,9 @@ impl ServerHandler for McpServer {
         ];
         let name = format!("tools/call {}", request.name);
         let span = FrontSpan::start(name.into(), attributes, &mut a2a.metadata);
-        let answer = span.run(self.call(request, caller, a2a, &mcp)).await;
+        let canceled = self.cancels.started(&mcp.id, &mcp.ct);
+        let answer = span.run(self.call(request, caller, a2a, &mcp, canceled)).await;
+        self.cancels.finished(&mcp.id);
         match &answer {
             Err(error) => span.failed("mcp_error", error.message.to_string()),
             Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
@@ -226,13 +268,19 @@ impl ServerHandler for McpServer {
         span.end();
         answer
     }
+
+    async fn on_cancelled(&self, notification: CancelledNotificationParam, _context: NotificationContext<RoleServer>) {
+        if let Some(id) = notification.request_id {
+            self.cancels.cancel(&id);
+        }
+    }
 }
 
 impl McpServer {
     /// `tasks/get`: the A2A task an MCP task id names, as the caller reads it.
     async fn read_task(&self, id: &str, mcp: &McpContext<RoleServer>) -> Result<GetTaskResult, McpError> {
         let (agent, a2a, task) = self.task_call(id, mcp).await?;
-        let call = Call { agent: &agent, a2a, mcp, task_after: None };
+        let call = self.call_on(&agent, a2a, mcp, None, mcp.ct.clone());
         let request = A2aRequest::GetTask(GetTaskRequest { id: task.to_owned(), ..Default::default() });
         match call.operation(request).await? {
             A2aResponse::Task(task) => Ok(GetTaskResult::new(crate::tasks::detailed(&agent.name, &task)?)),

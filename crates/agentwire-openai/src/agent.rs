@@ -1,26 +1,16 @@
 //! The agent: a context is a conversation with the model, a task one turn of it.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use agentwire_server::agent::{AgentError, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
-use agentwire_types::{AgentCard, AgentSkill, Artifact, Message, Part, TaskState};
-use async_openai::config::OpenAIConfig;
-use async_openai::types::chat::CreateChatCompletionRequest;
-use async_openai::Client;
-use futures_util::StreamExt;
+use agentwire_types::{AgentCard, AgentSkill, Message, Role, TaskState};
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionStreamResponse};
 
-use crate::conversation::{Conversation, Unreadable, ANSWER};
-use crate::model::{error_message, Answer, Ending};
+use crate::artifact::AnswerArtifact;
+use crate::builder::{OpenAiAgentBuilder, Settings};
+use crate::conversation::{Conversation, Unreadable};
+use crate::model::{Answer, Ending};
 use crate::records::{approves, pending_calls, Record, ToolCall, ToolResult};
-use crate::toolbox::Toolbox;
-
-/// The default bound of the conversation the model is given from earlier tasks
-/// ([`OpenAiAgentBuilder::max_history_bytes`]).
-pub const DEFAULT_MAX_HISTORY_BYTES: usize = 64 * 1024;
-
-/// The default number of tool-call rounds in one task ([`OpenAiAgentBuilder::max_tool_rounds`]).
-pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 8;
 
 /// An agent whose answers come from a chat model behind an OpenAI-compatible chat-completions
 /// API (OpenAI, vLLM, llama.cpp's server, Ollama, LiteLLM…), with the tools of MCP servers.
@@ -28,8 +18,12 @@ pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 8;
 /// - A context is a conversation: the user's messages and the answers of the caller's earlier
 ///   tasks in the same `contextId` are the history the model sees, newest kept within
 ///   [`max_history_bytes`](OpenAiAgentBuilder::max_history_bytes).
-/// - The answer streams: each piece of text the model sends is a chunk of the artifact
-///   `answer` (`append`, `lastChunk` on the last).
+/// - The answer streams: the text the model sends is a chunk of the artifact `answer` every
+///   50 ms or 4 KiB at most (`append`, `lastChunk` on the last).
+/// - What the model sends is bounded: an answer larger than
+///   [`max_answer_bytes`](OpenAiAgentBuilder::max_answer_bytes) or with more than 128 tool
+///   calls, a server silent for [`idle_timeout`](OpenAiAgentBuilder::idle_timeout), and a
+///   request longer than [`request_timeout`](OpenAiAgentBuilder::request_timeout) fail the task.
 /// - How the model stops decides the task's state: a complete answer COMPLETED, a cut one
 ///   (`length`) COMPLETED with a note saying so, a refusal or a content filter REJECTED, a
 ///   failed request FAILED with the server's message. Cancelling the task drops the request.
@@ -38,7 +32,8 @@ pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 8;
 ///   the task INPUT_REQUIRED (`{"approval": …}`); a next message starting with "yes" (or a data
 ///   part `{"approve": true}`) approves the calls, anything else refuses them.
 /// - The user's messages reach the model as text: text parts, text files and JSON data. Files
-///   by URL and bytes that are not UTF-8 reject the task.
+///   by URL and bytes that are not UTF-8 reject the task, and so does a message in the agent's
+///   role (`ROLE_AGENT`), which could pass for the agent's own records.
 ///
 /// ```no_run
 /// use agentwire_openai::OpenAiAgent;
@@ -52,17 +47,7 @@ pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 8;
 /// ```
 #[derive(Clone)]
 pub struct OpenAiAgent {
-    settings: Arc<Settings>,
-}
-
-struct Settings {
-    client: Client<OpenAIConfig>,
-    model: String,
-    system_prompt: Option<String>,
-    toolbox: Toolbox,
-    approve: HashSet<String>,
-    max_history_bytes: usize,
-    max_tool_rounds: usize,
+    pub(crate) settings: Arc<Settings>,
 }
 
 impl std::fmt::Debug for OpenAiAgent {
@@ -76,95 +61,11 @@ impl std::fmt::Debug for OpenAiAgent {
     }
 }
 
-/// Settings of an [`OpenAiAgent`].
-#[derive(Debug)]
-pub struct OpenAiAgentBuilder {
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
-    system_prompt: Option<String>,
-    toolbox: Toolbox,
-    approve: HashSet<String>,
-    max_history_bytes: usize,
-    max_tool_rounds: usize,
-}
-
-impl OpenAiAgentBuilder {
-    /// The API key sent as a bearer token (by default, the `OPENAI_API_KEY` variable's, if set).
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// The system prompt that opens every conversation.
-    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(prompt.into());
-        self
-    }
-
-    /// The tools offered to the model.
-    pub fn tools(mut self, toolbox: Toolbox) -> Self {
-        self.toolbox = toolbox;
-        self
-    }
-
-    /// A tool (by the name the model knows it by, or its server's) whose calls wait for the
-    /// user's approval.
-    pub fn approve(mut self, tool: impl Into<String>) -> Self {
-        self.approve.insert(tool.into());
-        self
-    }
-
-    /// The most of the earlier tasks of a context the model is given, as their size in memory
-    /// (default [`DEFAULT_MAX_HISTORY_BYTES`]); the newest are kept, the task at hand always.
-    pub fn max_history_bytes(mut self, bytes: usize) -> Self {
-        self.max_history_bytes = bytes;
-        self
-    }
-
-    /// How many rounds of tool calls one task may make before it fails (default
-    /// [`DEFAULT_MAX_TOOL_ROUNDS`]).
-    pub fn max_tool_rounds(mut self, rounds: usize) -> Self {
-        self.max_tool_rounds = rounds;
-        self
-    }
-
-    /// The agent.
-    pub fn build(self) -> OpenAiAgent {
-        // The client's reqwest uses rustls without choosing its cryptography: the workspace's
-        // (ring) is installed for the process, unless one already is.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut config = OpenAIConfig::new().with_api_base(self.base_url.trim_end_matches('/'));
-        if let Some(key) = self.api_key {
-            config = config.with_api_key(key);
-        }
-        let settings = Settings {
-            client: Client::with_config(config),
-            model: self.model,
-            system_prompt: self.system_prompt,
-            toolbox: self.toolbox,
-            approve: self.approve,
-            max_history_bytes: self.max_history_bytes,
-            max_tool_rounds: self.max_tool_rounds.max(1),
-        };
-        OpenAiAgent { settings: Arc::new(settings) }
-    }
-}
-
 impl OpenAiAgent {
     /// An agent of `model` at `base_url`, the API's root as OpenAI's own clients take it
     /// (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`…).
     pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiAgentBuilder {
-        OpenAiAgentBuilder {
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
-            system_prompt: None,
-            toolbox: Toolbox::default(),
-            approve: HashSet::new(),
-            max_history_bytes: DEFAULT_MAX_HISTORY_BYTES,
-            max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
-        }
+        OpenAiAgentBuilder::new(base_url.into(), model.into())
     }
 
     /// The names the model knows its tools by.
@@ -227,6 +128,15 @@ enum Stopped {
 
 impl Turn {
     async fn run(self) -> Result<(), AgentError> {
+        // The agent reads its own records (tool calls, approvals) back from the task's agent
+        // messages: a client's message in the agent's role could pass for one, and make a "yes"
+        // run a call the model never asked for. The task ends before it is ever read.
+        if self.ctx.message.role != Role::User {
+            return self
+                .updater
+                .reject("this agent takes messages in the user's role only (ROLE_USER), not the agent's")
+                .await;
+        }
         let mut conversation = match self.conversation().await? {
             Ok(conversation) => conversation,
             Err(Unreadable(reason)) => return self.updater.reject(reason).await,
@@ -303,7 +213,8 @@ impl Turn {
         Ok(added.map(|()| conversation))
     }
 
-    /// Asks the model and streams its text into the answer; returns the text and how it ended.
+    /// Asks the model and streams its text into the answer; returns this round's text and how
+    /// the answer ended.
     async fn ask(
         &self,
         conversation: &Conversation,
@@ -319,34 +230,46 @@ impl Turn {
             ..CreateChatCompletionRequest::default()
         };
         let cancel = self.ctx.cancellation();
-        let chat = settings.client.chat();
+        let timeout = settings.request_timeout;
+        let too_long = || Stopped::Failed(format!("the model took longer than {} s to answer", timeout.as_secs_f64()));
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        // Dropping the request on a cancel or a bound closes the connection: the server stops.
         let started = tokio::select! {
             () = cancel.cancelled() => return Ok(Err(Stopped::Canceled)),
-            started = chat.create_stream(request) => started,
+            () = &mut deadline => return Ok(Err(too_long())),
+            started = settings.chat.stream(&request) => started,
         };
-        let mut stream = match started {
-            Ok(stream) => stream,
-            Err(error) => return Ok(Err(Stopped::Failed(error_message(&error)))),
+        let mut chunks = match started {
+            Ok(chunks) => chunks,
+            Err(reason) => return Ok(Err(Stopped::Failed(reason))),
         };
-        let mut assembled = Answer::default();
+        let start = answer.len();
+        let mut assembled = Answer::new(settings.max_answer_bytes);
         loop {
-            // Dropping the stream on a cancel closes the connection: the server stops generating.
-            let chunk = tokio::select! {
+            let step = tokio::select! {
                 () = cancel.cancelled() => return Ok(Err(Stopped::Canceled)),
-                chunk = stream.next() => chunk,
+                () = &mut deadline => return Ok(Err(too_long())),
+                () = answer.due() => Step::Flush,
+                chunk = chunks.next() => Step::Chunk(chunk.map(|chunk| chunk.map(Box::new))),
             };
-            match chunk {
-                None => break,
-                Some(Ok(chunk)) => {
-                    if let Some(text) = assembled.push(chunk) {
-                        answer.push(text).await?;
-                    }
+            let chunk = match step {
+                Step::Flush => {
+                    answer.flush().await?;
+                    continue;
                 }
-                Some(Err(error)) => return Ok(Err(Stopped::Failed(error_message(&error)))),
+                Step::Chunk(None) => break,
+                Step::Chunk(Some(Ok(chunk))) => chunk,
+                Step::Chunk(Some(Err(reason))) => return Ok(Err(Stopped::Failed(reason))),
+            };
+            match assembled.push(*chunk) {
+                Ok(Some(text)) => answer.push(&text).await?,
+                Ok(None) => {}
+                Err(reason) => return Ok(Err(Stopped::Failed(reason))),
             }
         }
-        let text = assembled.text.clone();
-        Ok(Ok((text, assembled.ending())))
+        answer.flush().await?;
+        Ok(Ok((answer.since(start).to_owned(), assembled.ending())))
     }
 
     /// Records the model's tool calls and makes those that need no approval; pauses for the others.
@@ -401,6 +324,13 @@ impl Turn {
     }
 }
 
+/// What woke a turn reading the model's answer.
+enum Step {
+    /// The text waiting is due to be sent.
+    Flush,
+    Chunk(Option<Result<Box<CreateChatCompletionStreamResponse>, String>>),
+}
+
 /// What came of a round of tool calls.
 enum Round {
     /// Every call has its result: the model goes on.
@@ -432,48 +362,6 @@ fn first_line(text: &str) -> String {
         format!("{}…", &line[..end])
     } else {
         line.to_owned()
-    }
-}
-
-/// The artifact `answer`: each piece of text a chunk appended as it comes, then the whole text
-/// as the last chunk, which replaces the pieces. A reader of the stream sees the text grow; the
-/// stored task keeps it as one part (the pieces would be a part each, hundreds in a long answer).
-struct AnswerArtifact {
-    updater: TaskUpdater,
-    /// The text so far, the earlier rounds' and turns' included.
-    text: String,
-    /// The artifact exists: pieces append to it.
-    started: bool,
-}
-
-impl AnswerArtifact {
-    /// The answer of `task`, so far (none for a new task).
-    fn of(updater: TaskUpdater, task: Option<&agentwire_types::Task>) -> Self {
-        let artifact = task.and_then(|task| task.artifacts.iter().find(|artifact| artifact.artifact_id == ANSWER));
-        let text = artifact.map(|a| a.parts.iter().filter_map(Part::as_text).collect()).unwrap_or_default();
-        Self { updater, text, started: artifact.is_some() }
-    }
-
-    async fn push(&mut self, piece: String) -> Result<(), AgentError> {
-        self.text.push_str(&piece);
-        let append = std::mem::replace(&mut self.started, true);
-        self.send(piece, append, false).await
-    }
-
-    /// Ends the artifact with the whole text (empty when the model said nothing).
-    async fn finish(&mut self) -> Result<(), AgentError> {
-        self.started = true;
-        self.send(self.text.clone(), false, true).await
-    }
-
-    async fn send(&self, text: String, append: bool, last: bool) -> Result<(), AgentError> {
-        let artifact = Artifact {
-            artifact_id: ANSWER.into(),
-            name: ANSWER.into(),
-            parts: vec![Part::text(text)],
-            ..Artifact::default()
-        };
-        self.updater.artifact_chunk(artifact, append, last).await
     }
 }
 

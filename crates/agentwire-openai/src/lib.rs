@@ -24,10 +24,17 @@
 //! ```
 
 mod agent;
+mod artifact;
+mod builder;
+mod chat;
 mod conversation;
 mod model;
 mod records;
 mod toolbox;
 
-pub use agent::{OpenAiAgent, OpenAiAgentBuilder, DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_TOOL_ROUNDS};
+pub use agent::OpenAiAgent;
+pub use builder::{
+    OpenAiAgentBuilder, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_HISTORY_BYTES,
+    DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_REQUEST_TIMEOUT,
+};
 pub use toolbox::{Toolbox, MAX_TOOL_RESULT_BYTES};

@@ -1,7 +1,8 @@
 //! One streamed answer of the model: its text as it comes, the tool calls it assembles, and
 //! how it ended.
 
-use async_openai::error::OpenAIError;
+use std::collections::BTreeMap;
+
 use async_openai::types::chat::{CreateChatCompletionStreamResponse, FinishReason};
 use serde_json::Value;
 
@@ -24,47 +25,73 @@ pub(crate) enum Ending {
     Unfinished,
 }
 
-/// Assembles an answer from its stream of chunks.
-#[derive(Debug, Default)]
+/// The most tool calls one answer may make ([`Answer::push`] fails past it).
+pub(crate) const MAX_TOOL_CALLS: usize = 128;
+
+/// Assembles an answer from its stream of chunks, within a bound of bytes: the text (which the
+/// caller keeps, not the answer), the refusal, and the ids, names and arguments of tool calls.
+#[derive(Debug)]
 pub(crate) struct Answer {
-    /// The text so far.
-    pub(crate) text: String,
+    /// Bytes taken in so far.
+    size: usize,
+    max_bytes: usize,
     refusal: String,
-    /// Tool calls by their index in the stream.
-    calls: Vec<ToolCall>,
+    /// Tool calls by the index the stream gives them, which may be any number: a map, not a
+    /// vector that would grow to it.
+    calls: BTreeMap<u32, ToolCall>,
     finish: Option<FinishReason>,
 }
 
 impl Answer {
-    /// Takes in a chunk of the stream; returns the text it adds, if any.
-    pub(crate) fn push(&mut self, chunk: CreateChatCompletionStreamResponse) -> Option<String> {
+    /// An answer of at most `max_bytes`.
+    pub(crate) fn new(max_bytes: usize) -> Self {
+        Self { size: 0, max_bytes, refusal: String::new(), calls: BTreeMap::new(), finish: None }
+    }
+
+    /// Takes in a chunk of the stream; returns the text it adds, if any, or why the answer is
+    /// refused: it passed the bound of bytes or of tool calls.
+    pub(crate) fn push(&mut self, chunk: CreateChatCompletionStreamResponse) -> Result<Option<String>, String> {
         // One choice is asked for (`n` is not set); a server may still number it otherwise.
-        let choice = chunk.choices.into_iter().next()?;
+        let Some(choice) = chunk.choices.into_iter().next() else { return Ok(None) };
         if let Some(reason) = choice.finish_reason {
             self.finish = Some(reason);
         }
         let delta = choice.delta;
         if let Some(refusal) = delta.refusal {
+            self.count(refusal.len())?;
             self.refusal.push_str(&refusal);
         }
         for piece in delta.tool_calls.unwrap_or_default() {
-            let index = piece.index as usize;
-            if self.calls.len() <= index {
-                let blank = ToolCall { id: String::new(), name: String::new(), arguments: String::new() };
-                self.calls.resize(index + 1, blank);
+            let id = piece.id.filter(|id| !id.is_empty());
+            let (name, arguments) = piece.function.map(|f| (f.name, f.arguments)).unwrap_or_default();
+            let (name, arguments) = (name.unwrap_or_default(), arguments.unwrap_or_default());
+            self.count(id.as_ref().map_or(0, String::len) + name.len() + arguments.len())?;
+            if !self.calls.contains_key(&piece.index) && self.calls.len() == MAX_TOOL_CALLS {
+                return Err(format!("the model's answer has more than {MAX_TOOL_CALLS} tool calls"));
             }
-            let call = &mut self.calls[index];
-            if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+            let call = self.calls.entry(piece.index).or_insert_with(|| ToolCall {
+                id: String::new(),
+                name: String::new(),
+                arguments: String::new(),
+            });
+            if let Some(id) = id {
                 call.id = id;
             }
-            if let Some(function) = piece.function {
-                call.name.push_str(function.name.as_deref().unwrap_or(""));
-                call.arguments.push_str(function.arguments.as_deref().unwrap_or(""));
-            }
+            call.name.push_str(&name);
+            call.arguments.push_str(&arguments);
         }
-        let text = delta.content.filter(|text| !text.is_empty())?;
-        self.text.push_str(&text);
-        Some(text)
+        let Some(text) = delta.content.filter(|text| !text.is_empty()) else { return Ok(None) };
+        self.count(text.len())?;
+        Ok(Some(text))
+    }
+
+    /// Counts `bytes` more, unless they take the answer past its bound.
+    fn count(&mut self, bytes: usize) -> Result<(), String> {
+        self.size = self.size.saturating_add(bytes);
+        if self.size > self.max_bytes {
+            return Err(too_large(self.max_bytes));
+        }
+        Ok(())
     }
 
     /// How the answer ended, once its stream is over. Tool calls count whatever the finish
@@ -78,7 +105,6 @@ impl Answer {
         let calls: Vec<ToolCall> = self
             .calls
             .into_iter()
-            .enumerate()
             .filter(|(_, call)| !call.name.is_empty())
             .map(|(index, mut call)| {
                 if call.id.is_empty() {
@@ -98,23 +124,29 @@ impl Answer {
     }
 }
 
-/// What went wrong with a model request, in the words the server used when it gave any.
-pub(crate) fn error_message(error: &OpenAIError) -> String {
-    match error {
-        OpenAIError::ApiError(response) => {
-            let message = &response.api_error.message;
-            // A server error's body is kept whole by the client: it is often an error object too.
-            let message = inner_message(message).unwrap_or_else(|| message.clone());
-            format!("the model's server answered {}: {message}", response.status_code)
-        }
-        OpenAIError::JSONDeserialize(error, content) => match inner_message(content) {
-            Some(message) => format!("the model's server failed: {message}"),
-            None => format!("the model's answer could not be read: {error}"),
-        },
-        OpenAIError::Reqwest(error) => format!("the model's server could not be reached: {error}"),
-        OpenAIError::StreamError(error) => format!("the model's answer broke off: {error}"),
-        other => format!("the model request failed: {other}"),
+/// Why an answer past `max_bytes` fails its task.
+pub(crate) fn too_large(max_bytes: usize) -> String {
+    format!("the model's answer is larger than this agent's bound of {max_bytes} bytes")
+}
+
+/// Why a chat request failed with `status`, in the words of the server's `body` (an OpenAI error
+/// object, or text) when it gave any.
+pub(crate) fn refusal_message(status: impl std::fmt::Display, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let message = inner_message(&text).unwrap_or_else(|| text.trim().to_owned());
+    if message.is_empty() {
+        return format!("the model's server answered {status}");
     }
+    format!("the model's server answered {status}: {message}")
+}
+
+/// A chunk of the stream, from the data of its event; a server that fails mid-stream sends an
+/// error object instead, whose message is kept.
+pub(crate) fn read_chunk(data: &str) -> Result<CreateChatCompletionStreamResponse, String> {
+    serde_json::from_str(data).map_err(|error| match inner_message(data) {
+        Some(message) => format!("the model's server failed: {message}"),
+        None => format!("the model's answer could not be read: {error}"),
+    })
 }
 
 /// The `error.message` of an OpenAI error object, if `text` is one.
@@ -138,44 +170,44 @@ mod tests {
         .unwrap()
     }
 
+    fn piece(index: u32, id: Option<&str>, name: Option<&str>, arguments: &str) -> Value {
+        json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                               "function": {"name": name, "arguments": arguments}}]})
+    }
+
     #[test]
     fn text_arrives_as_it_comes() {
-        let mut answer = Answer::default();
-        assert_eq!(answer.push(chunk(json!({"role": "assistant", "content": ""}), None)), None);
-        assert_eq!(answer.push(chunk(json!({"content": "Hel"}), None)).as_deref(), Some("Hel"));
-        assert_eq!(answer.push(chunk(json!({"content": "lo"}), Some("stop"))).as_deref(), Some("lo"));
-        assert_eq!(answer.text, "Hello");
+        let mut answer = Answer::new(1024);
+        assert_eq!(answer.push(chunk(json!({"role": "assistant", "content": ""}), None)), Ok(None));
+        assert_eq!(answer.push(chunk(json!({"content": "Hel"}), None)), Ok(Some("Hel".into())));
+        assert_eq!(answer.push(chunk(json!({"content": "lo"}), Some("stop"))), Ok(Some("lo".into())));
         assert_eq!(answer.ending(), Ending::Stop);
     }
 
     #[test]
     fn finish_reasons_map_to_endings() {
         let end = |finish: &str| {
-            let mut answer = Answer::default();
-            answer.push(chunk(json!({"content": "x"}), Some(finish)));
+            let mut answer = Answer::new(1024);
+            answer.push(chunk(json!({"content": "x"}), Some(finish))).unwrap();
             answer.ending()
         };
         assert_eq!(end("length"), Ending::Length);
-        let mut cut = Answer::default();
-        cut.push(chunk(json!({"content": "The answer is"}), None));
+        let mut cut = Answer::new(1024);
+        cut.push(chunk(json!({"content": "The answer is"}), None)).unwrap();
         assert_eq!(cut.ending(), Ending::Unfinished);
         assert_eq!(end("content_filter"), Ending::Filtered);
-        let mut refused = Answer::default();
-        refused.push(chunk(json!({"refusal": "I can't help with that."}), Some("stop")));
+        let mut refused = Answer::new(1024);
+        refused.push(chunk(json!({"refusal": "I can't help with that."}), Some("stop"))).unwrap();
         assert_eq!(refused.ending(), Ending::Refusal("I can't help with that.".into()));
     }
 
     #[test]
     fn tool_calls_are_assembled_by_index() {
-        let mut answer = Answer::default();
-        let piece = |index: u32, id: Option<&str>, name: Option<&str>, arguments: &str| {
-            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                                   "function": {"name": name, "arguments": arguments}}]})
-        };
-        answer.push(chunk(piece(0, Some("call_a"), Some("add"), ""), None));
-        answer.push(chunk(piece(1, None, Some("shout"), "{\"text\":"), None));
-        answer.push(chunk(piece(0, None, None, "{\"a\":2}"), None));
-        answer.push(chunk(piece(1, None, None, "\"hi\"}"), Some("stop")));
+        let mut answer = Answer::new(1024);
+        answer.push(chunk(piece(0, Some("call_a"), Some("add"), ""), None)).unwrap();
+        answer.push(chunk(piece(1, None, Some("shout"), "{\"text\":"), None)).unwrap();
+        answer.push(chunk(piece(0, None, None, "{\"a\":2}"), None)).unwrap();
+        answer.push(chunk(piece(1, None, None, "\"hi\"}"), Some("stop"))).unwrap();
         let Ending::ToolCalls(calls) = answer.ending() else { panic!("tool calls expected") };
         assert_eq!(calls[0], ToolCall { id: "call_a".into(), name: "add".into(), arguments: "{\"a\":2}".into() });
         assert_eq!(
@@ -185,10 +217,44 @@ mod tests {
     }
 
     #[test]
+    fn any_index_costs_one_call_and_calls_are_bounded() {
+        let mut answer = Answer::new(1024 * 1024);
+        answer.push(chunk(piece(u32::MAX, Some("call_x"), Some("nope"), "{}"), Some("tool_calls"))).unwrap();
+        let Ending::ToolCalls(calls) = answer.ending() else { panic!("tool calls expected") };
+        assert_eq!(calls.len(), 1);
+        let mut many = Answer::new(1024 * 1024);
+        for index in 0..MAX_TOOL_CALLS as u32 {
+            many.push(chunk(piece(index * 1000, None, Some("add"), "{}"), None)).unwrap();
+        }
+        // More pieces of a call it has are welcome; a new call is not.
+        many.push(chunk(piece(0, None, None, " "), None)).unwrap();
+        let refused = many.push(chunk(piece(7, None, Some("add"), "{}"), None)).unwrap_err();
+        assert_eq!(refused, "the model's answer has more than 128 tool calls");
+    }
+
+    #[test]
+    fn text_refusal_names_and_arguments_count_against_the_bound() {
+        let mut answer = Answer::new(10);
+        answer.push(chunk(json!({"content": "12345"}), None)).unwrap();
+        answer.push(chunk(piece(0, None, Some("ab"), "cd"), None)).unwrap();
+        let refused = answer.push(chunk(json!({"refusal": "xy"}), None)).unwrap_err();
+        assert!(refused.contains("larger than this agent's bound of 10 bytes"), "{refused}");
+    }
+
+    #[test]
     fn error_messages_are_the_servers() {
         let body = r#"{"error":{"message":"litellm.InternalServerError: out of order","type":null}}"#;
-        let error = OpenAIError::JSONDeserialize(serde_json::from_str::<u8>("x").unwrap_err(), body.into());
-        assert_eq!(error_message(&error), "the model's server failed: litellm.InternalServerError: out of order");
+        assert_eq!(
+            read_chunk(body).unwrap_err(),
+            "the model's server failed: litellm.InternalServerError: out of order"
+        );
+        assert!(read_chunk("{").unwrap_err().starts_with("the model's answer could not be read: "));
+        assert_eq!(
+            refusal_message("500 Internal Server Error", body.as_bytes()),
+            "the model's server answered 500 Internal Server Error: litellm.InternalServerError: out of order"
+        );
+        assert_eq!(refusal_message(404, b" no such model\n"), "the model's server answered 404: no such model");
+        assert_eq!(refusal_message(502, b""), "the model's server answered 502");
         assert!(inner_message("not json").is_none());
     }
 }

@@ -225,6 +225,34 @@ impl App {
         answer
     }
 
+    /// Holds one of the caller's open streams for a stream served beside the operations (the
+    /// console's live task list), so that it counts under
+    /// [`Quotas::max_streams_per_principal`](crate::quota::Quotas::max_streams_per_principal)
+    /// like the operations' streams; the caller is identified as [`identify`](Self::identify)
+    /// does. The stream is counted until the permit is dropped; `Ok(None)` without quotas.
+    ///
+    /// ```
+    /// use agentwire_server::quota::Quotas;
+    /// use agentwire_server::{App, RequestContext};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = App::new().quotas(Quotas { max_streams_per_principal: 1, ..Quotas::default() });
+    /// let held = app.open_stream(RequestContext::default()).await.unwrap();
+    /// assert!(app.open_stream(RequestContext::default()).await.is_err());
+    /// drop(held);
+    /// assert!(app.open_stream(RequestContext::default()).await.is_ok());
+    /// # });
+    /// ```
+    pub async fn open_stream(
+        &self,
+        mut ctx: crate::RequestContext,
+    ) -> Result<Option<crate::quota::StreamPermit>, agentwire_types::A2AError> {
+        let Some(quotas) = &self.quotas else { return Ok(None) };
+        let operation = agentwire_types::jsonrpc::Operation::ListTasks;
+        ctx.principal = self.identify(ctx.clone(), operation, false).await?;
+        quotas.open_stream(&crate::quota::Caller::of(&ctx)).await.map(Some)
+    }
+
     /// `service` with every layer in front of it.
     pub fn service(&self, service: impl OperationService) -> Operations {
         let mut service: Operations = BoxCloneSyncService::new(service);

@@ -294,9 +294,10 @@ pub(crate) async fn authenticate(
     if operation.is_public() {
         return Ok(ctx);
     }
-    failures.check(&ctx)?;
+    let fingerprint = failures.fingerprint(&ctx);
+    failures.check(&ctx, fingerprint)?;
     let outcome = auth.authenticate(&ctx, operation).await;
-    failures.note(&ctx, &outcome);
+    failures.note(&ctx, &outcome, fingerprint);
     match outcome {
         Ok(principal) => {
             ctx.principal = Some(principal);

@@ -60,6 +60,6 @@ pub use core::{
 };
 pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
-pub use serve::{serve, ServeOptions, TlsConfig};
+pub use serve::{serve, ServeOptions, ServedHosts, TlsConfig};
 pub use service::{Admission, Admitted, OperationService, Operations};
 pub use spans::{FrontSpan, OperationSpans, Spanned};

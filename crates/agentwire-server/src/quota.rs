@@ -41,7 +41,8 @@ pub struct Quotas {
     pub requests_per_second: Option<f64>,
     /// How many requests over the rate one principal may make at once after a quiet spell.
     pub request_burst: usize,
-    /// Most streams (SendStreamingMessage, SubscribeToTask) one principal may have open at once.
+    /// Most streams (SendStreamingMessage, SubscribeToTask, and the draft 1.1's long polls, which
+    /// are held as long) one principal may have open at once.
     pub max_streams_per_principal: usize,
     /// Failed authentications one address (an IPv6 /64) may make per second, on average, after
     /// its burst; past them its requests are refused with ResourceExhausted (HTTP 429) before
@@ -94,9 +95,11 @@ impl Caller {
 
 /// The addresses counted as one caller with the caller of `ctx`: its IPv4 address, or its IPv6
 /// /64 (one network's hosts, which one client may use at will; an IPv4 address mapped into IPv6
-/// is the IPv4 address).
+/// is the IPv4 address). Every loopback address is this host, one caller however many of
+/// 127.0.0.0/8 it uses.
 fn address_group(ctx: &RequestContext) -> Option<IpAddr> {
     Some(match ctx.peer.as_ref()?.addr.ip().to_canonical() {
+        IpAddr::V4(v4) if v4.is_loopback() => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         IpAddr::V4(v4) => IpAddr::V4(v4),
         IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
     })
@@ -323,19 +326,27 @@ impl QuotaLayer {
     async fn take(&self, ctx: &RequestContext, request: &A2aRequest) -> Result<Option<StreamPermit>, A2AError> {
         let operation = request.operation();
         let caller = Caller::of(ctx);
-        let quotas = &self.quotas;
         self.charge(ctx).await?;
-        if !operation.opens_stream() {
+        if !operation.opens_stream() && !long_poll(ctx, request) {
             return Ok(None);
         }
-        match self.counter.open_stream(&caller, quotas.max_streams_per_principal).await {
-            Some(permit) => Ok(Some(permit)),
-            None => {
-                let message = format!("at most {} streams may be open at once", quotas.max_streams_per_principal);
-                Err(A2AError::resource_exhausted(message).with_retry_after(Duration::from_secs(1)))
-            }
-        }
+        self.open_stream(&caller).await.map(Some)
     }
+
+    /// One more open stream of `caller`, or the refusal past [`Quotas::max_streams_per_principal`].
+    pub(crate) async fn open_stream(&self, caller: &Caller) -> Result<StreamPermit, A2AError> {
+        let max = self.quotas.max_streams_per_principal;
+        self.counter.open_stream(caller, max).await.ok_or_else(|| {
+            let message = format!("at most {max} streams may be open at once");
+            A2AError::resource_exhausted(message).with_retry_after(Duration::from_secs(1))
+        })
+    }
+}
+
+/// Whether `request` is a GetTask that waits for the task's next change (the draft 1.1's long
+/// poll): it holds its connection as long as a stream does, and counts as one.
+fn long_poll(ctx: &RequestContext, request: &A2aRequest) -> bool {
+    ctx.task_generations && matches!(request, A2aRequest::GetTask(get) if get.current_generation.is_some())
 }
 
 impl Admission for QuotaLayer {
@@ -345,7 +356,9 @@ impl Admission for QuotaLayer {
     /// limited.
     fn concerns(&self, request: &A2aRequest) -> bool {
         let operation = request.operation();
-        !operation.is_public() && (self.quotas.requests_per_second.is_some() || operation.opens_stream())
+        let held_open =
+            operation.opens_stream() || matches!(request, A2aRequest::GetTask(get) if get.current_generation.is_some());
+        !operation.is_public() && (self.quotas.requests_per_second.is_some() || held_open)
     }
 
     async fn admit(
@@ -421,19 +434,59 @@ impl<K: Clone + Eq + Hash> Buckets<K> {
 /// principal): past `burst` of them, refilled at `per_second`, the address's requests are
 /// refused with ResourceExhausted before their credentials are checked, so that guessing
 /// credentials is slow, and costs the server no signature checks.
+///
+/// Credentials that verified lately are let through all the same: one client sending wrong
+/// tokens from behind the same proxy or NAT as others does not lock them out. The credentials
+/// are known by a keyed hash of the `Authorization` header and the client certificate, which
+/// nobody can match without the credentials themselves.
 pub(crate) struct AuthFailures {
     buckets: Mutex<Buckets<Option<IpAddr>>>,
     per_second: f64,
     burst: f64,
+    /// The fingerprints of credentials that verified, with when they last did.
+    verified: dashmap::DashMap<u64, Instant, foldhash::fast::RandomState>,
+    /// The key of the fingerprints, new in each process.
+    fingerprint_key: std::hash::RandomState,
 }
+
+/// How long credentials that verified are let past their address's failures.
+const VERIFIED_FOR: Duration = Duration::from_secs(600);
+
+/// Fingerprints of verified credentials kept before the stale ones are swept.
+const MAX_VERIFIED: usize = 100_000;
 
 impl AuthFailures {
     pub(crate) fn new(per_second: f64, burst: usize) -> Self {
-        Self { buckets: Mutex::default(), per_second, burst: burst.max(1) as f64 }
+        Self {
+            buckets: Mutex::default(),
+            per_second,
+            burst: burst.max(1) as f64,
+            verified: dashmap::DashMap::default(),
+            fingerprint_key: std::hash::RandomState::new(),
+        }
     }
 
-    /// Refuses `ctx`'s caller while its address has no failed authentication left.
-    pub(crate) fn check(&self, ctx: &RequestContext) -> Result<(), A2AError> {
+    /// A keyed hash of the credentials `ctx` presents, while failures are limited.
+    pub(crate) fn fingerprint(&self, ctx: &RequestContext) -> Option<u64> {
+        use std::hash::{BuildHasher, Hasher};
+        if self.per_second <= 0.0 {
+            return None;
+        }
+        let authorization = ctx.metadata.get(http::header::AUTHORIZATION).map(|value| value.as_bytes());
+        let certificate = ctx.peer.as_ref().and_then(|peer| peer.certificate.as_deref());
+        if authorization.is_none() && certificate.is_none() {
+            return None;
+        }
+        let mut hasher = self.fingerprint_key.build_hasher();
+        hasher.write(authorization.unwrap_or_default());
+        hasher.write_u8(0xff);
+        hasher.write(certificate.unwrap_or_default());
+        Some(hasher.finish())
+    }
+
+    /// Refuses `ctx`'s caller while its address has no failed authentication left, unless its
+    /// credentials (`fingerprint`) verified lately.
+    pub(crate) fn check(&self, ctx: &RequestContext, fingerprint: Option<u64>) -> Result<(), A2AError> {
         if self.per_second <= 0.0 {
             return Ok(());
         }
@@ -441,19 +494,38 @@ impl AuthFailures {
         if wait.is_zero() {
             return Ok(());
         }
+        let verified = fingerprint.and_then(|fingerprint| self.verified.get(&fingerprint).map(|at| *at));
+        if verified.is_some_and(|at| at.elapsed() < VERIFIED_FOR) {
+            return Ok(());
+        }
         let message = format!("too many failed authentications from this address; retry in {} ms", wait.as_millis());
         Err(A2AError::resource_exhausted(message).with_retry_after(wait))
     }
 
-    /// Counts `outcome` of authenticating `ctx`'s caller, if it is a refusal of its credentials.
-    pub(crate) fn note<T>(&self, ctx: &RequestContext, outcome: &Result<T, A2AError>) {
+    /// Counts `outcome` of authenticating `ctx`'s caller, if it is a refusal of its credentials;
+    /// remembers credentials that verified.
+    pub(crate) fn note<T>(&self, ctx: &RequestContext, outcome: &Result<T, A2AError>, fingerprint: Option<u64>) {
         if self.per_second <= 0.0 {
             return;
         }
-        if let Err(error) = outcome
-            && error.kind() == ErrorKind::Unauthenticated
-        {
-            let _ = lock(&self.buckets).take(&address_group(ctx), self.per_second, self.burst);
+        match outcome {
+            Err(error) if error.kind() == ErrorKind::Unauthenticated => {
+                let _ = lock(&self.buckets).take(&address_group(ctx), self.per_second, self.burst);
+            }
+            Ok(_) => {
+                let Some(fingerprint) = fingerprint else { return };
+                let now = Instant::now();
+                // Written again only once a while: most requests only read.
+                let fresh =
+                    self.verified.get(&fingerprint).is_some_and(|at| now.duration_since(*at) < VERIFIED_FOR / 10);
+                if !fresh {
+                    if self.verified.len() >= MAX_VERIFIED {
+                        self.verified.retain(|_, at| now.duration_since(*at) < VERIFIED_FOR);
+                    }
+                    self.verified.insert(fingerprint, now);
+                }
+            }
+            Err(_) => {}
         }
     }
 }
@@ -516,7 +588,8 @@ mod tests {
         assert!(quotas.take(&from("[2001:db8:1:3::1]:5000"), &get()).await.is_ok());
         assert!(quotas.take(&from("127.0.0.1:5000"), &get()).await.is_ok());
         assert!(quotas.take(&from("[::ffff:127.0.0.1]:5001"), &get()).await.is_err(), "mapped IPv4");
-        assert!(quotas.take(&from("127.0.0.2:5000"), &get()).await.is_ok());
+        assert!(quotas.take(&from("127.9.0.2:5000"), &get()).await.is_err(), "the probe's 2,000 loopback addresses");
+        assert!(quotas.take(&from("10.0.0.2:5000"), &get()).await.is_ok());
     }
 
     /// The probe's 8,000 guesses in 1.5 s: past its burst of failures, an address is refused
@@ -527,16 +600,47 @@ mod tests {
         let (guesser, other) = (from("10.0.0.1:5000"), from("10.0.0.2:5000"));
         let refused: Result<(), A2AError> = Err(A2AError::unauthenticated("wrong"));
         for _ in 0..3 {
-            assert!(failures.check(&guesser).is_ok());
-            failures.note(&guesser, &refused);
+            assert!(failures.check(&guesser, None).is_ok());
+            failures.note(&guesser, &refused, None);
         }
-        let limited = failures.check(&guesser).unwrap_err();
+        let limited = failures.check(&guesser, None).unwrap_err();
         assert_eq!(limited.kind(), ErrorKind::ResourceExhausted);
         assert_eq!(limited.retry_after(), Some(Duration::from_millis(500)));
-        assert!(failures.check(&other).is_ok());
-        failures.note(&guesser, &Ok::<(), A2AError>(()));
+        assert!(failures.check(&other, None).is_ok());
+        failures.note(&guesser, &Ok::<(), A2AError>(()), None);
         tokio::time::advance(Duration::from_millis(500)).await;
-        assert!(failures.check(&guesser).is_ok(), "a failure is forgiven at the rate");
+        assert!(failures.check(&guesser, None).is_ok(), "a failure is forgiven at the rate");
+    }
+
+    /// The probe's W-a: wrong tokens from one address locked out a valid token sent from the
+    /// same address (behind one proxy or NAT). Credentials that verified are let through; a new
+    /// guess is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_guesser_does_not_lock_out_credentials_that_verify_from_its_address() {
+        let failures = AuthFailures::new(2.0, 3);
+        let with_token = |token: &str| {
+            let mut ctx = from("10.0.0.1:5000");
+            ctx.metadata.insert(http::header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+            ctx
+        };
+        let (alice, guess) = (with_token("alice-secret"), with_token("guess"));
+        let (alice_print, guess_print) = (failures.fingerprint(&alice), failures.fingerprint(&guess));
+        assert_ne!(alice_print, guess_print);
+        failures.note(&alice, &Ok::<(), A2AError>(()), alice_print);
+        let refused: Result<(), A2AError> = Err(A2AError::unauthenticated("wrong"));
+        for _ in 0..3 {
+            failures.note(&guess, &refused, guess_print);
+        }
+        assert!(failures.check(&guess, guess_print).is_err(), "guessing stays slow");
+        assert!(failures
+            .check(&with_token("another guess"), failures.fingerprint(&with_token("another guess")))
+            .is_err());
+        assert!(failures.check(&alice, alice_print).is_ok(), "a token that verified is let through");
+        tokio::time::advance(VERIFIED_FOR).await;
+        for _ in 0..3 {
+            failures.note(&guess, &refused, guess_print);
+        }
+        assert!(failures.check(&alice, alice_print).is_err(), "for a while after it verified");
     }
 
     #[tokio::test]

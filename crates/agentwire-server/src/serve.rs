@@ -29,8 +29,11 @@ use self::idle::{Idle, Tracked};
 use self::stall::{Stalls, WriteTimeout};
 use crate::metrics::GaugeGuard;
 
+mod hosts;
 mod idle;
 mod stall;
+
+pub use self::hosts::ServedHosts;
 
 /// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
 #[derive(Clone)]
@@ -142,6 +145,10 @@ pub struct ServeOptions {
     pub drain: Duration,
     /// Where connections are counted: open, accepted, and closed before a request.
     pub metrics: Option<crate::Metrics>,
+    /// The host names requests may name, or `None` for any. A server that authenticates nobody
+    /// sets them, so that a web page whose name is pointed at its address (DNS rebinding)
+    /// cannot use it: such requests are refused with 421.
+    pub served_hosts: Option<ServedHosts>,
 }
 
 impl Default for ServeOptions {
@@ -154,6 +161,7 @@ impl Default for ServeOptions {
             max_connection_response_bytes: 128 * 1024 * 1024,
             drain: Duration::from_secs(10),
             metrics: None,
+            served_hosts: None,
         }
     }
 }
@@ -177,6 +185,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
     options: ServeOptions,
 ) -> io::Result<()> {
+    // Every route is behind the host check, those merged after the HTTP layers included.
+    let app = match options.served_hosts.clone() {
+        Some(hosts) => app.layer(axum::middleware::from_fn(move |request, next| hosts.clone().admit(request, next))),
+        None => app,
+    };
     // Routes are finished once here, not on every request.
     let service = app.with_state(());
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));

@@ -10,6 +10,7 @@ mod connection_errors;
 mod durability;
 mod gateway_start;
 mod grpc_port;
+mod hostile;
 mod lifecycle;
 mod mcp;
 mod model;

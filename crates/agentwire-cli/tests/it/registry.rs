@@ -11,7 +11,7 @@ use agentwire_test::{SdkOptions, SdkServer};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use crate::common::{fresh_database, keygen, rpc, Server, TempDir};
+use crate::common::{eventually, fresh_database, keygen, rpc, Server, TempDir};
 
 fn send(text: &str) -> Value {
     json!({"message": {"messageId": format!("m-{text}-{}", uuid::Uuid::new_v4()), "role": "ROLE_USER", "parts": [{"text": text}]}})
@@ -63,19 +63,6 @@ async fn search(client: &reqwest::Client, gateway: &str, query: &str, token: Opt
     assert_eq!(status, 200, "{query}: {found}");
     let agents = found["agents"].as_array().cloned().unwrap_or_default();
     agents.iter().map(|agent| agent["name"].as_str().unwrap_or_default().to_owned()).collect()
-}
-
-/// Waits until `check` holds, for at most `limit`.
-async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + limit;
-    while !check().await {
-        assert!(Instant::now() < deadline, "{what} within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// `agentwire registry ARGS`: its exit status and what it printed.

@@ -136,6 +136,7 @@ impl Rpc<'_> {
         }
         metadata.insert("a2a-version", MetadataValue::from_static(self.endpoint.version.header()));
         metadata.as_mut().extend(crate::trace::context_headers());
+        metadata.as_mut().extend(crate::scoped::call_headers());
         if let Some(timeout) = self.timeout {
             request.set_timeout(timeout);
         }

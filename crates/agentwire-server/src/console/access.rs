@@ -24,10 +24,8 @@ pub(super) async fn admit(console: Console, request: Request, next: Next) -> Res
                    to reach it from elsewhere.";
         return refusal(base, StatusCode::FORBIDDEN, "Not served here", why);
     }
-    // HTTP/1.1 names the host in `Host`, HTTP/2 in `:authority` (the URI's authority).
-    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
-    let host = host.or(request.uri().authority().map(|authority| authority.as_str())).unwrap_or("");
-    if !console.serves_host(host) {
+    let host = crate::ServedHosts::named_by(&request);
+    if !console.hosts.serves(host) {
         // A page of another site whose name now points at this server (DNS rebinding) names
         // its own host: it gets nothing of the console.
         let why = "The console answers under its own address, localhost, and the names it is configured with \

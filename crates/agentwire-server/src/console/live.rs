@@ -32,8 +32,17 @@ pub(super) async fn tasks_live(
         Ok(both) => both,
         Err(error) => return error_page(&state.console.site, &error),
     };
+    let permit = match &state.console.streams {
+        Some(app) => match app.open_stream(ctx.clone()).await {
+            Ok(permit) => permit,
+            Err(error) => return error_page(&state.console.site, &error),
+        },
+        None => None,
+    };
     let mut feed = state.console.changes.as_ref().map(|changes| changes());
     let events = async_stream(move |sender| async move {
+        // Counted among the caller's streams for as long as the list is followed.
+        let _permit = permit;
         let mut shown = (String::new(), 0);
         loop {
             let rows =

@@ -54,7 +54,9 @@ pub struct Console {
     /// Where the console's pages are, as the browser sees them, and whose console it is.
     pub(crate) site: Arc<Site>,
     /// Host names the console answers under besides addresses and `localhost`.
-    pub(crate) hosts: Arc<[String]>,
+    pub(crate) hosts: crate::ServedHosts,
+    /// Where a live list takes its place among its caller's open streams.
+    pub(crate) streams: Option<crate::App>,
 }
 
 /// Where a console's pages are, as the browser sees them, and, for an agent's console among
@@ -113,12 +115,24 @@ impl Console {
     /// A console for callers on loopback addresses only: the choice for a server without
     /// authentication.
     pub fn loopback_only() -> Self {
-        Self { access: ConsoleAccess::Loopback, changes: None, site: Arc::default(), hosts: Arc::from([]) }
+        Self {
+            access: ConsoleAccess::Loopback,
+            changes: None,
+            site: Arc::default(),
+            hosts: crate::ServedHosts::default(),
+            streams: None,
+        }
     }
 
     /// A console for callers on any address; each sees what its credentials let it see.
     pub fn open() -> Self {
-        Self { access: ConsoleAccess::Anyone, changes: None, site: Arc::default(), hosts: Arc::from([]) }
+        Self {
+            access: ConsoleAccess::Anyone,
+            changes: None,
+            site: Arc::default(),
+            hosts: crate::ServedHosts::default(),
+            streams: None,
+        }
     }
 
     /// Who may open the console.
@@ -166,24 +180,25 @@ impl Console {
     /// # drop(console);
     /// ```
     pub fn allow_host(mut self, host: &str) -> Self {
-        let mut hosts = self.hosts.to_vec();
-        hosts.push(host.to_ascii_lowercase());
-        self.hosts = Arc::from(hosts);
+        self.hosts = self.hosts.with_host(host);
         self
     }
 
-    /// Whether the console answers requests for `host` (a `Host` header, with or without a port).
-    pub(crate) fn serves_host(&self, host: &str) -> bool {
-        let name = match host.strip_prefix('[') {
-            // An IPv6 address, in brackets.
-            Some(rest) => return rest.split_once(']').is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok()),
-            None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-        };
-        let name = name.trim_end_matches('.').to_ascii_lowercase();
-        name.parse::<std::net::Ipv4Addr>().is_ok()
-            || name == "localhost"
-            || name.ends_with(".localhost")
-            || self.hosts.contains(&name)
+    /// Counts each live task list as one of its caller's open streams under `app`'s quotas
+    /// (`--max-streams`), as the operations' streams are: a list followed in a browser holds a
+    /// connection and reads the list at every change.
+    ///
+    /// ```
+    /// use agentwire_server::quota::Quotas;
+    /// use agentwire_server::{App, Console};
+    ///
+    /// let app = App::new().quotas(Quotas { max_streams_per_principal: 10, ..Quotas::default() });
+    /// let console = Console::loopback_only().counting_streams(&app);
+    /// # drop(console);
+    /// ```
+    pub fn counting_streams(mut self, app: &crate::App) -> Self {
+        self.streams = Some(app.clone());
+        self
     }
 
     /// Updates the task list as `handler` commits changes, and as the other instances on its

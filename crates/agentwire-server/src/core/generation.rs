@@ -78,13 +78,16 @@ impl Core {
     /// the task and its version.
     pub(crate) async fn task_after(&self, scope: &Scope, task_id: &str, seen: i64) -> Result<(Arc<Task>, u64)> {
         // Subscribed before the read, like every reader: a change committed in between is then
-        // on the feed.
+        // on the feed. Polls arriving together share one read (a large task's read is its size
+        // in memory), which may have begun before this subscription: the log after the version
+        // read is read once more, so that nothing committed in between is missed.
         let mut feed = self.feed(scope, task_id);
-        let record = self.load(scope, task_id).await?;
+        let record = self.shared_loads.load(&self.tasks, scope, task_id, 0).await?;
         if generation(record.version) > seen || record.task.status.state.is_terminal() {
             return Ok((record.task, record.version));
         }
         feed.start_after(record.version);
+        feed.read_log().await?;
         let next_change = async {
             loop {
                 match feed.next().await {
@@ -92,19 +95,23 @@ impl Core {
                         if seq != 0
                             && (generation(seq) > seen || event.task_state().is_some_and(TaskState::is_terminal)) =>
                     {
-                        return
+                        return seq;
                     }
                     Ok(Some(_)) => {}
                     // The server is stopping, or the log cannot be read: answer with what is.
-                    Ok(None) | Err(_) => return,
+                    Ok(None) | Err(_) => return record.version,
                 }
             }
         };
-        let waited = tokio::time::timeout(self.limits.long_poll_timeout, next_change).await;
-        if waited.is_err() {
-            tracing::debug!(task_id, "a long poll timed out");
-        }
-        let record = self.load(scope, task_id).await?;
+        let woken_at = match tokio::time::timeout(self.limits.long_poll_timeout, next_change).await {
+            Ok(seq) => seq,
+            Err(_) => {
+                tracing::debug!(task_id, "a long poll timed out");
+                record.version
+            }
+        };
+        // Every poll woken by the same change wants the task as it is now: they share the read.
+        let record = self.shared_loads.load(&self.tasks, scope, task_id, woken_at).await?;
         Ok((record.task, record.version))
     }
 }

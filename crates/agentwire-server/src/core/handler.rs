@@ -460,6 +460,7 @@ impl RequestHandlerBuilder {
             admissions: super::admission::Admissions::default(),
             metrics: instruments.clone(),
             draining: CancellationToken::new(),
+            shared_loads: Default::default(),
         };
         if let Some(instruments) = instruments {
             let feed = backend.bus().feed();

@@ -13,6 +13,7 @@ mod orphans;
 mod push_configs;
 mod runner;
 mod send;
+mod shared_load;
 mod tasks;
 mod turn;
 mod validate;
@@ -82,6 +83,8 @@ pub(crate) struct Core {
     pub(crate) metrics: Option<Arc<crate::metrics::Instruments>>,
     /// Cancelled when the server begins to stop: it is no longer ready for new work.
     pub(crate) draining: tokio_util::sync::CancellationToken,
+    /// Reads of a task that the long polls woken together share.
+    pub(crate) shared_loads: shared_load::SharedLoads,
 }
 
 /// What a writer wants to do to a task, given its current state.

@@ -40,7 +40,7 @@ impl Server {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let log = dir.join(format!("server-{}.log", STARTED.fetch_add(1, Ordering::Relaxed)));
         let file = std::fs::File::create(&log).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agentwire"));
+        let mut command = Command::new(binary());
         command.arg(command_name);
         if !args.contains(&"--http") {
             command.args(["--http", "127.0.0.1:0"]);
@@ -94,11 +94,40 @@ impl Server {
         self.child.id()
     }
 
+    /// The most memory the server's process has held so far (`VmHWM`), in KiB: what a hostile
+    /// peer made it take, read from the process itself.
+    pub(crate) fn peak_rss_kib(&self) -> u64 {
+        proc_status_kib(self.child.id(), "VmHWM:")
+    }
+
+    /// The memory the server's process holds now (`VmRSS`), in KiB.
+    pub(crate) fn rss_kib(&self) -> u64 {
+        proc_status_kib(self.child.id(), "VmRSS:")
+    }
+
+    /// The server is still running (it neither exited nor aborted).
+    pub(crate) fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
     pub(crate) fn kill(&mut self) {
         // SIGKILL: no shutdown code runs.
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The binary the tests run: this build's `agentwire`, or the one `AGENTWIRE_BIN` names, so that
+/// the same tests (the hostile-peer kit among them) can be pointed at a release or an older build.
+pub(crate) fn binary() -> PathBuf {
+    std::env::var_os("AGENTWIRE_BIN").map(PathBuf::from).unwrap_or_else(|| env!("CARGO_BIN_EXE_agentwire").into())
+}
+
+/// A `KEY:   N kB` line of `/proc/PID/status`, in KiB (0 once the process is gone).
+fn proc_status_kib(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|line| line.starts_with(key));
+    line.and_then(|line| line.split_whitespace().nth(1)).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
 /// The address of the `serving` log line, as text (`serving address=…`) or JSON.
@@ -132,6 +161,19 @@ pub(crate) fn keygen(dir: &Path, name: &str) -> String {
     let made = Command::new(env!("CARGO_BIN_EXE_agentwire")).arg("keygen").arg(&path).output().unwrap();
     assert!(made.status.success(), "{made:?}");
     path.display().to_string()
+}
+
+/// Waits until `check` holds, for at most `limit`, asking again every 100 ms.
+pub(crate) async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A suffix no other test of this run has: the process's id and a count.
