@@ -32,7 +32,7 @@ pub(crate) fn relayed(metadata: &HeaderMap, max: u32) -> Result<HeaderMap, A2AEr
         )));
     }
     let mut headers = HeaderMap::new();
-    headers.insert(HeaderName::from_static(HOPS_HEADER), HeaderValue::from(hops + 1));
+    headers.insert(HeaderName::from_static(HOPS_HEADER), HeaderValue::from(hops.saturating_add(1)));
     Ok(headers)
 }
 

@@ -139,7 +139,12 @@ pub fn router(server: McpServer, app: App, options: McpHttpOptions) -> Router {
     let sessions = BoundSessions::new(options.sessions.clone());
     let server = server.elicitation_timeout(options.elicitation_timeout);
     let service = StreamableHttpService::new(move || Ok(server.for_session()), Arc::clone(&sessions), config);
-    let guard = Arc::new(Guard { app: app.clone(), public_url: public_url.clone(), sessions });
+    let guard = Arc::new(Guard {
+        app: app.clone(),
+        public_url: public_url.clone(),
+        sessions,
+        max_body_bytes: options.max_body_bytes,
+    });
     let mcp =
         Router::new().nest_service(MCP_PATH, service).layer(axum::middleware::from_fn_with_state(guard, guard_mcp));
     let metadata = resource_metadata(&app, &public_url);
@@ -187,6 +192,7 @@ struct Guard {
     app: App,
     public_url: String,
     sessions: Arc<BoundSessions>,
+    max_body_bytes: usize,
 }
 
 /// Lets in a caller the app's authentication accepts (anyone without authentication), with its
@@ -201,11 +207,22 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     ctx.peer = request.extensions().get::<Peer>().cloned();
     let required = guard.app.authentication().is_some();
     let session = request.headers().get(SESSION_HEADER).map(|id| id.to_str().unwrap_or_default().to_owned());
-    let identified = match &session {
-        Some(_) => guard.app.identify(ctx.clone(), Operation::SendMessage, required).await,
-        None => {
-            guard.app.beside(ctx.clone(), "OpenMcpSession", required, |caller| std::future::ready(Ok(caller))).await
-        }
+    // Only `initialize` opens a session; a request of the 2026-07-28 revision without one is
+    // served statelessly, and its calls are charged as the A2A operations they make.
+    let opening = if session.is_none() {
+        let opens;
+        (request, opens) = match opens_session(request, guard.max_body_bytes).await {
+            Ok(read) => read,
+            Err(refused) => return refused,
+        };
+        opens
+    } else {
+        false
+    };
+    let identified = if opening {
+        guard.app.beside(ctx.clone(), "OpenMcpSession", required, |caller| std::future::ready(Ok(caller))).await
+    } else {
+        guard.app.identify(ctx.clone(), Operation::SendMessage, required).await
     };
     let principal = match identified {
         Ok(principal) => principal,
@@ -218,6 +235,7 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             Ok(in_flight) => held_while_served(next.run(request).await, in_flight),
             Err(NotYours) => session_not_found(),
         },
+        None if !opening => next.run(request).await,
         None => {
             guard.sessions.sweep(false).await;
             ctx.principal = principal;
@@ -230,6 +248,27 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             }
         }
     }
+}
+
+/// `request` as it came, and whether it is an `initialize` request (a POST whose JSON-RPC method
+/// is `initialize`): its body is read, within `max` bytes, and put back.
+async fn opens_session(request: Request, max: usize) -> Result<(Request, bool), Response> {
+    if request.method() != http::Method::POST {
+        return Ok((request, false));
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+        let message = format!("the request body is larger than {max} bytes, or could not be read");
+        return Err((http::StatusCode::PAYLOAD_TOO_LARGE, message).into_response());
+    };
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let envelope = serde_json::from_slice::<Envelope<'_>>(&bytes);
+    let initialize = envelope.is_ok_and(|envelope| envelope.method.as_deref() == Some("initialize"));
+    Ok((Request::from_parts(parts, Body::from(bytes)), initialize))
 }
 
 /// `response`, whose body holds `in_flight` until it is sent or dropped: a session is busy as

@@ -131,7 +131,7 @@ impl Turn {
         // The agent reads its own records (tool calls, approvals) back from the task's agent
         // messages: a client's message in the agent's role could pass for one, and make a "yes"
         // run a call the model never asked for. The task ends before it is ever read.
-        if self.ctx.message.role != Role::User {
+        if self.ctx.message.role == Role::Agent {
             return self
                 .updater
                 .reject("this agent takes messages in the user's role only (ROLE_USER), not the agent's")

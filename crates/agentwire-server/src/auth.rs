@@ -282,6 +282,18 @@ fn presents_credentials(ctx: &RequestContext, declared: &Authentication) -> bool
     certificate || api_key || ctx.metadata.contains_key(http::header::AUTHORIZATION)
 }
 
+/// The headers the declared schemes read credentials from besides `Authorization`: each API
+/// key's.
+fn credential_headers(declared: &Authentication) -> Vec<http::HeaderName> {
+    let api_key = |scheme: &SecurityScheme| match scheme {
+        SecurityScheme::ApiKey(key) if key.location == "header" => {
+            http::HeaderName::from_bytes(key.name.as_bytes()).ok()
+        }
+        _ => None,
+    };
+    declared.schemes.values().filter_map(api_key).collect()
+}
+
 /// `ctx` with the principal `auth` finds for `operation`, or the refusal, with the
 /// authenticator's challenge where it refuses for want of credentials. The public card is served
 /// to anyone.
@@ -346,7 +358,8 @@ impl AuthLayer {
     /// their credentials are checked ([`failure_limit`](Self::failure_limit)).
     pub fn new(auth: impl Authenticator) -> Self {
         let declared = Arc::new(Authentication::new(auth.security_schemes()));
-        Self { auth: Arc::new(auth), failures: Arc::default(), declared }
+        let failures = Arc::new(AuthFailures::default().reading(credential_headers(&declared)));
+        Self { auth: Arc::new(auth), failures, declared }
     }
 
     /// The schemes it checks, as the cards behind it declare them.
@@ -374,7 +387,8 @@ impl AuthLayer {
 
     /// Lets one address fail `burst` authentications, then `per_second` (0: no limit).
     pub fn failure_limit(mut self, per_second: f64, burst: usize) -> Self {
-        self.failures = Arc::new(AuthFailures::new(per_second, burst));
+        let failures = AuthFailures::new(per_second, burst).reading(credential_headers(&self.declared));
+        self.failures = Arc::new(failures);
         self
     }
 }

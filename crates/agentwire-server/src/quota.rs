@@ -437,8 +437,9 @@ impl<K: Clone + Eq + Hash> Buckets<K> {
 ///
 /// Credentials that verified lately are let through all the same: one client sending wrong
 /// tokens from behind the same proxy or NAT as others does not lock them out. The credentials
-/// are known by a keyed hash of the `Authorization` header and the client certificate, which
-/// nobody can match without the credentials themselves.
+/// are known by a keyed hash of every header the authenticator reads them from (`Authorization`
+/// and each API key's) and the client certificate, which nobody can match without presenting
+/// the very same credentials.
 pub(crate) struct AuthFailures {
     buckets: Mutex<Buckets<Option<IpAddr>>>,
     per_second: f64,
@@ -447,6 +448,8 @@ pub(crate) struct AuthFailures {
     verified: dashmap::DashMap<u64, Instant, foldhash::fast::RandomState>,
     /// The key of the fingerprints, new in each process.
     fingerprint_key: std::hash::RandomState,
+    /// The headers credentials are read from, all in the fingerprint.
+    credential_headers: Arc<[http::HeaderName]>,
 }
 
 /// How long credentials that verified are let past their address's failures.
@@ -463,7 +466,16 @@ impl AuthFailures {
             burst: burst.max(1) as f64,
             verified: dashmap::DashMap::default(),
             fingerprint_key: std::hash::RandomState::new(),
+            credential_headers: Arc::from([http::header::AUTHORIZATION]),
         }
+    }
+
+    /// These limits, for credentials read from `headers` too (API keys' headers).
+    pub(crate) fn reading(mut self, headers: impl IntoIterator<Item = http::HeaderName>) -> Self {
+        let mut all = vec![http::header::AUTHORIZATION];
+        all.extend(headers.into_iter().filter(|header| *header != http::header::AUTHORIZATION));
+        self.credential_headers = Arc::from(all);
+        self
     }
 
     /// A keyed hash of the credentials `ctx` presents, while failures are limited.
@@ -472,16 +484,19 @@ impl AuthFailures {
         if self.per_second <= 0.0 {
             return None;
         }
-        let authorization = ctx.metadata.get(http::header::AUTHORIZATION).map(|value| value.as_bytes());
         let certificate = ctx.peer.as_ref().and_then(|peer| peer.certificate.as_deref());
-        if authorization.is_none() && certificate.is_none() {
-            return None;
-        }
+        let mut presented = certificate.is_some();
         let mut hasher = self.fingerprint_key.build_hasher();
-        hasher.write(authorization.unwrap_or_default());
-        hasher.write_u8(0xff);
+        for header in self.credential_headers.iter() {
+            for value in ctx.metadata.get_all(header) {
+                presented = true;
+                hasher.write_usize(value.len());
+                hasher.write(value.as_bytes());
+            }
+            hasher.write_u8(0xff);
+        }
         hasher.write(certificate.unwrap_or_default());
-        Some(hasher.finish())
+        presented.then(|| hasher.finish())
     }
 
     /// Refuses `ctx`'s caller while its address has no failed authentication left, unless its
@@ -520,7 +535,11 @@ impl AuthFailures {
                     self.verified.get(&fingerprint).is_some_and(|at| now.duration_since(*at) < VERIFIED_FOR / 10);
                 if !fresh {
                     if self.verified.len() >= MAX_VERIFIED {
+                        // Swept rarely: once half of it is still fresh, it starts again empty.
                         self.verified.retain(|_, at| now.duration_since(*at) < VERIFIED_FOR);
+                        if self.verified.len() >= MAX_VERIFIED / 2 {
+                            self.verified.clear();
+                        }
                     }
                     self.verified.insert(fingerprint, now);
                 }
@@ -636,6 +655,11 @@ mod tests {
             .check(&with_token("another guess"), failures.fingerprint(&with_token("another guess")))
             .is_err());
         assert!(failures.check(&alice, alice_print).is_ok(), "a token that verified is let through");
+        // A verified token beside a guessed API key is another set of credentials: a guess.
+        let failures = failures.reading([http::HeaderName::from_static("x-api-key")]);
+        let mut beside = with_token("alice-secret");
+        beside.metadata.insert("x-api-key", "guessed-key".parse().unwrap());
+        assert_ne!(failures.fingerprint(&beside), failures.fingerprint(&alice));
         tokio::time::advance(VERIFIED_FOR).await;
         for _ in 0..3 {
             failures.note(&guess, &refused, guess_print);

@@ -212,8 +212,11 @@ impl Registry {
         let Some(agent) = self.known().agents.get(name).cloned() else { return };
         let Some(mounted) = self.directory.get(name) else { return };
         let registration = &agent.registration;
+        // An agent given at build is called where the operator said, with the operator's
+        // credentials, whatever URL the store holds for its name (another instance may have
+        // written one).
         let builder = match &self.settings.configured {
-            Some(configured) if self.statics.contains(name) => configured(&registration.card_url, None),
+            Some(configured) if self.statics.contains(name) => configured(mounted.upstream.url(), None),
             _ => self.client_for(&registration.card_url, registration.credential.as_deref()),
         };
         let now = Timestamp::now();

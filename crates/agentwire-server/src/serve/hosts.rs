@@ -42,10 +42,20 @@ impl ServedHosts {
     /// Whether a request naming `host` (a `Host` header's value, with or without a port) is
     /// served.
     pub fn serves(&self, host: &str) -> bool {
+        let is_port = |port: &str| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
         let name = match host.strip_prefix('[') {
-            // An IPv6 address, in brackets.
-            Some(rest) => return rest.split_once(']').is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok()),
-            None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+            // An IPv6 address, in brackets, and nothing after it but a port.
+            Some(rest) => {
+                return rest.split_once(']').is_some_and(|(ip, after)| {
+                    ip.parse::<std::net::Ipv6Addr>().is_ok()
+                        && (after.is_empty() || after.strip_prefix(':').is_some_and(is_port))
+                });
+            }
+            None => match host.rsplit_once(':') {
+                Some((name, port)) if is_port(port) => name,
+                Some(_) => return false,
+                None => host,
+            },
         };
         let name = normal(name);
         name.parse::<std::net::Ipv4Addr>().is_ok()
@@ -54,10 +64,12 @@ impl ServedHosts {
             || self.names.iter().any(|allowed| *allowed == name || allowed == "*")
     }
 
-    /// The host `request` names: `Host` on HTTP/1.1, the URI's authority on HTTP/2.
+    /// The host `request` names: the URI's authority where it has one (HTTP/2's `:authority`, an
+    /// absolute-form request target, which takes precedence over `Host`), else `Host`.
     pub(crate) fn named_by<B>(request: &Request<B>) -> &str {
-        let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
-        host.or(request.uri().authority().map(|authority| authority.as_str())).unwrap_or("")
+        let authority = request.uri().authority().map(|authority| authority.as_str());
+        let host = || request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+        authority.or_else(host).unwrap_or("")
     }
 
     /// The refusal of a request under a name this server does not answer to.
@@ -91,7 +103,17 @@ mod tests {
     #[test]
     fn names_that_only_look_local_are_not_served() {
         let hosts = ServedHosts::default();
-        for refused in ["evil.example", "localhost.evil.example", "127.0.0.1.nip.io", "[evil]", "", "0x7f000001x"] {
+        for refused in [
+            "evil.example",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "[evil]",
+            "",
+            "0x7f000001x",
+            "localhost:1@evil.example",
+            "[::1]evil",
+            "localhost:",
+        ] {
             assert!(!hosts.serves(refused), "{refused}");
         }
         for served in ["LOCALHOST:80", "localhost.", "app.localhost", "10.0.0.7:9", "[fe80::1]:8080"] {

@@ -124,7 +124,8 @@ async fn a_session_flood_is_charged_to_the_callers_rate() {
                     match alice.initialize().await {
                         (200, Some(_), _) => opened += 1,
                         (429, None, body) => {
-                            assert!(body.contains("requests per second"), "{body}");
+                            // Over the rate; on a slow run, at the per-caller cap (50) first.
+                            assert!(body.contains("requests per second") || body.contains("MCP sessions"), "{body}");
                             refused += 1;
                         }
                         (status, _, body) => panic!("initialize answered {status}: {body}"),
@@ -166,7 +167,7 @@ async fn sessions_are_capped_per_caller_and_in_all() {
         "--mcp-max-sessions",
         "5",
         "--mcp-session-idle",
-        "2s",
+        "10s",
     ];
     let server = Server::start(&dir.0, &args).await;
     let (alice, bob, carol) = (
@@ -195,7 +196,7 @@ async fn sessions_are_capped_per_caller_and_in_all() {
     assert!(body.contains("most MCP sessions (5)"), "{body}");
 
     // A session in use stays; the idle ones close, and their places are given back.
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(40);
     let carols = loop {
         assert_eq!(bob.list_status(&bobs).await, 200, "a session in use stays open");
         match carol.initialize().await {

@@ -334,7 +334,9 @@ async fn the_card_fetch_follows_no_redirect() {
     })
     .await;
     // Two checks later, still nothing.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let fetched = || redirecting.seen().iter().filter(|s| s.path.contains("/.well-known/")).count();
+    let first = fetched();
+    eventually(Duration::from_secs(15), "two more checks", || std::future::ready(fetched() >= first + 2)).await;
     assert!(elsewhere.seen().is_empty(), "the redirect was followed: {:?}", elsewhere.seen());
     assert!(redirecting.seen().iter().any(|s| s.path.contains("/.well-known/")));
 }
