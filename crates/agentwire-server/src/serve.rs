@@ -33,6 +33,7 @@ mod hosts;
 mod idle;
 mod stall;
 
+use self::hosts::HostCheck;
 pub use self::hosts::ServedHosts;
 
 /// A server certificate and key for [`ServeOptions::tls`], offering HTTP/2 and HTTP/1.1 by ALPN.
@@ -185,11 +186,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
     options: ServeOptions,
 ) -> io::Result<()> {
-    // Every route is behind the host check, those merged after the HTTP layers included.
-    let app = match options.served_hosts.clone() {
-        Some(hosts) => app.layer(axum::middleware::from_fn(move |request, next| hosts.clone().admit(request, next))),
-        None => app,
-    };
     // Routes are finished once here, not on every request.
     let service = app.with_state(());
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
@@ -199,6 +195,7 @@ pub async fn serve(
         write_timeout: options.write_timeout,
         max_connection_response_bytes: options.max_connection_response_bytes,
         metrics: options.metrics.as_ref().map(|metrics| Arc::clone(&metrics.instruments)),
+        served_hosts: options.served_hosts.clone(),
     });
     let (closing, running) = (CancellationToken::new(), TaskTracker::new());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -242,11 +239,12 @@ pub async fn serve(
 }
 
 /// What a connection's requests are served by: the app, with the connection's [`Peer`] in every
-/// request's extensions (as axum's `ConnectInfo` does), for authentication and limits by client.
-type Service = TowerToHyperService<AddExtension<Router, Peer>>;
+/// request's extensions (as axum's `ConnectInfo` does), for authentication and limits by client;
+/// behind the host check, so that every route is, those merged after the HTTP layers included.
+type Service = TowerToHyperService<HostCheck<AddExtension<Router, Peer>>>;
 
-fn for_peer(app: Router, peer: Peer) -> Service {
-    TowerToHyperService::new(axum::Extension(peer).layer(app))
+fn for_peer(app: Router, peer: Peer, hosts: Option<ServedHosts>) -> Service {
+    TowerToHyperService::new(HostCheck::new(axum::Extension(peer).layer(app), hosts))
 }
 
 /// What every connection is served with.
@@ -256,6 +254,7 @@ struct Connections {
     write_timeout: Duration,
     max_connection_response_bytes: usize,
     metrics: Option<Arc<crate::metrics::Instruments>>,
+    served_hosts: Option<ServedHosts>,
 }
 
 /// Which HTTP a connection speaks.
@@ -278,7 +277,8 @@ impl Connections {
         let result = match &self.tls {
             None => match tokio::time::timeout(self.header_read_timeout, sniff(&tcp)).await {
                 Ok(Ok(Some(protocol))) => {
-                    let service = for_peer(app, Peer { addr, certificate: None, tls: false });
+                    let service =
+                        for_peer(app, Peer { addr, certificate: None, tls: false }, self.served_hosts.clone());
                     self.serve_http(tcp, protocol, service, closing).await
                 }
                 Ok(Ok(None)) | Ok(Err(_)) => return self.refused("closed"),
@@ -305,7 +305,7 @@ impl Connections {
                 let session = tls.get_ref().1;
                 let certificate = session.peer_certificates().and_then(|chain| chain.first());
                 let certificate = certificate.map(|der| Arc::from(der.as_ref()));
-                let service = for_peer(app, Peer { addr, certificate, tls: true });
+                let service = for_peer(app, Peer { addr, certificate, tls: true }, self.served_hosts.clone());
                 let h2 = session.alpn_protocol() == Some(b"h2");
                 let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
                 self.serve_http(tls, protocol, service, closing).await

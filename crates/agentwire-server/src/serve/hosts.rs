@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{header, Request, StatusCode};
 
@@ -81,14 +80,43 @@ impl ServedHosts {
         let body = serde_json::json!({"error": {"code": 421, "status": "MISDIRECTED_REQUEST", "message": message}});
         (StatusCode::MISDIRECTED_REQUEST, axum::Json(body)).into_response()
     }
+}
 
-    /// `request` served by `next`, or refused if it names a host these are not.
-    pub(crate) async fn admit(self, request: Request<Body>, next: axum::middleware::Next) -> Response {
-        let host = Self::named_by(&request);
-        if !self.serves(host) {
-            return Self::refusal(host);
+/// A service that answers requests naming a host [`ServedHosts`] refuses with 421, and passes
+/// the others (all of them, without hosts) to the service it wraps. Not boxed: on the request
+/// path of every call.
+#[derive(Clone)]
+pub(crate) struct HostCheck<S> {
+    inner: S,
+    hosts: Option<ServedHosts>,
+}
+
+impl<S> HostCheck<S> {
+    pub(crate) fn new(inner: S, hosts: Option<ServedHosts>) -> Self {
+        Self { inner, hosts }
+    }
+}
+
+impl<S, B> tower::Service<Request<B>> for HostCheck<S>
+where
+    S: tower::Service<Request<B>, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<std::future::Ready<Result<Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        if let Some(hosts) = &self.hosts {
+            let host = ServedHosts::named_by(&request);
+            if !hosts.serves(host) {
+                return futures_util::future::Either::Left(std::future::ready(Ok(ServedHosts::refusal(host))));
+            }
         }
-        next.run(request).await
+        futures_util::future::Either::Right(self.inner.call(request))
     }
 }
 
