@@ -32,3 +32,23 @@ export function startAgentwire({ binary, output, children }, name, command, args
     child.on("exit", (code) => reject(new Error(`${name} exited (${code}):\n${log}`)));
   });
 }
+
+/**
+ * Runs `run`, then stops every process in `children`; exits 1 naming how many of `failures` there
+ * are (a thrown error counts as one), or says that all passed.
+ */
+export async function finish(run, { output, children }, failures) {
+  try {
+    await run();
+  } catch (error) {
+    failures.push(String(error.stack || error));
+    console.error(error);
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+  }
+  if (failures.length) {
+    console.error(`\n${failures.length} failed`);
+    process.exit(1);
+  }
+  console.log(`\nall passed; screenshots in ${output}`);
+}

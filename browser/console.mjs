@@ -14,7 +14,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { startAgentwire } from "./agentwire.mjs";
+import { finish, startAgentwire } from "./agentwire.mjs";
 
 const [binary, output] = process.argv.slice(2);
 if (!binary || !output) {
@@ -361,16 +361,4 @@ async function run() {
   check(errors.length === 0, `no console errors and no request off the console (${errors.join("; ")})`);
 }
 
-try {
-  await run();
-} catch (error) {
-  failures.push(String(error.stack || error));
-  console.error(error);
-} finally {
-  for (const child of servers) child.kill("SIGTERM");
-}
-if (failures.length) {
-  console.error(`\n${failures.length} failed`);
-  process.exit(1);
-}
-console.log(`\nall passed; screenshots in ${output}`);
+await finish(run, { output, children: servers }, failures);

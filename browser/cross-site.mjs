@@ -15,7 +15,7 @@ import { createServer } from "node:http";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { startAgentwire } from "./agentwire.mjs";
+import { finish, startAgentwire } from "./agentwire.mjs";
 
 const [binary, output] = process.argv.slice(2);
 if (!binary || !output) {
@@ -114,16 +114,4 @@ async function run() {
   }
 }
 
-try {
-  await run();
-} catch (error) {
-  failures.push(String(error.stack || error));
-  console.error(error);
-} finally {
-  for (const child of children) child.kill("SIGTERM");
-}
-if (failures.length) {
-  console.error(`\n${failures.length} failed`);
-  process.exit(1);
-}
-console.log(`\nall passed; screenshots in ${output}`);
+await finish(run, { output, children: children }, failures);
