@@ -225,6 +225,20 @@ async function run() {
     check(tree.includes("key") && tree.includes("\"value\"") && tree.includes("42"), "a data artifact shows as a JSON tree");
     await shot(local, "task-data");
 
+    // A streamed answer in pieces reads as one text, in the form's stream and on the task's page.
+    await local.goto(`${open}/console/send`);
+    await local.fill("#text", "tck-stream-chunked");
+    await local.click("#send button[type=submit]");
+    await local.waitForSelector("#outcome a", { timeout: 15000 });
+    const artifactRows = (rows) => rows.map((row) => [row.cells[2].textContent.trim(), row.querySelector("pre.text")?.textContent]);
+    const streamed = await local.locator("#stream tr[data-artifact]").evaluateAll(artifactRows);
+    check(JSON.stringify(streamed) === JSON.stringify([["artifact, 2 pieces", "chunk-1 chunk-2"]]), `a streamed artifact's pieces join one row as they come (${JSON.stringify(streamed)})`);
+    await shot(local, "stream-pieces");
+    await local.click("#outcome a");
+    await local.waitForSelector("#entries tr", { timeout: 5000 });
+    const logged = await local.locator("#entries tr[data-artifact]").evaluateAll(artifactRows);
+    check(JSON.stringify(logged) === JSON.stringify([["artifact, 2 pieces", "chunk-1 chunk-2"]]), `the task's timeline joins them too (${JSON.stringify(logged)})`);
+
     // A task that waits for input: its page follows it live, and a reply from the page ends it.
     const waiting = await send(`${open}/`, null, "tck-multi-turn start");
     await local.goto(`${open}/console/tasks/${waiting.id}`);
@@ -306,6 +320,8 @@ async function run() {
     check((await local.locator("article", { hasText: "down" }).locator(".unhealthy").count()) === 1, "an agent that does not answer is marked unhealthy");
     check((await local.locator("article", { hasText: "Echo" }).locator(".healthy").count()) === 1, "an agent that answers is marked healthy");
     check(registry.includes("last checked") && registry.includes("signature unsigned"), "each agent shows its last check and its signature");
+    const checkedTimes = await local.locator("article time").allTextContents();
+    check(checkedTimes.length > 0 && checkedTimes.every((time) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? UTC$/.test(time)), `the agents' times read as the tasks' do (${checkedTimes.join(" | ")})`);
     check(registry.includes("<script>alert('skill')</script>"), "a card's markup is shown as text");
     check((await local.locator("main img").count()) === 0, "a card's markup makes no element");
     await shot(local, "gateway-registry");

@@ -4,6 +4,7 @@
     python3 interop/run.py [--server PATH] [--only python|js|python-0.3|js-0.3] [--record]
     python3 interop/run.py --install-server
     python3 interop/run.py --install-mcp
+    python3 interop/run.py --only-mcp [--server PATH]
     python3 interop/run.py --install-model
 
 1. Installs the pinned SDKs, skipping an install whose lock file has not changed since the last
@@ -24,10 +25,19 @@
    interop/mcp-python, interop/mcp-js) against `agentwire gateway --mcp` in front of a conformance
    server and the Python SDK's agent, over streamable HTTP (`/mcp`) and over stdio (`agentwire
    mcp GATEWAY`): tools, calls, progress, cancel, elicitation, and the refusal without credentials.
+   Beside them, on servers of their own, the MCP clients that declare MCP's tasks extension: the
+   MCP Inspector's CLI with its defaults (interop/mcp-inspector), the TypeScript SDK v2 in MCP
+   2025-11-25 and, with @modelcontextprotocol/ext-tasks, 2026-07-28 (interop/mcp-js-v2), and the
+   TypeScript SDK 1.32 declaring the extension (interop/mcp-js/tasks_client.mjs): a quick call, a
+   slow one (5 s) and one that asks for input, against `serve --mcp`, `gateway --mcp` and
+   `agentwire mcp GATEWAY`. `--only-mcp` runs this step alone.
 6. Runs each A2A client, over each binding, against the model agent (`agentwire serve --agent
    openai`) in front of LiteLLM's proxy serving a scripted chat model (interop/model): a blocking
    answer, a streamed one in pieces, and a second task of the same conversation. Each SDK has a
    program for it beside its client (model_client.py, model_client.mjs).
+   Google ADK's client (interop/adk) runs beside them: its RemoteA2aAgent given the card URL, over
+   each binding, against a conformance server and against `agentwire gateway` in front of an
+   agent made with ADK (ADK's own `to_a2a`).
 7. Checks card signatures with each v1.0 SDK's own signer and verifier: the SDK verifies the card
    `agentwire serve --signing-key` serves (ES256, EdDSA), and `agentwire card --verify-card-keys`
    verifies a card the SDK signs (interop/python/card_signature.py, interop/js/card_signature.mjs).
@@ -75,6 +85,8 @@ VENV_MCP = INTEROP / ".venv-mcp"
 MODEL = INTEROP / "model"  # a scripted chat model, served by LiteLLM's proxy (interop/model/serve.py)
 VENV_MODEL = INTEROP / ".venv-model"
 MCP_JS = INTEROP / "mcp-js"
+ADK = INTEROP / "adk"  # Google ADK: a client by card URL (client.py) and an agent made with it (agent.py)
+VENV_ADK = INTEROP / ".venv-adk"
 BASELINE = INTEROP / "baseline.json"
 RESULTS = INTEROP / "results" / "INTEROP.md"  # every run; ignored by git
 RECORDED = ROOT / "docs" / "INTEROP.md"  # --record only
@@ -181,6 +193,38 @@ MCP_CASES = {
     "naming resource_metadata, whose document's `resource` is the /mcp URL. stdio (`agentwire mcp` without "
     "--token): the call is refused with the gateway's `valid credentials are required`",
 }
+# MCP clients that declare MCP's tasks extension (SEP-2663), as the MCP Inspector does by default: a
+# 2025-11-25 client must get its answers (its SDKs read a task handle as an empty result), a
+# 2026-07-28 client of @modelcontextprotocol/ext-tasks the tasks it follows. Each client program
+# takes the same arguments; each is run against the TARGETS it names.
+MCP_INSPECTOR = INTEROP / "mcp-inspector"
+MCP_JS_V2 = INTEROP / "mcp-js-v2"
+MCP_TASKS_CLIENTS = {
+    "mcp-inspector-cli": ["node", str(MCP_INSPECTOR / "client.mjs")],
+    "mcp-js-tasks": ["node", str(MCP_JS / "tasks_client.mjs")],
+    "mcp-js-v2-2025": ["node", str(MCP_JS_V2 / "client.mjs"), "--era", "2025-11-25"],
+    "mcp-js-v2-2026": ["node", str(MCP_JS_V2 / "client.mjs"), "--era", "2026-07-28"],
+}
+# `gateway`: streamable HTTP at `agentwire gateway --mcp`'s /mcp; `stdio`: `agentwire mcp GATEWAY`;
+# `serve`: streamable HTTP at `agentwire serve --agent conformance --mcp`'s /mcp. ext-tasks sends its
+# 2026-07-28 task traffic through a request path of the client's own, here an HTTP POST: no stdio.
+MCP_TASKS_TARGETS = {
+    "mcp-inspector-cli": ["gateway", "stdio", "serve"],
+    "mcp-js-tasks": ["gateway", "stdio", "serve"],
+    "mcp-js-v2-2025": ["gateway", "stdio", "serve"],
+    "mcp-js-v2-2026": ["gateway", "serve"],
+}
+MCP_TASKS_CASES = {
+    "list_tools": "tools/list has list_agents, send_message, get_task, cancel_task and the conformance skill's tool",
+    "quick_call": "send_message `tck-artifact-text` answers `Generated text content` at once (2026-07-28: without "
+    "a task)",
+    "slow_call": "send_message `tck-cancel …`, whose task works until it is canceled over A2A 5 s later: the call's "
+    "answer is that task, CANCELED, after 5 s; no task handle for 2025-11-25 (the Inspector printed an empty one, "
+    "the SDKs read empty content), an MCP task followed to its end for 2026-07-28",
+    "input_call": "send_message `tck-multi-turn start`, whose task asks a question: the client's elicitation handler "
+    "is asked it and answers `done`, and the call answers `Conversation complete` (2026-07-28: on the task); the "
+    "Inspector, without elicitation, gets a result that quotes the question",
+}
 # The model agent (`agentwire serve --agent openai`) in front of LiteLLM's proxy serving the scripted
 # model of interop/model, called by each A2A client with a program of its own. Its cells are keyed
 # `model agent: CLIENT / BINDING / CASE`, apart from the matrix's cases of the same names.
@@ -201,6 +245,20 @@ MODEL_CASES = {
     "over REST does not check append, which its SDK drops from the events it reads]",
     "context": "a blocking send of `hello again` with ask's contextId starts a new task, whose answer counts the "
     "conversation so far: `… 2 user message(s) and 1 answer(s).`",
+}
+
+# Google ADK (google-adk[a2a]), the framework many A2A agents are built with: its RemoteA2aAgent given
+# a card URL, as its users call an agent, over each binding; against `agentwire serve` and against
+# `agentwire gateway` in front of an agent ADK itself serves (`to_a2a`). Cells are keyed
+# `VIA: google-adk / BINDING / CASE`.
+ADK_BINDINGS = ["jsonrpc", "rest", "grpc"]
+ADK_VIAS = {"adk": "conformance agent", "adk gateway": "gateway to an ADK agent"}
+ADK_CASES = {
+    "blocking": "RemoteA2aAgent given the card URL (ADK checks that every interface the card lists is an http(s) "
+    "URL of the card's origin) sends a message without streaming over the one binding offered: `hello` answers "
+    "`Hello from TCK` [the ADK agent: its own text]",
+    "streaming": "the same with streaming: `tck-stream-basic` streams `Stream hello from TCK` [the ADK agent: its own "
+    "text]",
 }
 
 # How the gateway calls an agent of v0.3 JSON-RPC alone: the one interface such an agent has.
@@ -354,6 +412,7 @@ class Server:
         sdk: Client | None = None,
         ready_path: str = "/.well-known/agent-card.json",
         model: str | None = None,
+        adk_agent: Client | None = None,
     ):
         port = free_port()
         self.ready_path = ready_path
@@ -367,6 +426,8 @@ class Server:
             command = [str(binary), "serve", "--agent", "openai", "--base-url", model, "--model", "scripted",
                        "--store", "memory", "--http", f"127.0.0.1:{port}"]  # fmt: skip
             env = os.environ | {"OPENAI_API_KEY": MODEL_KEY}
+        elif adk_agent:
+            command = adk_agent.command + ["--port", str(port)]
         elif sdk:
             command = sdk.command + ["--port", str(port), "--grpc-port", str(free_port()), "--token", TOKEN]
         else:
@@ -509,6 +570,14 @@ def run_route(route: Route, binary: Path, clients: list[Client]) -> list[Column]
     return columns
 
 
+def log_passes(columns: list[Column], kind: str) -> None:
+    """Logs how many of its `kind` cases each column passes, and why a client program broke."""
+    for column in columns:
+        passed = sum(verdict(column, case)[0] for case in column.cases)
+        failure = f" ({column.failure})" if column.failure else ""
+        log(f"{column.label}: {passed}/{len(column.cases)} {kind}cases pass{failure}")
+
+
 def verdict(column: Column, case: str) -> tuple[bool, str]:
     return column.verdicts.get(case, (False, column.failure or "the client reported nothing for this case"))
 
@@ -579,11 +648,16 @@ def unknown_cells(baseline: dict[str, str]) -> list[str]:
     } | {f"{client} / card / {case}" for client in SIGNING_CLIENTS for case in SIGNATURE_CASES} | {
         f"{client} / {transport} / {case}" for client in MCP_CLIENTS for transport in MCP_TRANSPORTS for case in MCP_CASES
     } | {
+        f"{client} / {target} / {case}"
+        for client, targets in MCP_TASKS_TARGETS.items()
+        for target in targets
+        for case in MCP_TASKS_CASES
+    } | {
         f"{MODEL_VIA}: {client} / {binding} / {case}"
         for client in MODEL_CLIENTS
         for binding in BINDINGS[client]
         for case in MODEL_CASES
-    }
+    } | {f"{via}: google-adk / {binding} / {case}" for via in ADK_VIAS for binding in ADK_BINDINGS for case in ADK_CASES}
     return sorted(set(baseline) - known)
 
 
@@ -630,17 +704,29 @@ def install_model() -> Path:
 
 
 def install_mcp_clients() -> dict[str, Client]:
-    """The official MCP SDKs, each in an install of its own."""
+    """The official MCP SDKs, each in an install of its own; and those of MCP_TASKS_CLIENTS
+    (mcp_tasks_columns runs them)."""
     python = install_python("mcp-python", MCP_CLIENTS["mcp-python"], VENV_MCP)
     npm = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
-    lock = MCP_JS / "package-lock.json"
-    install_if_changed(lock, MCP_JS / "node_modules" / ".package-lock.sha256", [npm], cwd=MCP_JS)
+    for package in (MCP_JS, MCP_JS_V2, MCP_INSPECTOR):
+        lock = package / "package-lock.json"
+        install_if_changed(lock, package / "node_modules" / ".package-lock.sha256", [npm], cwd=package)
     return {"mcp-python": python, "mcp-js": Client("mcp-js", ["node", str(MCP_CLIENTS["mcp-js"])])}
 
 
 def mcp_columns(binary: Path, clients: dict[str, Client]) -> list[Column]:
     """Each MCP SDK's client over each transport, against one gateway with `--mcp` in front of a
-    conformance server (`conf`) and the Python SDK's agent (`py`)."""
+    conformance server (`conf`) and the Python SDK's agent (`py`); and, side by side on servers of
+    their own, the clients that declare the tasks extension (mcp_tasks_columns)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        tasks_run = pool.submit(mcp_tasks_columns, binary)
+        return mcp_sdk_columns(binary, clients) + tasks_run.result()
+
+
+def mcp_sdk_columns(binary: Path, clients: dict[str, Client]) -> list[Column]:
+    """Each of `clients` over each transport, against one gateway with `--mcp` in front of a
+    conformance server (`conf`) and the Python SDK's agent (`py`), one after another (their cancel
+    cases read the newest task)."""
     agent = Server(binary)
     sdk = Server(binary, sdk=install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER))
     try:
@@ -665,12 +751,75 @@ def mcp_columns(binary: Path, clients: dict[str, Client]) -> list[Column]:
     return columns
 
 
+def run_mcp_only(binary: Path) -> int:
+    """`--only-mcp`: step 5 alone, written to RESULTS and checked against the baseline's cells it
+    runs (a partial run: nothing is recorded, and cells of other steps are not looked at)."""
+    install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
+    columns = mcp_columns(binary, install_mcp_clients())
+    log_passes(columns, "MCP ")
+    write(RESULTS, render_mcp(columns))
+    baseline = load_baseline()
+    for cell in find_never_passed(columns, baseline):
+        log(f"fails, never passed (not a regression): {cell}")
+    regressions = find_regressions(columns, baseline)
+    for regression in regressions:
+        log(f"REGRESSION {regression}")
+    log(f"MCP clients as measured: {RESULTS.relative_to(ROOT)}")
+    return 1 if regressions else 0
+
+
+def mcp_tasks_columns(binary: Path) -> list[Column]:
+    """Each client of MCP_TASKS_CLIENTS against each of its targets: a conformance server with
+    `--mcp` (`serve`), and a gateway with `--mcp` in front of it as `conf` (`gateway`, and `stdio`
+    through `agentwire mcp GATEWAY`). Their calls find their own tasks, so columns run side by side."""
+    agent = Server(binary, extra=["--mcp"])
+    try:
+        gateway = Server(binary, gateway_for=f"conf={agent.url}", extra=["--mcp"], ready_path="/agents")
+        try:
+            through_gateway = ["--a2a-url", f"{gateway.url}/agents/conf", "--agent", "conf"]
+            targets = {
+                "serve": ["--url", f"{agent.url}/mcp", "--a2a-url", agent.url],
+                "gateway": ["--url", f"{gateway.url}/mcp", *through_gateway],
+                "stdio": [*through_gateway, "--stdio", str(binary), "mcp", gateway.url],
+            }
+            runs = [
+                (Column(name, name, "?", target, {}, only=list(MCP_TASKS_CASES)),
+                 command + ["--token", TOKEN, *targets[target]])
+                for name, command in MCP_TASKS_CLIENTS.items()
+                for target in MCP_TASKS_TARGETS[name]
+            ]  # fmt: skip
+            # All at once: each mostly waits (its slow call, for 5 s).
+            with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+                columns = list(pool.map(lambda run: run_program(*run), runs))
+            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+                log("MCP tasks-extension gateway log (last lines):\n" + gateway.log_tail())
+                log("MCP tasks-extension agent log (last lines):\n" + agent.log_tail())
+        finally:
+            gateway.stop()
+    finally:
+        agent.stop()
+    return columns
+
+
 def render_mcp(columns: list[Column]) -> str:
     about = ("The official MCP SDKs' clients against `agentwire gateway --mcp` in front of agentwire's conformance agent "
              "(`conf`) and the official A2A Python SDK's agent (`py`): over streamable HTTP at `/mcp`, and over stdio "
              "through `agentwire mcp GATEWAY` (interop/mcp-python, interop/mcp-js).")  # fmt: skip
     heading = lambda c: f"{c.sdk} {c.version}<br>{c.binding}"  # noqa: E731
-    return render_checks("MCP", about, columns, heading, list(MCP_CASES), ("case", "what it checks"), MCP_CASES)
+    sdks = [c for c in columns if c.client in MCP_CLIENTS]
+    tasks = [c for c in columns if c.client in MCP_TASKS_CLIENTS]
+    about_tasks = ("MCP clients that declare MCP's tasks extension, as the MCP Inspector does by default: the "
+                   "Inspector's CLI with its defaults, one process per request (interop/mcp-inspector); the TypeScript "
+                   "SDK v2 in MCP 2025-11-25, and in 2026-07-28 with @modelcontextprotocol/ext-tasks "
+                   "(interop/mcp-js-v2); the TypeScript SDK 1.32 (interop/mcp-js/tasks_client.mjs). Against `agentwire "
+                   "serve --agent conformance --mcp` (`serve`), `agentwire gateway --mcp` in front of it (`gateway`), "
+                   "and `agentwire mcp GATEWAY` over stdio (`stdio`). A 2025-11-25 client gets its answers; a "
+                   "2026-07-28 client of the extension gets the tasks it follows.")  # fmt: skip
+    checked = ("case", "what it checks")
+    title = "MCP clients of the tasks extension"
+    return render_checks("MCP", about, sdks, heading, list(MCP_CASES), checked, MCP_CASES) + render_checks(
+        title, about_tasks, tasks, heading, list(MCP_TASKS_CASES), checked, MCP_TASKS_CASES
+    )
 
 
 def render_checks(
@@ -759,6 +908,46 @@ def model_columns(binary: Path, clients: list[Client], litellm: Path) -> list[Co
     finally:
         model.stop()
     return columns
+
+
+def install_adk() -> Client:
+    """Google ADK in a venv of its own; the client program (the agent program shares the venv)."""
+    return install_python("google-adk", ADK / "client.py", VENV_ADK)
+
+
+def adk_columns(binary: Path, adk: Client) -> list[Column]:
+    """ADK's client by card URL over each binding: against a conformance server, then against a
+    gateway in front of an agent ADK serves."""
+    python = adk.command[0]
+    columns = []
+    agent = Server(binary)
+    adk_agent = Server(binary, adk_agent=Client("adk agent", [python, str(ADK / "agent.py")]))
+    try:
+        gateway = Server(binary, gateway_for=adk_agent.url)
+        try:
+            for via, (url, served) in zip(ADK_VIAS, [(agent.url, "conformance"), (gateway.url, "echo")]):
+                for binding in ADK_BINDINGS:
+                    column = Column("google-adk", "google-adk", "?", binding, {}, only=list(ADK_CASES), via=via)
+                    command = adk.command + ["--url", url, "--binding", binding, "--token", TOKEN, "--agent", served]
+                    columns.append(run_program(column, command))
+            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+                log("ADK runs' logs (last lines):\n" + agent.log_tail() + "\n" + gateway.log_tail())
+                log("ADK agent log (last lines):\n" + adk_agent.log_tail())
+        finally:
+            gateway.stop()
+    finally:
+        adk_agent.stop()
+        agent.stop()
+    return columns
+
+
+def render_adk(columns: list[Column]) -> str:
+    about = ("Google ADK's `RemoteA2aAgent`, given the agent's card URL (its usual use), run by ADK's Runner, over each "
+             "binding: against `agentwire serve --agent conformance`, and against `agentwire gateway` in front of an "
+             "agent made with ADK and served by its `to_a2a` (interop/adk). Over gRPC, the SDK's "
+             "`grpc_channel_factory` dials the host and port of the card's gRPC URL.")  # fmt: skip
+    heading = lambda c: f"{c.sdk} {c.version}<br>{ADK_VIAS[c.via]}<br>{c.binding}"  # noqa: E731
+    return render_checks("Google ADK", about, columns, heading, list(ADK_CASES), ("case", "what it checks"), ADK_CASES)
 
 
 def render_model(columns: list[Column]) -> str:
@@ -871,6 +1060,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", type=Path, help="an agentwire binary to test instead of building one")
     parser.add_argument("--only", choices=CLIENTS, help="run one client only (cannot be recorded)")
+    parser.add_argument("--only-mcp", action="store_true", help="run the MCP clients only (step 5; cannot be recorded)")
     parser.add_argument(
         "--install-server",
         action="store_true",
@@ -897,6 +1087,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.record and args.only:
         parser.error("--record needs every client: a partial run must not record (drop --only)")
+    if args.record and args.only_mcp:
+        parser.error("--record needs every client: a partial run must not record (drop --only-mcp)")
 
     if args.install_mcp:
         print(install_python("mcp-python", MCP_CLIENTS["mcp-python"], VENV_MCP).command[0])
@@ -905,6 +1097,9 @@ def main() -> int:
     if args.install_model:
         print(install_model())
         return 0
+
+    if args.only_mcp:
+        return run_mcp_only(args.server or build_server())
 
     if args.install_server:
         server = install_python("server", INTEROP / "python-server" / "server.py", VENV_SERVER)
@@ -921,35 +1116,30 @@ def main() -> int:
     # runs start too.
     mcp_clients = install_mcp_clients() if args.only is None else {}
     litellm = install_model()
-    with ThreadPoolExecutor(max_workers=3 + len(ROUTES)) as pool:
+    adk = install_adk() if args.only is None else None
+    with ThreadPoolExecutor(max_workers=4 + len(ROUTES)) as pool:
         runs = [pool.submit(run_direct, binary, clients)] + [
             pool.submit(run_route, route, binary, [c for c in clients if c.name in route.clients]) for route in ROUTES
         ]
         mcp_run = pool.submit(mcp_columns, binary, mcp_clients) if mcp_clients else None
         model_run = pool.submit(model_columns, binary, clients, litellm)
+        adk_run = pool.submit(adk_columns, binary, adk) if adk else None
         columns = [column for run in runs for column in run.result()]
         mcp = mcp_run.result() if mcp_run else []
         model = model_run.result()
+        adk_runs = adk_run.result() if adk_run else []
     signatures = signature_columns(binary, clients)
     for column in signatures:
         measured = [(c.sdk, c.version) for c in columns if c.client == column.client]
         column.sdk, column.version = measured[0] if measured else ("?", "?")
 
-    for column in columns:
-        passed = sum(verdict(column, case)[0] for case in column.cases)
-        log(
-            f"{column.label}: {passed}/{len(column.cases)} cases pass"
-            + (f" ({column.failure})" if column.failure else "")
-        )
-    for column in mcp:
-        passed = sum(verdict(column, case)[0] for case in column.cases)
-        log(f"{column.label}: {passed}/{len(column.cases)} MCP cases pass" + (f" ({column.failure})" if column.failure else ""))
-    for column in model:
-        passed = sum(verdict(column, case)[0] for case in column.cases)
-        failure = f" ({column.failure})" if column.failure else ""
-        log(f"{column.label}: {passed}/{len(column.cases)} model agent cases pass{failure}")
-    report = render_report(columns) + render_mcp(mcp) + render_model(model) + render_signatures(signatures)
-    columns += mcp + model + signatures
+    log_passes(columns, "")
+    log_passes(mcp, "MCP ")
+    log_passes(model, "model agent ")
+    log_passes(adk_runs, "ADK ")
+    report = (render_report(columns) + render_mcp(mcp) + render_adk(adk_runs) + render_model(model)
+              + render_signatures(signatures))  # fmt: skip
+    columns += mcp + model + adk_runs + signatures
     write(RESULTS, report)
     baseline = load_baseline()
     if args.record:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlparse
 
 import grpc
 import httpx
@@ -515,6 +516,13 @@ CASES: list[tuple[str, Callable[[Harness], Awaitable[str]]]] = [
 ]
 
 
+def grpc_channel(url: str) -> grpc.aio.Channel:
+    """The SDK's `grpc_channel_factory`: a channel to the host and port of the card's gRPC URL
+    (`http://host:port`, the specification's form); a bare `host:port` is taken as it is."""
+    parsed = urlparse(url)
+    return grpc.aio.insecure_channel(parsed.netloc if parsed.scheme in ("http", "https") else url)
+
+
 # --- harness -----------------------------------------------------------------------------
 
 
@@ -565,7 +573,7 @@ async def main() -> int:
             config = ClientConfig(
                 streaming=streaming,
                 httpx_client=http,
-                grpc_channel_factory=grpc.aio.insecure_channel,
+                grpc_channel_factory=grpc_channel,
                 supported_protocol_bindings=[BINDINGS[args.binding]],
             )
             interceptors = [AuthInterceptor(StaticToken(token))] if token else []

@@ -15,12 +15,22 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 import httpx
 from a2a.client import A2ACardResolver, AgentCardResolutionError, Client, ClientConfig, ClientFactory
 from a2a.types import SendMessageRequest, Task
 
-from client import BINDINGS, CASE_TIMEOUT_S, COMPLETED, check, emit, event_label, run_case, state_name, user_message
+from client import (
+    BINDINGS,
+    CASE_TIMEOUT_S,
+    COMPLETED,
+    check,
+    emit,
+    event_label,
+    grpc_channel,
+    run_case,
+    state_name,
+    user_message,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
 from checks import Chunk, answer, stream_problem  # noqa: E402
@@ -104,7 +114,7 @@ async def main() -> int:
             config = ClientConfig(
                 streaming=streaming,
                 httpx_client=http,
-                grpc_channel_factory=grpc.aio.insecure_channel,
+                grpc_channel_factory=grpc_channel,
                 supported_protocol_bindings=[BINDINGS[args.binding]],
             )
             return ClientFactory(config).create(card)

@@ -8,9 +8,7 @@ mod opt;
 mod serve;
 mod telemetry;
 
-use clap::Parser;
-
-use opt::{Command, Opt};
+use opt::Command;
 
 // A request allocates many small, short-lived objects, and the memory store keeps ended tasks
 // until retention evicts them. jemalloc gives the blocks an eviction has just freed to the next
@@ -39,7 +37,7 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> anyhow::Result<std::process::ExitCode> {
-    let opt = Opt::parse();
+    let opt = opt::parse();
     let (serve_opt, gateway) = match opt.command {
         Command::Serve(serve_opt) => (*serve_opt, None),
         Command::Gateway(gateway) => (gateway.serve, Some(gateway.upstreams)),

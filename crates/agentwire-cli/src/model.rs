@@ -45,7 +45,71 @@ pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
     }
     let agent = builder.build();
     tracing::info!(%base_url, %model, tools = ?agent.tool_names(), approve = ?opt.approve, "serving a model");
+    tokio::spawn(check_model_server(base_url.to_owned(), model.to_owned(), api_key(opt)?));
     Ok(agent)
+}
+
+/// The largest list of models the check at start reads.
+const MAX_MODEL_LIST: usize = 1 << 20;
+
+/// How long the check at start waits for the model's server.
+const MODEL_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Asks the model's server for its models (`GET /models`) once at start, and says in the log
+/// what would otherwise show only at the first task: a server that does not answer, a key it
+/// refuses, a model it does not list. The agent is served meanwhile and either way (the server
+/// may come up later, and some servers list no models).
+async fn check_model_server(base_url: String, model: String, key: Option<String>) {
+    let url = format!("{}/models", base_url.trim_end_matches('/'));
+    let client = reqwest::Client::builder().timeout(MODEL_CHECK_TIMEOUT).build().unwrap_or_default();
+    let mut request = client.get(&url);
+    if let Some(key) = &key {
+        request = request.bearer_auth(key);
+    }
+    let response = match request.send().await {
+        Ok(response) => response,
+        Err(error) => {
+            let why = agentwire_client::error_chain(&error);
+            tracing::warn!(%url, error = %why, "the model's server does not answer; tasks fail until it does (check --base-url)");
+            return;
+        }
+    };
+    let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        tracing::warn!(%url, %status, "the model's server refuses the API key; tasks will fail (check OPENAI_API_KEY or --api-key-file)");
+        return;
+    }
+    if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
+        tracing::debug!(%url, %status, "the model's server lists no models");
+        return;
+    }
+    // At most a megabyte of answer: a server's answer is bounded like any other peer's.
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_MODEL_LIST {
+            return;
+        }
+    }
+    let answer = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
+    if !status.is_success() {
+        // An OpenAI-compatible error says what went wrong in `error.message`.
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        let message: String = message.chars().take(200).collect();
+        tracing::warn!(%url, %status, %message, "the model's server refuses to list its models; tasks may fail (check the API key and --base-url)");
+        return;
+    }
+    let listed: Vec<String> = Some(answer)
+        .and_then(|list| list["data"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|entry| entry["id"].as_str().map(str::to_owned))
+        .collect();
+    if !listed.is_empty() && !listed.contains(&model) {
+        let shown: Vec<&String> = listed.iter().take(20).collect();
+        tracing::warn!(%model, listed = ?shown, "the model's server does not list this model; tasks may fail (check --model)");
+    }
 }
 
 /// The agent's own card, with the name and description the options give.

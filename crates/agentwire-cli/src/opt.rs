@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 /// agentwire: serve and talk to A2A agents.
 #[derive(Debug, Parser)]
@@ -14,9 +14,57 @@ pub(crate) struct Opt {
     pub(crate) command: Command,
 }
 
+/// The command line, parsed; a usage error exits (with 2).
+pub(crate) fn parse() -> Opt {
+    let matches = command().get_matches();
+    Opt::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+}
+
+/// The command line as clap's derive makes it, with three changes to its help: `-h` leaves the
+/// Limits to `--help`, an environment variable that is not set is named `[env: NAME]` (clap
+/// writes `[env: NAME=]` unless told to hide values, as if it were set to nothing), and the
+/// gateway's help leaves out the options of the built-in agent, which it does not serve.
+pub(crate) fn command() -> clap::Command {
+    fn adjust(command: clap::Command) -> clap::Command {
+        command
+            .mut_args(|arg| {
+                let unset = arg.get_env().is_some_and(|name| std::env::var_os(name).is_none());
+                let hide_env_values = unset || arg.is_hide_env_values_set();
+                let hide_short_help = arg.get_help_heading() == Some(LIMITS) || arg.is_hide_short_help_set();
+                arg.hide_env_values(hide_env_values).hide_short_help(hide_short_help)
+            })
+            .mut_subcommands(adjust)
+    }
+    let built_in_agent = |arg: &clap::Arg| {
+        matches!(arg.get_id().as_str(), "agent" | "card" | "reduced" | "protocol_draft")
+            || arg.get_help_heading() == Some(MODEL_AGENT)
+    };
+    adjust(Opt::command()).mut_subcommand("gateway", |gateway| {
+        gateway.mut_args(|arg| if built_in_agent(&arg) { arg.hide(true) } else { arg })
+    })
+}
+
+/// What `serve -h` says of the options it leaves out.
+const MORE_SERVE_OPTIONS: &str = "More options (JWTs, client certificates, timeouts, limits, retention, MCP sessions, \
+the model's budgets): --help";
+
+/// What `gateway -h` says of the options it leaves out.
+const MORE_GATEWAY_OPTIONS: &str = "More options (how agents are called, the registry, JWTs, client certificates, \
+timeouts, limits, retention, MCP sessions): --help";
+
+/// What `serve --help` and `gateway --help` end with.
+const UNITS: &str = "Sizes take a KiB, MiB or GiB suffix; durations ms, s, m, h or d.";
+
+/// The heading of the options that bound what a client can make the server do.
+const LIMITS: &str = "Limits";
+
+/// The heading of the model agent's options.
+const MODEL_AGENT: &str = "Model agent (--agent openai)";
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve an agent over JSON-RPC, HTTP+JSON and gRPC.
+    #[command(after_help = MORE_SERVE_OPTIONS, after_long_help = UNITS)]
     Serve(Box<ServeOpt>),
     /// Serve other agents in every protocol generation over every binding.
     ///
@@ -26,6 +74,7 @@ pub(crate) enum Command {
     /// gateway keeps every task it relays there, and serves task lists, resumable streams and
     /// push notifications itself. Agents may also be registered while it runs (`agentwire
     /// registry add`), kept in --store, checked on schedule and searched at /agents.
+    #[command(after_help = MORE_GATEWAY_OPTIONS, after_long_help = UNITS)]
     Gateway(Box<GatewayOpt>),
     /// Serve A2A agents as MCP tools over stdio, for assistants and IDEs that start a command.
     ///
@@ -53,49 +102,52 @@ pub(crate) struct GatewayOpt {
     #[command(flatten)]
     pub(crate) upstreams: UpstreamOpt,
 
-    #[command(flatten)]
+    // Under no heading of its own, as in `serve`: not under the registry's, which came last.
+    #[command(flatten, next_help_heading = None::<&str>)]
     pub(crate) serve: ServeOpt,
 }
 
 /// The agents behind a gateway, and how it calls them.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UpstreamOpt {
-    /// An agent to serve: `URL` at the root, or `NAME=URL` at /agents/NAME (repeatable). URL is
-    /// the agent's base URL or its card's.
+    /// An agent to serve: `URL` at the root, or `NAME=URL` at /agents/NAME (repeatable).
+    ///
+    /// URL is the agent's base URL or its card's.
     #[arg(long = "upstream", value_name = "[NAME=]URL", value_parser = parse_upstream)]
     pub(crate) upstreams: Vec<Upstream>,
 
-    /// The bearer token the gateway calls the --upstream agents with (never a registered agent,
-    /// which is called with the token of its registration, or none). Prefer the environment
-    /// variable: a command line is visible to other users.
+    /// The bearer token the gateway calls the --upstream agents with.
+    ///
+    /// Never a registered agent, which is called with the token of its registration, or none.
+    /// Prefer the environment variable: a command line is visible to other users.
     #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_UPSTREAM_TOKEN", hide_env_values = true)]
     pub(crate) upstream_token: Option<String>,
 
     /// Call the agents over this binding only (default: the first each card lists that the
     /// gateway speaks).
-    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    #[arg(long, value_enum, value_name = "TRANSPORT", hide_short_help = true)]
     pub(crate) upstream_transport: Option<crate::call::TransportArg>,
 
     /// Call the agents in this protocol version only (default: the card's order, moving from
     /// v1.0 to v0.3 when an agent answers VersionNotSupported).
-    #[arg(long, value_enum, value_name = "VERSION")]
+    #[arg(long, value_enum, value_name = "VERSION", hide_short_help = true)]
     pub(crate) upstream_protocol: Option<crate::call::ProtocolArg>,
 
     /// Also call an agent's interfaces on HOST, and send them the upstream token (repeatable).
     /// By default the gateway calls only interfaces on the host of the agent's --upstream URL,
     /// whatever its card names.
-    #[arg(long = "upstream-allow-host", value_name = "HOST")]
+    #[arg(long = "upstream-allow-host", value_name = "HOST", hide_short_help = true)]
     pub(crate) upstream_allow_hosts: Vec<String>,
 
     /// Seconds an agent may take to answer a call that is not a stream (a blocking send through
     /// a gateway without --store included; with --store, sends are followed by polling).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, hide_short_help = true)]
     pub(crate) upstream_timeout: u64,
 
     /// Refuse to relay a request that went through more than N gateways already (its
     /// A2A-Gateway-Hops header, which each call the gateway relays carries one higher), so that
     /// an agent calling back into a gateway ends in an error instead of a loop.
-    #[arg(long, value_name = "N", default_value_t = agentwire_gateway::DEFAULT_MAX_HOPS)]
+    #[arg(long, value_name = "N", default_value_t = agentwire_gateway::DEFAULT_MAX_HOPS, hide_short_help = true)]
     pub(crate) max_gateway_hops: u32,
 
     #[command(flatten)]
@@ -107,26 +159,28 @@ pub(crate) struct UpstreamOpt {
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Registry")]
 pub(crate) struct RegistryOpt {
-    /// A principal that may register and remove agents (repeatable), besides holders of
-    /// --registry-admin-scope. A gateway without --auth takes changes from its own host only.
+    /// A principal that may register and remove agents (repeatable).
+    ///
+    /// Besides holders of --registry-admin-scope. A gateway without --auth takes changes from
+    /// its own host only.
     #[arg(long = "registry-admin", value_name = "PRINCIPAL")]
     pub(crate) registry_admins: Vec<String>,
 
     /// The scope that lets its holder register and remove agents.
-    #[arg(long, value_name = "SCOPE", default_value = "registry:admin")]
+    #[arg(long, value_name = "SCOPE", default_value = "registry:admin", hide_short_help = true)]
     pub(crate) registry_admin_scope: String,
 
     /// Seconds between two checks of each registered agent's card (revalidated with its ETag).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), hide_short_help = true)]
     pub(crate) registry_refresh: u64,
 
     /// Failed checks in a row after which an agent is marked unhealthy.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..), hide_short_help = true)]
     pub(crate) registry_unhealthy_after: u32,
 
     /// Check the registered agents' card signatures with the keys of this JWK Set file
     /// (without it, a signed card is shown as `unchecked`).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub(crate) registry_keys: Option<PathBuf>,
 }
 
@@ -196,6 +250,15 @@ pub(crate) enum LogFormat {
     Json,
 }
 
+/// How the card writes where gRPC is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GrpcCardForm {
+    /// `http://HOST:PORT` (or `https://`): a URL, as every other interface.
+    Url,
+    /// `HOST:PORT`: a gRPC channel target.
+    Target,
+}
+
 /// Which built-in agent to serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum AgentKind {
@@ -222,17 +285,26 @@ pub(crate) struct ServeOpt {
     #[arg(long, default_value = "127.0.0.1:8080", env = "AGENTWIRE_HTTP")]
     pub(crate) http: SocketAddr,
 
-    /// Also serve gRPC (and every other binding) on this address; the card then advertises it as
-    /// the gRPC endpoint. The --http address serves gRPC either way.
+    /// Also serve gRPC (and every other binding) on this address.
+    ///
+    /// The card then advertises it as the gRPC endpoint. The --http address serves gRPC either way.
     #[arg(long, value_name = "ADDR", env = "AGENTWIRE_GRPC")]
     pub(crate) grpc: Option<SocketAddr>,
+
+    /// How the card writes its gRPC interfaces' `url`: `url` (`http://HOST:PORT`, the
+    /// specification's form, which Google ADK requires of every interface) or `target` (a bare
+    /// `HOST:PORT`, for clients that hand the URL to a gRPC channel unchanged, as the v1.0 TCK does).
+    #[arg(long, value_enum, value_name = "FORM", default_value_t = GrpcCardForm::Url, hide_short_help = true)]
+    pub(crate) card_grpc_form: GrpcCardForm,
 
     /// The agent to serve.
     #[arg(long, value_enum, default_value_t = AgentKind::Echo)]
     pub(crate) agent: AgentKind,
 
-    /// Where tasks are kept: `sqlite:PATH` (a file, created if missing, for one process),
-    /// `postgres://…` (shared by every process serving the agent), or `memory` (lost on exit).
+    /// Where tasks are kept: `sqlite:PATH`, `postgres://…` or `memory`.
+    ///
+    /// `sqlite:PATH` is a file, created if missing, for one process; `postgres://…` is shared by
+    /// every process serving the agent; `memory` is lost on exit.
     /// `serve` keeps them in sqlite:agentwire.db by default; a gateway given a store mirrors the
     /// tasks of its agents there, and keeps none without one.
     #[arg(long, value_name = "URL", env = "AGENTWIRE_STORE")]
@@ -240,59 +312,61 @@ pub(crate) struct ServeOpt {
 
     /// With PostgreSQL: seconds after which the other processes consider this one dead if it
     /// stops renewing its lease, and fail the tasks it was running.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, hide_short_help = true)]
     pub(crate) lease: f64,
 
     /// Offer no streaming, push notifications or extended card.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) reduced: bool,
 
     /// Also serve a draft of the protocol's next version to callers that ask for it with
     /// `A2A-Version`, and list its interfaces on the card: `1.1` (the dev-1.1 draft's task
     /// generation, long-polled GetTask and ifGenerationMatch; docs/COMPATIBILITY.md).
-    #[arg(long, value_name = "VERSION", value_enum)]
+    #[arg(long, value_name = "VERSION", value_enum, hide_short_help = true)]
     pub(crate) protocol_draft: Option<ProtocolDraft>,
 
     /// Require clients to declare this extension (repeatable).
-    #[arg(long = "require-extension", value_name = "URI")]
+    #[arg(long = "require-extension", value_name = "URI", hide_short_help = true)]
     pub(crate) required_extensions: Vec<String>,
 
-    /// Require credentials: `bearer:[NAME=]TOKEN,...`, `apikey:HEADER:[NAME=]KEY`, or
-    /// `jwt:ISSUER_URL`, JWTs of an OpenID provider (needs --audience). Repeatable: any of them
-    /// will do.
+    /// Require credentials: `bearer:…`, `apikey:…` or `jwt:ISSUER_URL` (repeatable).
+    ///
+    /// `bearer:[NAME=]TOKEN,...`, `apikey:HEADER:[NAME=]KEY`, or `jwt:ISSUER_URL`, JWTs of an
+    /// OpenID provider (needs --audience; see also --jwks and --scope). Any of them will do.
     #[arg(long, value_name = "SPEC")]
     pub(crate) auth: Vec<String>,
 
     /// The audience (`aud`) JWTs must be issued for, with --auth jwt:ISSUER_URL.
-    #[arg(long, value_name = "AUDIENCE")]
+    #[arg(long, value_name = "AUDIENCE", hide_short_help = true)]
     pub(crate) audience: Option<String>,
 
     /// With --auth jwt: the issuer's keys from this JWK Set file or URL, instead of OpenID
     /// discovery at the issuer.
-    #[arg(long, value_name = "FILE|URL")]
+    #[arg(long, value_name = "FILE|URL", hide_short_help = true)]
     pub(crate) jwks: Option<String>,
 
     /// A scope JWTs need for some operations: `read=a2a:read` (get, list, subscribe),
     /// `write=a2a:write` (send, cancel, push configs), or `SendMessage,CancelTask=SCOPE`
     /// (repeatable).
-    #[arg(long = "scope", value_name = "OPERATIONS=SCOPE")]
+    #[arg(long = "scope", value_name = "OPERATIONS=SCOPE", hide_short_help = true)]
     pub(crate) scopes: Vec<String>,
 
     /// Ask clients for a TLS certificate issued by a CA of this PEM bundle; a verified
     /// certificate names its caller (its first subject alternative name, else its common name).
     /// Refused at the handshake: an untrusted certificate, and no certificate unless
     /// --tls-client-optional.
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    #[arg(long, value_name = "FILE", requires = "tls_cert", hide_short_help = true)]
     pub(crate) tls_client_ca: Option<PathBuf>,
 
     /// With --tls-client-ca: also serve clients without a certificate (they need other --auth
     /// credentials).
-    #[arg(long, requires = "tls_client_ca")]
+    #[arg(long, requires = "tls_client_ca", hide_short_help = true)]
     pub(crate) tls_client_optional: bool,
 
-    /// Sign the agent card with this PKCS#8 PEM private key (P-256 for ES256, Ed25519 for
-    /// EdDSA; `agentwire keygen` makes one), and publish its public key at
-    /// /.well-known/jwks.json.
+    /// Sign the agent card with this PKCS#8 PEM private key.
+    ///
+    /// P-256 for ES256, Ed25519 for EdDSA; `agentwire keygen` makes one. Its public key is
+    /// published at /.well-known/jwks.json.
     #[arg(long, value_name = "FILE", alias = "sign-card")]
     pub(crate) signing_key: Option<PathBuf>,
 
@@ -300,31 +374,33 @@ pub(crate) struct ServeOpt {
     /// derived from. Give every instance on one PostgreSQL store the same key (required there
     /// with such credentials), or one server a key that outlives restarts. Prefer the
     /// environment variable: a command line is visible to other users.
-    #[arg(long, value_name = "KEY", env = "AGENTWIRE_PRINCIPAL_KEY", hide_env_values = true)]
+    #[arg(long, value_name = "KEY", env = "AGENTWIRE_PRINCIPAL_KEY", hide_env_values = true, hide_short_help = true)]
     pub(crate) principal_key: Option<String>,
 
     /// Allow webhooks on loopback, private and link-local addresses.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) allow_private_webhooks: bool,
 
     /// Store push configs but call no webhook (each event that would have been delivered is
     /// logged): for conformance suites whose webhook URLs are placeholders.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) no_webhook_delivery: bool,
 
     /// Agent card (JSON) with the name, description, skills and so on to publish.
     #[arg(long, value_name = "FILE")]
     pub(crate) card: Option<PathBuf>,
 
-    /// The URL clients reach this server at, as advertised in the card
-    /// (default: http://LISTEN-ADDRESS).
+    /// The URL the card advertises (default: http://LISTEN-ADDRESS).
+    ///
+    /// The URL clients reach this server at: that of a proxy or load balancer in front of it.
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
 
-    /// Without authentication, also answer requests naming this host (repeatable; `*` for any).
-    /// Such a server answers its addresses, localhost and --public-url's host only, and refuses
-    /// other names (421), so that a web page whose name is pointed at it (DNS rebinding) cannot
-    /// use it.
+    /// Without authentication, also answer requests naming this host (repeatable).
+    ///
+    /// `*` for any. Such a server answers its addresses, localhost and --public-url's host only,
+    /// and refuses other names (421), so that a web page whose name is pointed at it (DNS
+    /// rebinding) cannot use it.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub(crate) allow_hosts: Vec<String>,
 
@@ -337,69 +413,75 @@ pub(crate) struct ServeOpt {
     pub(crate) tls_key: Option<PathBuf>,
 
     /// Most connections open at once; further clients wait until one closes.
-    #[arg(long, value_name = "N", default_value_t = 16_384)]
+    #[arg(long, value_name = "N", default_value_t = 16_384, hide_short_help = true)]
     pub(crate) max_connections: usize,
 
     /// Seconds a client may take to send a request's headers before its connection is closed
     /// (an HTTP/2 connection: to start a request while none is in flight).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, hide_short_help = true)]
     pub(crate) header_read_timeout: u64,
 
     /// Seconds a write may wait for the client to take data before its connection is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, hide_short_help = true)]
     pub(crate) write_timeout: u64,
 
-    /// A browser origin allowed to call the agent (repeatable; `*` for any). Default: any
-    /// origin with --auth or --tls-client-ca, none without (a page the local user opens could
-    /// otherwise use an agent that authenticates nobody).
+    /// A browser origin allowed to call the agent (repeatable; `*` for any).
+    ///
+    /// Default: any origin with --auth or --tls-client-ca, none without (a page the local user
+    /// opens could otherwise use an agent that authenticates nobody).
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub(crate) cors_origins: Vec<String>,
     /// Serve the v1.0 agent card alone to every client. By default the card also carries v0.3's
     /// members, so that v0.3 clients find the agent; a request with `A2A-Version: 1.0` always
     /// gets the v1.0 card.
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub(crate) strict_card: bool,
 
-    /// Serve a web console at /console: the card, the tasks with their timelines and artifacts,
-    /// and a form that sends a message and shows its stream. Each caller sees what its
-    /// credentials show over the API; without --auth, only callers on loopback addresses are
-    /// served (see --console-open).
+    /// Serve a web console at /console.
+    ///
+    /// The card, the tasks with their timelines and artifacts, and a form that sends a message
+    /// and shows its stream. Each caller sees what its credentials show over the API; without
+    /// --auth, only callers on loopback addresses are served (see --console-open).
     #[arg(long, env = "AGENTWIRE_CONSOLE")]
     pub(crate) console: bool,
 
-    /// Serve the agent's skills as MCP tools at /mcp (MCP's streamable HTTP transport), for
-    /// assistants and IDEs. Callers authenticate as A2A callers do (--auth); a refusal points to
-    /// the protected-resource metadata at /.well-known/oauth-protected-resource/mcp. A gateway
-    /// offers each caller the agents it may see.
+    /// Serve the agent's skills as MCP tools at /mcp, for assistants and IDEs.
+    ///
+    /// Over MCP's streamable HTTP transport. Callers authenticate as A2A callers do (--auth); a
+    /// refusal points to the protected-resource metadata at
+    /// /.well-known/oauth-protected-resource/mcp. A gateway offers each caller the agents it may
+    /// see.
     #[arg(long)]
     pub(crate) mcp: bool,
 
     /// Most MCP sessions (--mcp) open at once, over all callers; past it, `initialize` is
     /// refused with 429.
-    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..), hide_short_help = true)]
     pub(crate) mcp_max_sessions: u32,
 
     /// Most MCP sessions one caller (a principal; without --auth, an address) has open at once;
     /// past it, its `initialize` is refused with 429.
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..), hide_short_help = true)]
     pub(crate) mcp_max_sessions_per_caller: u32,
 
     /// How long an MCP session with no request in flight lives after its last one. A client
     /// whose session ended is answered 404, and opens another.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) mcp_session_idle: Duration,
 
     /// How long an MCP tool call waits for the user's answer to a question the agent asked
     /// (elicitation). Past it the call ends with an error result, and the task waits for input.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) mcp_elicitation_timeout: Duration,
 
     /// Serve the console to every address even when no authentication is configured.
-    #[arg(long, requires = "console")]
+    #[arg(long, requires = "console", hide_short_help = true)]
     pub(crate) console_open: bool,
 
-    /// How to write log lines: `text` (without colors when stdout is not a terminal), or `json`,
-    /// one object a line, for log collectors. RUST_LOG filters them.
+    /// How to write log lines (RUST_LOG filters them).
+    ///
+    /// `text`, without colors when stdout is not a terminal, or `json`, one object a line, for
+    /// log collectors.
     #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "AGENTWIRE_LOG_FORMAT")]
     pub(crate) log_format: LogFormat,
 
@@ -407,19 +489,22 @@ pub(crate) struct ServeOpt {
     #[arg(long, hide = true)]
     pub(crate) log_json: bool,
 
-    /// Export a span per operation (and of what it leads to) over OTLP/gRPC to this collector,
-    /// e.g. http://127.0.0.1:4317 (default: OTEL_EXPORTER_OTLP_ENDPOINT; none: no export).
+    /// Export spans over OTLP/gRPC to this collector (default: OTEL_EXPORTER_OTLP_ENDPOINT).
+    ///
+    /// A span per operation, and of what it leads to, to a collector such as
+    /// http://127.0.0.1:4317. Without either, nothing is exported.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
 
-    /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone (a
-    /// port alone is that port on the --http host).
+    /// Serve Prometheus metrics at GET /metrics: on the --http address, or on ADDR alone.
+    ///
+    /// A port alone is that port on the --http host.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, value_parser = parse_listen)]
     pub(crate) metrics: Option<Option<Listen>>,
 
     /// Most tenants with a series of their own in a2a_tenant_tasks_in_progress; the others
     /// share tenant="(other)".
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, hide_short_help = true)]
     pub(crate) metrics_tenants: usize,
 
     #[command(flatten)]
@@ -432,21 +517,22 @@ pub(crate) struct ServeOpt {
 
 /// The model agent's options (`--agent openai`).
 #[derive(Debug, clap::Args)]
-#[command(next_help_heading = "Model agent (--agent openai)")]
+#[command(next_help_heading = MODEL_AGENT)]
 pub(crate) struct ModelOpt {
-    /// The root of the OpenAI-compatible API, as OpenAI's clients take it:
-    /// `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama),
-    /// `http://127.0.0.1:8000/v1` (vLLM, llama.cpp)…
-    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL")]
+    /// The root of the OpenAI-compatible API.
+    ///
+    /// As OpenAI's clients take it: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`
+    /// (Ollama), `http://127.0.0.1:8000/v1` (vLLM, llama.cpp)…
+    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL", required_if_eq("agent", "openai"))]
     pub(crate) base_url: Option<String>,
 
     /// The model to ask.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", required_if_eq("agent", "openai"))]
     pub(crate) model: Option<String>,
 
     /// A file holding the API key (by default, the OPENAI_API_KEY variable's; none at all for a
     /// server that asks for none).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub(crate) api_key_file: Option<PathBuf>,
 
     /// The system prompt that opens every conversation.
@@ -454,48 +540,49 @@ pub(crate) struct ModelOpt {
     pub(crate) system_prompt: Option<String>,
 
     /// A file holding the system prompt.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
     pub(crate) system_prompt_file: Option<PathBuf>,
 
     /// The agent's name in its card (default: the model's). --card replaces the whole card.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub(crate) agent_name: Option<String>,
 
     /// The agent's description in its card.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", hide_short_help = true)]
     pub(crate) agent_description: Option<String>,
 
-    /// An MCP server whose tools the model may call: a command line to start (stdio) or an
-    /// http(s) URL (streamable HTTP). Repeatable.
+    /// An MCP server whose tools the model may call (repeatable).
+    ///
+    /// A command line to start (stdio), or an http(s) URL (streamable HTTP).
     #[arg(long = "mcp-server", value_name = "CMD|URL")]
     pub(crate) mcp_servers: Vec<String>,
 
     /// A tool whose calls wait for the user's approval (the task asks, INPUT_REQUIRED; a reply
     /// starting with "yes" approves). Repeatable.
-    #[arg(long = "approve", value_name = "TOOL")]
+    #[arg(long = "approve", value_name = "TOOL", hide_short_help = true)]
     pub(crate) approve: Vec<String>,
 
     /// The most of a context's earlier tasks the model is given, as their size in memory; the
     /// newest are kept.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size, hide_short_help = true)]
     pub(crate) history_size: usize,
 
     /// How many rounds of tool calls one task may make before it fails.
-    #[arg(long, value_name = "N", default_value_t = agentwire_openai::DEFAULT_MAX_TOOL_ROUNDS)]
+    #[arg(long, value_name = "N", default_value_t = agentwire_openai::DEFAULT_MAX_TOOL_ROUNDS, hide_short_help = true)]
     pub(crate) max_tool_rounds: usize,
 
     /// The most one answer of the model may hold (its text, and its tool calls' names and
     /// arguments); a larger one fails its task.
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size, hide_short_help = true)]
     pub(crate) max_answer_size: usize,
 
     /// How long one request to the model may take, its answer streamed, before its task fails.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) model_timeout: Duration,
 
     /// How long the model's server may send nothing (connecting, before its answer, or in the
     /// middle of it) before the task fails.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) model_idle_timeout: Duration,
 }
 
@@ -516,7 +603,7 @@ impl ServeOpt {
 /// Bounds on what one client can make the server hold or do. Sizes take a `KiB`, `MiB` or `GiB`
 /// suffix.
 #[derive(Debug, clap::Args)]
-#[command(next_help_heading = "Limits")]
+#[command(next_help_heading = LIMITS)]
 pub(crate) struct LimitOpt {
     /// Seconds a client may take to send a request's body (a gRPC call's message too).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
@@ -696,6 +783,11 @@ fn parse_size(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::{parse_size, parse_upstream};
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::command().debug_assert();
+    }
 
     #[test]
     fn durations_read_with_their_units() {

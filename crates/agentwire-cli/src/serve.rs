@@ -8,6 +8,7 @@ use agentwire_client::{Client, ClientBuilder};
 use agentwire_gateway::{ClientFor, Gateway, Mirror, RegistrySettings};
 use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent, SessionLimits};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
+use agentwire_server::auth::AnyAuth;
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
 use agentwire_server::{
@@ -20,7 +21,7 @@ use anyhow::Context as _;
 
 use agentwire_openai::OpenAiAgent;
 
-use crate::opt::{AgentKind, LimitOpt, ServeOpt, UpstreamOpt};
+use crate::opt::{AgentKind, GrpcCardForm, LimitOpt, ServeOpt, UpstreamOpt};
 use crate::{call, identity};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
@@ -77,6 +78,9 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
     let address = listener.local_addr()?;
     let public_url = public_url(&opt, scheme, address);
     let card = format!("{public_url}/.well-known/agent-card.json");
+    // What the options name is read and checked before the store is opened, so that a mistake
+    // leaves no store behind: the authenticators, and the agent with its card.
+    let auth = identity::authenticator(&opt).await?;
     let stopping = stop_signal();
     let (mut app, handler) = match upstreams {
         Some(upstreams) => {
@@ -114,14 +118,14 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 gateway = gateway.mcp_options(mcp_options(&opt, &public_url));
                 tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
             }
-            if let Some(grpc) = grpc_address {
-                gateway = gateway.grpc_target(&grpc.to_string());
+            if let Some(grpc) = grpc_card_address(&opt, &public_url, grpc_address) {
+                gateway = gateway.grpc_target(&grpc);
             }
             let backend = match opt.store {
                 Some(_) => Some(open_backend(&opt).await?),
                 None => None,
             };
-            gateway = gateway.app(app(&opt, metrics.as_ref(), traced, backend.as_ref()).await?);
+            gateway = gateway.app(app(&opt, auth, metrics.as_ref(), traced, backend.as_ref()));
             if let Some(key) = signing_key {
                 gateway = gateway.signing_key(key);
             }
@@ -142,11 +146,12 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
             (app, handler)
         }
         None => {
-            let backend = open_backend(&opt).await?;
-            let app = app(&opt, metrics.as_ref(), traced, Some(&backend)).await?;
             let agent = agent(&opt).await?;
-            let handler =
-                build_handler(&opt, agent, &public_url, grpc_address, metrics.as_ref(), signing_key, backend)?;
+            let user_card = user_card(&opt)?;
+            let backend = open_backend(&opt).await?;
+            let app = app(&opt, auth, metrics.as_ref(), traced, Some(&backend));
+            let built = Built { agent, user_card, signing_key, backend };
+            let handler = build_handler(&opt, built, &public_url, grpc_address, metrics.as_ref());
             start_handler(&opt, &handler, &stopping).await?;
             http.readiness = handler.readiness();
             if opt.console {
@@ -327,6 +332,17 @@ fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> 
 /// The URL clients reach the server at, which its card advertises: `--public-url`, else the
 /// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a
 /// client can call: said, with what to do.
+/// What the card names as the gRPC interfaces' `url` (`--card-grpc-form`), when it is not the
+/// public URL's own scheme, host and port: `--grpc`'s address, and the bare `HOST:PORT` form.
+fn grpc_card_address(opt: &ServeOpt, public_url: &str, grpc: Option<std::net::SocketAddr>) -> Option<String> {
+    let (scheme, rest) = public_url.split_once("://").unwrap_or(("http", public_url));
+    let authority = grpc.map_or_else(|| rest.split('/').next().unwrap_or(rest).to_owned(), |a| a.to_string());
+    match opt.card_grpc_form {
+        GrpcCardForm::Target => Some(authority),
+        GrpcCardForm::Url => grpc.map(|_| format!("{scheme}://{authority}")),
+    }
+}
+
 fn public_url(opt: &ServeOpt, scheme: &str, address: std::net::SocketAddr) -> String {
     if let Some(url) = &opt.public_url {
         return url.trim_end_matches('/').to_owned();
@@ -393,25 +409,30 @@ async fn agent(opt: &ServeOpt) -> anyhow::Result<Agent> {
     })
 }
 
+/// The card `--card` names, if it does.
+fn user_card(opt: &ServeOpt) -> anyhow::Result<Option<AgentCard>> {
+    let Some(path) = &opt.card else { return Ok(None) };
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let card = serde_json::from_str(&text).with_context(|| format!("{} is not an agent card", path.display()))?;
+    Ok(Some(card))
+}
+
+/// What the handler of `serve` is made of.
+struct Built {
+    agent: Agent,
+    user_card: Option<AgentCard>,
+    signing_key: Option<SigningKey>,
+    backend: Backend,
+}
+
 fn build_handler(
     opt: &ServeOpt,
-    agent: Agent,
+    built: Built,
     public_url: &str,
     grpc: Option<std::net::SocketAddr>,
     metrics: Option<&Metrics>,
-    signing_key: Option<SigningKey>,
-    backend: Backend,
-) -> anyhow::Result<RequestHandler> {
-    let user_card = match &opt.card {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            Some(
-                serde_json::from_str::<AgentCard>(&text)
-                    .with_context(|| format!("{} is not an agent card", path.display()))?,
-            )
-        }
-        None => None,
-    };
+) -> RequestHandler {
+    let Built { agent, user_card, signing_key, backend } = built;
     let (card, extended_card) = match &agent {
         Agent::Echo => (user_card.unwrap_or_else(EchoAgent::card), None),
         Agent::Conformance => {
@@ -429,7 +450,7 @@ fn build_handler(
         extended_card_enabled: !opt.reduced && extended_card.is_some(),
         extended_card,
         required_extensions: opt.required_extensions.clone(),
-        grpc_target: grpc.map(|address| address.to_string()),
+        grpc_target: grpc_card_address(opt, public_url, grpc),
         protocol_draft_1_1: opt.protocol_draft == Some(crate::opt::ProtocolDraft::V1_1),
     };
     let builder = match agent {
@@ -448,7 +469,7 @@ fn build_handler(
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
     }
-    Ok(builder.backend(backend).build())
+    builder.backend(backend).build()
 }
 
 /// Opens the store `--store` names, with the bus and cancel signal that serve it.
@@ -518,14 +539,15 @@ fn request_limits(opt: &LimitOpt) -> Limits {
 }
 
 /// What stands in front of the operations of `serve` and `gateway` alike: spans when `traced`,
-/// `metrics`, the authentication and the quotas the options ask for, counted in `backend` when
-/// its instances share one.
-async fn app(
+/// `metrics`, the authentication `auth` and the quotas the options ask for, counted in `backend`
+/// when its instances share one.
+fn app(
     opt: &ServeOpt,
+    auth: Option<AnyAuth>,
     metrics: Option<&Metrics>,
     traced: bool,
     backend: Option<&Backend>,
-) -> anyhow::Result<App> {
+) -> App {
     let mut app = App::new();
     if traced {
         app = app.spans();
@@ -533,7 +555,7 @@ async fn app(
     if let Some(metrics) = metrics {
         app = app.metrics(metrics);
     }
-    if let Some(auth) = identity::authenticator(opt).await? {
+    if let Some(auth) = auth {
         app = app.authenticator(auth);
     }
     let quotas = Quotas {
@@ -542,10 +564,10 @@ async fn app(
         max_streams_per_principal: opt.limits.max_streams,
         ..Quotas::default()
     };
-    Ok(match backend {
+    match backend {
         Some(backend) => app.quotas_counted_by(quotas, SharedQuotas::of(backend)),
         None => app.quotas(quotas),
-    })
+    }
 }
 
 /// Raises the soft limit on open files to the hard one, as a server that holds one descriptor per

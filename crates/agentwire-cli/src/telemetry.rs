@@ -7,12 +7,22 @@ use std::io::IsTerminal;
 
 use agentwire_server::telemetry::{OtlpTraces, ENDPOINT_VARIABLE};
 use opentelemetry::trace::TraceContextExt as _;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Metadata, Subscriber};
+use tracing_subscriber::filter::{filter_fn, FilterExt as _};
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::FmtContext;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Context, Filter, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+/// Where rmcp, the MCP SDK, logs its sessions' service loop.
+const RMCP_SERVICE: &str = "rmcp::service";
+/// What rmcp logs as errors that are no fault of anyone's: a session ended (the client canceled
+/// its call and left, or ended its session) with an answer still to send, which no one reads.
+/// They are logged at debug instead.
+const ROUTINE_RMCP_ERRORS: &[&str] = &["failed to send pending response during drain"];
 
 /// How the process logs.
 pub(crate) struct Logging {
@@ -30,6 +40,7 @@ pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<
     // The client's call spans are for the exporter: log lines would format each one's attributes
     // on every call for nothing.
     let filter = filter.add_directive("agentwire_client::trace=off".parse().expect("a valid directive"));
+    let filter = filter.and(NotRoutine);
     let endpoint = otlp.or_else(|| std::env::var(ENDPOINT_VARIABLE).ok()).filter(|e| !e.is_empty());
     let traces = endpoint.map(|endpoint| OtlpTraces::export_to(&endpoint)).transpose()?;
     let ansi = crate::call::colors(if logging.stderr {
@@ -58,8 +69,87 @@ pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<
         tracing_subscriber::fmt::layer().event_format(format).with_writer(writer).with_filter(filter).boxed()
     };
     let otel = traces.as_ref().map(OtlpTraces::layer);
-    tracing_subscriber::registry().with(lines).with(otel).try_init()?;
+    let demoted = RoutineAtDebug.with_filter(filter_fn(may_be_routine));
+    tracing_subscriber::registry().with(lines).with(demoted).with(otel).try_init()?;
     Ok(traces)
+}
+
+/// Whether events of `meta`'s callsite may be one of [`ROUTINE_RMCP_ERRORS`].
+fn may_be_routine(meta: &Metadata<'_>) -> bool {
+    *meta.level() == Level::ERROR && meta.target() == RMCP_SERVICE
+}
+
+/// The message and the `error` field of an event.
+#[derive(Default)]
+struct Said {
+    message: String,
+    error: String,
+}
+
+impl Visit for Said {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "error" => self.error = format!("{value:?}"),
+            _ => {}
+        }
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+}
+
+/// What `event` says, if it is one of [`ROUTINE_RMCP_ERRORS`].
+fn routine(event: &Event<'_>) -> Option<Said> {
+    if !may_be_routine(event.metadata()) {
+        return None;
+    }
+    let mut said = Said::default();
+    event.record(&mut said);
+    ROUTINE_RMCP_ERRORS.contains(&said.message.as_str()).then_some(said)
+}
+
+/// Keeps [`ROUTINE_RMCP_ERRORS`] out of the log lines ([`RoutineAtDebug`] writes them again at
+/// debug); lets everything else through.
+struct NotRoutine;
+
+impl<S> Filter<S> for NotRoutine {
+    fn enabled(&self, _meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
+        true
+    }
+
+    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        // Asked event by event where an event may be routine: tracing-subscriber asks
+        // `event_enabled` of every event, but its per-layer filters keep count right only for
+        // callsites whose interest is not `always`.
+        if may_be_routine(meta) {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::always()
+        }
+    }
+
+    fn event_enabled(&self, event: &Event<'_>, _cx: &Context<'_, S>) -> bool {
+        routine(event).is_none()
+    }
+}
+
+/// Logs each of [`ROUTINE_RMCP_ERRORS`] again at debug, with rmcp's target, where the filter
+/// decides on it as on rmcp's other debug lines (`RUST_LOG=rmcp=debug` shows it).
+struct RoutineAtDebug;
+
+impl<S: Subscriber> Layer<S> for RoutineAtDebug {
+    fn on_event(&self, event: &Event<'_>, _cx: Context<'_, S>) {
+        let Some(said) = routine(event) else { return };
+        // Once this event's dispatch is over: an event logged from within another's upsets the
+        // per-layer filters' state. rmcp logs it on the runtime, so there is one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                tracing::debug!(target: "rmcp::service", error = %said.error, "{} (the client had left)", said.message);
+            });
+        }
+    }
 }
 
 /// A log line format that adds the trace and span ids of the span current when the line is

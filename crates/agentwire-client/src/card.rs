@@ -100,12 +100,22 @@ pub(crate) async fn fetch(
     let candidates: Vec<String> =
         if names_a_card { vec![url.to_owned()] } else { CARD_PATHS.iter().map(|p| format!("{url}{p}")).collect() };
     let searching = async {
+        // A server that says why it has no card there (a gateway naming its agents) is quoted.
+        let mut said = None;
         for candidate in &candidates {
-            if let Some(cached) = fetch_one(http, candidate, headers, cache).await? {
-                return Ok(Found { card: cached.card, url: candidate.clone(), signed: cached.signed });
+            match fetch_one(http, candidate, headers, cache).await? {
+                Answer::Card(cached) => {
+                    let Cached { card, signed, .. } = *cached;
+                    return Ok(Found { card, url: candidate.clone(), signed });
+                }
+                Answer::Missing(Some(message)) if said.is_none() => said = Some((candidate, message)),
+                Answer::Missing(_) => {}
             }
         }
-        Err(Error::NoCard { tried: candidates.join(", ") })
+        Err(match said {
+            Some((url, body)) => Error::Http { url: url.clone(), status: StatusCode::NOT_FOUND, body },
+            None => Error::NoCard { tried: candidates.join(", ") },
+        })
     };
     match timeout {
         Some(after) => tokio::time::timeout(after, searching)
@@ -119,18 +129,20 @@ pub(crate) async fn fetch(
 /// otherwise make the client hold without bound.
 const MAX_CARD_SIZE: usize = 256 * 1024;
 
-/// The card at `url`, or `None` when there is none there (404).
-async fn fetch_one(
-    http: &reqwest::Client,
-    url: &str,
-    headers: &HeaderMap,
-    cache: &CardCache,
-) -> Result<Option<Cached>> {
+/// What a place where a card may be answered.
+enum Answer {
+    Card(Box<Cached>),
+    /// No card there (404), and the message of the error object the answer held, if any.
+    Missing(Option<String>),
+}
+
+/// The card at `url`, or why there is none (404).
+async fn fetch_one(http: &reqwest::Client, url: &str, headers: &HeaderMap, cache: &CardCache) -> Result<Answer> {
     let cached = cache.get(url);
     if let Some(cached) = cached.as_ref().filter(|_| !cache.revalidate)
         && cached.fresh_until.is_some_and(|until| Instant::now() < until)
     {
-        return Ok(Some(cached.clone()));
+        return Ok(Answer::Card(Box::new(cached.clone())));
     }
     let mut request = http.get(url).headers(headers.clone()).header(ACCEPT, "application/json");
     if let Some(cached) = &cached {
@@ -147,10 +159,11 @@ async fn fetch_one(
     if let (StatusCode::NOT_MODIFIED, Some(mut cached)) = (status, cached) {
         cached.fresh_until = freshness.map(|max_age| Instant::now() + max_age);
         cache.put(url, cached.clone());
-        return Ok(Some(cached));
+        return Ok(Answer::Card(Box::new(cached)));
     }
     if status == StatusCode::NOT_FOUND {
-        return Ok(None);
+        let body = crate::http::read_limited(response, MAX_CARD_SIZE).await.unwrap_or_default();
+        return Ok(Answer::Missing(crate::error::error_message(&body)));
     }
     let etag = response.headers().get(ETAG).cloned();
     let last_modified = response.headers().get(LAST_MODIFIED).cloned();
@@ -175,7 +188,7 @@ async fn fetch_one(
     } else {
         cache.put(url, found.clone());
     }
-    Ok(Some(found))
+    Ok(Answer::Card(Box::new(found)))
 }
 
 /// How long `Cache-Control` lets an answer be used without asking: its `max-age`, unless it says

@@ -31,7 +31,8 @@ pub enum Error {
         url: String,
         /// The status.
         status: http::StatusCode,
-        /// The start of the body, for the reader.
+        /// What the body says, for the reader: the message of the error object it holds (as a
+        /// gateway's own answers do), else its start.
         body: String,
     },
     /// No connection to the agent could be made: nothing was sent, so another interface may be
@@ -101,6 +102,18 @@ pub enum Error {
         /// Why no signature was accepted.
         reason: String,
     },
+    /// The agent ended a task's stream while the task went on, and again after each of `times`
+    /// subscriptions in a row that brought no news ([`Reconnect`](crate::Reconnect)): the
+    /// stream stopped asking.
+    #[error(
+        "the agent ended the stream of task {task_id} {times} times in a row without news, the task still running"
+    )]
+    StreamEnded {
+        /// The task followed.
+        task_id: String,
+        /// The subscriptions that brought nothing new.
+        times: u32,
+    },
     /// A setting of the client builder is not valid.
     #[error("invalid client setting: {0}")]
     Setting(String),
@@ -140,9 +153,19 @@ impl Error {
     }
 
     pub(crate) fn http(url: &str, status: http::StatusCode, body: &[u8]) -> Self {
-        let body = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+        let body =
+            error_message(body).unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned());
         Error::Http { url: url.to_owned(), status, body }
     }
+}
+
+/// The message of the error object an error body holds: `{"error": {"message": …}}` (AIP-193, a
+/// JSON-RPC response) or `{"message": …}`, at most 300 bytes of it.
+pub(crate) fn error_message(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let message = value.pointer("/error/message").or_else(|| value.get("message"))?.as_str()?;
+    let end = (0..=message.len().min(300)).rev().find(|&end| message.is_char_boundary(end)).unwrap_or(0);
+    Some(message[..end].to_owned()).filter(|message| !message.is_empty())
 }
 
 /// A call's outcome.
@@ -156,16 +179,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// let error = agentwire_client::Error::Encode("no".into());
 /// assert_eq!(agentwire_client::error_chain(&error), "the request cannot be written: no");
 /// ```
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut cause = error.source();
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    // A transport error names the URL, and so does the HTTP client's summary under it.
+    let (mut message, mut cause) = match error.downcast_ref::<Error>() {
+        Some(Error::Unreachable { url, source }) => (format!("could not connect to {url}"), Some(&**source as _)),
+        Some(Error::Connection { url, source }) => (format!("the connection to {url} failed"), Some(&**source as _)),
+        _ => (error.to_string(), error.source()),
+    };
     while let Some(error) = cause {
         let text = error.to_string();
-        if !message.contains(&text) {
+        if !is_summary(error) && !message.contains(&text) {
             message.push_str(": ");
             message.push_str(&text);
         }
         cause = error.source();
     }
     message
+}
+
+/// Whether `error` only sums up its cause, in words a person cannot act on: the HTTP client's
+/// "error sending request for url (…)" and its connection pool's "client error (Connect)".
+fn is_summary(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.source().is_some() && (error.is::<reqwest::Error>() || error.is::<hyper_util::client::legacy::Error>())
 }

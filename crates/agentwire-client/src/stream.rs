@@ -7,6 +7,12 @@
 //! without ids), the new subscription starts with the task as it is then, which sums up what
 //! happened while the stream was away. A task that ended while the stream was away can no longer
 //! be subscribed to: the stream ends with the task as GetTask reads it.
+//!
+//! The wait before each new subscription doubles until an event brings news (anything but a
+//! repeat of the task or status last seen): an agent that ends every subscription after sending
+//! the task as it stands is asked again less and less often, and after [`Reconnect::attempts`]
+//! subscriptions in a row without news the stream ends with [`Error::StreamEnded`]. A repeated
+//! snapshot of the task, which tells the reader nothing, is not passed on.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -36,9 +42,10 @@ pub(crate) trait Reopen: Send + Sync + 'static {
 /// How a dropped stream is resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reconnect {
-    /// Reconnections tried in a row before the stream gives up; 0 turns resuming off.
+    /// Reconnections tried in a row without news (an event the stream had not seen) before the
+    /// stream gives up; 0 turns resuming off.
     pub attempts: u32,
-    /// The wait before the first one; it doubles with each failed one.
+    /// The wait before the first one; it doubles with each one that brings no news.
     pub initial_backoff: Duration,
 }
 
@@ -99,7 +106,12 @@ struct Resumable<R> {
     task_id: String,
     last_id: Option<u64>,
     ended: bool,
+    /// Subscriptions made since the last news.
     failures: u32,
+    /// Fingerprints of the last task snapshot and status seen, which a resumed subscription may
+    /// send again: kept instead of copies, since a task may be large.
+    last_snapshot: Option<u64>,
+    last_status: Option<u64>,
     /// A resumed subscription that has not delivered an event yet.
     resuming: bool,
     /// A subscription the caller opened, or a send that continues a task, before its first event:
@@ -130,7 +142,15 @@ impl<R: Reopen> Resumable<R> {
                         true => event.task_state().is_some_and(TaskState::is_terminal),
                         false => self.may_end,
                     };
-                    (self.failures, self.resuming) = (0, false);
+                    self.resuming = false;
+                    let news = self.is_news(&event);
+                    if news {
+                        self.failures = 0;
+                    }
+                    // The task exactly as the reader saw it last tells it nothing.
+                    if !news && matches!(event, StreamResponse::Task(_)) && !self.ended {
+                        continue;
+                    }
                     return Some(Ok((id, event)));
                 }
                 Some(Err(error @ Error::Protocol(_))) if self.resuming => return self.refused(error).await,
@@ -149,7 +169,14 @@ impl<R: Reopen> Resumable<R> {
             let resumable = !self.task_id.is_empty() && self.failures < policy.attempts;
             if !resumable {
                 self.ended = true;
-                return dropped.map(Err);
+                return match dropped {
+                    Some(error) => Some(Err(error)),
+                    // Ended by the agent each time, as a stream of a running task should not be.
+                    None if self.failures > 0 => {
+                        Some(Err(Error::StreamEnded { task_id: self.task_id.clone(), times: self.failures }))
+                    }
+                    None => None,
+                };
             }
             let backoff = policy.initial_backoff.saturating_mul(1 << self.failures.min(16));
             self.failures += 1;
@@ -160,6 +187,26 @@ impl<R: Reopen> Resumable<R> {
                 Err(error @ Error::Protocol(_)) => return self.refused(error).await,
                 Err(error) => self.events = futures_util::stream::once(async { Err(error) }).boxed(),
             }
+        }
+    }
+
+    /// Whether `event` tells the reader something it was not told already: anything but the task
+    /// or its status exactly as last seen. Records what it saw.
+    fn is_news(&mut self, event: &StreamResponse) -> bool {
+        match event {
+            StreamResponse::Task(task) => {
+                let (snapshot, status) = (Some(fingerprint(task)), Some(fingerprint(&task.status)));
+                let news = self.last_snapshot != snapshot;
+                (self.last_snapshot, self.last_status) = (snapshot, status);
+                news
+            }
+            StreamResponse::StatusUpdate(update) => {
+                let status = Some(fingerprint(&update.status));
+                let news = self.last_status != status;
+                self.last_status = status;
+                news
+            }
+            StreamResponse::ArtifactUpdate(_) | StreamResponse::Message(_) => true,
         }
     }
 
@@ -180,6 +227,26 @@ impl<R: Reopen> Resumable<R> {
     }
 }
 
+/// A fingerprint of `value` (a hash of its JSON, written into the hasher as it is made), to tell a
+/// repeat from news without keeping a copy.
+fn fingerprint(value: &impl serde::Serialize) -> u64 {
+    use std::hash::Hasher as _;
+    struct Hashing(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(std::collections::hash_map::DefaultHasher::new());
+    // Writing into the hasher cannot fail, nor can serializing the protocol's types.
+    let _ = serde_json::to_writer(&mut hashing, value);
+    hashing.0.finish()
+}
+
 /// A stream over `events` that resumes through `client`; `task_id` is known for a subscription
 /// and a send that continues a task, and learnt from the first event of a send that starts one;
 /// `last_id` is the event a subscription started after.
@@ -192,6 +259,8 @@ pub(crate) fn resumable<R: Reopen>(client: R, events: Events, task_id: String, l
         last_id,
         ended: false,
         failures: 0,
+        last_snapshot: None,
+        last_status: None,
         resuming: false,
         opening,
         may_end: false,

@@ -68,7 +68,7 @@ mod tests {
         for interface in &interfaces {
             match interface.protocol_binding.as_str() {
                 "GRPC" => {
-                    assert_eq!((interface.url.as_str(), interface.tenant.as_str()), ("gw:9000", "echo"));
+                    assert_eq!((interface.url.as_str(), interface.tenant.as_str()), ("http://gw:9000", "echo"));
                     assert_eq!(interface.protocol_version, "1.0");
                 }
                 _ => assert_eq!(interface.url, "http://gw:9000/agents/echo"),

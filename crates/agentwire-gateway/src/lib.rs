@@ -189,8 +189,9 @@ impl GatewayBuilder {
         self
     }
 
-    /// Where gRPC clients connect (`host:port`), when that is not the host and port of the
-    /// public URL.
+    /// What the cards name as the gRPC interfaces' `url`, as given (a URL such as
+    /// `http://host:9000`, or a bare `host:port`), when that is not the public URL's scheme,
+    /// host and port.
     pub fn grpc_target(mut self, target: &str) -> Self {
         self.grpc_target = Some(target.to_owned());
         self

@@ -1,10 +1,12 @@
 //! The other direction: an agent that uses the tools of an MCP server, started as a command
 //! (stdio) or reached at a URL (streamable HTTP), with their results as A2A parts.
 
+use std::time::Duration;
+
 use agentwire_types::{A2AError, Part};
 use base64::Engine as _;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents, Tool};
-use rmcp::service::RunningService;
+use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
@@ -69,20 +71,30 @@ impl McpTools {
         command.args(args);
         let transport = TokioChildProcess::new(command)
             .map_err(|error| A2AError::internal(format!("could not start the MCP server {program:?}: {error}")))?;
-        let service = ().serve(transport).await.map_err(|error| failed("start a session with", program, error))?;
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|error| failed("start a session with", program, handshake_failure(&error)))?;
         Ok(Self { service: std::sync::Arc::new(service) })
     }
 
     /// Connects to the MCP server at `url` over streamable HTTP, with `Authorization: Bearer
-    /// token` when a token is given.
+    /// token` when a token is given. A server that does not accept connections yet (started
+    /// beside this one) is waited for, up to 5 s.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<Self, A2AError> {
         install_crypto();
+        if let Err(why) = listening(url, START_WITHIN).await {
+            return Err(A2AError::internal(format!(
+                "could not connect to the MCP server {url:?}: {why} (tried for {} s)",
+                START_WITHIN.as_secs()
+            )));
+        }
         let mut config = StreamableHttpClientTransportConfig::with_uri(url);
         if let Some(token) = token {
             config = config.auth_header(token);
         }
         let transport = StreamableHttpClientTransport::from_config(config);
-        let service = ().serve(transport).await.map_err(|error| failed("connect to", url, error))?;
+        let service = ().serve(transport).await.map_err(|error| failed("connect to", url, handshake_failure(&error)))?;
         Ok(Self { service: std::sync::Arc::new(service) })
     }
 
@@ -167,6 +179,66 @@ fn file_name(uri: &str) -> String {
 
 fn failed(what: &str, server: &str, error: impl std::fmt::Display) -> A2AError {
     A2AError::internal(format!("could not {what} the MCP server {server:?}: {error}"))
+}
+
+/// How long [`McpTools::connect`] waits for a server to accept connections.
+const START_WITHIN: Duration = Duration::from_secs(5);
+
+/// Waits up to `within` for the host of `url` to accept TCP connections; why not, if it does not.
+/// Without it, a server not up yet fails the handshake with rmcp's whole error chain, type
+/// names and all. Behind a proxy (the variables reqwest reads) the host is not reached
+/// directly, and is not waited for.
+async fn listening(url: &str, within: Duration) -> Result<(), String> {
+    let proxied = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|value| !value.is_empty()));
+    let Ok(uri) = url.parse::<http::Uri>() else { return Ok(()) };
+    let (Some(host), false) = (uri.host(), proxied) else { return Ok(()) };
+    let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let attempt = tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect((host, port))).await;
+        let why = match attempt {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(error)) => plain(&error),
+            Err(_) => "the connection was not accepted within 2 s".to_owned(),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(why);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Why the handshake failed: the transport's own error, when it is one (rmcp's wrapper names the
+/// transport's types, and does not give it as its source).
+fn handshake_failure(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, .. } => root_cause(&*error.error),
+        other => root_cause(other),
+    }
+}
+
+/// The innermost cause of `error`: what went wrong, without the layers (and type names) of the
+/// transports around it.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    match cause.downcast_ref::<std::io::Error>() {
+        Some(error) => plain(error),
+        None => cause.to_string(),
+    }
+}
+
+/// An I/O error as a sentence's end: "connection refused", without "(os error 111)".
+fn plain(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_lowercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// The MCP SDK's HTTP client uses rustls without choosing its cryptography: this workspace's

@@ -230,9 +230,10 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     };
     let owner = principal.as_ref().map(|principal| principal.name.clone());
     request.extensions_mut().insert(McpCaller(principal.clone()));
+    let ending = request.method() == http::Method::DELETE;
     match session {
         Some(id) => match guard.sessions.enter(&id, owner.as_deref()) {
-            Ok(in_flight) => held_while_served(next.run(request).await, in_flight),
+            Ok(in_flight) => held_while_served(session_ended(next.run(request).await, ending), in_flight),
             Err(NotYours) => session_not_found(),
         },
         None if !opening => next.run(request).await,
@@ -281,6 +282,16 @@ fn held_while_served(response: Response, in_flight: InFlight) -> Response {
         });
         Body::from_stream(stream)
     })
+}
+
+/// `response`, with 200 for a session ended (`DELETE`): rmcp answers 202, which the MCP Python
+/// SDK reports as a failure to end the session (it takes 200 and 204). MCP's transport names no
+/// status for it; 200 is what the official SDKs' own servers answer.
+fn session_ended(mut response: Response, ending: bool) -> Response {
+    if ending && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::OK;
+    }
+    response
 }
 
 /// What MCP's transport answers for a session it does not hold.

@@ -23,7 +23,7 @@ use crate::cancels::Cancels;
 use crate::content::task_result;
 use crate::tools::{message_of, required_string, string_argument, Action, Catalog};
 
-/// How long a tasks-extension client's call waits before it becomes an MCP task.
+/// How long a call of a tasks-extension client (2026-07-28 on) waits before it becomes an MCP task.
 const DEFAULT_TASK_AFTER: Duration = Duration::from_secs(2);
 /// How long a question put to the user waits for its answer, by default.
 pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
@@ -100,9 +100,10 @@ impl McpServer {
         Call { agent, a2a, mcp, task_after, canceled, asks_within: self.elicitation_timeout }
     }
 
-    /// How long a call from a client of MCP's tasks extension waits for its A2A task before it
-    /// answers with an MCP task that follows it (2 s by default). Other clients wait to the end,
-    /// with progress notifications.
+    /// How long a call from a client of MCP's tasks extension (of MCP 2026-07-28 or later, which
+    /// has it) waits for its A2A task before it answers with an MCP task that follows it (2 s by
+    /// default). Other clients, 2025-11-25 ones that declare the extension among them, wait to
+    /// the end, with progress notifications.
     pub fn task_after(mut self, wait: Duration) -> Self {
         self.task_after = wait;
         self
@@ -140,8 +141,7 @@ impl McpServer {
         canceled: CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let (agents, catalog) = self.catalog(caller.as_ref()).await;
-        let tasks = mcp.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks());
-        let task_after = tasks.then_some(self.task_after);
+        let task_after = takes_task_handles(mcp).then_some(self.task_after);
         let arguments = request.arguments.clone().unwrap_or_default();
         let Some(action) = catalog.action(&request.name).cloned() else {
             return Err(McpError::invalid_params(format!("no tool named {:?}", request.name), None));
@@ -149,8 +149,15 @@ impl McpServer {
         let agent_named = |name: &str| named(&agents, name);
         let agent_of = |arguments: &JsonObject| match (string_argument(arguments, "agent")?, agents.as_slice()) {
             (Some(name), _) => agent_named(name),
-            (None, [one]) if !self.directory.prefixed() => Ok(one),
-            (None, _) => Err(McpError::invalid_params("`agent` is required", None)),
+            // The one agent in sight (`serve --mcp`'s, or the one a gateway offers the caller) is meant.
+            (None, [one]) => Ok(one),
+            (None, []) => {
+                Err(McpError::invalid_params("no agent is offered now; list_agents names those that are", None))
+            }
+            (None, _) => Err(McpError::invalid_params(
+                "`agent` is required where several agents are offered; list_agents names them",
+                None,
+            )),
         };
         // A retried call (MCP 2026-07-28) brings the answer to the question its task asked.
         if let (Some(state), Some(answer)) =
@@ -287,6 +294,15 @@ impl McpServer {
             _ => Err(McpError::internal_error("the agent answered GetTask with something else", None)),
         }
     }
+}
+
+/// Whether the client of `mcp` is answered with MCP tasks (`resultType: "task"`): one of a
+/// revision without the `initialize` handshake (2026-07-28 on), where the tasks extension
+/// (SEP-2663) defines them, that declares the extension. A 2025-11-25 client that declares it
+/// is waited for as any other: its SDKs read a task handle as an empty result, or refuse it.
+fn takes_task_handles(mcp: &McpContext<RoleServer>) -> bool {
+    let tasks_era = mcp.protocol_version().is_some_and(|version| !version.has_initialize());
+    tasks_era && mcp.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 /// The agent `name` among `agents`.

@@ -34,6 +34,21 @@ pub(crate) fn created(agent: &str, task: &Task) -> Result<CreateTaskResult, McpE
     Ok(CreateTaskResult::new(detailed(agent, task)?.task))
 }
 
+/// When the A2A task `id` was made, as far as its id tells, for MCP's `createdAt`, which must not
+/// move: an A2A task records no creation time, but the ids agentwire's servers make (and a
+/// gateway's, which keeps its own copy of each task) are UUID v7, whose first bits are the
+/// time. Another agent's ids tell nothing, and the Unix epoch stands for "unknown" (a stable
+/// value; docs/DECISIONS.md).
+fn created_at(id: &str) -> Timestamp {
+    let made = uuid::Uuid::try_parse(id).ok().and_then(|uuid| uuid.get_timestamp()).and_then(|time| {
+        let (seconds, nanos) = time.to_unix();
+        let millis = i64::try_from(seconds).ok()?.checked_mul(1_000)?.checked_add(i64::from(nanos / 1_000_000))?;
+        Timestamp::from_millis(millis)
+    });
+    // The epoch is within the years a timestamp may hold.
+    made.or_else(|| Timestamp::from_millis(0)).unwrap_or_else(Timestamp::now)
+}
+
 /// An A2A task as an MCP task: working while it runs, asking its question while it waits for
 /// input, completed (with the call's result, an error result for a task that failed or was
 /// rejected) or cancelled once it has ended. A task that waits for authorization is working,
@@ -60,7 +75,8 @@ pub(crate) fn detailed(agent: &str, task: &Task) -> Result<DetailedTask, McpErro
         }
     };
     let updated = task.status.timestamp.unwrap_or_else(Timestamp::now).to_string();
-    let mut mcp = McpTask::new(task_id(agent, &task.id), payload.status(), updated.clone(), updated)
+    let created = created_at(&task.id).to_string();
+    let mut mcp = McpTask::new(task_id(agent, &task.id), payload.status(), created, updated)
         .with_poll_interval_ms(POLL_INTERVAL_MS);
     if let Some(said) = said.filter(|_| payload.status() != TaskStatus::InputRequired) {
         mcp = mcp.with_status_message(said);
@@ -84,6 +100,23 @@ mod tests {
         for bad in ["fx", "/t", "fx/", ""] {
             assert!(parse_task_id(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_task_is_created_when_its_id_says_and_stays_so() {
+        let id = "0190f3a8-1c2b-7d4e-8f00-000000000000"; // UUID v7: 0x0190f3a81c2b ms
+        let mut running = task(TaskState::Working);
+        running.id = id.into();
+        running.status.timestamp = Timestamp::from_millis(1_800_000_000_000);
+        let mut ended = running.clone();
+        ended.status = A2aStatus::new(TaskState::Completed);
+        ended.status.timestamp = Timestamp::from_millis(1_800_000_060_000);
+        let (running, ended) = (detailed("fx", &running).unwrap().task, detailed("fx", &ended).unwrap().task);
+        assert_eq!(running.created_at, Timestamp::from_millis(0x0190_f3a8_1c2b).unwrap().to_string());
+        assert_eq!(ended.created_at, running.created_at);
+        assert_ne!(ended.last_updated_at, running.last_updated_at);
+        // An id that tells no time (another agent's): the epoch, the same on every read.
+        assert_eq!(detailed("fx", &task(TaskState::Working)).unwrap().task.created_at, "1970-01-01T00:00:00.000Z");
     }
 
     #[test]

@@ -38,13 +38,31 @@ pub(crate) struct Catalog {
     order: Vec<String>,
     /// The agent's name where there is one agent and its tools carry no prefix.
     one: Option<String>,
+    /// How the generic tools take `agent`.
+    agent: AgentArgument,
+}
+
+/// How the generic tools (`send_message`, `get_task`, `cancel_task`) take the agent's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AgentArgument {
+    /// Not at all: the one agent of `agentwire serve --mcp`.
+    Absent,
+    /// Optionally: one agent is offered where there could be more (a gateway's).
+    Optional,
+    /// Always: several agents, or none yet, are offered.
+    Required,
 }
 
 impl Catalog {
     /// The tools for `agents`; skill tools are named `AGENT_SKILL` when `prefixed`, else `SKILL`.
     pub(crate) fn of(agents: &[McpAgent], prefixed: bool) -> Self {
         let one = (agents.len() == 1 && !prefixed).then(|| agents[0].name.clone());
-        let mut catalog = Self { actions: HashMap::new(), order: Vec::new(), one };
+        let agent = match (agents.len(), prefixed) {
+            (1, false) => AgentArgument::Absent,
+            (1, true) => AgentArgument::Optional,
+            _ => AgentArgument::Required,
+        };
+        let mut catalog = Self { actions: HashMap::new(), order: Vec::new(), one, agent };
         catalog.add("list_agents".to_owned(), Action::ListAgents);
         catalog.add("send_message".to_owned(), Action::Send);
         catalog.add("get_task".to_owned(), Action::GetTask);
@@ -66,21 +84,25 @@ impl Catalog {
 
     /// The tools, described for a listing; `agents` are those the catalog was made of.
     pub(crate) fn tools(&self, agents: &[McpAgent]) -> Vec<Tool> {
-        let one = self.one.as_deref();
+        let (one, agent) = (self.one.as_deref(), self.agent);
         let described = |name: &String| -> Option<Tool> {
             Some(match &self.actions[name] {
                 Action::ListAgents => list_agents_tool(),
-                Action::Send => send_tool(one),
-                Action::GetTask => {
-                    task_tool("get_task", "Read an agent's task: its state, its messages and its artifacts.", one, true)
-                }
+                Action::Send => send_tool(one, agent),
+                Action::GetTask => task_tool(
+                    "get_task",
+                    "Read an agent's task: its state, its messages and its artifacts.",
+                    agent,
+                    true,
+                ),
                 Action::CancelTask => {
-                    task_tool("cancel_task", "Cancel an agent's task that has not ended.", one, false)
+                    task_tool("cancel_task", "Cancel an agent's task that has not ended.", agent, false)
                 }
                 Action::Skill { agent, skill } => {
                     let agent = agents.iter().find(|a| &a.name == agent)?;
                     let skill = agent.card.skills.iter().find(|s| &s.id == skill)?;
-                    Tool::new(name.clone(), skill_description(agent, skill), Arc::new(object(message_schema(false))))
+                    let schema = message_schema(AgentArgument::Absent);
+                    Tool::new(name.clone(), skill_description(agent, skill), Arc::new(object(schema)))
                         .with_title(format!("{}: {}", agent.card.name, skill.name))
                         .with_annotations(ToolAnnotations::new().read_only(false).open_world(true))
                 }
@@ -144,8 +166,8 @@ fn object(value: Value) -> JsonObject {
 }
 
 /// The input of a send: a message text, optional files and data, and the conversation to
-/// continue. `with_agent` adds the agent's name.
-fn message_schema(with_agent: bool) -> Value {
+/// continue; and the agent's name as `agent` says.
+fn message_schema(agent: AgentArgument) -> Value {
     let mut schema = json!({
         "type": "object",
         "properties": {
@@ -169,12 +191,25 @@ fn message_schema(with_agent: bool) -> Value {
         },
         "required": ["message"]
     });
-    if with_agent {
-        schema["properties"]["agent"] =
-            json!({"type": "string", "description": "The agent's name, as list_agents gives it."});
-        schema["required"] = json!(["agent", "message"]);
-    }
+    add_agent(&mut schema, agent, "The agent's name, as list_agents gives it.");
     schema
+}
+
+/// `schema` with the agent's name as `agent` says.
+fn add_agent(schema: &mut Value, agent: AgentArgument, description: &str) {
+    if agent == AgentArgument::Absent {
+        return;
+    }
+    let description = match agent {
+        AgentArgument::Optional => format!("{description} Optional while one agent is offered."),
+        _ => description.to_owned(),
+    };
+    schema["properties"]["agent"] = json!({"type": "string", "description": description});
+    if agent == AgentArgument::Required
+        && let Some(required) = schema["required"].as_array_mut()
+    {
+        required.insert(0, json!("agent"));
+    }
 }
 
 fn list_agents_tool() -> Tool {
@@ -190,25 +225,22 @@ fn list_agents_tool() -> Tool {
     .with_annotations(ToolAnnotations::new().read_only(true).open_world(false))
 }
 
-fn send_tool(one: Option<&str>) -> Tool {
+fn send_tool(one: Option<&str>, agent: AgentArgument) -> Tool {
     let description = match one {
         Some(name) => format!("Send a message to the A2A agent {name:?} and wait for its answer."),
         None => "Send a message to an A2A agent and wait for its answer.".to_owned(),
     };
-    Tool::new("send_message", description, Arc::new(object(message_schema(one.is_none()))))
+    Tool::new("send_message", description, Arc::new(object(message_schema(agent))))
         .with_annotations(ToolAnnotations::new().read_only(false).open_world(true))
 }
 
-fn task_tool(name: &'static str, description: &'static str, one: Option<&str>, read_only: bool) -> Tool {
+fn task_tool(name: &'static str, description: &'static str, agent: AgentArgument, read_only: bool) -> Tool {
     let mut schema = json!({
         "type": "object",
         "properties": {"taskId": {"type": "string", "description": "The task's id, as a call's result gives it."}},
         "required": ["taskId"]
     });
-    if one.is_none() {
-        schema["properties"]["agent"] = json!({"type": "string", "description": "The agent's name."});
-        schema["required"] = json!(["agent", "taskId"]);
-    }
+    add_agent(&mut schema, agent, "The agent's name.");
     Tool::new(name, description, Arc::new(object(schema)))
         .with_annotations(ToolAnnotations::new().read_only(read_only).destructive(!read_only).open_world(false))
 }

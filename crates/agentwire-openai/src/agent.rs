@@ -77,23 +77,25 @@ impl OpenAiAgent {
     /// `chat` skill and one skill per tool.
     pub fn card(&self) -> AgentCard {
         let settings = &self.settings;
-        let mut skills = vec![AgentSkill {
-            id: "chat".into(),
-            name: "Chat".into(),
-            description: format!(
-                "Answers in conversation with the model {}; a message in the same context continues it",
-                settings.model
-            ),
-            tags: vec!["chat".into(), "llm".into()],
-            ..AgentSkill::default()
-        }];
-        skills.extend(settings.toolbox.describe().into_iter().map(|(name, description)| AgentSkill {
-            id: name.clone(),
-            name,
-            description,
-            tags: vec!["tool".into()],
-            ..AgentSkill::default()
-        }));
+        // One skill: the model is asked in free text, and calls its tools itself. A skill per
+        // tool would read as a tool of its own to a caller that maps skills to tools (MCP),
+        // which would then chat with the model under the tool's description.
+        let tools = settings.toolbox.describe();
+        let mut description = format!(
+            "Answers in conversation with the model {}; a message in the same context continues it",
+            settings.model
+        );
+        if !tools.is_empty() {
+            let named: Vec<String> = tools
+                .iter()
+                .map(|(name, about)| if about.is_empty() { name.clone() } else { format!("{name} ({about})") })
+                .collect();
+            description.push_str(&format!(". The model may call these tools to answer: {}", named.join("; ")));
+        }
+        let mut tags = vec!["chat".to_owned(), "llm".to_owned()];
+        tags.extend(tools.into_iter().map(|(name, _)| format!("tool:{name}")));
+        let skills =
+            vec![AgentSkill { id: "chat".into(), name: "Chat".into(), description, tags, ..AgentSkill::default() }];
         AgentCard {
             name: settings.model.clone(),
             description: format!("The model {} as an A2A agent", settings.model),

@@ -11,6 +11,7 @@ pub(crate) mod push;
 pub(crate) mod registry;
 pub(crate) mod send;
 pub(crate) mod subscribe;
+mod wait;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -68,10 +69,12 @@ impl CallCommand {
     }
 }
 
-/// What the exit status says. Usage errors exit with 2 (clap's convention).
+/// What the exit status says.
 pub(crate) mod exit {
-    /// The task completed, or the operation succeeded.
+    /// The task completed, or the operation succeeded (a cancel included).
     pub(crate) const OK: u8 = 0;
+    /// The command line asks for what cannot be done (clap's convention).
+    pub(crate) const USAGE: u8 = 2;
     /// The task failed.
     pub(crate) const FAILED: u8 = 3;
     /// The task was canceled.
@@ -84,19 +87,24 @@ pub(crate) mod exit {
     pub(crate) const AUTH_REQUIRED: u8 = 7;
     /// The agent answered with a protocol error (unknown task, bad request, refused credentials…).
     pub(crate) const PROTOCOL_ERROR: u8 = 8;
-    /// The agent could not be reached, or answered with something that is not A2A.
+    /// No answer came: the agent could not be reached, the connection broke, or the time ran out.
     pub(crate) const CONNECTION_ERROR: u8 = 9;
     /// The agent's card is not signed by a trusted key (--verify-card-keys, --verify-card-jku).
     pub(crate) const UNTRUSTED: u8 = 10;
+    /// An answer came that is not an A2A answer: a body that does not read as one, an HTTP error
+    /// without an A2A error (a 405, a gateway's own refusal), no agent card, or a stream the agent
+    /// kept ending before its task did.
+    pub(crate) const NOT_A2A: u8 = 11;
     /// Ctrl-C stopped a stream being followed (128 + SIGINT, as a shell reports it).
     pub(crate) const INTERRUPTED: u8 = 130;
 }
 
 /// The exit codes, for `--help`.
-pub(crate) const EXIT_CODES: &str = "Exit status: 0 completed (or done), 3 failed, 4 canceled, 5 rejected, \
-6 input required, 7 auth required, 8 the agent answered with an error, 9 the agent could not be reached \
-or did not speak A2A, 10 the card is not signed by a trusted key, 2 usage error. A task still running \
-(send --no-wait) exits 0.";
+pub(crate) const EXIT_CODES: &str = "Exit status: 0 completed (or done: a cancel that canceled), 3 failed, \
+4 canceled, 5 rejected, 6 input required, 7 auth required, 8 the agent answered with an error, 9 no answer \
+came (unreachable, a broken connection, out of time), 10 the card is not signed by a trusted key, 11 the \
+answer is not A2A (a malformed body, an HTTP error without an A2A error, no agent card), 2 usage error. A \
+task still running (send --no-wait) exits 0.";
 
 /// How the client commands reach an agent.
 #[derive(Debug, Clone, clap::Args)]
@@ -194,13 +202,7 @@ impl ClientArgs {
     /// blocking send), which `--timeout` alone limits.
     pub(crate) async fn connect_for(&self, url: &str, waits: bool) -> Result<Client, Failure> {
         check_scheme(url)?;
-        let timeout = match self.timeout {
-            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Some(Duration::from_secs_f64(seconds)),
-            Some(seconds) => {
-                return Err(Failure::usage(format!("--timeout {seconds} is not a number of seconds above 0")))
-            }
-            None => None,
-        };
+        let timeout = self.time_limit()?;
         let mut builder = Client::builder(url).card_timeout(timeout.unwrap_or(DEFAULT_TIMEOUT));
         match timeout {
             Some(timeout) => builder = builder.timeout(timeout),
@@ -221,6 +223,15 @@ impl ClientArgs {
             builder = builder.verify_card(verifier);
         }
         Ok(builder.connect().await?)
+    }
+
+    /// What `--timeout` says, if it is given.
+    pub(crate) fn time_limit(&self) -> Result<Option<Duration>, Failure> {
+        match self.timeout {
+            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(Some(Duration::from_secs_f64(seconds))),
+            Some(seconds) => Err(Failure::usage(format!("--timeout {seconds} is not a number of seconds above 0"))),
+            None => Ok(None),
+        }
     }
 
     /// What `--verify-card-keys` and `--verify-card-jku` ask.
@@ -262,7 +273,7 @@ pub(crate) struct Failure {
 
 impl Failure {
     pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Failure { message: message.into(), code: 2 }
+        Failure { message: message.into(), code: exit::USAGE }
     }
 }
 
@@ -270,12 +281,19 @@ impl From<Error> for Failure {
     fn from(error: Error) -> Self {
         let code = match error {
             Error::Protocol(_) | Error::Unsupported { .. } => exit::PROTOCOL_ERROR,
-            Error::Setting(_) => 2,
+            Error::Setting(_) | Error::Encode(_) => exit::USAGE,
             Error::UntrustedCard { .. } => exit::UNTRUSTED,
-            _ => exit::CONNECTION_ERROR,
+            Error::Unreachable { .. } | Error::Connection { .. } | Error::Timeout { .. } => exit::CONNECTION_ERROR,
+            // Http, Decode, NoCard, NoInterface, StreamEnded: the agent answered, not in A2A.
+            _ => exit::NOT_A2A,
         };
         Failure { message: agentwire_client::error_chain(&error), code }
     }
+}
+
+/// What to type to follow the task `id` at `url` again, or to cancel it.
+pub(crate) fn follow_or_cancel(url: &str, id: &str) -> String {
+    format!("`agentwire subscribe {url} {id}` follows it, `agentwire cancel {url} {id}` cancels it")
 }
 
 /// Refuses a URL that is not `http://` or `https://`: the HTTP client calls it a "builder error",
@@ -315,13 +333,24 @@ pub(crate) async fn follow(mut events: EventStream, out: &mut Output, url: &str)
                 out.finish_stream();
                 let again = match task_id.as_str() {
                     "" => String::new(),
-                    id => format!(": agentwire subscribe {url} {id} follows it again"),
+                    id => format!(": {}", follow_or_cancel(url, id)),
                 };
                 return Err(Failure { message: format!("stopped following; the task goes on at the agent{again}"), code: exit::INTERRUPTED });
             }
         };
         let Some(event) = event else { break };
-        let event = event?;
+        let event = match event {
+            Ok(event) => event,
+            Err(Error::StreamEnded { task_id, times }) => {
+                out.finish_stream();
+                let message = format!(
+                    "the agent ended the subscription {times} times without news; follow the task again with \
+                     `agentwire subscribe {url} {task_id}`"
+                );
+                return Err(Failure { message, code: exit::NOT_A2A });
+            }
+            Err(error) => return Err(error.into()),
+        };
         if task_id.is_empty() {
             event.task_id().clone_into(&mut task_id);
         }

@@ -20,6 +20,9 @@ pub(crate) struct Output {
     spinner: Option<ProgressBar>,
     /// What the spinner says: the task's state.
     waiting_for: String,
+    /// The task's state as a stream's lines last showed it, which a status update in the same
+    /// state does not show again.
+    shown_state: Option<TaskState>,
     /// The artifact whose text the current line is showing, while chunks append to it, and the
     /// text shown.
     open_artifact: Option<(String, String)>,
@@ -31,7 +34,15 @@ impl Output {
     pub(crate) fn new(json: bool) -> Self {
         let terminal = std::io::stdout().is_terminal();
         let color = !json && colors(terminal);
-        Output { json, color, spinner: None, waiting_for: String::new(), open_artifact: None, quiet_keys: None }
+        Output {
+            json,
+            color,
+            spinner: None,
+            waiting_for: String::new(),
+            shown_state: None,
+            open_artifact: None,
+            quiet_keys: None,
+        }
     }
 
     /// One protocol object, in JSON mode.
@@ -118,7 +129,7 @@ impl Output {
 
     fn message_indented(&mut self, message: &Message, indent: &str) {
         let who = format!("{}:", message.role.as_proto_name().trim_start_matches("ROLE_").to_lowercase());
-        let line = format!("{indent}{} {}", self.paint("1", &who), parts_text(&message.parts));
+        let line = format!("{indent}{} {}", self.paint("1", &who), message_text(&message.parts));
         self.line(&line);
     }
 
@@ -132,11 +143,17 @@ impl Output {
             // answers with the task (its reply in the status message).
             StreamResponse::Task(task) => {
                 self.task_text(task, false);
+                self.shown_state = Some(task.status.state);
                 self.waiting_for = task.status.state.as_kebab_name().to_owned();
             }
             StreamResponse::StatusUpdate(update) => {
-                let line = format!("● {}", self.state(update.status.state));
-                self.line(&line);
+                // An agent may report each step of its work (a tool call, its result) as a status
+                // in the state it was in: the step's message is news, the state line would not be.
+                if self.shown_state != Some(update.status.state) {
+                    let line = format!("● {}", self.state(update.status.state));
+                    self.line(&line);
+                    self.shown_state = Some(update.status.state);
+                }
                 if let Some(message) = &update.status.message {
                     self.message(message);
                 }
@@ -179,6 +196,13 @@ impl Output {
         if self.open_artifact.is_none() {
             self.start_spinner();
         }
+    }
+
+    /// A spinner while a blocking send waits for its task, naming the task and the state it is
+    /// in (on a terminal only).
+    pub(crate) fn waiting(&mut self, task_id: &str, state: TaskState) {
+        self.waiting_for = format!("{} (task {})", state.as_kebab_name(), printable(task_id));
+        self.start_spinner();
     }
 
     /// Text that does not end the line: the spinner is cleared first, or it would draw over it.
@@ -287,6 +311,20 @@ impl Drop for Output {
 /// chunks of a streamed artifact (an agent's tokens) are its text in pieces; other parts are set
 /// apart by a space.
 fn parts_text(parts: &[Part]) -> String {
+    parts_line(parts, false)
+}
+
+/// The parts of a message as one line of text, as [`parts_text`] writes them, except that data
+/// beside text is named by its members (`[data: toolCalls]`) rather than written out: the text is
+/// what the message says to a person (the model agent's "Calling add(…)"), the data the same for
+/// a program (its `{"toolCalls": …}`), which `--json` shows whole. Data alone is written out.
+fn message_text(parts: &[Part]) -> String {
+    let has_text = parts.iter().any(|part| matches!(part.content, PartContent::Text(_)));
+    parts_line(parts, has_text)
+}
+
+/// `parts` as one line; with `name_data`, data parts by their members' names.
+fn parts_line(parts: &[Part], name_data: bool) -> String {
     let mut line = String::new();
     let mut after_text = false;
     for part in parts {
@@ -296,6 +334,14 @@ fn parts_text(parts: &[Part]) -> String {
         }
         match &part.content {
             PartContent::Text(text) => line.push_str(text),
+            PartContent::Data(serde_json::Value::Object(members)) if name_data && !members.is_empty() => {
+                let mut names: Vec<&str> = members.keys().take(4).map(String::as_str).collect();
+                if members.len() > names.len() {
+                    names.push("…");
+                }
+                line.push_str(&format!("[data: {}]", names.join(", ")));
+            }
+            PartContent::Data(_) if name_data => line.push_str("[data]"),
             PartContent::Data(value) => line.push_str(&value.to_string()),
             PartContent::Raw(_) | PartContent::Url(_) => {
                 let name = part.filename.as_deref().unwrap_or("file");

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use agentwire_types::{Message, Part, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse};
 
-use super::{exit, exit_for, follow, ClientArgs, Failure, EXIT_CODES};
+use super::{exit, exit_for, follow, wait, ClientArgs, Failure, EXIT_CODES};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = format!("Examples:\n  agentwire send http://127.0.0.1:8080 \"hello\" --stream\n  \
@@ -45,16 +45,24 @@ pub(crate) struct SendOpt {
 
 pub(crate) async fn run(opt: SendOpt) -> Result<u8, Failure> {
     let message = message(&opt)?;
-    // A blocking send waits for its task, however long it works.
-    let client = opt.client.connect_for(&opt.url, !opt.no_wait && !opt.stream).await?;
+    let limit = opt.client.time_limit()?;
+    let client = opt.client.connect(&opt.url).await?;
     let mut out = opt.client.output();
-    let configuration = SendMessageConfiguration { return_immediately: opt.no_wait, ..Default::default() };
+    // A blocking send returns at once too, and its task is waited for here (`wait`), so that its
+    // id is known while it works.
+    let configuration = SendMessageConfiguration { return_immediately: !opt.stream, ..Default::default() };
     let request = SendMessageRequest { configuration: Some(configuration), ..SendMessageRequest::new(message) };
     let key = opt.idempotency_key.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     if opt.stream {
         return follow(client.send_streaming_message_keyed(request, &key).await?, &mut out, &opt.url).await;
     }
-    let response = client.send_message_keyed(request, &key).await?;
+    let deadline = limit.map(|limit| (tokio::time::Instant::now() + limit, limit));
+    let response = match client.send_message_keyed(request, &key).await? {
+        SendMessageResponse::Task(task) if !opt.no_wait && task.status.state.is_running() => {
+            SendMessageResponse::Task(wait::until_stopped(&client, task, &mut out, &opt.url, deadline).await?)
+        }
+        answer => answer,
+    };
     if out.json(&response) {
         return Ok(match &response {
             SendMessageResponse::Task(task) => exit_for(task.status.state),

@@ -123,7 +123,8 @@ fn send_get_list_cancel(at: &At<'_>) {
     assert_eq!(code, 0, "{label}: a running task: {out}");
     let running = objects(&out)[0]["task"]["id"].as_str().unwrap().to_owned();
     let (code, out) = at.run(&["cancel", url, &running]);
-    assert_eq!(code, 4, "{label}: canceled: {out}");
+    assert_eq!(code, 0, "{label}: a cancel that canceled succeeded: {out}");
+    assert!(out.contains("canceled"), "{label}: {out}");
 
     assert_eq!(at.run(&["send", url, "tck-task-failure"]).0, 3, "{label}: failed");
     assert_eq!(at.run(&["send", url, "tck-auth-required"]).0, 7, "{label}: auth-required");

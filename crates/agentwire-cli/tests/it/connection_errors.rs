@@ -22,6 +22,26 @@ async fn a_refused_connection_says_refused() {
     assert!(err.to_lowercase().contains("connection refused"), "{err}");
 }
 
+/// The URL and the cause, each once: not again in the HTTP client's summary under them.
+#[tokio::test]
+async fn a_refused_connection_names_its_url_and_cause_once() {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let url = format!("http://{}", socket.local_addr().unwrap());
+    for args in [vec!["send", &url, "hi"], vec!["card", &url]] {
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        let (code, err) =
+            tokio::task::spawn_blocking(move || agentwire(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+                .await
+                .unwrap();
+        assert_eq!(code, 9, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(&format!("{url}/.well-known/agent-card.json")).count(), 1, "{err}");
+        assert_eq!(err.to_lowercase().matches("connection refused").count(), 1, "{err}");
+        assert!(!err.contains("error sending request") && !err.contains("client error"), "{err}");
+    }
+}
+
 #[test]
 fn an_unknown_host_says_the_name_did_not_resolve() {
     let (code, err) = agentwire(&["card", "http://no-such-host.invalid"]);

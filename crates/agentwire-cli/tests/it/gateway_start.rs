@@ -105,3 +105,21 @@ async fn a_gateway_without_a_store_limits_its_callers_rate() {
     assert!(statuses[..5].iter().all(|(status, _)| *status == 200), "{statuses:?}");
     assert!(limited >= 10, "{statuses:?}");
 }
+
+/// The first listing a gateway answers, as soon as it serves, names the agents it was started
+/// with, also when it keeps them in a store of its own (recorded there as it starts): a caller
+/// that waits for the gateway's address and then lists finds them.
+#[tokio::test]
+async fn a_gateway_lists_its_agents_from_its_first_answer() {
+    let dir = TempDir::new("gateway-first-listing");
+    let agent = Server::start(&dir.0, &["--store", "memory", "--agent", "echo"]).await;
+    let client = reqwest::Client::new();
+    for attempt in 0..5 {
+        let (upstream, store) = (format!("echo={}", agent.base), format!("sqlite:gateway-{attempt}.db"));
+        let gateway = Server::start_gateway(&dir.0, &["--upstream", &upstream, "--store", &store]).await;
+        let listing: Value = client.get(format!("{}/agents", gateway.base)).send().await.unwrap().json().await.unwrap();
+        let names: Vec<&str> =
+            listing["agents"].as_array().unwrap().iter().filter_map(|a| a["name"].as_str()).collect();
+        assert_eq!(names, ["echo"], "start {attempt}: {listing}");
+    }
+}

@@ -77,6 +77,63 @@ impl Session {
         }
     }
 
+    /// The answer to `method`, read as it streams: each elicitation the server asks on the way is
+    /// answered with `answer(question)` (the request's params), as a client with a user would.
+    async fn call_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> Result<Value, Value> {
+        self.next += 1;
+        let id = self.next;
+        let mut response = self
+            .http
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let (mut read, mut seen) = (String::new(), 0);
+        loop {
+            let chunk = tokio::time::timeout(std::time::Duration::from_secs(20), response.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {method} within 20 s: {read}"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("the stream ended without an answer to {method}: {read}"));
+            read.push_str(&String::from_utf8_lossy(&chunk));
+            let messages: Vec<Value> = read
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                .collect();
+            for message in messages.iter().skip(seen) {
+                if message["method"] == "elicitation/create" {
+                    let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer(&message["params"])});
+                    let (status, _, body) = self.post(reply).await;
+                    assert_eq!(status, 202, "{body}");
+                } else if message["id"] == id {
+                    return match message.get("error") {
+                        Some(error) => Err(error.clone()),
+                        None => Ok(message["result"].clone()),
+                    };
+                }
+            }
+            seen = messages.len();
+        }
+    }
+
+    /// Ends the session (`DELETE`): the status.
+    async fn end(&self) -> u16 {
+        let request = self.http.delete(&self.url).bearer_auth(&self.token).header("mcp-session-id", &self.id);
+        request.header("mcp-protocol-version", "2025-11-25").send().await.unwrap().status().as_u16()
+    }
+
     async fn tool_names(&mut self) -> Vec<String> {
         let tools = self.call("tools/list", json!({})).await.unwrap();
         tools["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect()
@@ -84,6 +141,137 @@ impl Session {
 
     async fn call_tool(&mut self, name: &str, arguments: Value) -> Result<Value, Value> {
         self.call("tools/call", json!({"name": name, "arguments": arguments})).await
+    }
+}
+
+/// MCP 2026-07-28 requests: each one alone, without a session, carrying its protocol metadata
+/// (the client's capabilities among them) and the standard headers that revision asks for.
+struct Stateless {
+    http: reqwest::Client,
+    url: String,
+    token: String,
+    capabilities: Value,
+    next: u64,
+}
+
+impl Stateless {
+    fn new(base: &str, token: &str, capabilities: Value) -> Self {
+        Self { http: reqwest::Client::new(), url: format!("{base}/mcp"), token: token.into(), capabilities, next: 0 }
+    }
+
+    /// The answer to `method`: its result, or its error.
+    async fn call(&mut self, method: &str, mut params: Value) -> Result<Value, Value> {
+        self.next += 1;
+        let id = self.next;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+        });
+        // The name a request is about: a tool's, or a task's.
+        let name = params.get("name").or_else(|| params.get("taskId")).and_then(Value::as_str).map(str::to_owned);
+        let mut request = self
+            .http
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = request.json(&body).send().await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        let answer = serde_json::from_str::<Value>(&body)
+            .ok()
+            .into_iter()
+            .chain(
+                body.lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok()),
+            )
+            .find(|message| message["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {method} in {body}"));
+        match answer.get("error") {
+            Some(error) => Err(error.clone()),
+            None => Ok(answer["result"].clone()),
+        }
+    }
+
+    async fn call_tool(&mut self, name: &str, arguments: Value) -> Result<Value, Value> {
+        self.call("tools/call", json!({"name": name, "arguments": arguments})).await
+    }
+}
+
+/// `agentwire mcp ARGS…`, spoken to in MCP 2025-11-25 over its standard input and output.
+struct Stdio {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    /// What it logged (its standard error).
+    log: std::path::PathBuf,
+    next: u64,
+}
+
+impl Stdio {
+    /// Starts `agentwire mcp` with `args`, and opens the session.
+    async fn start(dir: &std::path::Path, args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt as _;
+        let log = dir.join("agentwire-mcp.log");
+        let mut child = tokio::process::Command::new(crate::common::binary())
+            .arg("mcp")
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("agentwire mcp starts");
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let lines = tokio::io::BufReader::new(stdout).lines();
+        let mut stdio = Self { child, stdin, lines, log, next: 0 };
+        let client = json!({"name": "test", "version": "1"});
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client});
+        stdio.call("initialize", params).await.expect("initialized");
+        stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        stdio
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt as _;
+        self.stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The answer to `method`: its result, or its error.
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        loop {
+            let line = tokio::time::timeout(std::time::Duration::from_secs(30), self.lines.next_line()).await;
+            let line = line.unwrap_or_else(|_| panic!("no answer to {method} within 30 s"));
+            let Some(line) = line.unwrap() else {
+                let logged = std::fs::read_to_string(&self.log).unwrap_or_default();
+                panic!("agentwire mcp ended ({:?}) without answering {method}:\n{logged}", self.child.try_wait());
+            };
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return match message.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(message["result"].clone()),
+                };
+            }
+        }
+    }
+
+    async fn tool_names(&mut self) -> Vec<String> {
+        let tools = self.call("tools/list", json!({})).await.unwrap();
+        tools["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect()
     }
 }
 
@@ -204,17 +392,18 @@ async fn a_gateway_offers_each_caller_the_agents_it_may_see() {
     assert!(refused["message"].as_str().unwrap().contains("no tool named"), "{refused}");
 }
 
-/// A client of MCP's tasks extension gets an MCP task for a call that outlasts its wait, or that
-/// asks for input: `tasks/get` follows the A2A task (for its caller alone), `tasks/update`
-/// answers its question, and `tasks/cancel` cancels it.
+/// A client of MCP's tasks extension (MCP 2026-07-28) gets an MCP task for a call that outlasts
+/// its wait, or that asks for input: `tasks/get` follows the A2A task (for its caller alone),
+/// with the time it was created however often it is read, `tasks/update` answers its question,
+/// and `tasks/cancel` cancels it.
 #[tokio::test]
 async fn long_calls_become_mcp_tasks_that_follow_their_a2a_tasks() {
     let dir = TempDir::new("mcp-tasks");
     let auth = "bearer:alice=alice-token,bob=bob-token";
     let server = Server::start(&dir.0, &["--agent", "conformance", "--store", "memory", "--auth", auth, "--mcp"]).await;
     let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let mut alice = Session::open_with(&server.base, "alice-token", tasks.clone()).await;
-    let mut bob = Session::open_with(&server.base, "bob-token", tasks).await;
+    let mut alice = Stateless::new(&server.base, "alice-token", tasks.clone());
+    let mut bob = Stateless::new(&server.base, "bob-token", tasks);
 
     // A task that works until canceled: the call answers with an MCP task after its wait.
     let created = alice.call_tool("send_message", json!({"message": "tck-cancel please"})).await.unwrap();
@@ -225,10 +414,14 @@ async fn long_calls_become_mcp_tasks_that_follow_their_a2a_tasks() {
     let read = alice.call("tasks/get", json!({"taskId": id})).await.unwrap();
     assert_eq!(read["status"], "working", "{read}");
     let refused = bob.call("tasks/get", json!({"taskId": id})).await.unwrap_err();
-    assert_eq!(refused["code"], -32002, "bob does not see alice's task: {refused}");
+    // (2026-07-28 has no code of its own for a resource not found: rmcp sends -32602.)
+    assert_eq!(refused["data"]["a2aError"], "TaskNotFound", "bob does not see alice's task: {refused}");
     alice.call("tasks/cancel", json!({"taskId": id})).await.unwrap();
     let read = alice.call("tasks/get", json!({"taskId": id})).await.unwrap();
     assert_eq!(read["status"], "cancelled", "{read}");
+    // The cancel moved the task's last update, not the time it was created.
+    assert_ne!(read["lastUpdatedAt"], created["lastUpdatedAt"], "{read}");
+    assert_eq!(read["createdAt"], created["createdAt"], "{read}");
 
     // A task that asks for input: the question is the task's input request, answered on it.
     let created = alice.call_tool("send_message", json!({"message": "tck-multi-turn start"})).await.unwrap();
@@ -254,4 +447,162 @@ async fn long_calls_become_mcp_tasks_that_follow_their_a2a_tasks() {
     // A task that ends within the wait is answered as any call.
     let quick = alice.call_tool("send_message", json!({"message": "tck-long-running"})).await.unwrap();
     assert_eq!(quick["content"][0]["text"], "Long-running task finished", "{quick}");
+}
+
+/// A 2025-11-25 client that declares the tasks extension (as the MCP Inspector's CLI does) is
+/// answered as any 2025-11-25 client: MCP tasks are 2026-07-28's, and its SDKs read a task
+/// handle as an empty result. A question the agent asks goes to it through elicitation when it
+/// has it; without, the result quotes the question.
+#[tokio::test]
+async fn a_2025_11_25_client_declaring_tasks_gets_answers_not_task_handles() {
+    let dir = TempDir::new("mcp-tasks-2025");
+    let server = Server::start(&dir.0, &["--agent", "conformance", "--store", "memory", "--mcp"]).await;
+    let tasks = json!({"io.modelcontextprotocol/tasks": {}});
+
+    let mut plain = Session::open_with(&server.base, "", json!({"extensions": tasks})).await;
+    let asked = plain.call_tool("send_message", json!({"message": "tck-multi-turn start"})).await.unwrap();
+    assert_ne!(asked["resultType"], "task", "{asked}");
+    assert_eq!(asked["structuredContent"]["state"], "INPUT_REQUIRED", "{asked}");
+    assert!(
+        asked["content"][0]["text"].as_str().unwrap().contains("Please continue; send 'done' to finish"),
+        "{asked}"
+    );
+
+    let mut eliciting = Session::open_with(&server.base, "", json!({"extensions": tasks, "elicitation": {}})).await;
+    let arguments = json!({"name": "send_message", "arguments": {"message": "tck-multi-turn start"}});
+    let done = eliciting
+        .call_answering("tools/call", arguments, |question| {
+            assert_eq!(question["message"], "Please continue; send 'done' to finish", "{question}");
+            json!({"action": "accept", "content": {"answer": "done"}})
+        })
+        .await
+        .unwrap();
+    assert_eq!(done["content"][0]["text"], "Conversation complete", "{done}");
+}
+
+/// `send_message` without `agent` goes to the one agent a caller is offered, on a gateway too
+/// (whose tools carry the agent's name, as more may come), and its schema says `agent` may be
+/// left out there.
+#[tokio::test]
+async fn send_message_goes_to_the_one_agent_a_gateway_offers() {
+    let dir = TempDir::new("mcp-one-agent");
+    let agent = Server::start(&dir.0, &["--store", "memory"]).await;
+    let upstream = format!("fx={}", agent.base);
+    let gateway = Server::start_gateway(&dir.0, &["--store", "memory", "--upstream", &upstream, "--mcp"]).await;
+    let mut session = Session::open(&gateway.base, "").await;
+    let tools = session.call("tools/list", json!({})).await.unwrap();
+    let send = tools["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "send_message").unwrap();
+    assert_eq!(send["inputSchema"]["required"], json!(["message"]), "{send}");
+    assert!(send["inputSchema"]["properties"]["agent"].is_object(), "{send}");
+    let answer = session.call_tool("send_message", json!({"message": "hello, one agent"})).await.unwrap();
+    assert_eq!(answer["content"][0]["text"], "hello, one agent", "{answer}");
+    assert_eq!(answer["structuredContent"]["agent"], "fx", "{answer}");
+}
+
+/// A client that ends its session while a call is in flight leaves the call's answer with no one
+/// to read it: the session ends with 200 (MCP's Python SDK takes 202 for a failure), and rmcp's
+/// complaint about the answer it could not send is no ERROR line.
+#[tokio::test]
+async fn a_client_leaving_mid_call_ends_its_session_without_an_error() {
+    let dir = TempDir::new("mcp-leaving");
+    let server = Server::start(&dir.0, &["--agent", "conformance", "--store", "memory", "--mcp"]).await;
+    let session = Session::open(&server.base, "").await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "send_message", "arguments": {"message": "tck-long-running"}}});
+    // The call's stream is open (its headers came) when the client leaves, without reading it.
+    let in_flight = session
+        .http
+        .post(&session.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_flight.status(), 200);
+    assert_eq!(session.end().await, 200);
+    drop(in_flight);
+    // rmcp ends the session once the call's answer is dropped, and says so.
+    let log = server.log.clone();
+    crate::common::eventually(std::time::Duration::from_secs(15), "the session's end is logged", || {
+        let log = log.clone();
+        async move { std::fs::read_to_string(&log).unwrap_or_default().contains("serve finished") }
+    })
+    .await;
+    let logged = std::fs::read_to_string(&server.log).unwrap();
+    let errors: Vec<&str> = logged.lines().filter(|line| line.contains("ERROR")).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// `agentwire mcp GATEWAY` offers the agent a gateway serves at its root, which its `/agents`
+/// does not list (the gateway's own `/mcp` offers it).
+#[tokio::test]
+async fn the_stdio_bridge_offers_a_gateways_root_agent() {
+    let dir = TempDir::new("mcp-root-agent");
+    let agent = Server::start(&dir.0, &["--store", "memory"]).await;
+    let gateway = Server::start_gateway(&dir.0, &["--store", "memory", "--upstream", &agent.base]).await;
+    let mut stdio = Stdio::start(&dir.0, &[&gateway.base]).await;
+    let tools = stdio.tool_names().await;
+    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+    let answer = stdio.call("tools/call", json!({"name": "send_message", "arguments": {"message": "hi root"}})).await;
+    assert_eq!(answer.unwrap()["content"][0]["text"], "hi root");
+}
+
+/// A loopback port nothing listens on now (bound, then let go): where an agent will be started.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `agentwire mcp URL` starts while its agent is down (a desktop client would otherwise show a
+/// dead server until restarted), offers the generic tools, and the agent's once it is up.
+#[tokio::test]
+async fn the_stdio_bridge_starts_before_its_agent_and_offers_it_once_up() {
+    let dir = TempDir::new("mcp-agent-later");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut stdio = Stdio::start(&dir.0, &[&url]).await;
+    let tools = stdio.tool_names().await;
+    assert_eq!(tools, ["list_agents", "send_message", "get_task", "cancel_task"], "{tools:?}");
+    let refused = stdio.call("tools/call", json!({"name": "send_message", "arguments": {"message": "hi"}})).await;
+    assert!(refused.unwrap_err()["message"].as_str().unwrap().contains("no agent is offered now"));
+
+    let address = format!("127.0.0.1:{port}");
+    let _agent = Server::start(&dir.0, &["--store", "memory", "--http", &address]).await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !stdio.tool_names().await.contains(&"echo".to_owned()) {
+        assert!(tokio::time::Instant::now() < deadline, "the agent's tools were not offered once it was up");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let answer = stdio.call("tools/call", json!({"name": "send_message", "arguments": {"message": "later"}})).await;
+    assert_eq!(answer.unwrap()["content"][0]["text"], "later");
+}
+
+/// The model agent's MCP server (`--mcp-server URL`) is waited for a few seconds at start, as
+/// one started beside the agent may not listen yet; one that never comes is a one-line error.
+#[tokio::test]
+async fn a_model_agents_mcp_server_is_waited_for_briefly_then_named_plainly() {
+    let dir = TempDir::new("mcp-server-later");
+    let port = free_port();
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+    let address = format!("127.0.0.1:{port}");
+    let model = ["--agent", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--store", "memory"];
+    let with_tools = [&model[..], &["--mcp-server", &mcp_url]].concat();
+    // The tool server comes up just after the agent starts.
+    let tool_server = ["--store", "memory", "--mcp", "--http", &address];
+    let (agent, tools) = tokio::join!(Server::start(&dir.0, &with_tools), Server::start(&dir.0, &tool_server));
+    drop((agent, tools));
+
+    let output = tokio::process::Command::new(crate::common::binary())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(&with_tools)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
+    let expected = format!("could not connect to the MCP server \"{mcp_url}\": connection refused (tried for 5 s)");
+    assert!(said.contains(&expected), "{said}");
+    assert!(!said.contains("rmcp::") && !said.contains("reqwest::"), "type names in {said}");
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use crate::common::{rpc, Server, TempDir};
+use crate::common::{eventually, rpc, Server, TempDir};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
@@ -227,6 +227,13 @@ async fn the_model_calls_mcp_tools_and_asks_before_the_gated_ones() {
 
     // A tool call is made on the MCP server, recorded in the task, and its result reaches the answer.
     let free = serve(&dir, &model, &["--mcp-server", &tools]).await;
+    // The card has one skill, the chat, which names the tools: a caller that maps skills to tools
+    // (agentwire's MCP server) must not offer `add` as a tool that would chat with the model.
+    let card: Value =
+        reqwest::get(format!("{}/.well-known/agent-card.json", free.base)).await.unwrap().json().await.unwrap();
+    let skills = card["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    assert!(skills[0]["description"].as_str().unwrap().contains("add (Add two numbers"), "{skills:?}");
     let task = send(&free.base, "add 2 and 3", None, None).await;
     assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
     assert!(answer(&task).starts_with("The tool said 5.0"), "{task}");
@@ -258,4 +265,40 @@ async fn the_model_calls_mcp_tools_and_asks_before_the_gated_ones() {
     let results: Vec<Value> = records(&refused).into_iter().filter_map(|r| r.get("toolResult").cloned()).collect();
     assert_eq!(results.len(), 1, "the refused call was not made: {results:?}");
     assert_eq!(results[0]["isError"], true);
+}
+
+/// What would show only at the first task is said in the log at start: a wrong model name, a key
+/// the server refuses, a server that does not answer. The agent is served either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_server_is_checked_at_start() {
+    let dir = TempDir::new("model-check");
+    let logged = |server: &Server, text: &'static str| {
+        let log = server.log.clone();
+        eventually(Duration::from_secs(15), text, move || {
+            let log = log.clone();
+            async move { std::fs::read_to_string(&log).unwrap_or_default().contains(text) }
+        })
+    };
+    let nobody = {
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", socket.local_addr().unwrap())
+    };
+    let args = ["--agent", "openai", "--base-url", &nobody, "--model", "m", "--store", "memory"];
+    let down = Server::start(&dir.0, &args).await;
+    logged(&down, "the model's server does not answer").await;
+    assert!(reqwest::get(format!("{}/.well-known/agent-card.json", down.base)).await.unwrap().status().is_success());
+
+    let Some(model) = Model::start(&dir.0) else { return };
+    let with =
+        |name: &'static str| ["--agent", "openai", "--base-url", &model.url, "--model", name, "--store", "memory"];
+    let right_key = [("OPENAI_API_KEY", "sk-scripted")];
+    let wrong_model = Server::start_with_env(&dir.0, &with("no-such-model"), &right_key).await;
+    logged(&wrong_model, "does not list this model").await;
+    let wrong_key = Server::start_with_env(&dir.0, &with("scripted"), &[("OPENAI_API_KEY", "sk-wrong")]).await;
+    // LiteLLM's proxy answers a key it does not know with 400 (it has no database to look it up).
+    logged(&wrong_key, "the model's server refuses to list its models").await;
+    let right = serve(&dir, &model, &[]).await;
+    logged(&right, "serving a model").await;
+    let log = std::fs::read_to_string(&right.log).unwrap();
+    assert!(!log.contains("the model's server"), "nothing to say about a server that answers: {log}");
 }

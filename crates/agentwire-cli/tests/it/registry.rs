@@ -106,6 +106,10 @@ async fn registered_agents_are_searched_served_and_kept() {
     assert_eq!(status, 201, "{entry}");
     assert_eq!(entry["name"], "agentwire-interop-agent-python-sdk", "named after its card: {entry}");
     let python_name = entry["name"].as_str().unwrap().to_owned();
+    let (status, refused) = register(&client, &base, None, json!({"url": down})).await;
+    assert_eq!(status, 400, "a down agent has no card to name it: {refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("needs a name") && message.contains("--name"), "{refused}");
     let (status, entry) = register(&client, &base, None, json!({"url": down, "name": "down"})).await;
     assert_eq!(status, 201, "a down agent is registered all the same: {entry}");
     assert_eq!(entry["healthy"], false, "{entry}");
@@ -257,7 +261,7 @@ async fn admins_register_and_visibility_hides_agents_from_other_callers() {
     let over_grpc = |token: &'static str| {
         let grpc = grpc.clone();
         async move {
-            let mut client = A2aServiceClient::connect(format!("http://{grpc}")).await.unwrap();
+            let mut client = A2aServiceClient::connect(grpc).await.unwrap();
             let message = pb::Message {
                 message_id: uuid::Uuid::new_v4().to_string(),
                 role: pb::Role::User as i32,

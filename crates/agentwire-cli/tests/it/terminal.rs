@@ -152,5 +152,44 @@ async fn ctrl_c_on_a_followed_stream_says_the_task_goes_on() {
     };
     assert!(ended.contains("ended: exit=130"), "{ended}");
     assert!(ended.contains("the task goes on") && ended.contains("agentwire subscribe"), "{ended}");
+    assert!(ended.contains("agentwire cancel"), "{ended}");
+    assert_eq!(spinner_glyph(&ended), None, "spinner residue:\n{ended}");
+}
+
+/// A blocking send shows, while it waits, the task it waits for; Ctrl-C stops the waiting and
+/// says how to follow the task and how to cancel it.
+#[tokio::test]
+async fn ctrl_c_on_a_blocking_send_names_the_task() {
+    let dir = TempDir::new("terminal-blocking-ctrl-c");
+    let Some(terminal) = Terminal::open(&dir) else { return };
+    let server = Server::start(&dir.0, &["--store", "memory", "--agent", "conformance"]).await;
+    terminal.type_line(&format!("A={}; U={}", env!("CARGO_BIN_EXE_agentwire"), server.base));
+    terminal.type_line("clear");
+    terminal.type_line("$A send $U 'tck-cancel x'; echo \"ended: exit=$?\"");
+    let screen = |terminal: &Terminal| terminal.tmux(&["capture-pane", "-p", "-t", "cli"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let waiting = loop {
+        let shown = screen(&terminal);
+        if shown.contains("working (task ") {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "the wait is not shown:\n{shown}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let id = waiting.split("working (task ").nth(1).and_then(|rest| rest.split(')').next()).unwrap().to_owned();
+    terminal.tmux(&["send-keys", "-t", "cli", "C-c"]);
+    let ended = loop {
+        let shown = screen(&terminal);
+        if shown.contains("ended: exit=1") {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "Ctrl-C did not end the command:\n{shown}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(ended.contains("ended: exit=130"), "{ended}");
+    // The pane is 120 columns wide: the line wraps.
+    let joined: String = ended.lines().map(str::trim_end).collect();
+    assert!(joined.contains(&format!("agentwire subscribe {} {id}", server.base)), "{ended}");
+    assert!(joined.contains(&format!("agentwire cancel {} {id}", server.base)), "{ended}");
     assert_eq!(spinner_glyph(&ended), None, "spinner residue:\n{ended}");
 }

@@ -3,8 +3,9 @@
 
 use std::process::Command;
 
+use crate::common::stub::answer;
 use crate::common::{Server, TempDir};
-use axum::routing::{get, post};
+use axum::routing::post;
 use axum::Json;
 use serde_json::{json, Value};
 
@@ -19,18 +20,6 @@ fn agentwire(args: &[&str]) -> (i32, String) {
 /// An agent that answers a streamed send with one event, the task, its reply in the status
 /// message, as the official Rust SDK's server does.
 async fn task_event_agent() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let card = json!({
-        "name": "task-event agent",
-        "description": "answers with a task",
-        "version": "1.0.0",
-        "supportedInterfaces": [{"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": true},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [],
-    });
     let stream = |Json(request): Json<Value>| async move {
         let task = json!({
             "id": "task-1",
@@ -40,14 +29,10 @@ async fn task_event_agent() -> String {
                 "message": {"messageId": "reply-1", "role": "ROLE_AGENT", "parts": [{"text": "the reply"}]},
             },
         });
-        let event = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}});
+        let event = answer(&request, json!({"task": task}));
         ([("content-type", "text/event-stream")], format!("data: {event}\n\n"))
     };
-    let app = axum::Router::new()
-        .route("/.well-known/agent-card.json", get(move || async move { Json(card) }))
-        .route("/", post(stream));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    base
+    crate::common::stub::agent(post(stream)).await
 }
 
 #[tokio::test]

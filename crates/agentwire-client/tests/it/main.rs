@@ -6,6 +6,7 @@ mod common;
 mod auth_required;
 mod delegation;
 mod discovery;
+mod early_end;
 mod identity;
 mod operations;
 mod python_sdk;

@@ -67,7 +67,7 @@ impl Registry {
         }
         let name = match &request.name {
             Some(name) => name.clone(),
-            None => self.name_for(&request.url).await,
+            None => self.name_for(&request.url).await?,
         };
         validate_name(&name)?;
         if self.statics.contains(&name) {
@@ -123,18 +123,23 @@ impl Registry {
         })
     }
 
-    /// A name for the agent at `url`: its card's name, made a path segment, else its host's.
-    async fn name_for(&self, url: &str) -> String {
+    /// A name for the agent at `url`: its card's name, made a path segment. An agent that does
+    /// not answer has no card to name it, and a name made of its address (`127-0-0-1-9001`)
+    /// would stay once it answers: the registrant is asked for one.
+    async fn name_for(&self, url: &str) -> Result<String, A2AError> {
         let builder = self.client_for(url, None).card_cache(&self.cards);
-        let from_card = match tokio::time::timeout(Duration::from_secs(10), builder.connect()).await {
-            Ok(Ok(client)) => slug(&client.card().name),
-            _ => String::new(),
+        let why = match tokio::time::timeout(Duration::from_secs(10), builder.connect()).await {
+            Ok(Ok(client)) => match slug(&client.card().name) {
+                name if name.is_empty() => "its card's name has no letter or digit to make one of".to_owned(),
+                name => return Ok(name),
+            },
+            Ok(Err(error)) => format!("its card could not be read ({})", agentwire_client::error_chain(&error)),
+            Err(_) => "its card did not come within 10 s".to_owned(),
         };
-        if !from_card.is_empty() {
-            return from_card;
-        }
-        let host = url.split("://").nth(1).unwrap_or(url).split('/').next().unwrap_or_default();
-        slug(host)
+        Err(invalid(format!(
+            "the agent at {url} needs a name: {why}; give one (`name` in the registration, \
+             `agentwire registry add … --name NAME`)"
+        )))
     }
 
     /// `DELETE /agents/NAME`.

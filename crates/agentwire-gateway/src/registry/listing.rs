@@ -12,6 +12,7 @@ impl Registry {
     /// The agents `query` finds that `caller` may see, best first, one page of them.
     pub(super) async fn search(&self, caller: &Caller, query: &SearchQuery) -> Result<Value, A2AError> {
         let (mut agent_query, page_size, offset) = query.parse()?;
+        self.first_listing().await;
         // The store finds the page itself, leaving out the agents the caller may not see.
         agent_query.excluded = self.directory.hidden_from(caller);
         agent_query = agent_query.page(offset, page_size);
@@ -41,6 +42,7 @@ impl Registry {
         if text.len() > MAX_TEXT {
             return Err(super::invalid(format!("the query text is at most {MAX_TEXT} bytes")));
         }
+        self.first_listing().await;
         let query = AgentQuery { excluded: self.directory.hidden_from(caller), ..AgentQuery::text(text) };
         Ok(self.store.search(&query.page(0, MAX_PAGE)).await.map_err(store_failed)?.names)
     }
@@ -88,6 +90,7 @@ impl Registry {
         text: Option<String>,
     ) -> Vec<agentwire_server::ListedAgent> {
         let caller = crate::directory::caller_of(&self.app, ctx).await;
+        self.first_listing().await;
         let names: Vec<String> = match text {
             Some(text) => self.found(&caller, &text).await.unwrap_or_default(),
             None => self.directory.agents().into_iter().map(|(name, _)| name).collect(),

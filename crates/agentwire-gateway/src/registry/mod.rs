@@ -57,7 +57,13 @@ pub(crate) struct Registry {
     checking: tokio::sync::Semaphore,
     /// The one HTTP client (connection pool, TLS configuration) of every registered agent.
     http: reqwest::Client,
+    /// Set once the agents given at build are recorded and the store was read: a listing waits
+    /// for it, so a gateway that just started never lists its own agents as none.
+    listed: tokio::sync::watch::Sender<bool>,
 }
+
+/// The longest a listing waits for the registry's first reading of the store.
+const FIRST_LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Who registered an agent from the gateway's own host, when it authenticates no one.
 const LOOPBACK: &str = "loopback";
@@ -104,7 +110,15 @@ impl Registry {
             cards: CardCache::revalidating(),
             checking: tokio::sync::Semaphore::new(CHECKS_AT_ONCE),
             http: settings::shared_http_client(),
+            listed: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Waits until the registry read the store once (the agents given at build recorded), for
+    /// [`FIRST_LISTING_WAIT`] at most: a store that does not answer is the listing's to report.
+    pub(super) async fn first_listing(&self) {
+        let mut listed = self.listed.subscribe();
+        let _ = tokio::time::timeout(FIRST_LISTING_WAIT, listed.wait_for(|listed| *listed)).await;
     }
 
     /// How the agent at `url` is reached, with the token registered for it (or none): over the
@@ -316,6 +330,7 @@ async fn run(registry: Weak<Registry>) {
         if let Err(error) = live.sync().await {
             tracing::warn!(error = %error.message(), "could not read the registry");
         }
+        live.listed.send_replace(true);
         if tokio::time::Instant::now() >= next_refresh {
             next_refresh = tokio::time::Instant::now() + refresh;
             let names: Vec<String> = live.known().agents.keys().cloned().collect();

@@ -102,8 +102,10 @@ pub(super) fn agents_page(base: &Site, agents: &[super::ListedAgent], search: Op
                         p.health {
                             @if facts.healthy { span.healthy { "healthy" } } @else { span.unhealthy { "unhealthy" } }
                             " · signature " span { (facts.signature) }
-                            " · last checked " span { (facts.last_checked.as_deref().unwrap_or("never")) }
-                            @if let Some(answered) = &facts.last_answered { " · last answered " span { (answered) } }
+                            " · last checked " span {
+                                @if let Some(checked) = &facts.last_checked { (when_text(checked)) } @else { "never" }
+                            }
+                            @if let Some(answered) = &facts.last_answered { " · last answered " span { (when_text(answered)) } }
                         }
                         @if let Some(error) = &facts.error { p.notice { (error) } }
                     }
@@ -316,12 +318,15 @@ fn preview(task: &Task) -> String {
 /// A time as people read it, in UTC.
 fn when(time: Option<agentwire_types::Timestamp>) -> Markup {
     match time {
-        Some(time) => {
-            let text = time.to_string();
-            html! { time datetime=(text) { (text.replace('T', " ").trim_end_matches('Z')) " UTC" } }
-        }
+        Some(time) => when_text(&time.to_string()),
         None => html! {},
     }
+}
+
+/// An RFC 3339 time in UTC (`2026-12-02T16:26:31.818Z`) as every page of the console shows one:
+/// `2026-12-02 16:26:31.818 UTC`.
+fn when_text(text: &str) -> Markup {
+    html! { time datetime=(text) { (text.replace('T', " ").trim_end_matches('Z')) " UTC" } }
 }
 
 fn badge(state: TaskState) -> Markup {
@@ -415,6 +420,12 @@ pub(super) fn task_of(event: &StreamResponse) -> Option<(String, TaskState)> {
 /// that repeats it (a gateway's, naming the agent's task) says so rather than showing the state
 /// twice. Messages and artifacts carry no time of their own: their time says so.
 pub(super) fn entry_row(entry: &Entry, before: Option<TaskState>) -> Markup {
+    pieces_row(entry, 1, before)
+}
+
+/// An entry's row, saying how many appended pieces of an artifact it joins when more than one.
+fn pieces_row(entry: &Entry, pieces: usize, before: Option<TaskState>) -> Markup {
+    let joined = format!("artifact, {pieces} pieces");
     let (kind, time, what) = match &*entry.event {
         StreamResponse::Task(task) => {
             ("task", task.status.timestamp, html! { (badge(task.status.state)) " " code { (task.id) } })
@@ -430,13 +441,24 @@ pub(super) fn entry_row(entry: &Entry, before: Option<TaskState>) -> Markup {
             ("status", update.status.timestamp, what)
         }
         StreamResponse::ArtifactUpdate(update) => (
-            if update.append { "artifact, appended" } else { "artifact" },
+            if pieces > 1 {
+                joined.as_str()
+            } else if update.append {
+                "artifact, appended"
+            } else {
+                "artifact"
+            },
             None,
             html! { (artifact_view(&update.task_id, &update.artifact)) },
         ),
     };
+    // An artifact's row names it, so that the pieces appended to it join its row (console.js).
+    let (artifact, append) = match &*entry.event {
+        StreamResponse::ArtifactUpdate(update) => (Some(update.artifact.artifact_id.as_str()), update.append),
+        _ => (None, false),
+    };
     html! {
-        tr {
+        tr data-artifact=[artifact] data-append=[append.then_some("true")] {
             td.seq { @if entry.seq > 0 { (entry.seq) } }
             td { @if time.is_some() { (when(time)) } @else { span.muted title="this event carries no time" { "—" } } }
             td { (kind) }
@@ -445,10 +467,43 @@ pub(super) fn entry_row(entry: &Entry, before: Option<TaskState>) -> Markup {
     }
 }
 
-/// The rows of a timeline of `entries`, each knowing the state before it.
+/// The rows of a timeline of `entries`, each knowing the state before it. The pieces appended to
+/// an artifact (a streamed answer, word by word) join the row of the artifact they add to.
 pub(super) fn entry_rows(entries: &[Entry]) -> Markup {
     let mut state = StateBefore::default();
-    html! { @for entry in entries { (entry_row(entry, state.next(&entry.event))) } }
+    let joined = joined_pieces(entries);
+    html! { @for (entry, pieces) in &joined { (pieces_row(entry, *pieces, state.next(&entry.event))) } }
+}
+
+/// `entries` with each run of pieces appended to one artifact joined into its first entry, and
+/// how many pieces each holds.
+fn joined_pieces(entries: &[Entry]) -> Vec<(Entry, usize)> {
+    let mut joined: Vec<(Entry, usize)> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        if let (Some((last, pieces)), StreamResponse::ArtifactUpdate(piece)) = (joined.last_mut(), &*entry.event)
+            && let StreamResponse::ArtifactUpdate(first) = &*last.event
+            && piece.append
+            && piece.artifact.artifact_id == first.artifact.artifact_id
+        {
+            let mut whole = first.clone();
+            append_parts(&mut whole.artifact.parts, &piece.artifact.parts);
+            last.event = Arc::new(StreamResponse::ArtifactUpdate(whole));
+            *pieces += 1;
+            continue;
+        }
+        joined.push((Entry { seq: entry.seq, event: Arc::clone(&entry.event) }, 1));
+    }
+    joined
+}
+
+/// Adds `more` to `parts`: a text piece continues the text before it, as a reader reads them.
+fn append_parts(parts: &mut Vec<Part>, more: &[Part]) {
+    for part in more {
+        match (parts.last_mut().map(|last| &mut last.content), &part.content) {
+            (Some(PartContent::Text(text)), PartContent::Text(piece)) => text.push_str(piece),
+            _ => parts.push(part.clone()),
+        }
+    }
 }
 
 /// Follows a task's state along its events: the state before each.

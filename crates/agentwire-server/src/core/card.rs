@@ -39,8 +39,10 @@ pub struct CardConfig {
     pub extended_card: Option<AgentCard>,
     /// Extensions clients must declare to send messages.
     pub required_extensions: Vec<String>,
-    /// Where gRPC clients connect (`host:port`), when gRPC has a port of its own; by default the
-    /// host and port of `public_url`, where the HTTP port serves gRPC too.
+    /// What the card names as its gRPC interfaces' `url`, as given: a URL (`http://host:9000`
+    /// where gRPC has a port of its own) or a bare channel target (`host:port`, for clients that
+    /// hand the URL to a gRPC channel unchanged). By default `public_url`'s scheme, host and
+    /// port, where the HTTP port serves gRPC too.
     pub grpc_target: Option<String>,
     /// Serve the dev-1.1 draft of the protocol (a2aproject/A2A `dev-1.1`, docs/COMPATIBILITY.md)
     /// to callers that ask for it with `A2A-Version: 1.1`: the task's generation on tasks and
@@ -246,16 +248,19 @@ fn with_defaults(mut card: AgentCard, public_url: &str, grpc_target: Option<&str
 
 /// The interfaces a server at `public_url` serves, as its card lists them: v1.0's first, then
 /// v0.3's; for each, JSON-RPC at the URL (told apart by method name), HTTP+JSON at the URL
-/// (v0.3 clients add the `/v1` themselves), then gRPC where built in, at `grpc_target` (by
-/// default the URL's host and port, which serve gRPC too). A v1.0 gRPC address is the channel
-/// target `host:port`, which is what v1.0 clients dial; v0.3 clients read a URL and take its
-/// host and port themselves.
+/// (v0.3 clients add the `/v1` themselves), then gRPC where built in, at `grpc_target` as given
+/// (by default the URL's scheme, host and port, which serve gRPC too). By default every interface
+/// is a URL of the public URL's origin, gRPC's too (`http://host:port`): the specification's
+/// card example writes gRPC's as a URL, and clients that check a card's URLs before they call
+/// refuse any other form (Google ADK); a gRPC client takes its channel target from the host and
+/// port.
 ///
 /// ```
 /// let interfaces = agentwire_server::advertised_interfaces("http://127.0.0.1:8080", None);
 /// assert_eq!(interfaces[0].protocol_binding, "JSONRPC");
 /// assert_eq!(interfaces[0].protocol_version, "1.0");
 /// assert!(interfaces.iter().any(|i| i.protocol_version == "0.3" && i.protocol_binding == "HTTP+JSON"));
+/// assert!(interfaces.iter().all(|i| i.url.starts_with("http://127.0.0.1:8080")));
 /// ```
 pub fn advertised_interfaces(public_url: &str, grpc_target: Option<&str>) -> Vec<AgentInterface> {
     let url = public_url.trim_end_matches('/');
@@ -265,18 +270,24 @@ pub fn advertised_interfaces(public_url: &str, grpc_target: Option<&str>) -> Vec
         tenant: String::new(),
         protocol_version: version.into(),
     };
-    let grpc = grpc_target.unwrap_or_else(|| authority(url));
-    let grpc_url = match url.split_once("://") {
-        Some((scheme, _)) => format!("{scheme}://{grpc}"),
-        None => grpc.to_owned(),
-    };
-    [("1.0", grpc), ("0.3", grpc_url.as_str())]
+    let grpc = grpc_url(url, grpc_target);
+    ["1.0", "0.3"]
         .into_iter()
-        .flat_map(|(version, grpc)| {
+        .flat_map(|version| {
             let json = [interface(url, "JSONRPC", version), interface(url, "HTTP+JSON", version)];
-            json.into_iter().chain(cfg!(feature = "grpc").then(|| interface(grpc, "GRPC", version)))
+            json.into_iter().chain(cfg!(feature = "grpc").then(|| interface(&grpc, "GRPC", version)))
         })
         .collect()
+}
+
+/// The card's gRPC address: `grpc_target` as given, or the public URL's scheme, host and port (a
+/// gRPC method's path is fixed, so a path in the public URL has no part in it).
+fn grpc_url(url: &str, grpc_target: Option<&str>) -> String {
+    if let Some(target) = grpc_target {
+        return target.to_owned();
+    }
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest))
 }
 
 /// The dev-1.1 draft's interfaces: v1.0's, at the same addresses, under version 1.1 (the draft
@@ -284,13 +295,6 @@ pub fn advertised_interfaces(public_url: &str, grpc_target: Option<&str>) -> Vec
 fn draft_interfaces(interfaces: &[AgentInterface]) -> Vec<AgentInterface> {
     let v1 = interfaces.iter().filter(|interface| interface.protocol_version == "1.0");
     v1.map(|interface| AgentInterface { protocol_version: "1.1".into(), ..interface.clone() }).collect()
-}
-
-/// Where a gRPC client connects: the URL's `host:port`, the target form gRPC channels take (a
-/// gRPC method's path is fixed, so a path in the URL has no part in it).
-fn authority(url: &str) -> &str {
-    let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
-    authority.split('/').next().unwrap_or(authority)
 }
 
 /// The card in `form`: v1.0 members only, or the combined card every generation reads.

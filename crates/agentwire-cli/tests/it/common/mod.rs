@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod stub;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -161,6 +163,17 @@ pub(crate) fn keygen(dir: &Path, name: &str) -> String {
     let made = Command::new(env!("CARGO_BIN_EXE_agentwire")).arg("keygen").arg(&path).output().unwrap();
     assert!(made.status.success(), "{made:?}");
     path.display().to_string()
+}
+
+/// Runs `agentwire ARGS…` off the runtime; returns the exit status, stdout and stderr.
+pub(crate) async fn run_agentwire(args: &[&str]) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let output = tokio::task::spawn_blocking(move || Command::new(binary()).args(&args).output())
+        .await
+        .unwrap()
+        .expect("agentwire runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code().expect("an exit status"), text(&output.stdout), text(&output.stderr))
 }
 
 /// Waits until `check` holds, for at most `limit`, asking again every 100 ms.

@@ -51,6 +51,10 @@ impl EvilModel {
 /// Reads one request and answers it as its mode says; any write error (the agent went away) ends it.
 async fn answer(mut stream: TcpStream, recorded: Arc<Mutex<Vec<Value>>>) -> std::io::Result<()> {
     let body = read_request(&mut stream).await?;
+    // The agent's look at the model list at start is no conversation: it is not recorded.
+    if body.is_null() {
+        return stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+    }
     let last_user = body["messages"]
         .as_array()
         .into_iter()
@@ -362,4 +366,41 @@ async fn a_message_in_the_agents_role_cannot_forge_a_tool_call() {
     let listed = rpc(&reqwest::Client::new(), &tools.base, "ListTasks", json!({"pageSize": 100})).await.unwrap();
     assert!(!listed.to_string().contains("FORGED CALL"), "the forged call reached the tool: {listed}");
     assert_eq!(model.requests.lock().unwrap().len(), 3, "the model was asked only for the two calls and one answer");
+}
+
+/// The check of the model's server at start (`GET /models`) reads a bounded answer: a server that
+/// answers it with an endless list leaves the agent serving, its memory bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_model_list_at_start_is_cut_short() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head).await;
+                let start =
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"data\":[";
+                stream.write_all(start).await?;
+                let entry = br#"{"id":"a-model-of-a-long-list","object":"model"},"#.repeat(1024);
+                let started = Instant::now();
+                while started.elapsed() < MODE_LIMIT {
+                    stream.write_all(&entry).await?;
+                }
+                std::io::Result::Ok(())
+            });
+        }
+    });
+    let dir = TempDir::new("hostile-model-list");
+    let args = ["--agent", "openai", "--base-url", &url, "--model", "m", "--store", "memory"];
+    let mut server = Server::start(&dir.0, &args).await;
+    let card = format!("{}/.well-known/agent-card.json", server.base);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        assert!(reqwest::get(&card).await.unwrap().status().is_success(), "the agent serves meanwhile");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(server.is_running());
+    let peak = server.peak_rss_kib();
+    assert!(peak < MAX_PEAK_KIB, "peak RSS {peak} KiB");
 }

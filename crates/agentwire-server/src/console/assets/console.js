@@ -19,11 +19,34 @@ function follow() {
   const entries = document.querySelector("tbody[data-follow]");
   if (entries) {
     const source = new EventSource(entries.dataset.follow);
-    source.addEventListener("entry", (event) => entries.insertAdjacentHTML("beforeend", event.data));
+    source.addEventListener("entry", (event) => addEntry(entries, event.data));
     // The task ended: the page shows its final state, artifacts and history once read again.
     source.addEventListener("end", () => { source.close(); window.location.reload(); });
     source.addEventListener("failed", () => source.close());
   }
+}
+
+// Adds an event's row to `rows`. A text piece appended to the artifact the last row shows joins
+// that row, as the page shows it when read again: a streamed answer reads as one text, not a row
+// per word.
+function addEntry(rows, html) {
+  const template = document.createElement("template");
+  template.innerHTML = html.trim();
+  const row = template.content.firstElementChild;
+  const last = rows.lastElementChild;
+  const joins = row && last && row.dataset.append === "true" && row.dataset.artifact === last.dataset.artifact;
+  const parts = (tr) => tr.querySelectorAll("article.artifact > pre.text, article.artifact > div.data, article.artifact > p.file");
+  const piece = joins ? parts(row) : [];
+  const before = joins ? parts(last) : [];
+  const into = before[before.length - 1];
+  if (piece.length === 1 && piece[0].matches("pre.text") && into && into.matches("pre.text")) {
+    into.textContent += piece[0].textContent;
+    const pieces = Number(last.dataset.pieces || 1) + 1;
+    last.dataset.pieces = String(pieces);
+    last.cells[2].textContent = `artifact, ${pieces} pieces`;
+    return;
+  }
+  rows.insertAdjacentHTML("beforeend", html);
 }
 
 // Reads the file chosen in the form as base64.
@@ -94,7 +117,7 @@ function sendForm() {
       if (form.elements.file) form.elements.file.value = "";
       outcome.textContent = "Streaming…";
       await readEvents(response, (name, data) => {
-        if (name === "entry") stream.insertAdjacentHTML("beforeend", data);
+        if (name === "entry") addEntry(stream, data);
         else if (name === "end") outcome.innerHTML = data;
         else if (name === "failed") outcome.textContent = "The stream failed: " + data;
       });
