@@ -60,6 +60,7 @@ Only the standard library is used, so the runner needs nothing but Python 3.11.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -920,25 +921,28 @@ def adk_columns(binary: Path, adk: Client) -> list[Column]:
     gateway in front of an agent ADK serves."""
     python = adk.command[0]
     columns = []
-    agent = Server(binary)
-    adk_agent = Server(binary, adk_agent=Client("adk agent", [python, str(ADK / "agent.py")]))
-    try:
-        gateway = Server(binary, gateway_for=adk_agent.url)
-        try:
-            for via, (url, served) in zip(ADK_VIAS, [(agent.url, "conformance"), (gateway.url, "echo")]):
-                for binding in ADK_BINDINGS:
-                    column = Column("google-adk", "google-adk", "?", binding, {}, only=list(ADK_CASES), via=via)
-                    command = adk.command + ["--url", url, "--binding", binding, "--token", TOKEN, "--agent", served]
-                    columns.append(run_program(column, command))
-            if any(not verdict(c, case)[0] for c in columns for case in c.cases):
-                log("ADK runs' logs (last lines):\n" + agent.log_tail() + "\n" + gateway.log_tail())
-                log("ADK agent log (last lines):\n" + adk_agent.log_tail())
-        finally:
-            gateway.stop()
-    finally:
-        adk_agent.stop()
-        agent.stop()
+    with contextlib.ExitStack() as servers:
+        agent = servers.enter_context(stopping(Server(binary)))
+        adk_agent = servers.enter_context(stopping(Server(binary, adk_agent=Client("adk agent", [python, str(ADK / "agent.py")]))))
+        gateway = servers.enter_context(stopping(Server(binary, gateway_for=adk_agent.url)))
+        for via, (url, served) in zip(ADK_VIAS, [(agent.url, "conformance"), (gateway.url, "echo")]):
+            for binding in ADK_BINDINGS:
+                column = Column("google-adk", "google-adk", "?", binding, {}, only=list(ADK_CASES), via=via)
+                command = adk.command + ["--url", url, "--binding", binding, "--token", TOKEN, "--agent", served]
+                columns.append(run_program(column, command))
+        if any(not verdict(c, case)[0] for c in columns for case in c.cases):
+            log("ADK runs' logs (last lines):\n" + agent.log_tail() + "\n" + gateway.log_tail())
+            log("ADK agent log (last lines):\n" + adk_agent.log_tail())
     return columns
+
+
+@contextlib.contextmanager
+def stopping(server: "Server"):
+    """`server`, stopped when the block ends, however it ends."""
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def render_adk(columns: list[Column]) -> str:

@@ -79,16 +79,18 @@ async def ask(agent: RemoteA2aAgent, text: str) -> tuple[str, list[str]]:
     message = types.Content(role="user", parts=[types.Part(text=text)])
     texts: list[str] = []
     errors: list[str] = []
-    async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
-        if event.error_message:
-            errors.append(f"{event.error_code}: {event.error_message}")
-        content = event.content
-        text = "".join(part.text or "" for part in (content.parts or [])) if content else ""
-        if text:
-            texts.append(text)
+    try:
+        async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
+            if event.error_message:
+                errors.append(f"{event.error_code}: {event.error_message}")
+            content = event.content
+            text = "".join(part.text or "" for part in (content.parts or [])) if content else ""
+            if text:
+                texts.append(text)
+    finally:
+        await runner.close()
     if errors:
         raise AssertionError("; ".join(errors))
-    await runner.close()
     return (texts[-1] if texts else ""), texts
 
 

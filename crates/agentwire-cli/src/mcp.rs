@@ -88,14 +88,7 @@ impl RemoteAgents {
         let _reaching = Clear(&self.reaching);
         let unreached: Vec<usize> = (0..self.urls.len()).filter(|&i| lock(&self.found).by_url[i].is_none()).collect();
         for i in unreached {
-            let url = &self.urls[i];
-            let reached = match tokio::time::timeout(REACH_WITHIN, self.reach_url(url)).await {
-                Ok(reached) => reached,
-                Err(_) => {
-                    tracing::warn!(%url, "the agent did not answer within {} s; its tools are not offered yet", REACH_WITHIN.as_secs());
-                    continue;
-                }
-            };
+            let reached = self.reach_url(&self.urls[i]).await;
             if !reached.is_empty() {
                 lock(&self.found).by_url[i] = Some(reached);
             }
@@ -113,9 +106,18 @@ impl RemoteAgents {
             }
             None => vec![(None, url.to_owned())],
         };
+        // All at once, each within its own bound: a gateway of many agents is not held up by one.
+        let connecting = targets.into_iter().map(|(name, url)| async move {
+            let connected = tokio::time::timeout(REACH_WITHIN, self.client.connect_for(&url, true)).await;
+            (name, url, connected)
+        });
         let mut agents = Vec::new();
-        for (name, url) in targets {
-            match self.client.connect_for(&url, true).await {
+        for (name, url, connected) in futures_util::future::join_all(connecting).await {
+            let Ok(connected) = connected else {
+                tracing::warn!(%url, "the agent did not answer within {} s; its tools are not offered yet", REACH_WITHIN.as_secs());
+                continue;
+            };
+            match connected {
                 Ok(client) => {
                     let card = Arc::new(client.card().clone());
                     let operations = BoxCloneSyncService::new(client);

@@ -34,8 +34,9 @@ pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
         .max_answer_bytes(opt.max_answer_size)
         .request_timeout(opt.model_timeout)
         .idle_timeout(opt.model_idle_timeout);
-    if let Some(key) = api_key(opt)? {
-        builder = builder.api_key(key);
+    let key = api_key(opt)?;
+    if let Some(key) = &key {
+        builder = builder.api_key(key.clone());
     }
     if let Some(prompt) = system_prompt(opt)? {
         builder = builder.system_prompt(prompt);
@@ -45,7 +46,7 @@ pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
     }
     let agent = builder.build();
     tracing::info!(%base_url, %model, tools = ?agent.tool_names(), approve = ?opt.approve, "serving a model");
-    tokio::spawn(check_model_server(base_url.to_owned(), model.to_owned(), api_key(opt)?));
+    tokio::spawn(check_model_server(base_url.to_owned(), model.to_owned(), key));
     Ok(agent)
 }
 

@@ -329,9 +329,6 @@ fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> 
     })
 }
 
-/// The URL clients reach the server at, which its card advertises: `--public-url`, else the
-/// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a
-/// client can call: said, with what to do.
 /// What the card names as the gRPC interfaces' `url` (`--card-grpc-form`), when it is not the
 /// public URL's own scheme, host and port: `--grpc`'s address, and the bare `HOST:PORT` form.
 fn grpc_card_address(opt: &ServeOpt, public_url: &str, grpc: Option<std::net::SocketAddr>) -> Option<String> {
@@ -343,6 +340,9 @@ fn grpc_card_address(opt: &ServeOpt, public_url: &str, grpc: Option<std::net::So
     }
 }
 
+/// The URL clients reach the server at, which its card advertises: `--public-url`, else the
+/// listen address. An address that names every interface (`0.0.0.0`, `::`) is no address a
+/// client can call: said, with what to do.
 fn public_url(opt: &ServeOpt, scheme: &str, address: std::net::SocketAddr) -> String {
     if let Some(url) = &opt.public_url {
         return url.trim_end_matches('/').to_owned();

@@ -8,8 +8,8 @@ use std::io::IsTerminal;
 use agentwire_server::telemetry::{OtlpTraces, ENDPOINT_VARIABLE};
 use opentelemetry::trace::TraceContextExt as _;
 use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Metadata, Subscriber};
-use tracing_subscriber::filter::{filter_fn, FilterExt as _};
+use tracing::{Event, Level, Metadata};
+use tracing_subscriber::filter::{FilterExt as _, LevelFilter};
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::layer::{Context, Filter, SubscriberExt};
@@ -21,7 +21,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 const RMCP_SERVICE: &str = "rmcp::service";
 /// What rmcp logs as errors that are no fault of anyone's: a session ended (the client canceled
 /// its call and left, or ended its session) with an answer still to send, which no one reads.
-/// They are logged at debug instead.
+/// They are not logged.
 const ROUTINE_RMCP_ERRORS: &[&str] = &["failed to send pending response during drain"];
 
 /// How the process logs.
@@ -69,8 +69,7 @@ pub(crate) fn install(logging: Logging, otlp: Option<String>) -> anyhow::Result<
         tracing_subscriber::fmt::layer().event_format(format).with_writer(writer).with_filter(filter).boxed()
     };
     let otel = traces.as_ref().map(OtlpTraces::layer);
-    let demoted = RoutineAtDebug.with_filter(filter_fn(may_be_routine));
-    tracing_subscriber::registry().with(lines).with(demoted).with(otel).try_init()?;
+    tracing_subscriber::registry().with(lines).with(otel).try_init()?;
     Ok(traces)
 }
 
@@ -79,19 +78,14 @@ fn may_be_routine(meta: &Metadata<'_>) -> bool {
     *meta.level() == Level::ERROR && meta.target() == RMCP_SERVICE
 }
 
-/// The message and the `error` field of an event.
+/// The message of an event.
 #[derive(Default)]
-struct Said {
-    message: String,
-    error: String,
-}
+struct Message(String);
 
-impl Visit for Said {
+impl Visit for Message {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        match field.name() {
-            "message" => self.message = format!("{value:?}"),
-            "error" => self.error = format!("{value:?}"),
-            _ => {}
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
         }
     }
 
@@ -100,23 +94,28 @@ impl Visit for Said {
     }
 }
 
-/// What `event` says, if it is one of [`ROUTINE_RMCP_ERRORS`].
-fn routine(event: &Event<'_>) -> Option<Said> {
+/// Whether `event` is one of [`ROUTINE_RMCP_ERRORS`].
+fn is_routine(event: &Event<'_>) -> bool {
     if !may_be_routine(event.metadata()) {
-        return None;
+        return false;
     }
-    let mut said = Said::default();
-    event.record(&mut said);
-    ROUTINE_RMCP_ERRORS.contains(&said.message.as_str()).then_some(said)
+    let mut message = Message::default();
+    event.record(&mut message);
+    ROUTINE_RMCP_ERRORS.contains(&message.0.as_str())
 }
 
-/// Keeps [`ROUTINE_RMCP_ERRORS`] out of the log lines ([`RoutineAtDebug`] writes them again at
-/// debug); lets everything else through.
+/// Keeps [`ROUTINE_RMCP_ERRORS`] out of the log lines; lets everything else through.
 struct NotRoutine;
 
 impl<S> Filter<S> for NotRoutine {
     fn enabled(&self, _meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
         true
+    }
+
+    /// Every level: the filter beside it sets the bound, which keeps the cheap level check of
+    /// every disabled `debug!` and `trace!` (a filter with no hint would lift it to TRACE).
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(LevelFilter::TRACE)
     }
 
     fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> tracing::subscriber::Interest {
@@ -131,24 +130,7 @@ impl<S> Filter<S> for NotRoutine {
     }
 
     fn event_enabled(&self, event: &Event<'_>, _cx: &Context<'_, S>) -> bool {
-        routine(event).is_none()
-    }
-}
-
-/// Logs each of [`ROUTINE_RMCP_ERRORS`] again at debug, with rmcp's target, where the filter
-/// decides on it as on rmcp's other debug lines (`RUST_LOG=rmcp=debug` shows it).
-struct RoutineAtDebug;
-
-impl<S: Subscriber> Layer<S> for RoutineAtDebug {
-    fn on_event(&self, event: &Event<'_>, _cx: Context<'_, S>) {
-        let Some(said) = routine(event) else { return };
-        // Once this event's dispatch is over: an event logged from within another's upsets the
-        // per-layer filters' state. rmcp logs it on the runtime, so there is one.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                tracing::debug!(target: "rmcp::service", error = %said.error, "{} (the client had left)", said.message);
-            });
-        }
+        !is_routine(event)
     }
 }
 

@@ -121,6 +121,9 @@ struct Resumable<R> {
     /// Whether the last event was one after which the server may end the stream: then its end
     /// is the stream's, not a dropped connection.
     may_end: bool,
+    /// Whether the stream is being resumed after its connection broke (an error), rather than
+    /// after the agent ended it.
+    after_break: bool,
 }
 
 impl<R: Reopen> Resumable<R> {
@@ -144,7 +147,10 @@ impl<R: Reopen> Resumable<R> {
                     };
                     self.resuming = false;
                     let news = self.is_news(&event);
-                    if news {
+                    // A connection that broke (not a stream the agent ended) and was resumed
+                    // counts as a success, as it always did: a quiet task behind a flaky link
+                    // is followed for as long as each resumption works.
+                    if news || std::mem::take(&mut self.after_break) {
                         self.failures = 0;
                     }
                     // The task exactly as the reader saw it last tells it nothing.
@@ -180,6 +186,7 @@ impl<R: Reopen> Resumable<R> {
             }
             let backoff = policy.initial_backoff.saturating_mul(1 << self.failures.min(16));
             self.failures += 1;
+            self.after_break = dropped.is_some();
             tracing::debug!(task_id = %self.task_id, last_event_id = ?self.last_id, ?backoff, "resuming a dropped stream");
             tokio::time::sleep(backoff).await;
             match self.client.subscribe(&self.task_id, self.last_id).await {
@@ -264,6 +271,7 @@ pub(crate) fn resumable<R: Reopen>(client: R, events: Events, task_id: String, l
         resuming: false,
         opening,
         may_end: false,
+        after_break: false,
     };
     let inner = futures_util::stream::unfold(state, |mut state| async move {
         let item = state.next().await?;

@@ -374,7 +374,8 @@ fn write_line(text: &str) {
 pub(crate) fn error(message: &str) {
     let color = colors(std::io::stderr().is_terminal());
     let label = if color { "\x1b[31;1merror:\x1b[0m" } else { "error:" };
-    let _ = writeln!(std::io::stderr().lock(), "{label} {message}");
+    // Errors carry what agents wrote (their messages, task ids): escaped as their answers are.
+    let _ = writeln!(std::io::stderr().lock(), "{label} {}", printable(message));
 }
 
 /// Whether text for a terminal is colored: on a terminal only, and never when `NO_COLOR` is set

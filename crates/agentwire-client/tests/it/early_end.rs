@@ -16,9 +16,10 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-/// An agent whose `n`th subscription (from 0) sends `snapshot(n)` alone and ends; `GetTask`
+/// An agent whose `n`th subscription (from 0) sends `snapshot(n)` alone and ends (with `breaks`,
+/// by breaking the connection, as a proxy's idle timeout or a flaky link does); `GetTask`
 /// answers with the last snapshot. Returns its base URL and when each subscription came.
-async fn ending_agent(snapshot: fn(usize) -> Value) -> (String, Arc<Mutex<Vec<Instant>>>) {
+async fn ending_agent(snapshot: fn(usize) -> Value, breaks: bool) -> (String, Arc<Mutex<Vec<Instant>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let card = json!({
@@ -38,7 +39,17 @@ async fn ending_agent(snapshot: fn(usize) -> Value) -> (String, Arc<Mutex<Vec<In
             }
             let event = answer(json!({"task": snapshot(made.len())}));
             made.push(Instant::now());
-            ([("content-type", "text/event-stream")], format!("data: {event}\n\n")).into_response()
+            let sent = futures_util::stream::iter([Ok(format!("data: {event}\n\n"))]);
+            // The event goes out before the link breaks.
+            let broken = futures_util::stream::once(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(std::io::Error::other("the link broke"))
+            });
+            let body = match breaks {
+                true => axum::body::Body::from_stream(sent.chain(broken)),
+                false => axum::body::Body::from_stream(sent),
+            };
+            ([("content-type", "text/event-stream")], body).into_response()
         }
     });
     let app = axum::Router::new()
@@ -66,7 +77,7 @@ async fn client(base: &str, reconnect: Reconnect) -> Client {
 
 #[tokio::test]
 async fn a_stream_ended_again_and_again_without_news_waits_longer_then_gives_up() {
-    let (base, subscriptions) = ending_agent(working).await;
+    let (base, subscriptions) = ending_agent(working, false).await;
     let first_wait = Duration::from_millis(20);
     let client = client(&base, Reconnect { attempts: 3, initial_backoff: first_wait }).await;
     let mut events =
@@ -96,7 +107,7 @@ async fn a_stream_ended_again_and_again_without_news_waits_longer_then_gives_up(
 
 #[tokio::test]
 async fn each_subscription_with_news_starts_the_count_again() {
-    let (base, subscriptions) = ending_agent(growing).await;
+    let (base, subscriptions) = ending_agent(growing, false).await;
     let client = client(&base, Reconnect { attempts: 2, initial_backoff: Duration::from_millis(10) }).await;
     let events = client.subscribe(SubscribeToTaskRequest { id: "task-1".into(), ..Default::default() }).await.unwrap();
     let events: Vec<_> = tokio::time::timeout(TIMEOUT, events.collect::<Vec<_>>()).await.expect("in time");
@@ -104,4 +115,23 @@ async fn each_subscription_with_news_starts_the_count_again() {
     assert_eq!(states.len(), 6, "each snapshot, new each time: {events:?}");
     assert_eq!(states.last(), Some(&Some(TaskState::Completed)));
     assert_eq!(subscriptions.lock().unwrap().len(), 6);
+}
+
+/// Working, the same each time, until the seventh subscription, which finds it completed.
+fn completed_at_seventh(n: usize) -> Value {
+    let state = if n >= 6 { "TASK_STATE_COMPLETED" } else { "TASK_STATE_WORKING" };
+    json!({"id": "task-1", "contextId": "context-1", "status": {"state": state}})
+}
+
+/// A connection that breaks is resumed for as long as each resumption works, news or not: only
+/// an agent that ends the stream itself again and again is given up on.
+#[tokio::test]
+async fn a_broken_connection_resumed_each_time_is_followed_past_the_attempts() {
+    let (base, subscriptions) = ending_agent(completed_at_seventh, true).await;
+    let client = client(&base, Reconnect { attempts: 3, initial_backoff: Duration::from_millis(10) }).await;
+    let events = client.subscribe(SubscribeToTaskRequest { id: "task-1".into(), ..Default::default() }).await.unwrap();
+    let events: Vec<_> = tokio::time::timeout(TIMEOUT, events.collect::<Vec<_>>()).await.expect("in time");
+    let last = events.last().expect("events").as_ref().expect("no error at the end");
+    assert_eq!(last.task_state(), Some(TaskState::Completed), "{events:?}");
+    assert_eq!(subscriptions.lock().unwrap().len(), 7);
 }

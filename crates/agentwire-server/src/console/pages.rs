@@ -481,13 +481,12 @@ fn joined_pieces(entries: &[Entry]) -> Vec<(Entry, usize)> {
     let mut joined: Vec<(Entry, usize)> = Vec::with_capacity(entries.len());
     for entry in entries {
         if let (Some((last, pieces)), StreamResponse::ArtifactUpdate(piece)) = (joined.last_mut(), &*entry.event)
-            && let StreamResponse::ArtifactUpdate(first) = &*last.event
             && piece.append
-            && piece.artifact.artifact_id == first.artifact.artifact_id
+            && matches!(&*last.event, StreamResponse::ArtifactUpdate(first) if first.artifact.artifact_id == piece.artifact.artifact_id)
+            // Copied once, from the log, when the first piece joins; then added to in place.
+            && let StreamResponse::ArtifactUpdate(whole) = Arc::make_mut(&mut last.event)
         {
-            let mut whole = first.clone();
             append_parts(&mut whole.artifact.parts, &piece.artifact.parts);
-            last.event = Arc::new(StreamResponse::ArtifactUpdate(whole));
             *pieces += 1;
             continue;
         }
