@@ -165,6 +165,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The largest gateway listing read: a listing is bounded like any other peer's answer.
+const MAX_LISTING: usize = 8 << 20;
+
 /// The agents a gateway at `url` lists at `/agents` (name, URL), or `None` if `url` is no gateway
 /// or lists none: a gateway whose one agent is mounted at its root lists nothing, and its root
 /// card is that agent's.
@@ -175,7 +178,8 @@ async fn gateway_agents(url: &str, token: Option<&str>) -> Option<Vec<(Option<St
         request = request.bearer_auth(token);
     }
     let response = request.send().await.ok().filter(|response| response.status().is_success())?;
-    let body: serde_json::Value = response.json().await.ok()?;
+    let body = agentwire_client::read_limited(response, MAX_LISTING).await.ok()?;
+    let body: serde_json::Value = serde_json::from_slice(&body).ok()?;
     let listed = body.get("agents")?.as_array()?;
     let agents = listed.iter().filter_map(|agent| {
         let name = agent.get("name")?.as_str()?.to_owned();

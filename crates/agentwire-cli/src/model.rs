@@ -85,14 +85,7 @@ async fn check_model_server(base_url: String, model: String, key: Option<String>
         return;
     }
     // At most a megabyte of answer: a server's answer is bounded like any other peer's.
-    let mut response = response;
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_MODEL_LIST {
-            return;
-        }
-    }
+    let Ok(body) = agentwire_client::read_limited(response, MAX_MODEL_LIST).await else { return };
     let answer = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
     if !status.is_success() {
         // An OpenAI-compatible error says what went wrong in `error.message`.

@@ -131,8 +131,15 @@ pub(crate) fn request(
 }
 
 /// The body of `response`, refused past `limit` bytes: for documents that should be small (a key
-/// set, a token), read from servers this client does not otherwise trust to bound them.
-pub(crate) async fn read_limited(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>> {
+/// set, a token, a listing), read from servers that are not otherwise trusted to bound them.
+///
+/// ```no_run
+/// # async fn run() {
+/// let response = reqwest::get("http://127.0.0.1:8080/agents").await.unwrap();
+/// let listing = agentwire_client::read_limited(response, 1 << 20).await.unwrap();
+/// # }
+/// ```
+pub async fn read_limited(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>> {
     let url = response.url().to_string();
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|source| Error::transport(&url, source))? {

@@ -60,6 +60,7 @@ pub use credentials::Credentials;
 pub use delegate::{Delegation, DELEGATED_BY};
 pub use endpoint::{Endpoint, Version};
 pub use error::{error_chain, BoxError, Error, Result};
+pub use http::read_limited;
 pub use oauth::ClientCredentials;
 pub use scoped::with_call_headers;
 #[doc(hidden)]
