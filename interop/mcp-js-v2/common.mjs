@@ -27,6 +27,16 @@ export function check(condition, detail) {
   if (!condition) throw new CaseFailure(detail);
 }
 
+// The tool names a server offers, checked: the four generic tools and one for the conformance
+// agent's skill; what the case reports.
+export function toolsOffered(names) {
+  for (const generic of ["list_agents", "send_message", "get_task", "cancel_task"]) {
+    check(names.includes(generic), `no ${generic} tool in ${names}`);
+  }
+  check(names.some((name) => name.endsWith("conformance")), `no tool for the conformance skill in ${names}`);
+  return `${names.length} tools: ${names.join(", ")}`;
+}
+
 export const texts = (result) => (result?.content ?? []).filter((block) => block.type === "text").map((block) => block.text);
 
 // The arguments of a send to the conformance agent: `agent` names it where several are offered
