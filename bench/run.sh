@@ -432,6 +432,12 @@ if ((SMOKE && ${#ONLY[@]} == 0)); then
   say "codec benchmarks, one iteration each"
   (cd "$BENCH" && cargo bench --profile dev --locked -p codecs --bench codecs -- --test) >"$LOGS/codecs-smoke.log" 2>&1 \
     || { FAILED=1; echo "codec benchmarks failed: see $LOGS/codecs-smoke.log" >&2; }
+  if [[ -n ${BENCH_POSTGRES_URL:-} ]]; then
+    say "scale-out on PostgreSQL (bench/scaleout.sh), one and two instances"
+    SCALEOUT_WARMUP=0.2 SCALEOUT_DURATION=1 BENCH_POSTGRES_URL=$BENCH_POSTGRES_URL "$BENCH/scaleout.sh" 2 \
+      >"$LOGS/scaleout-smoke.log" 2>&1 \
+      || { FAILED=1; echo "the scale-out run failed: see $LOGS/scaleout-smoke.log" >&2; }
+  fi
 fi
 
 MODE=$( ((SMOKE)) && echo "smoke run (timings meaningless)" || echo "full run")

@@ -48,32 +48,45 @@ pub(super) const KEPT_FREE_PAGES: i64 = 2048;
 /// the groups of writes.
 pub(super) const VACUUM_SLICE: i64 = 4096;
 
+/// What one [`vacuum_slice`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slice {
+    /// The file kept its free pages: they were within [`KEPT_FREE_PAGES`].
+    Kept,
+    /// Free pages were given back, and more are left to give (`true`) or not.
+    GaveBack { more: bool },
+}
+
 /// Gives up to [`VACUUM_SLICE`] of the file's free pages beyond [`KEPT_FREE_PAGES`] back to the
-/// file system (the file shrinks by as much); whether any are left to give.
-pub(super) async fn vacuum_slice(conn: &mut SqliteConnection) -> Result<bool> {
+/// file system (the file shrinks by as much).
+pub(super) async fn vacuum_slice(conn: &mut SqliteConnection) -> Result<Slice> {
     let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&mut *conn).await.map_err(backend)?;
     let excess = free - KEPT_FREE_PAGES / 2;
     if free <= KEPT_FREE_PAGES {
-        return Ok(false);
+        return Ok(Slice::Kept);
     }
     let pragma = format!("PRAGMA incremental_vacuum({})", excess.min(VACUUM_SLICE));
     conn.execute(pragma.as_str()).await.map_err(backend)?;
-    Ok(excess > VACUUM_SLICE)
+    Ok(Slice::GaveBack { more: excess > VACUUM_SLICE })
 }
 
 /// Gives back the next slice of free pages when some are due; once they are all given back, the
 /// log the moves filled is folded into the database, so that it too shrinks back (to
-/// `journal_size_limit`) at its next reset.
-pub(super) async fn vacuum_if_due(conn: &mut SqliteConnection, known: &Known) {
+/// `journal_size_limit`) at its next reset. `gave_back` says whether slices were given back since
+/// the last fold: a purge whose freed pages the file keeps for its next writes (the steady state
+/// under a sustained load) moved nothing, and folding the log then would copy every page the
+/// recent groups wrote a second time, several times a second.
+pub(super) async fn vacuum_if_due(conn: &mut SqliteConnection, known: &Known, gave_back: &mut bool) {
     use std::sync::atomic::Ordering;
     if !known.vacuum_due.load(Ordering::Relaxed) {
         return;
     }
     match vacuum_slice(conn).await {
-        Ok(true) => {}
-        Ok(false) => {
+        Ok(Slice::GaveBack { more: true }) => *gave_back = true,
+        Ok(slice) => {
             known.vacuum_due.store(false, Ordering::Relaxed);
-            if let Err(error) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
+            let moved = std::mem::take(gave_back) || slice != Slice::Kept;
+            if moved && let Err(error) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
                 tracing::debug!(%error, "could not fold the write-ahead log after giving pages back");
             }
         }
@@ -122,6 +135,7 @@ pub(super) async fn write_loop(
     known: Arc<Known>,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
+    let mut gave_back = false;
     let close = loop {
         let vacuum_due = known.vacuum_due.load(std::sync::atomic::Ordering::Relaxed);
         tokio::select! {
@@ -130,7 +144,7 @@ pub(super) async fn write_loop(
             Some(close) = closes.recv() => break Some(close),
             // No write waits: the next slice of pages to give back goes now.
             () = std::future::ready(()), if vacuum_due => {
-                vacuum_if_due(&mut conn, &known).await;
+                vacuum_if_due(&mut conn, &known, &mut gave_back).await;
                 continue;
             }
         }
@@ -145,7 +159,7 @@ pub(super) async fn write_loop(
             // The caller may have gone; the write stands.
             let _ = job.reply.send(result);
         }
-        vacuum_if_due(&mut conn, &known).await;
+        vacuum_if_due(&mut conn, &known, &mut gave_back).await;
         // The writers just answered are about to send their next writes; letting them run first
         // puts those writes in the next group instead of the one after.
         for _ in 0..SIBLING_YIELDS {
@@ -195,8 +209,8 @@ pub(super) fn note(known: &Known, write: &Write, outcome: u64) {
 /// Writes of a group, with their places in it.
 type Numbered<'a> = Vec<(usize, &'a Job)>;
 
-/// Runs `group` in one transaction, or two when it holds keyed creates not reserved (which go in the
-/// second).
+/// Runs `group` in one transaction, or two when it holds keyed creates not reserved or a purge
+/// (which go in the second).
 /// A write refused by a check (a conflict, a missing task, a key held) has changed nothing and
 /// the others go on; if the database itself fails, the writes of its transaction fail.
 ///
@@ -214,10 +228,13 @@ pub(super) async fn commit_group(
     // its own; the rest of
     // the group still goes as one script. Each part is a transaction: a part that fails fails
     // its own writes alone.
-    let (alone, scripted): (Numbered<'_>, Numbered<'_>) = group
-        .iter()
-        .enumerate()
-        .partition(|(_, job)| matches!(&job.write, Write::Create { key: Some(key), .. } if !key.reserved));
+    let (alone, scripted): (Numbered<'_>, Numbered<'_>) =
+        group.iter().enumerate().partition(|(_, job)| match &job.write {
+            Write::Create { key: Some(key), .. } => !key.reserved,
+            // A purge is no part of a script: the creates and commits beside it still are.
+            Write::Purge(_) => true,
+            _ => false,
+        });
     let mut results = Vec::with_capacity(group.len());
     for part in [scripted, alone] {
         if part.is_empty() {
