@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Several `agentwire serve` instances on one PostgreSQL database, loaded together: the rate of
 # each and in all, and the CPU each request took in the instances and in the database. One row
-# per instance count, from 1 to MAX; every count runs against the same database, emptied first.
+# per instance count, from 1 to MAX; each count runs on a fresh database of the same server,
+# dropped after it.
 #
 #   bench/scaleout.sh [MAX]       # 1..MAX instances (default 3), each loaded by a loadgen of its own
 #
 # SCALEOUT_CONNECTIONS (per instance, default 16), SCALEOUT_DURATION (seconds, default 5) and
-# SCALEOUT_WARMUP (default 1) shape the load; BENCH_POSTGRES_URL names a database to use (else a
-# throwaway cluster with fsync on is started, as bench/run.sh does); SCALEOUT_CORES=1 pins each
-# instance to a core of its own (instance i on core i−1, the database and the load generators on
-# the rest), for a machine with cores to spare; by default everything shares the machine's cores.
+# SCALEOUT_WARMUP (default 1) shape the load; BENCH_POSTGRES_URL names a server (by a database on
+# it, left as it is: each row makes a database of its own there) to use, else a throwaway cluster
+# with fsync on is started, as bench/run.sh does; SCALEOUT_CORES=1 pins instance i to core i and
+# its load generator to core N+i (modulo the machine's cores; the database is not pinned), for a
+# machine with cores to spare; by default everything shares the machine's cores.
 # `busy` is how much of the machine's CPU time was spent while the load ran: near 100 %, a rate
 # that stops growing is the machine's ceiling, not the instances'.
 set -euo pipefail
@@ -23,12 +25,14 @@ duration=${SCALEOUT_DURATION:-5}
 warmup=${SCALEOUT_WARMUP:-1}
 work=$(mktemp -d)
 pg_dir=""
+database=""
 servers=()
 
 cleanup() {
     local pid
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [[ -n ${database:-} ]]; then psql -q "$url" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true; fi
     if [[ -n $pg_dir ]]; then "$ROOT/scripts/pg-cluster" stop "$pg_dir" >/dev/null; rm -rf "$pg_dir"; fi
     rm -rf "$work"
 }
@@ -58,14 +62,16 @@ printf '| instances | rate in all | rate per instance | p99 µs (worst) | instan
 printf '|--:|--:|--:|--:|--:|--:|--:|\n'
 cores=$(nproc)
 for ((n = 1; n <= max; n++)); do
-    psql -q "$url" -c 'DROP SCHEMA public CASCADE; CREATE SCHEMA public;' >/dev/null 2>&1 || true
+    database=scaleout_${n}_$$
+    psql -q "$url" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database" >/dev/null
+    store=${url%/*}/$database
     servers=()
     ports=()
     for ((i = 0; i < n; i++)); do
         port=$(free_port)
         pin=()
         if [[ ${SCALEOUT_CORES:-0} == 1 ]]; then pin=(taskset -c $((i % cores))); fi
-        "${pin[@]}" "$build_dir/agentwire" serve --agent echo --store "$url" --http "127.0.0.1:$port" \
+        "${pin[@]}" "$build_dir/agentwire" serve --agent echo --store "$store" --http "127.0.0.1:$port" \
             >"$work/server$i.log" 2>&1 &
         servers+=($!)
         ports+=("$port")
@@ -80,25 +86,32 @@ for ((n = 1; n <= max; n++)); do
         if [[ ${SCALEOUT_CORES:-0} == 1 ]]; then pin=(taskset -c $(((n + i) % cores))); fi
         "${pin[@]}" "$loadgen" rps --url "http://127.0.0.1:${ports[i]}/" --body "$SEND_BODY" \
             -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -c "$connections" \
-            --warmup "$warmup" --duration "$duration" --server-pid "${servers[i]}" --json 2>/dev/null \
+            --warmup "$warmup" --duration "$duration" --server-pid "${servers[i]}" --json 2>"$work/load$i.err" \
             | tail -1 >"$work/load$i.json" &
         loads+=($!)
     done
-    wait "${loads[@]}"
+    # A failed load is told by its answers below, with what it printed.
+    for pid in "${loads[@]}"; do wait "$pid" || true; done
     read -r busy_after total_after < <(machine_jiffies)
     db_after=$(database_cpu)
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
     full=$( (grep -l 'execution registry is full' "$work"/server*.log || true) | wc -l)
+    psql -q "$url" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null
     python3 - "$n" "$db_before" "$db_after" "$busy_before" "$total_before" "$busy_after" "$total_after" \
         "$warmup" "$duration" "$full" "$work"/load*.json <<'EOF'
 import json, sys
 n, db0, db1, b0, t0, b1, t1, warmup, duration, full = sys.argv[1:11]
-runs = [json.load(open(path)) for path in sys.argv[11:]]
-if any(run["errors"] for run in runs):
+runs = []
+for path in sys.argv[11:]:
+    try:
+        runs.append(json.load(open(path)))
+    except ValueError:
+        sys.exit(f"a load generator failed: {open(path.replace('.json', '.err')).read()[-2000:]}")
+if any(run["errors"] or not run["rate"] for run in runs):
     sys.exit(f"wrong answers: {[run['error_samples'][:1] for run in runs]}")
 rate = sum(run["rate"] for run in runs)
-instance_cpu = sum(run["server_cpu_us_per_req"] * run["rate"] for run in runs) / rate
+instance_cpu = sum((run["server_cpu_us_per_req"] or 0) * run["rate"] for run in runs) / rate
 # The database's CPU is read over the warm-up and the measured window alike: it is charged to
 # the requests of both, at the measured rate.
 window = float(warmup) + float(duration)

@@ -499,9 +499,14 @@ impl PushConfigStore for PostgresStore {
         if tasks.is_empty() {
             return Ok(Vec::new());
         }
+        // A database without configs (most have none) answers at once, whatever its statistics:
+        // on a table of tasks grown since it was last analyzed, the planner found these tasks
+        // by scanning the index of their owner's tasks by status time (4 ms per call at 8,000
+        // tasks, more than the send's own insert), where the EXISTS is a one-time filter.
         let mut sql = QueryBuilder::<Postgres>::new(
             "SELECT t.tenant, t.owner, c.dialect, c.config, c.delivered_through
-             FROM push_configs c JOIN tasks t ON t.key = c.task WHERE (t.tenant, t.owner, t.id) IN ",
+             FROM push_configs c JOIN tasks t ON t.key = c.task
+             WHERE EXISTS (SELECT FROM push_configs) AND (t.tenant, t.owner, t.id) IN ",
         );
         sql.push_tuples(tasks, |mut row, (scope, task_id)| {
             row.push_bind(&scope.tenant).push_bind(&scope.owner).push_bind(task_id);

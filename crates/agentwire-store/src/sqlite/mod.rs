@@ -89,6 +89,9 @@ impl SqliteStore {
             .pragma("wal_autocheckpoint", "10000")
             // A log that grew past this with large writes is cut back to it after a checkpoint.
             .pragma("journal_size_limit", "67108864")
+            // A statement's scratch tables (a purge's list of keys, a sort) stay in memory: in a
+            // file, each purge made, wrote and removed one.
+            .pragma("temp_store", "memory")
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
         let mut writer =
