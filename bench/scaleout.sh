@@ -2,7 +2,7 @@
 # Several `agentwire serve` instances on one PostgreSQL database, loaded together: the rate of
 # each and in all, and the CPU each request took in the instances and in the database. One row
 # per instance count, from 1 to MAX; each count runs on a fresh database of the same server,
-# dropped after it.
+# dropped after it (PostgreSQL 13 or newer; the user needs CREATEDB).
 #
 #   bench/scaleout.sh [MAX]       # 1..MAX instances (default 3), each loaded by a loadgen of its own
 #
@@ -64,7 +64,11 @@ cores=$(nproc)
 for ((n = 1; n <= max; n++)); do
     database=scaleout_${n}_$$
     psql -q "$url" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database" >/dev/null
-    store=${url%/*}/$database
+    # The same server and parameters, another database.
+    query=""
+    if [[ $url == *\?* ]]; then query="?${url#*\?}"; fi
+    store=${url%%\?*}
+    store=${store%/*}/$database$query
     servers=()
     ports=()
     for ((i = 0; i < n; i++)); do

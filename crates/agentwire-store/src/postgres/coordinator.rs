@@ -284,18 +284,19 @@ async fn hold_lease(inner: Weak<CoordinatorInner>) {
 }
 
 /// Writes the registrations waiting, a batch at a time, then rewrites this process's executions
-/// if registrations were dropped meanwhile. A batch comes to at most two statements whatever its
-/// size ([`net_registrations`]); the ends are told in order.
+/// if registrations were dropped or failed meanwhile. A batch comes to at most two statements
+/// whatever its size ([`net_registrations`]); the ends are told in order.
 async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::Receiver<Registration>) {
     let mut batch = Vec::new();
     while registrations.recv_many(&mut batch, REGISTRATION_BATCH).await > 0 {
         let Some(inner) = inner.upgrade() else { return };
-        let (started, finished) = net_registrations(&batch);
+        let (started, finished) = net_registrations(&batch, |scope, task_id| inner.local.is_running(scope, task_id));
         let ended: Vec<Registration> =
             batch.iter().filter(|r| matches!(r, Registration::Ended(..))).map(Registration::clone).collect();
         for run in [started, finished, ended] {
             if let Err(error) = inner.write(&run).await {
                 tracing::warn!(%error, executions = run.len(), "could not record where executions run");
+                inner.overflowed.store(true, Ordering::Relaxed);
             }
         }
         batch.clear();
@@ -308,21 +309,32 @@ async fn register(inner: Weak<CoordinatorInner>, mut registrations: mpsc::Receiv
     }
 }
 
-/// What a batch of registrations leaves recorded, as the starts to insert and the finishes to
-/// delete: each task's last start or finish in the batch counts. Written in order, a send's
-/// start, finish and end were three statements, and a registry a third as fast as the sends
-/// filled; netted, a batch is two statements whatever its size. A last finish always deletes: a
-/// row may be there from before the batch even when the batch starts the task first (another
-/// execution of it runs, or a rewrite recorded it while its start waited here).
-fn net_registrations(batch: &[Registration]) -> (Vec<Registration>, Vec<Registration>) {
-    let mut last: std::collections::HashMap<(&Scope, &str), &Registration> =
-        std::collections::HashMap::with_capacity(batch.len());
+/// What a batch of registrations leaves recorded, as the tasks to insert and those to delete:
+/// each task a start or finish in the batch names is recorded if an execution of it runs here
+/// now (`running`), and removed otherwise. Written in order, a send's start, finish and end were
+/// three statements, and a registry a third as fast as the sends filled; netted, a batch is two
+/// statements whatever its size. Asking what runs rather than which registration came last keeps
+/// the table right when a start and a finish of one task race to the queue, and after a rewrite
+/// that already saw registrations still waiting here: a start or finish after this batch is
+/// queued for the next one.
+fn net_registrations(
+    batch: &[Registration],
+    running: impl Fn(&Scope, &str) -> bool,
+) -> (Vec<Registration>, Vec<Registration>) {
+    let mut touched: std::collections::HashSet<(&Scope, &str)> = std::collections::HashSet::with_capacity(batch.len());
+    let (mut started, mut finished) = (Vec::new(), Vec::new());
     for registration in batch {
-        if !matches!(registration, Registration::Ended(..)) {
-            last.insert(registration.task(), registration);
+        let (scope, task_id) = registration.task();
+        if matches!(registration, Registration::Ended(..)) || !touched.insert((scope, task_id)) {
+            continue;
+        }
+        if running(scope, task_id) {
+            started.push(Registration::Started(scope.clone(), task_id.to_owned()));
+        } else {
+            finished.push(Registration::Finished(scope.clone(), task_id.to_owned()));
         }
     }
-    last.into_values().cloned().partition(|registration| matches!(registration, Registration::Started(..)))
+    (started, finished)
 }
 
 /// Most registrations written by one statement.
@@ -456,31 +468,29 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_records_what_it_leaves_running_and_removes_what_it_finished() {
+    fn a_batch_records_the_tasks_running_here_and_removes_the_others() {
         let scope = Scope::new("", "alice");
         let started = |id: &str| Registration::Started(scope.clone(), id.to_owned());
         let finished = |id: &str| Registration::Finished(scope.clone(), id.to_owned());
         let ended = |id: &str| Registration::Ended(scope.clone(), id.to_owned());
         let batch = [
-            // Started and finished within the batch: removed, as a row may be there from an
-            // earlier execution or a rewrite.
+            // Started and finished within the batch, no longer running: removed.
             started("quick"),
             finished("quick"),
             ended("quick"),
-            // Still running at the batch's end: recorded.
+            // Still running: recorded.
             started("slow"),
-            // Recorded by an earlier batch, finished in this one: removed.
+            // Finished, running no more: removed.
             finished("earlier"),
-            // Finished, then running again (a follow-up): recorded.
-            finished("again"),
-            started("again"),
-            // Started, finished and started again: recorded.
-            started("twice"),
-            finished("twice"),
-            started("twice"),
+            // A finish queued after a start that raced it, the task still running: recorded.
+            started("raced"),
+            finished("raced"),
+            // Only ended: an end changes no record.
+            ended("told"),
         ];
-        let (to_record, to_remove) = net_registrations(&batch);
-        assert_eq!(ids(&to_record), ["again", "slow", "twice"]);
+        let running_here = ["slow", "raced"];
+        let (to_record, to_remove) = net_registrations(&batch, |_, id| running_here.contains(&id));
+        assert_eq!(ids(&to_record), ["raced", "slow"]);
         assert!(to_record.iter().all(|r| matches!(r, Registration::Started(..))));
         assert_eq!(ids(&to_remove), ["earlier", "quick"]);
         assert!(to_remove.iter().all(|r| matches!(r, Registration::Finished(..))));

@@ -26,7 +26,7 @@ use std::time::Duration;
 use agentwire_types::{StreamResponse, Task, TaskState, Timestamp};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::{Connection, Executor, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sql::{
@@ -89,14 +89,16 @@ impl SqliteStore {
             .pragma("wal_autocheckpoint", "10000")
             // A log that grew past this with large writes is cut back to it after a checkpoint.
             .pragma("journal_size_limit", "67108864")
-            // A statement's scratch tables (a purge's list of keys, a sort) stay in memory: in a
-            // file, each purge made, wrote and removed one.
-            .pragma("temp_store", "memory")
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
         let mut writer =
             SqliteConnection::connect_with(&options.clone().create_if_missing(true)).await.map_err(backend)?;
         reclaim_freed_pages(&mut writer, &path).await?;
+        // The writer's scratch tables (a purge's list of keys) stay in memory: in a file, each
+        // purge made, wrote and removed one. Set after the rebuild above, whose copy of the whole
+        // file would otherwise be held in memory too; the readers, whose sorts may be large, keep
+        // theirs in files.
+        writer.execute("PRAGMA temp_store = memory").await.map_err(backend)?;
         sqlx::migrate!("migrations/sqlite").run(&mut writer).await.map_err(|e| {
             StoreError::Backend(format!("could not bring the schema of {} up to date: {e}", path.display()))
         })?;
