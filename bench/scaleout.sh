@@ -32,7 +32,7 @@ cleanup() {
     local pid
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
-    if [[ -n ${database:-} ]]; then psql -q "$url" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true; fi
+    if [[ -n $database ]]; then drop_database 2>/dev/null || true; fi
     if [[ -n $pg_dir ]]; then "$ROOT/scripts/pg-cluster" stop "$pg_dir" >/dev/null; rm -rf "$pg_dir"; fi
     rm -rf "$work"
 }
@@ -43,6 +43,17 @@ if [[ -z $url ]]; then
     pg_dir=$(mktemp -d)
     url=$(PG_CLUSTER_DURABLE=1 "$ROOT/scripts/pg-cluster" start "$pg_dir")
 fi
+
+# The server the URL names and the URL's parameters: a row's database is $server/NAME$query.
+query=""
+if [[ $url == *\?* ]]; then query="?${url#*\?}"; fi
+server=${url%%\?*}
+server=${server%/*}
+
+# Drops the row's database, with any connection left to it.
+drop_database() {
+    psql -q "$url" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null
+}
 
 # CPU seconds (user + system) of the machine's PostgreSQL processes (the server and its backends).
 database_cpu() {
@@ -63,12 +74,9 @@ printf '|--:|--:|--:|--:|--:|--:|--:|\n'
 cores=$(nproc)
 for ((n = 1; n <= max; n++)); do
     database=scaleout_${n}_$$
-    psql -q "$url" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $database" -c "CREATE DATABASE $database" >/dev/null
-    # The same server and parameters, another database.
-    query=""
-    if [[ $url == *\?* ]]; then query="?${url#*\?}"; fi
-    store=${url%%\?*}
-    store=${store%/*}/$database$query
+    drop_database
+    psql -q "$url" -c "CREATE DATABASE $database" >/dev/null
+    store=$server/$database$query
     servers=()
     ports=()
     for ((i = 0; i < n; i++)); do
@@ -101,7 +109,8 @@ for ((n = 1; n <= max; n++)); do
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
     full=$( (grep -l 'execution registry is full' "$work"/server*.log || true) | wc -l)
-    psql -q "$url" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null
+    drop_database
+    database=""
     python3 - "$n" "$db_before" "$db_after" "$busy_before" "$total_before" "$busy_after" "$total_after" \
         "$warmup" "$duration" "$full" "$work"/load*.json <<'EOF'
 import json, sys
