@@ -35,6 +35,27 @@ async fn sigterm_with_a_task_running_and_a_stream_open_stops_within_one_drain() 
     assert!(line.contains("the server is shutting down"), "{log}");
 }
 
+/// A console tab following the task list does not hold a stop: the list ends when the server
+/// starts to stop, so a server with nothing running exits at once rather than after its drain.
+#[tokio::test]
+async fn sigterm_with_a_console_list_followed_stops_without_waiting_for_the_drain() {
+    let dir = TempDir::new("sigterm-console");
+    let mut server = Server::start(&dir.0, &["--agent", "echo", "--store", "memory", "--console"]).await;
+    let live = reqwest::Client::new().get(format!("{}/console/tasks/live", server.base));
+    let mut list = live.send().await.unwrap();
+    assert!(list.status().is_success(), "{}", list.status());
+    // The list is followed once its first rows arrive.
+    let first = tokio::time::timeout(Duration::from_secs(20), list.chunk()).await.expect("the list's first rows");
+    assert!(first.unwrap().is_some());
+
+    let started = Instant::now();
+    let (exit, log) = server.terminate().await;
+    let took = started.elapsed();
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(took < DRAIN / 2, "the followed list held the stop for {took:?}:\n{log}");
+    assert!(!log.contains("connections still open"), "{log}");
+}
+
 /// A clean stop folds SQLite's write-ahead log into the database: the file (and its lock) stays,
 /// with everything answered in it, and the log beside it is gone or empty.
 #[tokio::test]

@@ -70,9 +70,10 @@ pub(super) async fn tasks_live(
             }
             match feed.as_mut() {
                 Some(feed) => {
-                    // Any commit, or a lag (commits missed), is a reason to read the list again.
+                    // Any commit, or a lag (commits missed), is a reason to read the list again;
+                    // a server that starts to stop ends the list (the browser reconnects).
                     tokio::select! {
-                        () = feed.rung() => {}
+                        rung = feed.rung() => if !rung { return },
                         () = sender.closed() => return,
                     }
                     tokio::time::sleep(LIST_UPDATE_GAP).await;

@@ -81,11 +81,15 @@ pub(crate) type Changes = Arc<dyn Fn() -> ChangeBell + Send + Sync>;
 pub(crate) struct ChangeBell {
     feed: CommitFeed,
     elsewhere: Option<tokio::sync::watch::Receiver<u64>>,
+    /// Cancelled when the server starts to stop: a followed list ends then, rather than hold the
+    /// stop for its whole drain.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 impl ChangeBell {
-    /// Waits for the next change (or a lag, commits missed, which is a change too).
-    pub(crate) async fn rung(&mut self) {
+    /// Waits for the next change (or a lag, commits missed, which is a change too): `true`; or
+    /// for the server to start stopping: `false`, and the list is followed no further.
+    pub(crate) async fn rung(&mut self) -> bool {
         let elsewhere = async {
             match self.elsewhere.as_mut() {
                 Some(elsewhere) => {
@@ -97,8 +101,9 @@ impl ChangeBell {
             }
         };
         tokio::select! {
-            _ = self.feed.recv() => {}
-            () = elsewhere => {}
+            _ = self.feed.recv() => true,
+            () = elsewhere => true,
+            () = self.stopping.cancelled() => false,
         }
     }
 
@@ -202,12 +207,16 @@ impl Console {
     }
 
     /// Updates the task list as `handler` commits changes, and as the other instances on its
-    /// store do when it shares one. Without it (a console before a service that is not a
-    /// handler), the list is read again every few seconds.
+    /// store do when it shares one; a followed list ends when the handler
+    /// [drains](crate::RequestHandler::drain). Without it (a console before a service that is not
+    /// a handler), the list is read again every few seconds.
     pub fn following(mut self, handler: &crate::RequestHandler) -> Self {
         let handler = handler.clone();
-        self.changes =
-            Some(Arc::new(move || ChangeBell { feed: handler.commit_feed(), elsewhere: handler.shared_commits() }));
+        self.changes = Some(Arc::new(move || ChangeBell {
+            feed: handler.commit_feed(),
+            elsewhere: handler.shared_commits(),
+            stopping: handler.draining(),
+        }));
         self
     }
 }

@@ -276,6 +276,12 @@ impl RequestHandler {
         self.core.shared.as_ref().map(|shared| shared.commits())
     }
 
+    /// Cancelled once the handler [drains](Self::drain): what would otherwise run until its
+    /// client leaves (a followed task list) ends then.
+    pub(crate) fn draining(&self) -> tokio_util::sync::CancellationToken {
+        self.core.draining.clone()
+    }
+
     /// Marks the handler as draining, from a stop signal until [`shutdown`](Self::shutdown): its
     /// [readiness](Self::readiness) turns false, so that load balancers send new work elsewhere,
     /// while the requests under way go on.
