@@ -5,7 +5,7 @@
 #
 #   bench/run.sh                 the full run (under 10 minutes with the builds): two rounds of
 #                                every comparison, the second in reverse order
-#   bench/run.sh --smoke         every scenario for about a second: proves the harness works (CI);
+#   bench/run.sh --smoke         every scenario for half a second: proves the harness works (CI);
 #                                fails on wrong answers or a server that will not start, never on timings
 #   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, v03-c16, grpc-c16,
 #                                idle-sse, tasks-rss, side-by-side) or group (jsonrpc); repeatable
