@@ -41,13 +41,14 @@ bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 # In CI a run depends on its seed alone: fixed randomness and clocks (hermetic.c), addresses
-# without randomization (pointers are compared too), no rereading of the corpus directory once a
-# second, and no timeout alarm (both act when the real clock says). An input that hangs is cut
-# off from outside instead: SIGABRT makes libFuzzer save it as a crash.
+# without randomization (pointers are compared too) and in an empty environment (the caller's
+# variables would move the stack, and with it those pointers), no rereading of the corpus
+# directory once a second, and no timeout alarm (both act when the real clock says). An input that
+# hangs is cut off from outside instead: SIGABRT makes libFuzzer save it as a crash.
 hermetic=()
 if [[ $mode == ci ]]; then
   cc -shared -fPIC -O2 -o "$scratch/hermetic.so" hermetic.c
-  hermetic=(timeout -s ABRT 600 env LD_PRELOAD="$scratch/hermetic.so")
+  hermetic=(timeout -s ABRT 600 env -i LD_PRELOAD="$scratch/hermetic.so")
   if setarch -R true 2>/dev/null; then hermetic+=(setarch -R); fi
 fi
 failed=()
