@@ -59,9 +59,11 @@ phases_summary() {
     }' "$PHASES_FILE" >&2
 }
 
-# The last phase's line, then the total; a failed run names the phase it failed in.
+# The last phase's line, then the total; a failed run names the phase it failed in. An EXIT
+# trap of its own that cleans up first passes the exit status it saw (`phases_exit "$status"`).
 phases_exit() {
   local status=$? total
+  status=${1:-$status}
   if ((status)) && [[ -n $PHASE ]]; then
     PHASE="$PHASE (failed: exit $status)"
   fi
