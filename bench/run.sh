@@ -101,7 +101,7 @@ COMPETITORS=" official-rust official-rust-nodelay python nginx "
 # Why a server's program is missing, by path (set by the builds below).
 declare -A MISSING=()
 
-say() { printf '\n== %s\n' "$*" >&2; }
+say() { printf "\n== %s (at %d s)\n" "$*" "$((SECONDS - STARTED_AT))" >&2; }
 
 # --- builds -----------------------------------------------------------------------------------
 build() {
@@ -127,8 +127,8 @@ ensure_venv() {
   want=$(sha256sum "$requirements" | cut -d' ' -f1)
   if [[ -x $PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then return; fi
   say "installing the Python SDK into bench/.venv"
-  if { [[ -x $PYTHON ]] || python3 -m venv "$BENCH/.venv"; } \
-      && timeout 600 "$PYTHON" -m pip install --quiet --disable-pip-version-check -r "$requirements" \
+  if { [[ -x $PYTHON ]] || "$ROOT/scripts/uv" venv --quiet --python python3 "$BENCH/.venv"; } \
+      && timeout 600 "$ROOT/scripts/uv" pip install --quiet --python "$PYTHON" -r "$requirements" \
       >"$LOGS/build-python.log" 2>&1; then
     echo "$want" >"$stamp"
   else

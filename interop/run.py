@@ -362,12 +362,14 @@ def install_if_changed(lock: Path, stamp: Path, install: list[list[str]], cwd: P
 
 
 def install_python(name: str, program: Path, venv: Path) -> Client:
-    """A venv at `venv` with `program`'s requirements.txt beside it; one venv per SDK release."""
+    """A venv at `venv` with `program`'s requirements.txt beside it; one venv per SDK release.
+    uv installs it (scripts/uv: the pinned uv, a tenth of pip's time)."""
     requirements = program.parent / "requirements.txt"
     python = venv / "bin" / "python"
-    setup = [[sys.executable, "-m", "venv", str(venv)]] if not python.exists() else []
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    install_if_changed(requirements, venv / ".requirements.sha256", setup + [pip + ["-r", str(requirements)]])
+    uv = str(ROOT / "scripts" / "uv")
+    setup = [[uv, "venv", "--quiet", "--python", sys.executable, str(venv)]] if not python.exists() else []
+    install = [uv, "pip", "install", "--quiet", "--python", str(python), "-r", str(requirements)]
+    install_if_changed(requirements, venv / ".requirements.sha256", setup + [install])
     return Client(name, [str(python), str(program)])
 
 

@@ -278,6 +278,7 @@ impl RequestHandler {
 
     /// Cancelled once the handler [drains](Self::drain): what would otherwise run until its
     /// client leaves (a followed task list) ends then.
+    #[cfg(feature = "console")]
     pub(crate) fn draining(&self) -> tokio_util::sync::CancellationToken {
         self.core.draining.clone()
     }
