@@ -128,7 +128,7 @@ ensure_venv() {
   if [[ -x $PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then return; fi
   say "installing the Python SDK into bench/.venv"
   if { [[ -x $PYTHON ]] || "$ROOT/scripts/uv" venv --quiet --python python3 "$BENCH/.venv"; } \
-      && timeout 600 "$ROOT/scripts/uv" pip install --quiet --python "$PYTHON" -r "$requirements" \
+      && timeout 600 "$ROOT/scripts/uv" pip install --quiet --compile-bytecode --python "$PYTHON" -r "$requirements" \
       >"$LOGS/build-python.log" 2>&1; then
     echo "$want" >"$stamp"
   else
