@@ -145,3 +145,29 @@ impl IdleSummary {
 pub(crate) fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
+
+/// `12345.6` → `12,346`.
+pub(crate) fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0.4), "0");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1234.0), "1,234");
+        assert_eq!(thousands(1234567.0), "1,234,567");
+    }
+}

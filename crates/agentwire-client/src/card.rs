@@ -162,13 +162,13 @@ async fn fetch_one(http: &reqwest::Client, url: &str, headers: &HeaderMap, cache
         return Ok(Answer::Card(Box::new(cached)));
     }
     if status == StatusCode::NOT_FOUND {
-        let body = crate::http::read_limited(response, MAX_CARD_SIZE).await.unwrap_or_default();
+        let body = crate::limits::read_limited(response, MAX_CARD_SIZE).await.unwrap_or_default();
         return Ok(Answer::Missing(crate::error::error_message(&body)));
     }
     let etag = response.headers().get(ETAG).cloned();
     let last_modified = response.headers().get(LAST_MODIFIED).cloned();
     let no_store = directives(response.headers()).any(|d| d.eq_ignore_ascii_case("no-store"));
-    let body = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
+    let body = crate::limits::read_limited(response, MAX_CARD_SIZE).await?;
     if !status.is_success() {
         return Err(Error::http(url, status, &body));
     }

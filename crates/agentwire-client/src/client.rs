@@ -70,10 +70,6 @@ struct Inner {
     reconnect: Reconnect,
 }
 
-/// The largest unary answer a client reads by default: a task as large as an agentwire server
-/// keeps (64 MiB of memory), in JSON, with its raw bytes in base64.
-pub const DEFAULT_MAX_REPLY_SIZE: usize = 96 * 1024 * 1024;
-
 /// The host of `url`, lowercased; `None` when it is no URL with a host. `localhost`, `127.0.0.1`
 /// and `[::1]` are one host: a card written for one names the others (other loopback addresses,
 /// such as `127.0.0.2`, can be other services, and stay apart).
@@ -245,7 +241,7 @@ impl ClientBuilder {
     }
 
     /// The largest unary answer the client reads over JSON-RPC and HTTP+JSON, in bytes
-    /// ([`DEFAULT_MAX_REPLY_SIZE`] by default); a larger one is refused with [`Error::Decode`],
+    /// ([`DEFAULT_MAX_REPLY_SIZE`](crate::DEFAULT_MAX_REPLY_SIZE) by default); a larger one is refused with [`Error::Decode`],
     /// so an agent cannot make the client hold without bound.
     pub fn max_reply_size(mut self, bytes: usize) -> Self {
         self.max_reply_size = bytes;
@@ -299,7 +295,7 @@ impl ClientBuilder {
     }
 
     /// The largest event the client reads from an event stream (JSON-RPC and HTTP+JSON), in
-    /// bytes ([`DEFAULT_MAX_REPLY_SIZE`] by default, the largest task an agentwire server keeps):
+    /// bytes ([`DEFAULT_MAX_REPLY_SIZE`](crate::DEFAULT_MAX_REPLY_SIZE) by default, the largest task an agentwire server keeps):
     /// a larger one ends the stream with [`Error::Decode`], so an agent cannot make the client
     /// hold without bound.
     ///
@@ -452,8 +448,8 @@ impl Client {
             timeout: None,
             card_timeout: None,
             reconnect: Reconnect::default(),
-            max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
-            max_reply_size: DEFAULT_MAX_REPLY_SIZE,
+            max_event_size: crate::limits::DEFAULT_MAX_EVENT_SIZE,
+            max_reply_size: crate::limits::DEFAULT_MAX_REPLY_SIZE,
             allowed_hosts: Vec::new(),
             agent_host_only: false,
             card_cache: CardCache::default(),

@@ -130,27 +130,6 @@ pub(crate) fn request(
     })
 }
 
-/// The body of `response`, refused past `limit` bytes: for documents that should be small (a key
-/// set, a token, a listing), read from servers that are not otherwise trusted to bound them.
-///
-/// ```no_run
-/// # async fn run() {
-/// let response = reqwest::get("http://127.0.0.1:8080/agents").await.unwrap();
-/// let listing = agentwire_client::read_limited(response, 1 << 20).await.unwrap();
-/// # }
-/// ```
-pub async fn read_limited(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>> {
-    let url = response.url().to_string();
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|source| Error::transport(&url, source))? {
-        if body.len() + chunk.len() > limit {
-            return Err(Error::decode(&url, format!("the body is larger than {limit} bytes")));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
 /// Reads a unary answer.
 pub(crate) async fn read_reply(
     endpoint: &Endpoint,
@@ -160,7 +139,7 @@ pub(crate) async fn read_reply(
 ) -> Result<A2aResponse> {
     let url = response.url().to_string();
     let status = response.status();
-    let body = read_limited(response, max_bytes).await?;
+    let body = crate::limits::read_limited(response, max_bytes).await?;
     match endpoint.binding {
         // HTTP itself speaks for credentials, whatever error object the body holds.
         Binding::JsonRpc if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {

@@ -115,7 +115,7 @@ impl ClientCredentials {
             .await
             .map_err(|source| Error::transport(url, source))?;
         let status = response.status();
-        let body = crate::http::read_limited(response, MAX_RESPONSE).await?;
+        let body = crate::limits::read_limited(response, MAX_RESPONSE).await?;
         if !status.is_success() {
             return Err(Error::http(url, status, &body));
         }

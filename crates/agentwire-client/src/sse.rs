@@ -10,14 +10,9 @@ use http::HeaderMap;
 
 use crate::endpoint::{Endpoint, Version};
 use crate::error::{Error, Result};
+use crate::limits::DEFAULT_MAX_EVENT_SIZE;
 use crate::stream::Events;
 use crate::{jsonrpc, rest};
-
-/// The largest event a client reads by default ([`ClientBuilder::max_event_size`]): above the
-/// largest task an agentwire server keeps by default (64 MiB), which a stream may open with.
-///
-/// [`ClientBuilder::max_event_size`]: crate::ClientBuilder::max_event_size
-pub(crate) const DEFAULT_MAX_EVENT_SIZE: usize = crate::DEFAULT_MAX_REPLY_SIZE;
 
 /// The events of an event stream's body, arriving in `chunks`: each event's data read as the
 /// endpoint writes it, with its SSE id; events without data (keep-alives) are skipped, and a

@@ -138,7 +138,7 @@ impl CardVerifier {
         if !response.status().is_success() {
             return Err(format!("its key set {url} answered HTTP {}", response.status()));
         }
-        let body = crate::http::read_limited(response, MAX_KEY_SET)
+        let body = crate::limits::read_limited(response, MAX_KEY_SET)
             .await
             .map_err(|e| format!("cannot read its key set {url}: {e}"))?;
         PublicKeys::from_jwks(&body).map_err(|e| format!("its key set {url}: {e}"))

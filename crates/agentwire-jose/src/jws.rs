@@ -45,6 +45,14 @@ impl Header {
     }
 }
 
+impl SigningKey {
+    /// A JWT (`typ: JWT`) carrying `claims`.
+    pub fn sign_jwt(&self, claims: &Map<String, Value>) -> String {
+        let payload = serde_json::to_vec(claims).unwrap_or_default();
+        sign_compact(self, &Header::for_key(self, "JWT"), &payload)
+    }
+}
+
 /// `header.payload.signature`, signed by `key`. The header's `alg` is set to the key's.
 pub fn sign_compact(key: &SigningKey, header: &Header, payload: &[u8]) -> String {
     let (protected, signature) = sign_detached(key, header, payload);

@@ -4,9 +4,8 @@ use ring::rand::SystemRandom;
 use ring::signature::{EcdsaKeyPair, Ed25519KeyPair, KeyPair as _};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::PrivateKeyDer;
-use serde_json::{Map, Value};
 
-use crate::{sign_compact, Algorithm, Header, JoseError, PublicKey};
+use crate::{Algorithm, JoseError, PublicKey};
 
 /// A private key for signing, with the key id its signatures name: by default its JWK
 /// thumbprint (RFC 7638), which any verifier computes alike.
@@ -133,11 +132,5 @@ impl SigningKey {
             Pair::Es256(pair) => pair.sign(&self.rng, message).map(|s| s.as_ref().to_vec()).unwrap_or_default(),
             Pair::EdDsa(pair) => pair.sign(message).as_ref().to_vec(),
         }
-    }
-
-    /// A JWT (`typ: JWT`) carrying `claims`.
-    pub fn sign_jwt(&self, claims: &Map<String, Value>) -> String {
-        let payload = serde_json::to_vec(claims).unwrap_or_default();
-        sign_compact(self, &Header::for_key(self, "JWT"), &payload)
     }
 }

@@ -12,9 +12,8 @@ use agentwire_types::{
 };
 use futures_util::StreamExt as _;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProgressNotificationParam,
-    ProgressToken,
+    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitResult, ElicitationAction, InputRequest,
+    InputRequests, InputRequiredResult, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{Peer, RequestContext as McpContext};
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -24,14 +23,11 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::agents::McpAgent;
-use crate::content::{message_result, state_name, task_result};
+use crate::content::{message_result, question_form, state_name, task_result, ANSWER};
 
 /// How long a call canceled before its A2A task was known reads the agent's stream for the
 /// task, to cancel it.
 const LEARN_TASK_WITHIN: Duration = Duration::from_secs(10);
-
-/// The key of the one question an input-required result asks.
-pub(crate) const ANSWER: &str = "answer";
 
 /// What a retried call carries back (MCP's `requestState`): the task that asked. A client may
 /// change it; it only ever names a task the caller's own A2A calls may reach.
@@ -328,19 +324,6 @@ fn answered(result: Option<ElicitResult>) -> Option<String> {
         Some(Value::String(text)) => text.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
-    })
-}
-
-/// The form that asks the agent's `question`: one text field.
-pub(crate) fn question_form(question: &str) -> Result<ElicitRequestParams, McpError> {
-    let schema = ElicitationSchema::builder()
-        .required_string(ANSWER)
-        .build()
-        .map_err(|e| McpError::internal_error(e.to_owned(), None))?;
-    Ok(ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: question.to_owned(),
-        requested_schema: schema,
     })
 }
 

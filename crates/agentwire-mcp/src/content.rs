@@ -4,7 +4,8 @@
 
 use agentwire_types::{Message, Part, PartContent, Task, TaskState};
 use base64::Engine as _;
-use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock, ElicitRequestParams, ElicitationSchema, Resource, ResourceContents};
+use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 
 /// Files larger than this are described, not embedded, in a result.
@@ -123,6 +124,22 @@ fn block(part: &Part, uri: impl FnOnce() -> String) -> ContentBlock {
 
 fn is_text(media_type: &str) -> bool {
     media_type.starts_with("text/") || media_type.ends_with("json") || media_type.ends_with("xml")
+}
+
+/// The key of the one question an input-required result asks.
+pub(crate) const ANSWER: &str = "answer";
+
+/// The form that asks the agent's `question`: one text field.
+pub(crate) fn question_form(question: &str) -> Result<ElicitRequestParams, McpError> {
+    let schema = ElicitationSchema::builder()
+        .required_string(ANSWER)
+        .build()
+        .map_err(|e| McpError::internal_error(e.to_owned(), None))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question.to_owned(),
+        requested_schema: schema,
+    })
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ impl McpServer {
         };
         // A retried call (MCP 2026-07-28) brings the answer to the question its task asked.
         if let (Some(state), Some(answer)) =
-            (&request.request_state, request.input_responses.as_ref().and_then(|r| r.get(crate::call::ANSWER)))
+            (&request.request_state, request.input_responses.as_ref().and_then(|r| r.get(crate::content::ANSWER)))
         {
             let waiting: Waiting = serde_json::from_str(state)
                 .map_err(|_| McpError::invalid_params("the request state is not one this server gave", None))?;
@@ -232,7 +232,7 @@ impl ServerHandler for McpServer {
 
     async fn update_task(&self, request: UpdateTaskParams, mcp: McpContext<RoleServer>) -> Result<(), McpError> {
         let (agent, a2a, task) = self.task_call(&request.task_id, &mcp).await?;
-        let Some(answer) = request.input_responses.get(crate::call::ANSWER) else { return Ok(()) };
+        let Some(answer) = request.input_responses.get(crate::content::ANSWER) else { return Ok(()) };
         self.call_on(&agent, a2a, &mcp, None, mcp.ct.clone()).answer_task(task, answer).await
     }
 

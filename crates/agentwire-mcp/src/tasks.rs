@@ -11,8 +11,7 @@ use rmcp::model::{
 };
 use rmcp::ErrorData as McpError;
 
-use crate::call::{question_form, ANSWER};
-use crate::content::task_result;
+use crate::content::{question_form, task_result, ANSWER};
 
 /// How often a client is asked to poll a task.
 const POLL_INTERVAL_MS: u64 = 1_000;

@@ -1,29 +1,32 @@
 //! The agent: a context is a conversation with the model, a task one turn of it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentwire_server::agent::{AgentError, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
 use agentwire_types::{AgentCard, AgentSkill, Message, Role, TaskState};
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionStreamResponse};
 
 use crate::artifact::AnswerArtifact;
-use crate::builder::{OpenAiAgentBuilder, Settings};
+use crate::chat::ChatClient;
 use crate::conversation::{Conversation, Unreadable};
 use crate::model::{Answer, Ending};
 use crate::records::{approves, pending_calls, Record, ToolCall, ToolResult};
+use crate::toolbox::Toolbox;
 
 /// An agent whose answers come from a chat model behind an OpenAI-compatible chat-completions
 /// API (OpenAI, vLLM, llama.cpp's server, Ollama, LiteLLM…), with the tools of MCP servers.
 ///
 /// - A context is a conversation: the user's messages and the answers of the caller's earlier
 ///   tasks in the same `contextId` are the history the model sees, newest kept within
-///   [`max_history_bytes`](OpenAiAgentBuilder::max_history_bytes).
+///   [`max_history_bytes`](crate::OpenAiAgentBuilder::max_history_bytes).
 /// - The answer streams: the text the model sends is a chunk of the artifact `answer` every
 ///   50 ms or 4 KiB at most (`append`, `lastChunk` on the last).
 /// - What the model sends is bounded: an answer larger than
-///   [`max_answer_bytes`](OpenAiAgentBuilder::max_answer_bytes) or with more than 128 tool
-///   calls, a server silent for [`idle_timeout`](OpenAiAgentBuilder::idle_timeout), and a
-///   request longer than [`request_timeout`](OpenAiAgentBuilder::request_timeout) fail the task.
+///   [`max_answer_bytes`](crate::OpenAiAgentBuilder::max_answer_bytes) or with more than 128 tool
+///   calls, a server silent for [`idle_timeout`](crate::OpenAiAgentBuilder::idle_timeout), and a
+///   request longer than [`request_timeout`](crate::OpenAiAgentBuilder::request_timeout) fail the task.
 /// - How the model stops decides the task's state: a complete answer COMPLETED, a cut one
 ///   (`length`) COMPLETED with a note saying so, a refusal or a content filter REJECTED, a
 ///   failed request FAILED with the server's message. Cancelling the task drops the request.
@@ -50,6 +53,19 @@ pub struct OpenAiAgent {
     pub(crate) settings: Arc<Settings>,
 }
 
+/// What every task of an agent shares.
+pub(crate) struct Settings {
+    pub(crate) chat: ChatClient,
+    pub(crate) model: String,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) toolbox: Toolbox,
+    pub(crate) approve: HashSet<String>,
+    pub(crate) max_history_bytes: usize,
+    pub(crate) max_tool_rounds: usize,
+    pub(crate) max_answer_bytes: usize,
+    pub(crate) request_timeout: Duration,
+}
+
 impl std::fmt::Debug for OpenAiAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let settings = &self.settings;
@@ -62,12 +78,6 @@ impl std::fmt::Debug for OpenAiAgent {
 }
 
 impl OpenAiAgent {
-    /// An agent of `model` at `base_url`, the API's root as OpenAI's own clients take it
-    /// (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`…).
-    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiAgentBuilder {
-        OpenAiAgentBuilder::new(base_url.into(), model.into())
-    }
-
     /// The names the model knows its tools by.
     pub fn tool_names(&self) -> Vec<&str> {
         self.settings.toolbox.names()

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::OpenAiAgent;
+use crate::agent::{OpenAiAgent, Settings};
 use crate::chat::ChatClient;
 use crate::toolbox::Toolbox;
 
@@ -25,19 +25,6 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one model request may take by default ([`OpenAiAgentBuilder::request_timeout`]).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// What every task of an agent shares.
-pub(crate) struct Settings {
-    pub(crate) chat: ChatClient,
-    pub(crate) model: String,
-    pub(crate) system_prompt: Option<String>,
-    pub(crate) toolbox: Toolbox,
-    pub(crate) approve: HashSet<String>,
-    pub(crate) max_history_bytes: usize,
-    pub(crate) max_tool_rounds: usize,
-    pub(crate) max_answer_bytes: usize,
-    pub(crate) request_timeout: Duration,
-}
-
 /// Settings of an [`OpenAiAgent`].
 #[derive(Debug)]
 pub struct OpenAiAgentBuilder {
@@ -52,6 +39,14 @@ pub struct OpenAiAgentBuilder {
     max_answer_bytes: usize,
     idle_timeout: Duration,
     request_timeout: Duration,
+}
+
+impl OpenAiAgent {
+    /// An agent of `model` at `base_url`, the API's root as OpenAI's own clients take it
+    /// (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`…).
+    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiAgentBuilder {
+        OpenAiAgentBuilder::new(base_url.into(), model.into())
+    }
 }
 
 impl OpenAiAgentBuilder {

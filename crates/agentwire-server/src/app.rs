@@ -282,3 +282,27 @@ impl App {
         crate::router_with(self.service(service), options)
     }
 }
+
+#[cfg(feature = "console")]
+impl crate::Console {
+    /// Counts each live task list as one of its caller's open streams under `app`'s quotas
+    /// (`--max-streams`), as the operations' streams are: a list followed in a browser holds a
+    /// connection and reads the list at every change.
+    ///
+    /// ```
+    /// use agentwire_server::quota::Quotas;
+    /// use agentwire_server::{App, Console};
+    ///
+    /// let app = App::new().quotas(Quotas { max_streams_per_principal: 10, ..Quotas::default() });
+    /// let console = Console::loopback_only().counting_streams(&app);
+    /// # drop(console);
+    /// ```
+    pub fn counting_streams(mut self, app: &App) -> Self {
+        let app = app.clone();
+        self.streams = Some(std::sync::Arc::new(move |ctx| {
+            let app = app.clone();
+            Box::pin(async move { app.open_stream(ctx).await })
+        }));
+        self
+    }
+}

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use crate::registry::{MemoryRegistry, RegistryStore};
-use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, MemoryStore, PushConfigStore, SharedState, TaskStore};
+use crate::{CancelSignal, EventBus, LocalBus, LocalCancel, PushConfigStore, SharedState, TaskStore};
 
 /// A store's tasks and push configs, with the [`EventBus`] that announces their committed events
 /// and the [`CancelSignal`] that stops their executions, wherever the store is served from.
 ///
-/// Each store makes its own: [`MemoryStore::backend`], `SqliteStore::backend` (served by one
+/// Each store makes its own: [`MemoryStore::backend`](crate::MemoryStore::backend), `SqliteStore::backend` (served by one
 /// process, with the buses of that process) and `PostgresStore::backend` (served by several, with
 /// a bus and cancel signal that cross them). So a store shared by several processes never ends up
 /// with a bus that reaches only one. A store written outside this crate comes with its own bus and
@@ -34,13 +34,6 @@ pub struct Backend {
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backend").finish_non_exhaustive()
-    }
-}
-
-impl Default for Backend {
-    /// A [`MemoryStore`] with its default retention.
-    fn default() -> Self {
-        MemoryStore::default().backend()
     }
 }
 

@@ -295,6 +295,13 @@ impl MemoryStore {
     }
 }
 
+impl Default for crate::Backend {
+    /// A [`MemoryStore`] with its default retention.
+    fn default() -> Self {
+        MemoryStore::default().backend()
+    }
+}
+
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn create(

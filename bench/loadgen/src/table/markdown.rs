@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::row::{Row, REFERENCES};
+use crate::summary::thousands;
 
 pub(crate) fn render(rows: &[Row]) -> String {
     let mut out = String::from("| scenario | server | rate | p50 µs | p99 µs | server CPU µs/req | little |");
@@ -35,30 +36,4 @@ pub(crate) fn render(rows: &[Row]) -> String {
 
 fn fixed(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "—".to_owned(), |v| format!("{v:.decimals$}"))
-}
-
-/// `12345.6` → `12,346`.
-pub(super) fn thousands(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0.4), "0");
-        assert_eq!(thousands(999.0), "999");
-        assert_eq!(thousands(1234.0), "1,234");
-        assert_eq!(thousands(1234567.0), "1,234,567");
-    }
 }

@@ -2,9 +2,8 @@
 
 use serde::Serialize;
 
-use super::markdown::thousands;
 use super::Record;
-use crate::summary::{mib, LoadSummary, RunSummary};
+use crate::summary::{mib, thousands, LoadSummary, RunSummary};
 
 /// The servers every other row is compared with, in column order.
 pub(crate) const REFERENCES: &[&str] = &["floor", "official-rust", "official-rust-nodelay"];

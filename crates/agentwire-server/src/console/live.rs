@@ -33,7 +33,7 @@ pub(super) async fn tasks_live(
         Err(error) => return error_page(&state.console.site, &error),
     };
     let permit = match &state.console.streams {
-        Some(app) => match app.open_stream(ctx.clone()).await {
+        Some(open) => match open(ctx.clone()).await {
             Ok(permit) => permit,
             Err(error) => return error_page(&state.console.site, &error),
         },

@@ -32,6 +32,18 @@ pub enum ConsoleAccess {
     Anyone,
 }
 
+/// Opens one of a caller's streams under the quotas in front of the operations, or refuses it;
+/// the permit is held for as long as the stream is open.
+pub(crate) type StreamGate = std::sync::Arc<
+    dyn Fn(
+            crate::RequestContext,
+        ) -> futures_util::future::BoxFuture<
+            'static,
+            Result<Option<crate::quota::StreamPermit>, agentwire_types::A2AError>,
+        > + Send
+        + Sync,
+>;
+
 /// Serves the web console at `/console` beside the A2A routes ([`HttpOptions::console`]).
 ///
 /// ```
@@ -55,8 +67,8 @@ pub struct Console {
     pub(crate) site: Arc<Site>,
     /// Host names the console answers under besides addresses and `localhost`.
     pub(crate) hosts: crate::ServedHosts,
-    /// Where a live list takes its place among its caller's open streams.
-    pub(crate) streams: Option<crate::App>,
+    /// Where a live list takes its place among its caller's open streams (an `App`'s quotas).
+    pub(crate) streams: Option<StreamGate>,
 }
 
 /// Where a console's pages are, as the browser sees them, and, for an agent's console among
@@ -186,23 +198,6 @@ impl Console {
     /// ```
     pub fn allow_host(mut self, host: &str) -> Self {
         self.hosts = self.hosts.with_host(host);
-        self
-    }
-
-    /// Counts each live task list as one of its caller's open streams under `app`'s quotas
-    /// (`--max-streams`), as the operations' streams are: a list followed in a browser holds a
-    /// connection and reads the list at every change.
-    ///
-    /// ```
-    /// use agentwire_server::quota::Quotas;
-    /// use agentwire_server::{App, Console};
-    ///
-    /// let app = App::new().quotas(Quotas { max_streams_per_principal: 10, ..Quotas::default() });
-    /// let console = Console::loopback_only().counting_streams(&app);
-    /// # drop(console);
-    /// ```
-    pub fn counting_streams(mut self, app: &crate::App) -> Self {
-        self.streams = Some(app.clone());
         self
     }
 

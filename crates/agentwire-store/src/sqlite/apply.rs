@@ -6,53 +6,7 @@ use crate::sql::{as_seq, as_sql, backend, now_millis, queries};
 use crate::{Purge, Result, Scope, StoreError};
 
 use super::known::{Ended, Known, Removed};
-use super::writer::{KeyWrite, Write};
-
-/// Why a create wrote nothing: the id is taken in the scope, or the scope had no room under
-/// `limit`.
-pub(super) async fn create_refusal(
-    conn: &mut SqliteConnection,
-    scope: &Scope,
-    task_id: &str,
-    limit: Option<usize>,
-) -> Result<StoreError> {
-    let taken: bool =
-        queries::exists::<Sqlite>(scope, task_id).build_query_scalar().fetch_one(&mut *conn).await.map_err(backend)?;
-    Ok(match limit {
-        Some(limit) if !taken => StoreError::TooManyUnfinished { limit },
-        _ => StoreError::AlreadyExists(task_id.to_owned()),
-    })
-}
-
-/// [`StoreError::KeyTaken`] with the send holding `key` in `scope`.
-pub(super) async fn key_holder(conn: &mut SqliteConnection, scope: &Scope, key: &str) -> Result<StoreError> {
-    let held: Option<(String, String)> = queries::keyed_send::<Sqlite>(scope, key, false)
-        .build_query_as()
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(backend)?;
-    Ok(crate::sql::key_taken(held))
-}
-
-/// Why a commit wrote nothing: the task changed since `expected`, or is not there.
-pub(super) async fn refusal(
-    conn: &mut SqliteConnection,
-    scope: &Scope,
-    task_id: &str,
-    expected: u64,
-) -> Result<StoreError> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT version FROM tasks WHERE tenant = ? AND owner = ? AND id = ?")
-        .bind(&scope.tenant)
-        .bind(&scope.owner)
-        .bind(task_id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(backend)?;
-    Ok(match found {
-        Some(found) => StoreError::Conflict { task_id: task_id.to_owned(), expected, found: as_seq(found) },
-        None => StoreError::NotFound(task_id.to_owned()),
-    })
-}
+use super::write::{create_refusal, key_holder, refusal, KeyWrite, Write};
 
 pub(super) async fn apply(
     conn: &mut SqliteConnection,

@@ -17,6 +17,7 @@ mod registry;
 mod script;
 #[cfg(test)]
 mod tests;
+mod write;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +40,8 @@ use crate::{
 };
 
 use known::{load_config_owners, load_ended, load_keys, load_unfinished, Known};
-use writer::{reclaim_freed_pages, write_loop, CloseRequest, Job, KeyWrite, Write, MAX_GROUP};
+use write::{Job, KeyWrite, Write};
+use writer::{reclaim_freed_pages, write_loop, CloseRequest, MAX_GROUP};
 
 crate::sql::sql_reads!(SqliteStore, Sqlite, reads);
 

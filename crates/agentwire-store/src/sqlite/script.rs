@@ -8,9 +8,8 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use crate::sql::{as_seq, as_sql, backend, limit as sql_limit, now_millis, TaskRow};
 use crate::{Result, Scope, SendKey};
 
-use super::apply::{create_refusal, refusal};
 use super::known::Removed;
-use super::writer::{Job, KeyWrite, Write};
+use super::write::{create_refusal, refusal, Job, KeyWrite, Write};
 
 /// Most bound values one script carries, within SQLite's limit of 32,766.
 pub(super) const MAX_SCRIPT_VALUES: usize = 30_000;

@@ -3,16 +3,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agentwire_types::Task;
 use sqlx::{Connection, Executor, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::sql::{backend, TaskRow};
-use crate::{Purge, PushConfigRecord, Result, Scope, SendKey, StoreError};
+use crate::sql::backend;
+use crate::{Result, StoreError};
 
 use super::apply::apply;
 use super::known::{Known, Removed};
 use super::script::Script;
+use super::write::{Job, Write};
 
 /// The most writes one transaction commits.
 pub(super) const MAX_GROUP: usize = 256;
@@ -95,32 +95,6 @@ pub(super) async fn vacuum_if_due(conn: &mut SqliteConnection, known: &Known, ga
             tracing::warn!(%error, "could not give the pages of removed tasks back");
         }
     }
-}
-
-/// A change the writer makes. A create's `limit` is the most unfinished tasks its scope may have
-/// for it to be created; its `key`, an idempotency key recorded with it.
-pub(super) enum Write {
-    Create { scope: Scope, task: Arc<Task>, row: TaskRow, limit: Option<usize>, key: Option<KeyWrite> },
-    Commit { scope: Scope, task: Arc<Task>, row: TaskRow, expected: u64 },
-    Delete { scope: Scope, id: String },
-    Purge(Purge),
-    PutConfig { scope: Scope, record: PushConfigRecord, config: String },
-    DeleteConfig { scope: Scope, task_id: String, config_id: String },
-    MarkDelivered { scope: Scope, task_id: String, config_id: String, seq: u64 },
-}
-
-/// An idempotency key to record with a create.
-pub(super) struct KeyWrite {
-    pub(super) key: SendKey,
-    /// Reserved by this process, which no other writes: no send holds it, and the create records
-    /// it without looking again (in the group's script). Otherwise the create looks first, on
-    /// its own.
-    pub(super) reserved: bool,
-}
-
-pub(super) struct Job {
-    pub(super) write: Write,
-    pub(super) reply: oneshot::Sender<Result<u64>>,
 }
 
 /// Asked of [`write_loop`] by [`SqliteStore::close`]: told once the writer's connection is closed.

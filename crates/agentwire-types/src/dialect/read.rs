@@ -23,11 +23,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::card;
-use super::v03::proto::{file_from_bytes_field, PushConfigBody};
+use super::v03::proto::{unnest, unnest_message, unnest_status, unnest_task, PushConfigBody};
 use super::v03::PushConfigParams;
 use crate::{
-    AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent,
-    SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
+    AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse, StreamResponse, Task,
+    TaskPushNotificationConfig,
 };
 
 /// The JSON an interface writes: its generation, and for v0.3 its binding.
@@ -199,37 +199,6 @@ fn kind(value: &Value) -> serde_json::Result<Kind> {
     })
 }
 
-/// What v0.3's ProtoJSON nests: a data part is `{"data": {"data": {…}}}`, its value the inner
-/// object; a file's bytes are its base64 text ([`file_from_bytes_field`]).
-fn unnest(parts: &mut [Part]) {
-    for part in parts {
-        match &mut part.content {
-            PartContent::Data(Value::Object(outer)) => {
-                let inner = outer.remove("data").unwrap_or_else(|| Value::Object(Default::default()));
-                part.content = PartContent::Data(inner);
-            }
-            PartContent::Raw(field) => *field = file_from_bytes_field(field),
-            _ => {}
-        }
-    }
-}
-
-pub(crate) fn unnest_message(message: &mut Message) {
-    unnest(&mut message.parts);
-}
-
-fn unnest_status(status: &mut crate::TaskStatus) {
-    if let Some(message) = &mut status.message {
-        unnest_message(message);
-    }
-}
-
-fn unnest_task(task: &mut Task) {
-    unnest_status(&mut task.status);
-    task.history.iter_mut().for_each(unnest_message);
-    task.artifacts.iter_mut().for_each(|artifact| unnest(&mut artifact.parts));
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -237,7 +206,7 @@ mod tests {
     use super::*;
     use crate::dialect::v03::proto::Proto;
     use crate::dialect::v03::V03;
-    use crate::{Artifact, TaskArtifactUpdateEvent, TaskState, TaskStatus};
+    use crate::{Artifact, Message, Part, TaskArtifactUpdateEvent, TaskState, TaskStatus};
 
     fn task() -> Task {
         let mut history = vec![Message::user("m1", "go")];

@@ -32,7 +32,6 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::super::json::{metadata, non_empty, PushNotificationConfig, Wrapped};
-use super::super::read::unnest_message;
 use super::super::Dialect;
 use super::MessageSendParams;
 use crate::{
@@ -380,6 +379,37 @@ impl Serialize for Proto<'_, serde_json::Map<String, Value>> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
+}
+
+/// What v0.3's ProtoJSON nests: a data part is `{"data": {"data": {…}}}`, its value the inner
+/// object; a file's bytes are its base64 text ([`file_from_bytes_field`]).
+pub(crate) fn unnest(parts: &mut [Part]) {
+    for part in parts {
+        match &mut part.content {
+            PartContent::Data(Value::Object(outer)) => {
+                let inner = outer.remove("data").unwrap_or_else(|| Value::Object(Default::default()));
+                part.content = PartContent::Data(inner);
+            }
+            PartContent::Raw(field) => *field = file_from_bytes_field(field),
+            _ => {}
+        }
+    }
+}
+
+pub(crate) fn unnest_message(message: &mut Message) {
+    unnest(&mut message.parts);
+}
+
+pub(crate) fn unnest_status(status: &mut crate::TaskStatus) {
+    if let Some(message) = &mut status.message {
+        unnest_message(message);
+    }
+}
+
+pub(crate) fn unnest_task(task: &mut Task) {
+    unnest_status(&mut task.status);
+    task.history.iter_mut().for_each(unnest_message);
+    task.artifacts.iter_mut().for_each(|artifact| unnest(&mut artifact.parts));
 }
 
 #[cfg(test)]
