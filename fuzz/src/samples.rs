@@ -1,7 +1,7 @@
 //! Canonical values that the seed corpora are written from: a request of every operation and an
 //! answer of every kind, with every part kind, state and optional member the protocol has, and the
 //! message ids and first words the TCK and the interop clients send to the conformance agent
-//! (DESIGN §5).
+//! (docs/PROTOCOL.md, "The conformance agent").
 
 use agentwire_types::{
     AgentCard, Artifact, AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,

@@ -183,7 +183,7 @@ fn lenient_details<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Err
 
 /// Every JSON-RPC method of every generation: its name, generation and operation. `tasks/get`,
 /// `tasks/cancel` and `tasks/list`, which v0.3 shares with the legacy family, are listed as v0.3
-/// (DESIGN §4.1). A server finds a request's method here with [`method`]; a client names its
+/// (docs/PROTOCOL.md rule 1). A server finds a request's method here with [`method`]; a client names its
 /// call with [`method_name`].
 pub const METHODS: &[(&str, Dialect, Operation)] = &[
     ("SendMessage", Dialect::V1, Operation::SendMessage),

@@ -86,7 +86,7 @@ const BY_FIRST_WORD: &[(&str, Script)] = &[
     ("tck-artifact-data", Script::ArtifactData),
 ];
 
-/// Whether a request follows the v0.3 suite's contract (DESIGN §5): that suite drives its server
+/// Whether a request follows the v0.3 suite's contract (docs/PROTOCOL.md, "The conformance agent"): that suite drives its server
 /// in v0.3 only, and expects its own timings and defaults.
 fn follows_v03_suite(ctx: &ExecutionContext) -> bool {
     match ctx.request.dialect {
@@ -113,7 +113,7 @@ fn script_for(ctx: &ExecutionContext) -> Script {
     }
 }
 
-/// Implements the A2A TCK scenario contract; see DESIGN §5.
+/// Implements the A2A TCK scenario contract; see docs/PROTOCOL.md, "The conformance agent".
 #[derive(Debug, Clone)]
 pub struct ConformanceAgent {
     resubscribe_run: Duration,

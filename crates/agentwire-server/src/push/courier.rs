@@ -227,7 +227,7 @@ impl Courier {
         }
         let config = &target.config;
         if !config.token.is_empty() {
-            // Every name a generation's receivers look for (DESIGN §4.13): v0.1/v0.3's, v1.0's
+            // Every name a generation's receivers look for (docs/PROTOCOL.md rule 13): v0.1/v0.3's, v1.0's
             // registered one, and seed 000's.
             for name in ["X-A2A-Notification-Token", "A2A-Notification-Token", "X-OPVS-Notification-Token"] {
                 request = request.header(name, &config.token);

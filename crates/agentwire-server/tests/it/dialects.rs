@@ -443,7 +443,7 @@ async fn a_v1_client_and_a_v03_client_are_served_at_once() {
     );
 }
 
-/// The conformance agent's v0.3 contract (DESIGN §5): a message without a scenario starts a task
+/// The conformance agent's v0.3 contract (docs/PROTOCOL.md, "The conformance agent"): a message without a scenario starts a task
 /// that works, then asks for input with "Hello world!", and stays open for follow-ups and cancel.
 #[tokio::test]
 async fn a_v03_task_without_a_scenario_works_then_asks_for_input_and_stays_open() {

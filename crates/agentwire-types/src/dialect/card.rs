@@ -1,4 +1,4 @@
-//! The agent card every client generation can read (DESIGN §4.7): the v1.0 card with v0.3's
+//! The agent card every client generation can read (docs/PROTOCOL.md rule 7): the v1.0 card with v0.3's
 //! members beside it; and, for a client, any generation's card read as the canonical one.
 
 use serde_json::{json, Map, Value};

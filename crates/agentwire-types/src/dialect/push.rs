@@ -1,5 +1,5 @@
-//! The body of a push notification, as each generation's server POSTs it to a webhook (DESIGN
-//! §4.13), read as the canonical stream item.
+//! The body of a push notification, as each generation's server POSTs it to a webhook
+//! (docs/PROTOCOL.md rule 13), read as the canonical stream item.
 //!
 //! - v1.0 servers send one `StreamResponse` per event: `{"task" | "message" | "statusUpdate" |
 //!   "artifactUpdate": …}` (ProtoJSON; the proto field names `status_update` and
