@@ -127,7 +127,7 @@ ensure_venv() {
   want=$(sha256sum "$requirements" | cut -d' ' -f1)
   if [[ -x $PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then return; fi
   say "installing the Python SDK into bench/.venv"
-  if { [[ -x $PYTHON ]] || "$ROOT/scripts/uv" venv --quiet --python python3 "$BENCH/.venv"; } \
+  if { [[ -x $PYTHON ]] || "$ROOT/scripts/uv" venv --quiet --clear --python python3 "$BENCH/.venv"; } \
       && timeout 600 "$ROOT/scripts/uv" pip install --quiet --compile-bytecode --python "$PYTHON" -r "$requirements" \
       >"$LOGS/build-python.log" 2>&1; then
     echo "$want" >"$stamp"

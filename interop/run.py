@@ -369,7 +369,7 @@ def install_python(name: str, program: Path, venv: Path) -> Client:
     requirements = program.parent / "requirements.txt"
     python = venv / "bin" / "python"
     uv = str(ROOT / "scripts" / "uv")
-    setup = [[uv, "venv", "--quiet", "--python", sys.executable, str(venv)]] if not python.exists() else []
+    setup = [[uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)]] if not python.exists() else []
     install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python), "-r", str(requirements)]
     install_if_changed(requirements, venv / ".requirements.sha256", setup + [install])
     return Client(name, [str(python), str(program)])

@@ -7,8 +7,8 @@ A module is a file. For each crate, the module tree is read from its `mod` decla
 modules left out), and each module's imports from its `use` items and inline `crate::`,
 `super::` and `self::` paths, outside comments and test code. An import names the module that
 defines the item: the longest module path it starts with, following `pub use` re-exports from
-there. A module and its own ancestors importing each other is no cycle (a `mod.rs` re-exports
-what its children define). The strongly connected components of the rest are the cycles; each is
+there. A module naming what its own descendants define is no dependency of it: a `mod.rs`
+re-exports what its children define, and they use what it defines. The strongly connected components of the rest are the cycles; each is
 printed with the lines that close it.
 
 Why: a cycle makes two modules one in all but name; neither can be read, tested or moved alone.
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MOD_DECL = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.M)
-PATH_ATTR = re.compile(r"#\[path\s*=\s*\"([^\"]+)\"\]\s*$")
+MOD_DECL = re.compile(r"^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.M)
+PATH_ATTR = re.compile(r"#\[path\s*=\s*\"([^\"]+)\"\]")
 USE_ITEM = re.compile(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.S)
 INLINE_PATH = re.compile(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)")
 
@@ -50,9 +50,10 @@ def strip_comments_and_strings(text: str) -> str:
                     j += 1
             out.append("\n" * text.count("\n", i, j))
             i = j
-        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            hashes = re.match(r'r(#*)"', text[i:]).group(1)
-            end = text.find('"' + hashes, i + 2 + len(hashes))
+        elif re.match(r'[bc]?r#*"', text[i:i + 12]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            prefix, hashes = re.match(r'([bc]?r)(#*)"', text[i:]).groups()
+            start = i + len(prefix) + len(hashes) + 1
+            end = text.find('"' + hashes, start)
             end = n if end < 0 else end + 1 + len(hashes)
             out.append('""' + "\n" * text.count("\n", i, end))
             i = end
@@ -100,9 +101,10 @@ def strip_test_code(text: str) -> str:
 
 def expand_use_tree(tree: str) -> list[str]:
     """The paths of a `use` tree: `a::{b, c::{d, e as f}}` is `a::b`, `a::c::d`, `a::c::e`."""
+    tree = re.sub(r"\s+as\s+\w+", "", tree)
     tree = re.sub(r"\s+", "", tree)
     if "{" not in tree:
-        return [re.sub(r"as\w+$", "", tree.split(" as ")[0]).removesuffix("::*").removesuffix("::self")]
+        return [tree.removesuffix("::*").removesuffix("::self")]
     head, _, rest = tree.partition("{")
     body = rest[: rest.rfind("}")]
     parts, depth, current = [], 0, ""
@@ -138,20 +140,22 @@ class Crate:
         self.files[module] = file
         self.text[module] = text
         directory = file.parent if file.name in ("lib.rs", "main.rs", "mod.rs") else file.parent / file.stem
-        lines = text.split("\n")
+        raw_lines = raw.split("\n")
         for match in MOD_DECL.finditer(text):
             name = match.group(1)
-            line = text.count("\n", 0, match.start())
-            previous = lines[line - 1].strip() if line else ""
-            attr = PATH_ATTR.search(previous)
+            line = text.count("\n", 0, match.start(1))
+            # A `#[path]` is read from the source itself: the stripped text has no strings.
+            attr = PATH_ATTR.search(raw_lines[line]) or (PATH_ATTR.search(raw_lines[line - 1]) if line else None)
             if attr:
                 child = file.parent / attr.group(1)
             else:
                 child = directory / f"{name}.rs"
                 if not child.exists():
                     child = directory / name / "mod.rs"
-            if child.exists():
-                self.load(module + (name,), child)
+            if not child.exists():
+                raise SystemExit(f"scripts/cycles.py: {file.relative_to(ROOT)}:{line + 1} declares `mod {name}`, "
+                                 "whose file this script cannot find")
+            self.load(module + (name,), child)
 
     def reexports(self, module: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
         """The names `module` re-exports with `pub use`, each with the path it points to."""
@@ -213,8 +217,9 @@ class Crate:
                 if absolute is None:
                     continue
                 target = self.defining_module(absolute)
-                ancestor = module[: len(target)] == target or target[: len(module)] == module
-                if target != module and not ancestor:
+                # A module naming what its own descendants define is their facade (a `mod.rs`
+                # re-exporting its children), not a dependency on them.
+                if target != module and target[: len(module)] != module:
                     graph[module].setdefault(target, line)
         return graph
 

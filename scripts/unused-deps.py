@@ -35,25 +35,39 @@ def declared(manifest: dict) -> dict[str, str]:
     return found
 
 
-def code(package: Path) -> str:
-    files = [package / "build.rs"] if (package / "build.rs").exists() else []
-    for directory in ("src", "tests", "examples", "benches", "fuzz_targets"):
+def sources(package: Path, kind: str) -> str:
+    """The code a dependency of `kind` may be named in: the package's own code for a normal one
+    (its library, binaries and fuzz targets; the examples package keeps its programs beside its
+    manifest), every target and doc test for a dev one, the build script for a build one."""
+    if kind == "build-dependencies":
+        files = [package / "build.rs"]
+        directories = []
+    elif kind == "dependencies":
+        files = sorted(package.glob("*.rs")) if not (package / "src").is_dir() else []
+        directories = ["src", "fuzz_targets"]
+    else:
+        files = sorted(package.glob("*.rs"))
+        directories = ["src", "tests", "examples", "benches", "fuzz_targets"]
+    for directory in directories:
         files += sorted((package / directory).rglob("*.rs")) if (package / directory).is_dir() else []
-    # A package at the root of examples/ keeps its programs beside its manifest.
-    files += sorted(package.glob("*.rs"))
-    # Comments name crates without using them (`//! built on tokio_util`): left out.
-    return "\n".join(re.sub(r"(?m)(^|\s)//.*$", "", file.read_text()) for file in files)
+    # Comments name crates without using them (`// built on tokio_util`), except that a doc
+    # comment's examples are doc tests, which dev-dependencies serve.
+    comment = r"(?m)(^|\s)//.*$" if kind != "dev-dependencies" else r"(?m)(^|\s)//(?![/!]).*$"
+    return "\n".join(re.sub(comment, "", file.read_text()) for file in files if file.exists())
 
 
 def unused(package: Path) -> list[tuple[str, str]]:
     manifest = tomllib.loads((package / "Cargo.toml").read_text())
-    ignored = set(manifest.get("package", {}).get("metadata", {}).get("unused-deps", {}).get("ignored", []))
-    text = code(package)
+    ignored = manifest.get("package", {}).get("metadata", {}).get("unused-deps", {}).get("ignored", [])
+    ignored = {name.replace("-", "_") for name in ignored}
+    texts: dict[str, str] = {}
     missing = []
     for name, kind in sorted(declared(manifest).items()):
-        if name in {n.replace("-", "_") for n in ignored}:
+        if name in ignored:
             continue
-        if not re.search(rf"(?<![\w:]){re.escape(name)}(::|\s*;|\s*\{{|\s+as\b|\s*\]|!)|extern crate {re.escape(name)}\b", text):
+        text = texts.setdefault(kind, sources(package, kind))
+        named = rf"(?<![\w:]){re.escape(name)}::|\buse\s+{re.escape(name)}\b|\bextern\s+crate\s+{re.escape(name)}\b"
+        if not re.search(named, text):
             missing.append((name, kind))
     return missing
 
