@@ -7,8 +7,24 @@ build_dir=${BENCH_BUILT:-$root/target/release}
 loadgen=$build_dir/loadgen
 source "$root/bench/requests.sh"
 
+# A loopback port free now, other than the ones given: picked below the kernel's ephemeral range
+# (32768 and up), where no client connection or `:0` bind takes it before the server binds it.
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 - "$@" <<'PY'
+import random, socket, sys
+taken = set(sys.argv[1:])
+while True:
+    port = random.randrange(20000, 32768)
+    if str(port) in taken:
+        continue
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    print(port)
+    break
+PY
 }
 
 # Waits until something accepts connections on the port (valgrind can take seconds to start).

@@ -45,7 +45,7 @@ launch() {
 side_by_side() {
     local first=$1 second=$2 b_side=$3 port1 port2 pid1 pid2 load1 only_b
     port1=$(free_port)
-    port2=$(free_port)
+    port2=$(free_port "$port1")
     launch "$first" "$port1"
     pid1=$!
     launch "$second" "$port2"

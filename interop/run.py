@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -391,10 +392,21 @@ INSTALLERS = {
 }
 
 
+# Ports are handed out below the kernel's ephemeral range (32768 and up), where no client
+# connection or `:0` bind (of this run or of tests beside it) takes one before its server binds it;
+# the start is spread by process so that two runs at once do not walk the same ports.
+_NEXT_PORT = itertools.count(20000 + os.getpid() * 7919 % 12000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        port = 20000 + (next(_NEXT_PORT) - 20000) % 12000
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def build_server() -> Path:

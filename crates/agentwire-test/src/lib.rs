@@ -11,7 +11,7 @@ mod ticker;
 pub use otlp::{ReceivedSpan, SpanCollector};
 pub use pki::{Issued, Pki};
 pub use proxy::CuttingProxy;
-pub use sdk::{free_port, SdkOptions, SdkServer, PYTHON_VARIABLE};
+pub use sdk::{free_port, port_to_serve_later, SdkOptions, SdkServer, PYTHON_VARIABLE};
 pub use ticker::{ticker_behind_a_proxy, Ticker, TICKS};
 
 use agentwire_server::agent::ConformanceAgent;

@@ -121,3 +121,25 @@ fn tempfile_name(prefix: &str, extension: &str) -> PathBuf {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
+
+/// A loopback port free now, for a server a test starts later at an address it must know first
+/// (an agent that comes up after its gateway). It lies below the kernel's ephemeral range, where
+/// neither `:0` binds nor outgoing connections take ports, so other tests running meanwhile
+/// cannot take it; ports are spread by process and never handed out twice within one.
+pub fn port_to_serve_later() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let (low, span) = (ephemeral_from.saturating_sub(12_000).max(1_024), 12_000.min(ephemeral_from.saturating_sub(1_024)).max(1));
+    let offset = std::process::id().wrapping_mul(2_654_435_761) % span;
+    for _ in 0..span {
+        let port = (low + (offset + NEXT.fetch_add(1, Ordering::Relaxed)) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range")
+}

@@ -12,19 +12,13 @@ fn send(text: &str) -> Value {
     json!({"message": {"messageId": format!("m-{text}"), "role": "ROLE_USER", "parts": [{"text": text}]}})
 }
 
-/// A port nobody listens on (yet).
-fn free_port() -> u16 {
-    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    socket.local_addr().unwrap().port()
-}
-
 /// An agent down at start: the gateway serves the others, answers the agent's callers with its
 /// name and the cause, logs it, and serves it once it answers.
 #[tokio::test]
 async fn a_gateway_serves_its_agents_with_one_of_them_down() {
     let dir = TempDir::new("gateway-down");
     let live = Server::start(&dir.0, &["--store", "memory", "--agent", "echo"]).await;
-    let port = free_port();
+    let port = agentwire_test::port_to_serve_later();
     let late_url = format!("http://127.0.0.1:{port}");
     let upstreams = [format!("live={}", live.base), format!("late={late_url}")];
     let args = ["--upstream", &upstreams[0], "--upstream", &upstreams[1], "--console"];

@@ -549,17 +549,12 @@ async fn the_stdio_bridge_offers_a_gateways_root_agent() {
     assert_eq!(answer.unwrap()["content"][0]["text"], "hi root");
 }
 
-/// A loopback port nothing listens on now (bound, then let go): where an agent will be started.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// `agentwire mcp URL` starts while its agent is down (a desktop client would otherwise show a
 /// dead server until restarted), offers the generic tools, and the agent's once it is up.
 #[tokio::test]
 async fn the_stdio_bridge_starts_before_its_agent_and_offers_it_once_up() {
     let dir = TempDir::new("mcp-agent-later");
-    let port = free_port();
+    let port = agentwire_test::port_to_serve_later();
     let url = format!("http://127.0.0.1:{port}");
     let mut stdio = Stdio::start(&dir.0, &[&url]).await;
     let tools = stdio.tool_names().await;
@@ -583,7 +578,7 @@ async fn the_stdio_bridge_starts_before_its_agent_and_offers_it_once_up() {
 #[tokio::test]
 async fn a_model_agents_mcp_server_is_waited_for_briefly_then_named_plainly() {
     let dir = TempDir::new("mcp-server-later");
-    let port = free_port();
+    let port = agentwire_test::port_to_serve_later();
     let mcp_url = format!("http://127.0.0.1:{port}/mcp");
     let address = format!("127.0.0.1:{port}");
     let model = ["--agent", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--store", "memory"];

@@ -32,9 +32,7 @@ impl Model {
             eprintln!("skipped: AGENTWIRE_LITELLM is not set");
             return None;
         };
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
+        let port = agentwire_test::port_to_serve_later();
         let record = dir.join("requests.jsonl");
         let mut child = Command::new("python3")
             .arg(format!("{ROOT}/interop/model/serve.py"))

@@ -159,9 +159,8 @@ async fn without_metrics_there_is_no_metrics_route() {
 #[tokio::test]
 async fn metrics_on_an_address_of_their_own() {
     let dir = TempDir::new("metrics-port");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let metrics = format!("127.0.0.1:{port}");
-    let server = Server::start(&dir.0, &["--store", "memory", "--metrics", &metrics]).await;
+    let server = Server::start(&dir.0, &["--store", "memory", "--metrics", "127.0.0.1:0"]).await;
+    let metrics = server.address_logged_as("serving metrics").await;
     let on_serve_port = reqwest::get(format!("{}/metrics", server.base)).await.unwrap();
     assert_eq!(on_serve_port.status(), 404, "metrics are not on the agent's port");
     let text = reqwest::get(format!("http://{metrics}/metrics")).await.unwrap().text().await.unwrap();

@@ -17,7 +17,7 @@ fn open_file_limits(pid: u32) -> (String, String) {
 
 #[tokio::test]
 async fn the_soft_limit_on_open_files_is_raised_to_the_hard_one() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = agentwire_test::port_to_serve_later();
     let serve = format!(
         "ulimit -S -n 256; exec {} serve --store memory --http 127.0.0.1:{port}",
         env!("CARGO_BIN_EXE_agentwire")

@@ -17,12 +17,6 @@ fn send(text: &str) -> Value {
     json!({"message": {"messageId": format!("m-{text}-{}", uuid::Uuid::new_v4()), "role": "ROLE_USER", "parts": [{"text": text}]}})
 }
 
-/// A port nobody listens on (yet).
-fn free_port() -> u16 {
-    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    socket.local_addr().unwrap().port()
-}
-
 /// An agent card file: `name`, described, with one skill of `id`, named `skill`, tagged `tags`.
 fn card_file(dir: &std::path::Path, name: &str, description: &str, skill: (&str, &str, &[&str])) -> String {
     let (id, skill_name, tags) = skill;
@@ -91,7 +85,7 @@ async fn registered_agents_are_searched_served_and_kept() {
     );
     let fx = Server::start(&dir.0, &["--store", "memory", "--card", &fx_card]).await;
     let Some(python) = SdkServer::start(SdkOptions::default()).await else { return };
-    let down = format!("http://127.0.0.1:{}", free_port());
+    let down = format!("http://127.0.0.1:{}", agentwire_test::free_port());
     let store = format!("sqlite:{}", dir.0.join("gateway.db").display());
     let gateway_args = ["--store", store.as_str(), "--console"];
     let mut gateway = Server::start_gateway(&dir.0, &gateway_args).await;
@@ -319,7 +313,7 @@ async fn admins_register_and_visibility_hides_agents_from_other_callers() {
 #[tokio::test]
 async fn cards_are_checked_reindexed_and_health_follows_the_agent() {
     let dir = TempDir::new("registry-refresh");
-    let address = format!("127.0.0.1:{}", free_port());
+    let address = format!("127.0.0.1:{}", agentwire_test::port_to_serve_later());
     let tides = card_file(&dir.0, "Harbour", "Harbour master", ("tides", "Tide tables", &["sea"]));
     let volcanoes = card_file(&dir.0, "Harbour2", "Harbour master", ("volcanoes", "Volcano watch", &["land"]));
     let mut agent = Server::start(&dir.0, &["--http", &address, "--store", "memory", "--card", &tides]).await;

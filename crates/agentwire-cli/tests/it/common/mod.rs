@@ -91,6 +91,19 @@ impl Server {
         (exit, std::fs::read_to_string(&self.log).unwrap())
     }
 
+    /// The address the server logged with `message` (a listener of its own it bound on port 0,
+    /// as "serving metrics"), waited for as [`Server::start`] waits for the serving line.
+    pub(crate) async fn address_logged_as(&self, message: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(address) = logged_address(&std::fs::read_to_string(&self.log).unwrap_or_default(), message) {
+                return address;
+            }
+            assert!(Instant::now() < deadline, "the server did not log {message:?}; see {}", self.log.display());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
@@ -134,12 +147,18 @@ fn proc_status_kib(pid: u32, key: &str) -> u64 {
 
 /// The address of the `serving` log line, as text (`serving address=…`) or JSON.
 fn serving_address(log: &str) -> Option<String> {
+    logged_address(log, "serving").or_else(|| logged_address(log, "serving a gateway"))
+}
+
+/// The `address` of the first line of `log` whose message is `message`, in either log format.
+fn logged_address(log: &str, message: &str) -> Option<String> {
+    let plain = format!(" {message} address=");
     log.lines().find_map(|line| match serde_json::from_str::<Value>(line) {
-        Ok(json) if matches!(json["fields"]["message"].as_str(), Some("serving" | "serving a gateway")) => {
+        Ok(json) if json["fields"]["message"].as_str() == Some(message) => {
             json["fields"]["address"].as_str().map(str::to_owned)
         }
         Ok(_) => None,
-        Err(_) if line.contains(" serving address=") || line.contains(" serving a gateway address=") => {
+        Err(_) if line.contains(&plain) => {
             line.split_whitespace().find_map(|word| word.strip_prefix("address=")).map(str::to_owned)
         }
         Err(_) => None,
