@@ -35,7 +35,21 @@ targets="${FUZZ_TARGETS:-$(cargo fuzz list)}"
 # Requests and answers are small; a larger input only slows the fuzzer down.
 max_len=65536
 
-cargo fuzz build -s none --debug-assertions
+# In CI the build is made through a fixed path (/tmp/agentwire-fuzz-root, a link to this checkout,
+# taken under a lock): cargo hashes a path dependency outside the fuzz workspace (../crates) by its
+# absolute path into the crates' metadata, which moves symbols and type ids, and with them the
+# values libFuzzer sees compared, so the same commit fuzzed from two clones would try different
+# inputs. Through the fixed path, every clone builds the same binaries.
+fuzz_dir=$PWD
+if [[ $mode == ci ]]; then
+  fixed=/tmp/agentwire-fuzz-root
+  exec 8>"$fixed.lock"
+  flock 8
+  ln -sfn "$(cd .. && pwd -P)" "$fixed"
+  fuzz_dir=$fixed/fuzz
+fi
+cargo fuzz build --fuzz-dir "$fuzz_dir" -s none --debug-assertions
+[[ $mode != ci ]] || exec 8>&-
 bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"
 
 scratch="$(mktemp -d)"
