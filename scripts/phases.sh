@@ -7,6 +7,7 @@
 #   phase "clippy"
 #   cargo clippy ...
 #   phase_record "fuzz (beside scripts/test)" 312   # a phase that ran beside the others
+#   beside "fuzz" "fuzz/run.sh --ci"; ...; beside_wait "fuzz" "scripts/test"   # (see beside)
 
 PHASES_OF=$1
 PHASE=""
@@ -59,11 +60,55 @@ phases_summary() {
     }' "$PHASES_FILE" >&2
 }
 
+# A job run beside the phases (a build or fuzzing that takes the CPU the tests leave idle):
+# `beside NAME COMMAND` starts COMMAND (a bash command line) at the lowest priority, in a process
+# group of its own so that an early exit stops it and everything it started; `beside_wait NAME
+# WHAT` waits for it, prints its output, records its seconds as the phase "NAME (beside WHAT)"
+# and returns its exit status. It stays in this session (no setsid): with the kernel's autogroups
+# a session shares the CPU equally with the others whatever its priority.
+declare -A BESIDE_PID=() BESIDE_LOG=() BESIDE_STARTED=()
+
+beside() { # name command
+  local log
+  log=$(mktemp)
+  BESIDE_LOG[$1]=$log
+  BESIDE_STARTED[$1]=$(date +%s)
+  set -m
+  nice -n 19 bash -c 'status=0; eval "$1" || status=$?; date +%s >"$0.ended"; exit $status' "$log" "$2" \
+    </dev/null >"$log" 2>&1 &
+  set +m
+  BESIDE_PID[$1]=$!
+}
+
+beside_wait() { # name what-it-ran-beside
+  local status=0 log=${BESIDE_LOG[$1]}
+  wait "${BESIDE_PID[$1]}" || status=$?
+  unset "BESIDE_PID[$1]"
+  cat "$log" >&2
+  phase_record "$1 (beside $2)" $(($(cat "$log.ended" 2>/dev/null || date +%s) - BESIDE_STARTED[$1]))
+  rm -f "$log" "$log.ended"
+  if ((status)); then
+    echo "[$PHASES_OF] $1 failed (exit $status); its output is above" >&2
+  fi
+  return "$status"
+}
+
+# Stops what still runs beside the phases (a run that failed before waiting for it).
+beside_stop() {
+  local name
+  for name in "${!BESIDE_PID[@]}"; do
+    kill -- -"${BESIDE_PID[$name]}" 2>/dev/null || true
+    rm -f "${BESIDE_LOG[$name]}" "${BESIDE_LOG[$name]}.ended"
+  done
+  BESIDE_PID=()
+}
+
 # The last phase's line, then the total; a failed run names the phase it failed in. An EXIT
 # trap of its own that cleans up first passes the exit status it saw (`phases_exit "$status"`).
 phases_exit() {
   local status=$? total
   status=${1:-$status}
+  beside_stop
   if ((status)) && [[ -n $PHASE ]]; then
     PHASE="$PHASE (failed: exit $status)"
   fi
