@@ -133,7 +133,8 @@ pub fn port_to_serve_later() -> u16 {
         .ok()
         .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
         .unwrap_or(32_768);
-    let (low, span) = (ephemeral_from.saturating_sub(12_000).max(1_024), 12_000.min(ephemeral_from.saturating_sub(1_024)).max(1));
+    let (low, span) =
+        (ephemeral_from.saturating_sub(12_000).max(1_024), 12_000.min(ephemeral_from.saturating_sub(1_024)).max(1));
     let offset = std::process::id().wrapping_mul(2_654_435_761) % span;
     for _ in 0..span {
         let port = (low + (offset + NEXT.fetch_add(1, Ordering::Relaxed)) % span) as u16;
