@@ -160,13 +160,13 @@ pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: b
                 http.console = Some(console);
             }
             tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-            let mut router = app.router(handler.clone(), http);
+            let mut routes = app.routes(handler.clone(), http);
             if opt.mcp {
                 let server = McpServer::new(OneAgent::new(app.service(handler.clone())));
-                router = router.merge(agentwire_mcp::router(server, app, mcp_options(&opt, &public_url)));
+                routes = routes.merge(agentwire_mcp::router(server, app, mcp_options(&opt, &public_url)));
                 tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
             }
-            (router, Some(handler))
+            (routes.into_router(), Some(handler))
         }
     };
     let metrics_server = match (metrics, metrics_listener) {

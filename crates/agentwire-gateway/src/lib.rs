@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
-use agentwire_server::{router_with, App, HttpOptions, Operations, RequestHandler};
+use agentwire_server::{App, HttpOptions, Operations, RequestHandler, Routes};
 use agentwire_store::registry::{MemoryRegistry, RegistryStore, Visibility};
 use agentwire_types::Authentication;
 use axum::Router;
@@ -351,16 +351,16 @@ impl GatewayBuilder {
             let options = self.mcp_options.clone().unwrap_or_else(|| {
                 agentwire_mcp::McpHttpOptions::new(self.public_url.clone()).with_max_body_bytes(http.max_body_bytes)
             });
-            move |router: Router, registry: Option<Arc<Registry>>| -> Router {
+            move |routes: Routes, registry: Option<Arc<Registry>>| -> Routes {
                 if !on {
-                    return router;
+                    return routes;
                 }
                 let agents = mcp::GatewayAgents { directory, root, registry };
-                router.merge(agentwire_mcp::router(agentwire_mcp::McpServer::new(agents), app, options))
+                routes.merge(agentwire_mcp::router(agentwire_mcp::McpServer::new(agents), app, options))
             }
         };
         #[cfg(not(feature = "mcp"))]
-        let mcp_routes = |router: Router, _: Option<Arc<Registry>>| router;
+        let mcp_routes = |routes: Routes, _: Option<Arc<Registry>>| routes;
         let no_mounts = self.mounts.is_empty() && self.registry.is_none();
         #[cfg(feature = "console")]
         let root_alone = root.is_some() && self.mounts.is_empty();
@@ -369,7 +369,7 @@ impl GatewayBuilder {
             {
                 http.console = console;
             }
-            return (mcp_routes(router_with(root, http), None), handler);
+            return (mcp_routes(Routes::new(root, http), None).into_router(), handler);
         }
         let mount = {
             let (app, http) = (app.clone(), http.clone());
@@ -387,7 +387,10 @@ impl GatewayBuilder {
                         .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(name, "/console"));
                 }
                 let served = operations.clone();
-                let router = directory::LazyRouter::new(move || router_with(served.clone(), options.clone()));
+                // Behind the gateway's HTTP layers, which the dispatch to it is under.
+                let router = directory::LazyRouter::new(move || {
+                    Routes::new(served.clone(), options.clone()).without_http_layers()
+                });
                 Mounted { upstream: agent, visibility, operations, router }
             }
         };
@@ -403,7 +406,7 @@ impl GatewayBuilder {
         if root_alone {
             root_http.console.clone_from(&console);
         }
-        let mut router = router_with(mount::directory(directory.clone(), root_service), root_http);
+        let mut router = Routes::new(mount::directory(directory.clone(), root_service), root_http);
         let registry = self.registry.map(|settings| {
             let mounter = registry::Mounter { rewrite: Box::new(rewrite_for), mount: Box::new(mount) };
             let registry =
@@ -465,7 +468,7 @@ impl GatewayBuilder {
             }),
             None => listing::route(directory, self.public_url.clone()),
         };
-        (mcp_routes(router.route("/agents", agents), registry_for_mcp), handler)
+        (mcp_routes(router.route("/agents", agents), registry_for_mcp).into_router(), handler)
     }
 }
 

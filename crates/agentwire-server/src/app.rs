@@ -279,7 +279,26 @@ impl App {
     ///
     /// [`router_with`]: crate::router_with
     pub fn router(&self, service: impl OperationService, options: HttpOptions) -> Router {
-        crate::router_with(self.service(service), options)
+        self.routes(service, options).into_router()
+    }
+
+    /// The routes of `service` with every layer in front of it, to which a server adds the
+    /// routes it serves beside the agent's (MCP, a directory) before the HTTP layers go over them
+    /// all ([`Routes::into_router`](crate::Routes::into_router)).
+    ///
+    /// ```
+    /// use agentwire_server::{agent::EchoAgent, App, HttpOptions, RequestHandler};
+    ///
+    /// let app = App::new().spans();
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let handler = RequestHandler::builder(EchoAgent).build();
+    /// let beside = axum::Router::new().route("/status", axum::routing::get(|| async { "up" }));
+    /// let router = app.routes(handler, HttpOptions::default()).merge(beside).into_router();
+    /// # drop(router);
+    /// # });
+    /// ```
+    pub fn routes(&self, service: impl OperationService, options: HttpOptions) -> crate::Routes {
+        crate::Routes::new(self.service(service), options)
     }
 }
 

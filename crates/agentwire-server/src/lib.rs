@@ -48,7 +48,7 @@ pub mod telemetry;
 mod tenant;
 
 pub use crate::app::App;
-pub use crate::http::{error_response, router, router_with, CorsOrigins, HttpOptions};
+pub use crate::http::{error_response, router, router_with, CorsOrigins, HttpOptions, Routes};
 /// Keys, signatures and tokens: signed cards, JWT validation ([`agentwire_jose`]).
 pub use agentwire_jose as jose;
 pub use agentwire_types::{A2aRequest, A2aResponse, StreamItem, TaskEventStream};

@@ -1,6 +1,7 @@
 //! What an operator sees of a running server: `--metrics` after known traffic on every binding,
 //! read with the Prometheus Python client's parser (in both text formats); `/healthz`, `/readyz`
-//! and the gRPC health service; and readiness following PostgreSQL down and back.
+//! and the gRPC health service; readiness following PostgreSQL down and back; and the request
+//! span, id and CORS on every front.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -11,6 +12,9 @@ use agentwire_types::{Binding, Message, SendMessageRequest};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::time::Instant;
+
+/// The web page `--cors-origin` allows in the fronts' test.
+const APP: &str = "https://app.example";
 
 /// A sample's name and labels.
 type Series = (String, Vec<(String, String)>);
@@ -270,5 +274,53 @@ async fn an_open_stream_is_counted_until_it_ends() {
         }
         assert!(Instant::now() < deadline, "the closed stream is still counted: {text}");
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every front a gateway serves is under the same HTTP layers as a mounted agent's routes: MCP,
+/// the directory and the agent each get a request span with the caller's request id (in the log
+/// line of the answered request), the id echoed, and the CORS answer `--cors-origin` asks for.
+#[tokio::test]
+async fn every_front_has_the_request_span_id_and_cors() {
+    let dir = TempDir::new("fronts");
+    let agent = Server::start(&dir.0, &["--store", "memory"]).await;
+    let upstream = format!("hello={}", agent.base);
+    let args = ["--upstream", &upstream, "--mcp", "--cors-origin", APP, "--log-format", "json"];
+    let env = [("RUST_LOG", "info,agentwire_server::layers=debug,tower_http::trace=debug")];
+    let gateway = Server::start_gateway_with_env(&dir.0, &args, &env).await;
+    let client = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        {"messageId": "m-fronts", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
+    let requests = [
+        (
+            "/mcp",
+            client
+                .post(format!("{}/mcp", gateway.base))
+                .header("accept", "application/json, text/event-stream")
+                .json(&initialize),
+        ),
+        ("/agents", client.get(format!("{}/agents", gateway.base))),
+        ("/agents/hello/", client.post(format!("{}/agents/hello/", gateway.base)).json(&send)),
+    ];
+    for (path, request) in requests {
+        let id = format!("front-{}", path.trim_matches('/').replace('/', "-"));
+        let response = request.header("origin", APP).header("x-request-id", &id).send().await.unwrap();
+        assert!(response.status().is_success(), "{path}: {}", response.status());
+        let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(header("x-request-id").as_deref(), Some(id.as_str()), "{path} echoes the request id");
+        assert_eq!(header("access-control-allow-origin").as_deref(), Some(APP), "{path} answers the allowed page");
+        let traced = |log: &str| {
+            log.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).any(|line| {
+                let span = &line["span"];
+                span["name"] == "request" && span["request_id"] == id.as_str() && span["path"] == path
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !traced(&std::fs::read_to_string(&gateway.log).unwrap()) {
+            assert!(Instant::now() < deadline, "no line of {path}'s request span; see {}", gateway.log.display());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }

@@ -2,8 +2,10 @@
 //! and gRPC, with the cross-cutting work done once, as tower layers around every route.
 //!
 //! Layers, outermost first: tracing (a span per request, with its id), the echo of the client's
-//! request id, CORS for browsers (it answers preflights), the body limit, version and extension
-//! negotiation, and the steer that sends gRPC requests to the gRPC services. Each binding decodes
+//! request id, CORS for browsers (it answers preflights) and the body limit, over every route a
+//! server answers ([`Routes`]: the agent's, and MCP's or a gateway's beside them); then, over the
+//! agent's own routes, version and extension negotiation and the steer that sends gRPC requests
+//! to the gRPC services. Each binding decodes
 //! a request into its [`RequestContext`](crate::RequestContext) and canonical operation, calls
 //! the operation service (which authenticates), and writes the answer or the error in its own
 //! format.
@@ -14,27 +16,21 @@ mod grpc;
 mod jsonrpc;
 pub(crate) mod request;
 mod rest;
+mod routes;
 mod sse;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
-use tower::util::BoxCloneSyncService;
-use tower::ServiceBuilder;
-use tower_http::request_id::PropagateRequestIdLayer;
-use tower_http::trace::TraceLayer;
 
-use crate::health::{self, Readiness};
+use crate::health::Readiness;
 use crate::service::{OperationService, Operations};
-use crate::tenant::TenantCheck;
 
-use crate::layers;
 pub use crate::layers::CorsOrigins;
+pub use routes::Routes;
 
 /// How [`router_with`] serves the agent over HTTP: what the wire may carry, and how. Limits on
 /// what operations may make the server hold are the handler's [`Limits`](crate::Limits).
@@ -141,59 +137,11 @@ pub fn router(service: impl OperationService) -> Router {
 }
 
 /// [`router`], configured by `options`.
+///
+/// To serve other routes beside the agent's (MCP, a gateway's directory) under the same HTTP
+/// layers, build the router with [`Routes`] instead.
 pub fn router_with(service: impl OperationService, options: HttpOptions) -> Router {
-    let operations: Operations = BoxCloneSyncService::new(TenantCheck::new(service, options.max_tenant_bytes));
-    let grpc = grpc::GrpcSteerLayer::new(&operations, &options);
-    let card = Arc::new(card::CardForms::new(options.strict_card));
-    let body_limits = BodyLimits { max_bytes: options.max_body_bytes, read_timeout: options.body_read_timeout };
-    let readiness = options.readiness;
-    let state = Arc::new(Shared {
-        operations,
-        card,
-        sse_keep_alive: options.sse_keep_alive,
-        body_limits,
-        readiness,
-        signing_keys: options.signing_keys.clone(),
-    });
-    let mut app = Router::new()
-        .route("/healthz", get(health::live))
-        .route("/readyz", get(|State(state): State<AppState>| async move { health::ready(&state.readiness).await }))
-        .route("/.well-known/agent-card.json", get(card::serve))
-        .route("/.well-known/agent.json", get(card::serve))
-        .route("/agentCard", get(card::serve))
-        .route("/", post(jsonrpc::handle));
-    if let Some(keys) = &options.signing_keys {
-        app = app.route("/.well-known/jwks.json", get(card::keys(keys)));
-    }
-    for (path, route) in rest::routes() {
-        app = app.route(&format!("/{{tenant}}{path}"), route.clone()).route(path, route);
-    }
-    for (path, route) in rest::v03_routes() {
-        app = app.route(path, route);
-    }
-    // `/v1/…` belongs to v0.3 even where no route matches: never a tenant named `v1`.
-    let app = app
-        .route("/v1", axum::routing::any(rest::no_route))
-        .route("/v1/{*rest}", axum::routing::any(rest::no_route))
-        .fallback(rest::no_route)
-        .method_not_allowed_fallback(rest::method_not_allowed)
-        .with_state(Arc::clone(&state));
-    #[cfg(feature = "console")]
-    let app = match options.console {
-        Some(console) => {
-            let operations = state.operations.clone();
-            app.merge(crate::console::routes(operations, state.signing_keys.clone(), console))
-        }
-        None => app,
-    };
-    let layers = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_http().make_span_with(layers::request_span))
-        .layer(PropagateRequestIdLayer::new(layers::REQUEST_ID))
-        .layer(layers::BrowserCorsLayer::new(&options.cors))
-        .layer(layers::body_limit(options.max_body_bytes))
-        .layer(layers::negotiate())
-        .layer(grpc);
-    app.layer(layers)
+    Routes::new(service, options).into_router()
 }
 
 /// A JSON response. The body is written into a buffer sized for a typical reply (a task with a

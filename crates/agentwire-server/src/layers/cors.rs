@@ -74,13 +74,16 @@ where
     }
 }
 
+const MCP_SESSION_ID: header::HeaderName = header::HeaderName::from_static("mcp-session-id");
+
 /// Preflights are answered for any allowed origin; the headers a browser asks for are allowed by
 /// name (a `*` would not cover `Authorization`), and the card's caching headers are readable.
 fn cors(origins: &CorsOrigins) -> CorsLayer {
     let layer = CorsLayer::new()
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
-        .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL])
+        // MCP's streamable HTTP names a session in a response header the page must read.
+        .expose_headers([header::ETAG, header::LAST_MODIFIED, header::CACHE_CONTROL, MCP_SESSION_ID])
         .max_age(Duration::from_secs(600));
     match origins {
         // With `*`, a response's CORS headers are the same whatever the origin, so caches need no

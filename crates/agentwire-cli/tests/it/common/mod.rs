@@ -38,6 +38,11 @@ impl Server {
         Self::start_as("gateway", dir, args, &[]).await
     }
 
+    /// [`Server::start_gateway`] with variables added to the server's environment.
+    pub(crate) async fn start_gateway_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_as("gateway", dir, args, env).await
+    }
+
     async fn start_as(command_name: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let log = dir.join(format!("server-{}.log", STARTED.fetch_add(1, Ordering::Relaxed)));
