@@ -6,6 +6,15 @@ use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+mod limits;
+mod model;
+mod values;
+
+pub(crate) use limits::LimitOpt;
+pub(crate) use model::ModelOpt;
+pub(crate) use values::Listen;
+use values::{parse_duration, parse_listen};
+
 /// agentwire: serve and talk to A2A agents.
 #[derive(Debug, Parser)]
 #[command(name = "agentwire", version, about)]
@@ -515,77 +524,6 @@ pub(crate) struct ServeOpt {
     pub(crate) limits: LimitOpt,
 }
 
-/// The model agent's options (`--agent openai`).
-#[derive(Debug, clap::Args)]
-#[command(next_help_heading = MODEL_AGENT)]
-pub(crate) struct ModelOpt {
-    /// The root of the OpenAI-compatible API.
-    ///
-    /// As OpenAI's clients take it: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`
-    /// (Ollama), `http://127.0.0.1:8000/v1` (vLLM, llama.cpp)…
-    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL", required_if_eq("agent", "openai"))]
-    pub(crate) base_url: Option<String>,
-
-    /// The model to ask.
-    #[arg(long, value_name = "NAME", required_if_eq("agent", "openai"))]
-    pub(crate) model: Option<String>,
-
-    /// A file holding the API key (by default, the OPENAI_API_KEY variable's; none at all for a
-    /// server that asks for none).
-    #[arg(long, value_name = "FILE", hide_short_help = true)]
-    pub(crate) api_key_file: Option<PathBuf>,
-
-    /// The system prompt that opens every conversation.
-    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
-    pub(crate) system_prompt: Option<String>,
-
-    /// A file holding the system prompt.
-    #[arg(long, value_name = "FILE", hide_short_help = true)]
-    pub(crate) system_prompt_file: Option<PathBuf>,
-
-    /// The agent's name in its card (default: the model's). --card replaces the whole card.
-    #[arg(long, value_name = "NAME", hide_short_help = true)]
-    pub(crate) agent_name: Option<String>,
-
-    /// The agent's description in its card.
-    #[arg(long, value_name = "TEXT", hide_short_help = true)]
-    pub(crate) agent_description: Option<String>,
-
-    /// An MCP server whose tools the model may call (repeatable).
-    ///
-    /// A command line to start (stdio), or an http(s) URL (streamable HTTP).
-    #[arg(long = "mcp-server", value_name = "CMD|URL")]
-    pub(crate) mcp_servers: Vec<String>,
-
-    /// A tool whose calls wait for the user's approval (the task asks, INPUT_REQUIRED; a reply
-    /// starting with "yes" approves). Repeatable.
-    #[arg(long = "approve", value_name = "TOOL", hide_short_help = true)]
-    pub(crate) approve: Vec<String>,
-
-    /// The most of a context's earlier tasks the model is given, as their size in memory; the
-    /// newest are kept.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size, hide_short_help = true)]
-    pub(crate) history_size: usize,
-
-    /// How many rounds of tool calls one task may make before it fails.
-    #[arg(long, value_name = "N", default_value_t = agentwire_openai::DEFAULT_MAX_TOOL_ROUNDS, hide_short_help = true)]
-    pub(crate) max_tool_rounds: usize,
-
-    /// The most one answer of the model may hold (its text, and its tool calls' names and
-    /// arguments); a larger one fails its task.
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size, hide_short_help = true)]
-    pub(crate) max_answer_size: usize,
-
-    /// How long one request to the model may take, its answer streamed, before its task fails.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, hide_short_help = true)]
-    pub(crate) model_timeout: Duration,
-
-    /// How long the model's server may send nothing (connecting, before its answer, or in the
-    /// middle of it) before the task fails.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, hide_short_help = true)]
-    pub(crate) model_idle_timeout: Duration,
-}
-
 impl ServeOpt {
     /// The store `--store` names, or the embedded default of `serve`.
     pub(crate) fn store_url(&self) -> &str {
@@ -600,189 +538,10 @@ impl ServeOpt {
     }
 }
 
-/// Bounds on what one client can make the server hold or do. Sizes take a `KiB`, `MiB` or `GiB`
-/// suffix.
-#[derive(Debug, clap::Args)]
-#[command(next_help_heading = LIMITS)]
-pub(crate) struct LimitOpt {
-    /// Seconds a client may take to send a request's body (a gRPC call's message too).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub(crate) body_read_timeout: u64,
-
-    /// Largest request body.
-    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
-    pub(crate) max_body_size: usize,
-
-    /// Longest tenant name a request may give (letters, digits and - . _ ~ only).
-    #[arg(long, value_name = "SIZE", default_value = "128", value_parser = parse_size)]
-    pub(crate) max_tenant_size: usize,
-
-    /// Most memory one client message may take to hold (many small parts take more than their
-    /// JSON text).
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size)]
-    pub(crate) max_message_size: usize,
-
-    /// Most messages a task's history keeps: its first and the most recent ones.
-    #[arg(long, value_name = "N", default_value_t = 1_000)]
-    pub(crate) max_history: usize,
-
-    /// Most tasks one principal may have in progress at once, in all tenants together.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub(crate) max_tasks_in_progress: usize,
-
-    /// Most bytes one principal's tasks in progress may take in the store, in all tenants
-    /// together.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
-    pub(crate) max_size_in_progress: usize,
-
-    /// Most memory one task's history and artifacts may take.
-    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
-    pub(crate) max_task_size: usize,
-
-    /// Most task memory one ListTasks page carries; a fuller page ends early.
-    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
-    pub(crate) max_list_size: usize,
-
-    /// Most push notification configs per task.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub(crate) max_push_configs: usize,
-
-    /// Largest push notification config (its id, URL, token and authentication together).
-    #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_size)]
-    pub(crate) max_push_config_size: usize,
-
-    /// Ended tasks kept: at most this many...
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub(crate) retain_tasks: usize,
-
-    /// ...for at most this many seconds after they ended (default: no limit)...
-    #[arg(long, value_name = "SECONDS")]
-    pub(crate) retain_for: Option<u64>,
-
-    /// ...and at most this many bytes in all (in the store's files, or in memory with `--store
-    /// memory`); the ones that ended first go first.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
-    pub(crate) retain_size: usize,
-
-    /// How long an idempotency key names the send that first carried it: a repeat within it is
-    /// answered with that send's task.
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_duration)]
-    pub(crate) idempotency_ttl: Duration,
-
-    /// End a task left waiting for input or authorization this long (CANCELED, saying why);
-    /// `off` leaves it waiting for ever.
-    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_optional_duration)]
-    pub(crate) expire_waiting: MaybeDuration,
-
-    /// Cancel an execution running this long and end its task FAILED (default: off, as long
-    /// work takes as long as it takes).
-    #[arg(long, value_name = "DURATION", default_value = "off", value_parser = parse_optional_duration)]
-    pub(crate) max_execution: MaybeDuration,
-
-    /// Longest a long-polled GetTask (`currentGeneration`, with --protocol-draft 1.1) waits for
-    /// the task to change before answering with it as it is.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub(crate) long_poll_timeout: Duration,
-
-    /// Most webhook deliveries in flight at once, across all tasks.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub(crate) webhook_concurrency: usize,
-
-    /// Deliveries queued per webhook before new ones are dropped (and logged).
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub(crate) webhook_queue: usize,
-
-    /// Requests per second one principal may make on average (one address, without --auth);
-    /// more are refused with 429 and a Retry-After (default: no limit).
-    #[arg(long, value_name = "N")]
-    pub(crate) rate_limit: Option<f64>,
-
-    /// Requests one principal may make at once over --rate-limit after a quiet spell.
-    #[arg(long, value_name = "N", default_value_t = 50)]
-    pub(crate) rate_burst: usize,
-
-    /// Most streams one principal may have open at once.
-    #[arg(long, value_name = "N", default_value_t = 1_000)]
-    pub(crate) max_streams: usize,
-}
-
-/// Where to listen: an address, or a port on the host of another listener.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Listen {
-    Address(SocketAddr),
-    Port(u16),
-}
-
-impl Listen {
-    /// The address, taking the host of `beside` for a port alone.
-    pub(crate) fn beside(self, beside: SocketAddr) -> SocketAddr {
-        match self {
-            Listen::Address(address) => address,
-            Listen::Port(port) => SocketAddr::new(beside.ip(), port),
-        }
-    }
-}
-
-/// `HOST:PORT`, or `PORT` alone.
-fn parse_listen(text: &str) -> Result<Listen, String> {
-    if let Ok(port) = text.trim().parse::<u16>() {
-        return Ok(Listen::Port(port));
-    }
-    text.trim()
-        .parse()
-        .map(Listen::Address)
-        .map_err(|_| format!("{text:?} is not an address such as 127.0.0.1:9464, or a port such as 9464"))
-}
-
-/// A duration: a number followed by `ms`, `s`, `m`, `h` or `d` (seconds without a unit).
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let number: u64 = number.parse().map_err(|_| format!("{text:?} is not a duration such as 90s, 15m, 2h or 7d"))?;
-    let millis = match unit.trim().to_ascii_lowercase().as_str() {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" | "min" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        other => return Err(format!("unknown duration unit {other:?}; use ms, s, m, h or d")),
-    };
-    number.checked_mul(millis).map(Duration::from_millis).ok_or_else(|| format!("{text:?} is too long"))
-}
-
-/// A duration, or none (`off`): its own type, since clap takes an `Option` field for an option
-/// that may be left out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MaybeDuration(pub(crate) Option<Duration>);
-
-/// A [duration](parse_duration), or `off` for none.
-fn parse_optional_duration(text: &str) -> Result<MaybeDuration, String> {
-    match text.trim() {
-        "off" | "none" => Ok(MaybeDuration(None)),
-        text => parse_duration(text).map(|duration| MaybeDuration(Some(duration))),
-    }
-}
-
-/// A size in bytes: a number, optionally followed by `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`).
-fn parse_size(text: &str) -> Result<usize, String> {
-    let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let number: usize = number.parse().map_err(|_| format!("{text:?} is not a size such as 4MiB or 65536"))?;
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" | "kb" => 1 << 10,
-        "m" | "mib" | "mb" => 1 << 20,
-        "g" | "gib" | "gb" => 1 << 30,
-        other => return Err(format!("unknown size unit {other:?}; use KiB, MiB or GiB")),
-    };
-    number.checked_mul(scale).ok_or_else(|| format!("{text:?} is too large"))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{parse_size, parse_upstream};
+    use super::parse_upstream;
+    use super::values::parse_size;
 
     #[test]
     fn the_command_line_is_consistent() {
@@ -791,7 +550,7 @@ mod tests {
 
     #[test]
     fn durations_read_with_their_units() {
-        use super::{parse_duration, parse_optional_duration};
+        use super::values::{parse_duration, parse_optional_duration};
         use std::time::Duration;
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
