@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 use agentwire_server::{App, Operations, Principal};
 use agentwire_store::registry::Visibility;
 use agentwire_types::jsonrpc::Operation;
-use agentwire_types::{A2AError, Binding, Dialect, Peer, RequestContext};
+use agentwire_types::{A2AError, Front, Peer, RequestContext};
 use axum::extract::Request;
 use axum::response::Response;
 use axum::Router;
@@ -134,10 +134,7 @@ impl Caller {
 /// The context of an HTTP request made beside the operations, for its caller to be identified:
 /// its headers and its peer (with its certificate).
 pub(crate) fn context_of(request: &Request) -> RequestContext {
-    let mut ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
-    ctx.metadata = request.headers().clone();
-    ctx.peer = request.extensions().get::<Peer>().cloned();
-    ctx
+    RequestContext::from_http(Front::Gateway, request.headers(), request.extensions())
 }
 
 /// The caller of a request with context `ctx` ([`context_of`]) as `app` authenticates it;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agentwire_server::{Operations, Principal, RequestContext};
-use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, Binding, Dialect};
+use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, Binding, Dialect, Front};
 use futures_util::future::BoxFuture;
 use tower::ServiceExt;
 
@@ -151,7 +151,8 @@ impl AgentDirectory for AgentList {
 
 /// The public card `operations` serves.
 pub async fn card_of(operations: &Operations) -> Result<AgentCard, A2AError> {
-    let ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
+    let mut ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
+    ctx.front = Front::Mcp;
     match operations.clone().oneshot((ctx, A2aRequest::GetAgentCard)).await? {
         A2aResponse::Card(card) => Ok(*card),
         _ => Err(A2AError::internal("the agent answered its card with something else")),

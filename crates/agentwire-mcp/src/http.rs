@@ -8,7 +8,7 @@ use std::time::Duration;
 use agentwire_server::quota::Caller;
 use agentwire_server::App;
 use agentwire_types::jsonrpc::Operation;
-use agentwire_types::{A2AError, Binding, Dialect, ErrorKind, Peer, RequestContext, SecurityScheme};
+use agentwire_types::{A2AError, ErrorKind, Front, RequestContext, SecurityScheme};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -202,9 +202,7 @@ struct Guard {
 /// sessions (429 otherwise); one in a session must come from the session's principal (404, as
 /// for a session that does not exist, otherwise).
 async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
-    let mut ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
-    ctx.metadata = request.headers().clone();
-    ctx.peer = request.extensions().get::<Peer>().cloned();
+    let mut ctx = RequestContext::from_http(Front::Mcp, request.headers(), request.extensions());
     let required = guard.app.authentication().is_some();
     let session = request.headers().get(SESSION_HEADER).map(|id| id.to_str().unwrap_or_default().to_owned());
     // Only `initialize` opens a session; a request of the 2026-07-28 revision without one is

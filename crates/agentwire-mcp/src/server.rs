@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_server::{FrontSpan, Principal, RequestContext};
-use agentwire_types::{A2aRequest, A2aResponse, Binding, CancelTaskRequest, Dialect, ErrorKind, GetTaskRequest};
+use agentwire_types::{A2aRequest, A2aResponse, Binding, CancelTaskRequest, Dialect, ErrorKind, Front, GetTaskRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CancelledNotificationParam,
     ContentBlock, GetTaskParams, GetTaskResult, Implementation, InitializeResult, JsonObject, ListToolsResult,
@@ -315,10 +315,12 @@ fn named<'a>(agents: &'a [McpAgent], name: &str) -> Result<&'a McpAgent, McpErro
 /// The caller of an MCP request and the A2A context its calls are made with: over HTTP, the
 /// request's headers (its credentials) and peer; over stdio, none.
 fn contexts(mcp: &McpContext<RoleServer>) -> (Option<Principal>, RequestContext) {
-    let mut a2a = RequestContext::new(Dialect::V1, Binding::HttpJson);
-    let Some(parts) = mcp.extensions.get::<http::request::Parts>() else { return (None, a2a) };
-    a2a.metadata = parts.headers.clone();
-    a2a.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
+    let Some(parts) = mcp.extensions.get::<http::request::Parts>() else {
+        let mut stdio = RequestContext::new(Dialect::V1, Binding::HttpJson);
+        stdio.front = Front::Mcp;
+        return (None, stdio);
+    };
+    let a2a = RequestContext::from_http(Front::Mcp, &parts.headers, &parts.extensions);
     let caller = parts.extensions.get::<McpCaller>().and_then(|caller| caller.0.clone());
     (caller, a2a)
 }

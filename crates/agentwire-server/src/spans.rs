@@ -170,6 +170,7 @@ fn operation_context(ctx: &RequestContext, request: &A2aRequest) -> Context {
             KeyValue::new("a2a.method.name", method),
             KeyValue::new("a2a.protocol.version", ctx.dialect.version()),
             KeyValue::new("a2a.binding", ctx.binding.name()),
+            KeyValue::new("agentwire.front", ctx.front.name()),
             KeyValue::new("a2a.tenant", ctx.tenant.as_str().to_owned()),
         ])
         .start_with_context(&tracer, &parent);

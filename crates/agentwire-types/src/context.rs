@@ -13,6 +13,42 @@ use crate::{Dialect, SecurityScheme};
 /// that a retry of it is answered by the task it made rather than making another.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
+/// Which of a server's fronts a request came in by: an A2A binding, MCP, the web console, or
+/// the routes a gateway serves beside its agents. Metrics and spans label a request by it, so
+/// that MCP's and the console's load is told apart from A2A's.
+///
+/// ```
+/// use agentwire_types::{Front, RequestContext};
+///
+/// let ctx = RequestContext::from_http(Front::Mcp, &http::HeaderMap::new(), &http::Extensions::new());
+/// assert_eq!(ctx.front.name(), "MCP");
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Front {
+    /// An A2A binding: the context's `binding` says which.
+    #[default]
+    A2a,
+    /// MCP: `/mcp`, or a tool of `agentwire mcp`.
+    Mcp,
+    /// The web console.
+    Console,
+    /// A gateway's own routes: its directory of agents and its registry.
+    Gateway,
+}
+
+impl Front {
+    /// The front's name, as metrics and spans label it: `A2A`, `MCP`, `console` or `gateway`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Front::A2a => "A2A",
+            Front::Mcp => "MCP",
+            Front::Console => "console",
+            Front::Gateway => "gateway",
+        }
+    }
+}
+
 /// An A2A protocol binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Binding {
@@ -106,8 +142,11 @@ pub struct RequestContext {
     pub principal: Option<Principal>,
     /// The protocol generation the request was made in, as its method name or route tells it.
     pub dialect: Dialect,
-    /// The binding the request arrived over.
+    /// The binding the request arrived over (for a request of another front, the one its
+    /// operations are made as).
     pub binding: Binding,
+    /// The front the request came in by.
+    pub front: Front,
     /// Extension URIs the client declared.
     pub extensions: Vec<String>,
     /// For a subscription that resumes a dropped stream: the sequence number of the last event
@@ -181,6 +220,7 @@ impl RequestContext {
             principal: None,
             dialect,
             binding,
+            front: Front::A2a,
             extensions: Vec::new(),
             last_event_id: None,
             metadata: HeaderMap::new(),
@@ -188,6 +228,17 @@ impl RequestContext {
             authentication: None,
             task_generations: false,
         }
+    }
+
+    /// A request that came in by `front` over HTTP, as the server saw it: its headers (the
+    /// context's metadata, where the authenticators look for credentials) and the connection
+    /// the listener put in its extensions. Its operations are v1.0's, over HTTP+JSON.
+    pub fn from_http(front: Front, headers: &HeaderMap, extensions: &http::Extensions) -> Self {
+        let mut ctx = Self::new(Dialect::V1, Binding::HttpJson);
+        ctx.front = front;
+        ctx.metadata = headers.clone();
+        ctx.peer = extensions.get::<Peer>().cloned();
+        ctx
     }
 
     /// The same request, made by `principal`.

@@ -324,3 +324,45 @@ async fn every_front_has_the_request_span_id_and_cors() {
         }
     }
 }
+
+/// An MCP tool call is counted under the MCP front, apart from the A2A calls beside it, though
+/// both are sends to the same agent.
+#[tokio::test]
+async fn mcp_calls_are_counted_under_their_own_front() {
+    let dir = TempDir::new("metrics-fronts");
+    let server = Server::start(&dir.0, &["--store", "memory", "--mcp", "--metrics"]).await;
+    let (base, client) = (server.base.clone(), reqwest::Client::new());
+    let reply = rpc(&client, &base, "SendMessage", json!({"message": user_message("a2a-1")})).await.unwrap();
+    assert_eq!(reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "send_message", "arguments": {"message": "hello"}, "_meta": meta}});
+    let answer = client
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "send_message")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(answer.text().await.unwrap().contains("\"isError\":false"));
+
+    let (_, text) = scrape(&client, &base, "text/plain").await;
+    let Some(samples) = parse(&text, false) else { return };
+    let by_front = |front: &str| value(&samples, "a2a_server_requests_total", &[("front", front), ("outcome", "ok")]);
+    let sends = |front: &str| {
+        let streaming = [("front", front), ("operation", "SendStreamingMessage")];
+        value(&samples, "a2a_server_requests_total", &[("front", front), ("operation", "SendMessage")])
+            + value(&samples, "a2a_server_requests_total", &streaming)
+    };
+    assert_eq!(sends("A2A"), 1.0, "the JSON-RPC send: {text}");
+    assert_eq!(sends("MCP"), 1.0, "the tool call's send: {text}");
+    assert!(by_front("MCP") >= 1.0 && by_front("A2A") >= 1.0, "{text}");
+}

@@ -88,8 +88,7 @@ pub(crate) fn directory(console: &Console, agents: Directory, searchable: bool) 
 /// The context a directory page's caller is identified in: its headers (with the login
 /// cookie's token as its bearer credential) and its peer.
 fn directory_context(parts: &Parts) -> crate::RequestContext {
-    let mut ctx = crate::RequestContext::new(Dialect::V1, agentwire_types::Binding::HttpJson);
-    ctx.metadata = parts.headers.clone();
+    let mut ctx = crate::RequestContext::from_http(agentwire_types::Front::Console, &parts.headers, &parts.extensions);
     if !ctx.metadata.contains_key(header::AUTHORIZATION) {
         let token = super::state::cookie(&parts.headers, super::state::TOKEN_COOKIE);
         if let Some(Ok(mut value)) = token.map(|token| http::HeaderValue::from_str(&format!("Bearer {token}"))) {
@@ -97,7 +96,6 @@ fn directory_context(parts: &Parts) -> crate::RequestContext {
             ctx.metadata.insert(header::AUTHORIZATION, value);
         }
     }
-    ctx.peer = parts.extensions.get::<agentwire_types::Peer>().cloned();
     ctx
 }
 

@@ -44,7 +44,9 @@ pub(super) fn context(parts: &mut Parts) -> Result<RequestContext, A2AError> {
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }
-    crate::layers::context_from(&mut parts.extensions, headers, "", Dialect::V1, Binding::HttpJson)
+    let mut ctx = crate::layers::context_from(&mut parts.extensions, headers, "", Dialect::V1, Binding::HttpJson)?;
+    ctx.front = agentwire_types::Front::Console;
+    Ok(ctx)
 }
 
 /// The value of cookie `name`.

@@ -62,7 +62,7 @@ where
 
     fn call(&mut self, (ctx, request): (RequestContext, A2aRequest)) -> Self::Future {
         let operation = request.operation().name();
-        let route = Route { operation, generation: ctx.dialect.version(), binding: ctx.binding.name() };
+        let route = Route::of(operation, &ctx);
         let started = Instant::now();
         let instruments = Arc::clone(&self.instruments);
         let answer = self.inner.call((ctx, request));

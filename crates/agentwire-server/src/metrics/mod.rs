@@ -65,12 +65,20 @@ impl Default for Metrics {
 }
 
 /// An operation, as the protocol's v1.0 names it, in the generation and over the binding it
-/// arrived in.
+/// arrived in, by the front it came in by (A2A, MCP, the console, a gateway's own routes).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct Route {
     pub(crate) operation: &'static str,
     pub(crate) generation: &'static str,
     pub(crate) binding: &'static str,
+    pub(crate) front: &'static str,
+}
+
+impl Route {
+    /// `operation`, made in `ctx`'s generation, binding and front.
+    pub(crate) fn of(operation: &'static str, ctx: &crate::RequestContext) -> Self {
+        Self { operation, generation: ctx.dialect.version(), binding: ctx.binding.name(), front: ctx.front.name() }
+    }
 }
 
 /// A [`Route`] with how the operation ended: `ok`, or `error` and the error's type.
@@ -296,8 +304,7 @@ impl Metrics {
         took: Duration,
         error: Option<&A2AError>,
     ) {
-        let route = Route { operation, generation: ctx.dialect.version(), binding: ctx.binding.name() };
-        self.instruments.served(route, took, error);
+        self.instruments.served(Route::of(operation, ctx), took, error);
     }
 }
 
