@@ -17,11 +17,10 @@
 use agentwire_client::{Client, Delegation};
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::telemetry::OtlpTraces;
-use agentwire_server::{router, serve, OperationSpans, RequestHandler, ServeOptions};
+use agentwire_server::{App, HttpOptions, RequestHandler, Server};
 use agentwire_types::{Artifact, Message, SendMessageRequest, StreamResponse, TaskState};
 use futures_util::StreamExt;
 use tokio::net::TcpListener;
-use tower::ServiceBuilder;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -81,8 +80,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let _ = tokio::signal::ctrl_c().await;
     };
     // Each operation in a span of its own, the child of the caller's when it sends its context.
-    let app = router(ServiceBuilder::new().layer(OperationSpans).service(handler));
-    serve(listener, app, shutdown, ServeOptions::default()).await?;
+    let app = App::new().spans().router(handler.clone(), HttpOptions::default());
+    Server::builder(listener).handler(handler).serve(app, shutdown).await?;
     if let Some(traces) = traces {
         traces.shut_down().await;
     }

@@ -12,7 +12,7 @@
 
 use agentwire_mcp::McpTools;
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::{router, serve, RequestHandler, ServeOptions};
+use agentwire_server::{router, RequestHandler, Server};
 use agentwire_types::Artifact;
 use tokio::net::TcpListener;
 
@@ -79,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router(handler), shutdown, ServeOptions::default()).await?;
+    Server::builder(listener).handler(handler.clone()).serve(router(handler), shutdown).await?;
     Ok(())
 }
 
@@ -90,6 +90,7 @@ mod tests {
     use std::time::Duration;
 
     use agentwire_client::Client;
+    use agentwire_server::{serve, ServeOptions};
     use agentwire_types::{Message, SendMessageRequest, SendMessageResponse, Task, TaskState};
     use tokio::io::AsyncBufReadExt;
 

@@ -14,7 +14,7 @@
 
 use agentwire_mcp::McpTools;
 use agentwire_openai::{OpenAiAgent, Toolbox};
-use agentwire_server::{router, serve, CardConfig, RequestHandler, ServeOptions};
+use agentwire_server::{router, CardConfig, RequestHandler, Server};
 use tokio::net::TcpListener;
 
 const ADDR: &str = "127.0.0.1:8088";
@@ -47,6 +47,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router(handler), shutdown, ServeOptions::default()).await?;
+    Server::builder(listener).handler(handler.clone()).serve(router(handler), shutdown).await?;
     Ok(())
 }

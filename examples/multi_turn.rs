@@ -20,7 +20,7 @@
 //! ```
 
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::{router, serve, CardConfig, RequestHandler, ServeOptions};
+use agentwire_server::{router, CardConfig, RequestHandler, Server};
 use agentwire_types::{AgentCard, AgentSkill, Role};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -83,5 +83,5 @@ async fn main() -> std::io::Result<()> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, router(handler), shutdown, ServeOptions::default()).await
+    Server::builder(listener).handler(handler.clone()).serve(router(handler), shutdown).await
 }

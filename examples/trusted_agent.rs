@@ -24,7 +24,7 @@ use agentwire_server::agent::EchoAgent;
 use agentwire_server::auth::{JwtAuth, ScopeMap};
 use agentwire_server::jose::{unix_now, Algorithm, JwkSet, PublicKeys, SigningKey, Validation};
 use agentwire_server::quota::Quotas;
-use agentwire_server::{serve, App, CardConfig, HttpOptions, RequestHandler, ServeOptions};
+use agentwire_server::{App, CardConfig, HttpOptions, RequestHandler, Server};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -70,6 +70,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    serve(listener, app.router(handler, http), shutdown, ServeOptions::default()).await?;
+    Server::builder(listener).handler(handler.clone()).serve(app.router(handler, http), shutdown).await?;
     Ok(())
 }

@@ -8,7 +8,9 @@
 //! cargo run -p agentwire-examples --example webhook
 //! ```
 
-use agentwire_client::{Client, WebhookReceiver};
+use std::future::IntoFuture;
+
+use agentwire_client::{Client, Notifications, WebhookReceiver};
 use agentwire_types::{
     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, TaskPushNotificationConfig,
 };
@@ -20,14 +22,22 @@ const TOKEN: &str = "a-secret-the-agent-sends-back";
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The webhook: deliveries without the token are refused with 401.
-    let (webhook, mut notifications) = WebhookReceiver::new().token(TOKEN).into_router();
+    let (webhook, notifications) = WebhookReceiver::new().token(TOKEN).into_router();
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/a2a/webhook", listener.local_addr()?);
     let app = axum::Router::new().nest("/a2a/webhook", webhook);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    // The webhook is served for as long as the task is followed.
+    tokio::select! {
+        followed = follow(&url, notifications) => followed,
+        served = axum::serve(listener, app).into_future() => Err(format!("the webhook stopped: {served:?}").into()),
+    }
+}
 
+/// Starts a long task with `url` as its webhook, and prints what `notifications` tell until it
+/// ends or waits for its caller.
+async fn follow(url: &str, mut notifications: Notifications) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect(AGENT).await?;
-    let webhook = TaskPushNotificationConfig { url: url.clone(), token: TOKEN.into(), ..Default::default() };
+    let webhook = TaskPushNotificationConfig { url: url.to_owned(), token: TOKEN.into(), ..Default::default() };
     let configuration = SendMessageConfiguration {
         return_immediately: true,
         task_push_notification_config: Some(webhook),

@@ -1,11 +1,13 @@
 //! `agentwire serve`.
 
+mod gateway;
+
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use axum::Router;
+use tokio::net::TcpListener;
 
-use agentwire_client::{Client, ClientBuilder};
-use agentwire_gateway::{ClientFor, Gateway, Mirror, RegistrySettings};
 use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent, SessionLimits};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::AnyAuth;
@@ -13,7 +15,7 @@ use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
 use agentwire_server::{
     App, CardConfig, Console, CorsOrigins, HttpOptions, Limits, Metrics, PushSettings, RequestHandler, Retention,
-    ServeOptions, ServedHosts, TlsConfig, WebhookGuard,
+    ServeOptions, ServedHosts, Server, TlsConfig, WebhookGuard,
 };
 use agentwire_store::{Backend, MemoryStore, PostgresStore, RetentionPolicy, SqliteStore};
 use agentwire_types::AgentCard;
@@ -21,8 +23,8 @@ use anyhow::Context as _;
 
 use agentwire_openai::OpenAiAgent;
 
+use crate::identity;
 use crate::opt::{AgentKind, GrpcCardForm, LimitOpt, ServeOpt, UpstreamOpt};
-use crate::{call, identity};
 
 /// How long open requests and streams may take to finish after a shutdown signal.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -32,185 +34,158 @@ const DRAIN: Duration = Duration::from_secs(10);
 pub(crate) async fn run(opt: ServeOpt, upstreams: Option<UpstreamOpt>, traced: bool) -> anyhow::Result<()> {
     raise_open_file_limit(opt.max_connections);
     // Bound first, so that the card names the ports really listened on (`:0` picks one).
-    let listener = bind(opt.http).await?;
-    let grpc_listener = match opt.grpc {
-        Some(address) => Some(bind(address).await?),
-        None => None,
+    let listeners = Listeners::bind(&opt).await?;
+    let tls = tls_config(&opt)?;
+    let site = Site::new(&opt, &listeners, tls.is_some(), traced)?;
+    let metrics = site.metrics.clone();
+    // What the options name is read and checked before the store is opened, so that a mistake
+    // leaves no store behind: the authenticators, and the agent with its card.
+    let auth = identity::authenticator(&opt).await?;
+    let stop = stop_signal();
+    let (mut router, handler) = match upstreams {
+        Some(upstreams) => gateway::assemble(&opt, &upstreams, site, auth).await?,
+        None => assemble_agent(&opt, site, auth).await?,
     };
-    let grpc_address = grpc_listener.as_ref().map(|l| l.local_addr()).transpose()?;
-    let metrics_listener = match opt.metrics {
-        Some(Some(at)) => Some(bind(at.beside(opt.http)).await?),
-        _ => None,
-    };
-    let metrics = opt.metrics.is_some().then(Metrics::new);
-    if let Some(metrics) = &metrics {
-        metrics.limit_tenant_series(opt.metrics_tenants);
+    let mut server = Server::builder(listeners.http).options(serve_options(&opt, tls, metrics.clone()));
+    if let Some(listener) = listeners.grpc {
+        tracing::info!(address = %listener.local_addr()?, "serving gRPC");
+        server = server.grpc_listener(listener);
     }
-    let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
-    let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
-    let mut http = HttpOptions {
-        cors: cors_origins(&opt)?,
-        strict_card: opt.strict_card,
-        max_body_bytes: opt.limits.max_body_size,
-        body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
-        max_tenant_bytes: opt.limits.max_tenant_size,
-        signing_keys,
-        ..HttpOptions::default()
-    };
-    let tls = match (&opt.tls_cert, &opt.tls_key, &opt.tls_client_ca) {
+    match (metrics, listeners.metrics) {
+        (Some(metrics), Some(listener)) => {
+            tracing::info!(address = %listener.local_addr()?, "serving metrics");
+            server = server.metrics_listener(listener, &metrics);
+        }
+        (Some(metrics), None) => router = router.merge(metrics.router()),
+        (None, _) => {}
+    }
+    if let Some(handler) = handler {
+        server = server.handler(handler);
+    }
+    server.serve(router, stop).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The listeners the options name, bound.
+struct Listeners {
+    http: TcpListener,
+    grpc: Option<TcpListener>,
+    metrics: Option<TcpListener>,
+}
+
+impl Listeners {
+    async fn bind(opt: &ServeOpt) -> anyhow::Result<Self> {
+        let http = bind(opt.http).await?;
+        let grpc = match opt.grpc {
+            Some(address) => Some(bind(address).await?),
+            None => None,
+        };
+        let metrics = match opt.metrics {
+            Some(Some(at)) => Some(bind(at.beside(opt.http)).await?),
+            _ => None,
+        };
+        Ok(Self { http, grpc, metrics })
+    }
+}
+
+/// What a server is assembled with, once its listeners are bound: where clients reach it, how it
+/// serves HTTP, and what it reports.
+struct Site {
+    /// The URL its card advertises.
+    public_url: String,
+    /// Its card's URL, as the line that says the server is up names it.
+    card_url: String,
+    /// The address the HTTP listener is bound to.
+    address: SocketAddr,
+    /// The gRPC listener's, when gRPC has a port of its own.
+    grpc_address: Option<SocketAddr>,
+    http: HttpOptions,
+    metrics: Option<Metrics>,
+    signing_key: Option<SigningKey>,
+    /// Whether spans are exported.
+    traced: bool,
+}
+
+impl Site {
+    fn new(opt: &ServeOpt, listeners: &Listeners, tls: bool, traced: bool) -> anyhow::Result<Self> {
+        let metrics = opt.metrics.is_some().then(Metrics::new);
+        if let Some(metrics) = &metrics {
+            metrics.limit_tenant_series(opt.metrics_tenants);
+        }
+        let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
+        let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });
+        let http = HttpOptions {
+            cors: cors_origins(opt)?,
+            strict_card: opt.strict_card,
+            max_body_bytes: opt.limits.max_body_size,
+            body_read_timeout: Duration::from_secs(opt.limits.body_read_timeout),
+            max_tenant_bytes: opt.limits.max_tenant_size,
+            signing_keys,
+            ..HttpOptions::default()
+        };
+        let address = listeners.http.local_addr()?;
+        let grpc_address = listeners.grpc.as_ref().map(TcpListener::local_addr).transpose()?;
+        let public_url = public_url(opt, if tls { "https" } else { "http" }, address);
+        let card_url = format!("{public_url}/.well-known/agent-card.json");
+        Ok(Self { public_url, card_url, address, grpc_address, http, metrics, signing_key, traced })
+    }
+}
+
+/// The agent `--agent` names, on the store `--store` names: its routes (with the console and MCP
+/// the options ask for) and its handler.
+async fn assemble_agent(
+    opt: &ServeOpt,
+    site: Site,
+    auth: Option<AnyAuth>,
+) -> anyhow::Result<(Router, Option<RequestHandler>)> {
+    let agent = agent(opt).await?;
+    let user_card = user_card(opt)?;
+    let backend = open_backend(opt).await?;
+    let app = app(opt, auth, site.metrics.as_ref(), site.traced, Some(&backend));
+    let built = Built { agent, user_card, signing_key: site.signing_key, backend };
+    let handler = build_handler(opt, built, &site.public_url, site.grpc_address, site.metrics.as_ref());
+    recover(opt, &handler).await?;
+    let mut http = site.http;
+    http.readiness = handler.readiness();
+    if opt.console {
+        let console = console(opt).following(&handler).counting_streams(&app);
+        tracing::info!(url = %format!("{}/console", site.public_url), access = ?console.access(), "serving the console");
+        http.console = Some(console);
+    }
+    tracing::info!(address = %site.address, agent = ?opt.agent, card = %site.card_url, "serving");
+    let mut routes = app.routes(handler.clone(), http);
+    if opt.mcp {
+        let server = McpServer::new(OneAgent::new(app.service(handler.clone())));
+        routes = routes.merge(agentwire_mcp::router(server, app, mcp_options(opt, &site.public_url)));
+        tracing::info!(url = %format!("{}{}", site.public_url, agentwire_mcp::MCP_PATH), "serving MCP");
+    }
+    Ok((routes.into_router(), Some(handler)))
+}
+
+/// TLS as `--tls-cert`, `--tls-key` and `--tls-client-ca` set it up, if they do.
+fn tls_config(opt: &ServeOpt) -> anyhow::Result<Option<TlsConfig>> {
+    Ok(match (&opt.tls_cert, &opt.tls_key, &opt.tls_client_ca) {
         (Some(cert), Some(key), None) => Some(TlsConfig::from_pem_files(cert, key)?),
         (Some(cert), Some(key), Some(ca)) => {
             Some(TlsConfig::verifying_clients(cert, key, ca, !opt.tls_client_optional)?)
         }
         _ => None,
-    };
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let options = ServeOptions {
+    })
+}
+
+/// How connections are run, as the options say.
+fn serve_options(opt: &ServeOpt, tls: Option<TlsConfig>, metrics: Option<Metrics>) -> ServeOptions {
+    ServeOptions {
         tls,
         max_connections: opt.max_connections,
         header_read_timeout: Duration::from_secs(opt.header_read_timeout),
         write_timeout: Duration::from_secs(opt.write_timeout),
         drain: DRAIN,
-        metrics: metrics.clone(),
-        served_hosts: served_hosts(&opt),
+        metrics,
+        served_hosts: served_hosts(opt),
         ..ServeOptions::default()
-    };
-    let address = listener.local_addr()?;
-    let public_url = public_url(&opt, scheme, address);
-    let card = format!("{public_url}/.well-known/agent-card.json");
-    // What the options name is read and checked before the store is opened, so that a mistake
-    // leaves no store behind: the authenticators, and the agent with its card.
-    let auth = identity::authenticator(&opt).await?;
-    let stopping = stop_signal();
-    let (mut app, handler) = match upstreams {
-        Some(upstreams) => {
-            if opt.console {
-                let console = console(&opt);
-                tracing::info!(url = %format!("{public_url}/console"), access = ?console.access(), "serving the console");
-                http.console = Some(console);
-            }
-            let mut gateway = Gateway::builder(&public_url).http_options(http);
-            let client_for = upstream_client(&upstreams);
-            for upstream in &upstreams.upstreams {
-                let builder = client_for(&upstream.url);
-                let name = upstream.name.as_deref();
-                // An agent down at start is served once it answers; the others are served now.
-                gateway = match builder.clone().connect().await {
-                    Ok(client) => {
-                        tracing::info!(name = name.unwrap_or("(root)"), url = %upstream.url, agent = %client.card().name, interface = %client.endpoint(), "upstream agent");
-                        match name {
-                            Some(name) => gateway.mount(name, client),
-                            None => gateway.agent(client),
-                        }
-                    }
-                    Err(error) => {
-                        let why = agentwire_client::error_chain(&error);
-                        tracing::warn!(name = name.unwrap_or("(root)"), url = %upstream.url, error = %why, "upstream agent out of reach; serving the others, and trying it again");
-                        match name {
-                            Some(name) => gateway.mount_unreached(name, &upstream.url, builder, &why),
-                            None => gateway.agent_unreached(&upstream.url, builder, &why),
-                        }
-                    }
-                };
-            }
-            gateway = gateway.registry(registry_settings(&upstreams, address)?).max_hops(upstreams.max_gateway_hops);
-            if opt.mcp {
-                gateway = gateway.mcp_options(mcp_options(&opt, &public_url));
-                tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
-            }
-            if let Some(grpc) = grpc_card_address(&opt, &public_url, grpc_address) {
-                gateway = gateway.grpc_target(&grpc);
-            }
-            let backend = match opt.store {
-                Some(_) => Some(open_backend(&opt).await?),
-                None => None,
-            };
-            gateway = gateway.app(app(&opt, auth, metrics.as_ref(), traced, backend.as_ref()));
-            if let Some(key) = signing_key {
-                gateway = gateway.signing_key(key);
-            }
-            if let Some(backend) = backend {
-                let mirror = Mirror {
-                    backend,
-                    limits: request_limits(&opt.limits),
-                    push: push_settings(&opt),
-                    retention: retention(&opt.limits),
-                };
-                gateway = gateway.mirror(mirror);
-            }
-            let (app, handler) = gateway.into_parts();
-            if let Some(handler) = &handler {
-                start_handler(&opt, handler, &stopping).await?;
-            }
-            tracing::info!(%address, %card, "serving a gateway");
-            (app, handler)
-        }
-        None => {
-            let agent = agent(&opt).await?;
-            let user_card = user_card(&opt)?;
-            let backend = open_backend(&opt).await?;
-            let app = app(&opt, auth, metrics.as_ref(), traced, Some(&backend));
-            let built = Built { agent, user_card, signing_key, backend };
-            let handler = build_handler(&opt, built, &public_url, grpc_address, metrics.as_ref());
-            start_handler(&opt, &handler, &stopping).await?;
-            http.readiness = handler.readiness();
-            if opt.console {
-                let console = console(&opt).following(&handler).counting_streams(&app);
-                tracing::info!(url = %format!("{public_url}/console"), access = ?console.access(), "serving the console");
-                http.console = Some(console);
-            }
-            tracing::info!(%address, agent = ?opt.agent, %card, "serving");
-            let mut routes = app.routes(handler.clone(), http);
-            if opt.mcp {
-                let server = McpServer::new(OneAgent::new(app.service(handler.clone())));
-                routes = routes.merge(agentwire_mcp::router(server, app, mcp_options(&opt, &public_url)));
-                tracing::info!(url = %format!("{public_url}{}", agentwire_mcp::MCP_PATH), "serving MCP");
-            }
-            (routes.into_router(), Some(handler))
-        }
-    };
-    let metrics_server = match (metrics, metrics_listener) {
-        (Some(metrics), Some(listener)) => {
-            tracing::info!(address = %listener.local_addr()?, "serving metrics");
-            let options = ServeOptions { tls: None, ..options.clone() };
-            Some(tokio::spawn(agentwire_server::serve(listener, metrics.router(), stopping.clone().stopped(), options)))
-        }
-        (Some(metrics), None) => {
-            app = app.merge(metrics.router());
-            None
-        }
-        _ => None,
-    };
-    let grpc = match grpc_listener {
-        Some(listener) => {
-            tracing::info!(address = %listener.local_addr()?, "serving gRPC");
-            let stopped = stopping.clone();
-            let serving = agentwire_server::serve(listener, app.clone(), stopped.stopped(), options.clone());
-            Some(tokio::spawn(serving))
-        }
-        None => None,
-    };
-    agentwire_server::serve(listener, app, stopping.clone().stopped(), options).await?;
-    if let Some(grpc) = grpc {
-        grpc.await??;
     }
-    if let Some(metrics_server) = metrics_server {
-        metrics_server.await??;
-    }
-    // One drain from the signal for connections and executions alike: what the connections
-    // took is not given to the executions again.
-    let left = DRAIN.saturating_sub(stopping.elapsed());
-    let Some(handler) = handler else {
-        tracing::info!("stopped");
-        return Ok(());
-    };
-    if tokio::time::timeout(left, handler.shutdown()).await.is_err() {
-        tracing::warn!(
-            "executions still running after {DRAIN:?} are stopped; their tasks are marked FAILED when a server next opens the store"
-        );
-    }
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// The host names a server without authentication answers under (`None`, any, when callers are
@@ -244,89 +219,16 @@ fn console(opt: &ServeOpt) -> Console {
     }
 }
 
-/// Ends the tasks a previous run of a store of its own left running, and marks `handler` as
-/// draining once `stopping` fires: a load balancer then sends new work elsewhere while this
-/// process drains.
-async fn start_handler(opt: &ServeOpt, handler: &RequestHandler, stopping: &Stopping) -> anyhow::Result<()> {
+/// Ends the tasks a previous run of a store of its own left running (a store that instances
+/// share is left to their leases).
+async fn recover(opt: &ServeOpt, handler: &RequestHandler) -> anyhow::Result<()> {
     if !opt.shares_store() {
         let orphans = handler.recover().await.context("cannot end the tasks a previous run left running")?;
         if orphans > 0 {
             tracing::warn!(tasks = orphans, "tasks left running by a previous run were marked FAILED");
         }
     }
-    let (stopping, handler) = (stopping.clone(), handler.clone());
-    tokio::spawn(async move {
-        stopping.stopped().await;
-        handler.drain();
-    });
     Ok(())
-}
-
-/// How long a gateway waits for an agent's card, at start and when it tries an agent again.
-const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How the gateway calls the --upstream agent at a URL, with the gateway's upstream token.
-fn upstream_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
-    let reach = agent_client(upstreams);
-    let token = upstreams.upstream_token.clone();
-    move |url: &str| match &token {
-        Some(token) => reach(url).bearer_token(token),
-        None => reach(url),
-    }
-}
-
-/// How the gateway calls the registered agent at a URL: with the token of its registration, or
-/// none. The upstream token is the operator's for its own agents; a registration names any host.
-fn registered_client(upstreams: &UpstreamOpt) -> ClientFor {
-    let reach = agent_client(upstreams);
-    std::sync::Arc::new(move |url: &str, own_token: Option<&str>| match own_token {
-        Some(token) => reach(url).bearer_token(token),
-        None => reach(url),
-    })
-}
-
-/// How the gateway calls the agent at a URL, without credentials: only the agent's own host
-/// (and those allowed) is called, whatever its card says.
-fn agent_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
-    let (timeout, hosts) = (Duration::from_secs(upstreams.upstream_timeout), upstreams.upstream_allow_hosts.clone());
-    let (transport, protocol) = (upstreams.upstream_transport, upstreams.upstream_protocol);
-    move |url: &str| {
-        let builder = Client::builder(url)
-            .extended_card(false)
-            .agent_host_only()
-            .timeout(timeout)
-            .card_timeout(UPSTREAM_CARD_TIMEOUT);
-        let builder = hosts.iter().fold(builder, |builder, host| builder.allow_host(host));
-        call::restrict(builder, transport, protocol)
-    }
-}
-
-/// The gateway's registry, as `--registry-*` set it up, for a gateway listening on `address`.
-fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> anyhow::Result<RegistrySettings> {
-    let options = &upstreams.registry;
-    let trusted_keys = match &options.registry_keys {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let set: JwkSet =
-                serde_json::from_str(&text).with_context(|| format!("{} is not a JWK Set", path.display()))?;
-            Some(std::sync::Arc::new(agentwire_server::jose::PublicKeys::from_set(&set)))
-        }
-        None => None,
-    };
-    Ok(RegistrySettings {
-        admins: options.registry_admins.clone(),
-        admin_scope: options.registry_admin_scope.clone(),
-        refresh: Duration::from_secs(options.registry_refresh),
-        unhealthy_after: options.registry_unhealthy_after,
-        trusted_keys,
-        client: registered_client(upstreams),
-        configured: Some(std::sync::Arc::new({
-            let reach = upstream_client(upstreams);
-            move |url: &str, _: Option<&str>| reach(url)
-        })),
-        listen_address: Some(address),
-        ..RegistrySettings::default()
-    })
 }
 
 /// What the card names as the gRPC interfaces' `url` (`--card-grpc-form`), when it is not the
@@ -601,33 +503,17 @@ async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpLi
     tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))
 }
 
-/// Ctrl-C or SIGTERM, told to every listener, and when it came.
-#[derive(Clone)]
-struct Stopping(tokio::sync::watch::Receiver<Option<Instant>>);
-
-impl Stopping {
-    async fn stopped(mut self) {
-        // An error means the sender is gone, which only a stop does.
-        let _ = self.0.wait_for(Option::is_some).await;
-    }
-
-    /// How long ago the signal came (zero if it has not).
-    fn elapsed(&self) -> Duration {
-        self.0.borrow().map_or(Duration::ZERO, |at| at.elapsed())
-    }
-}
-
-/// The first Ctrl-C or SIGTERM stops the server in order, within [`DRAIN`]; a second one stops it
-/// at once.
-fn stop_signal() -> Stopping {
-    let (stop, stopping) = tokio::sync::watch::channel(None);
+/// The first Ctrl-C or SIGTERM stops the server in order, within [`DRAIN`]: the future this
+/// returns completes then. A second one stops the process at once.
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    let (stop, mut stopping) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown_signal().await;
         tracing::info!(
             "stopping: finishing the requests and executions under way, for {} s at most (a second Ctrl-C stops at once)",
             DRAIN.as_secs()
         );
-        let _ = stop.send(Some(Instant::now()));
+        let _ = stop.send(true);
         shutdown_signal().await;
         tracing::warn!(
             "stopped at once; executions that were running are marked FAILED when a server next opens the store"
@@ -637,7 +523,10 @@ fn stop_signal() -> Stopping {
         #[allow(clippy::disallowed_methods)]
         std::process::exit(130);
     });
-    Stopping(stopping)
+    async move {
+        // An error means the sender is gone, which only a stop does.
+        let _ = stopping.wait_for(|stopped| *stopped).await;
+    }
 }
 
 async fn shutdown_signal() {

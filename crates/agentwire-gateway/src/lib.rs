@@ -34,6 +34,7 @@
 
 mod card;
 mod directory;
+mod fronts;
 mod hops;
 mod listing;
 #[cfg(feature = "mcp")]
@@ -54,6 +55,7 @@ use axum::Router;
 
 use card::Rewrite;
 use directory::{Directory, Mounted};
+use fronts::{ConsoleFront, McpAgents, McpFront};
 pub use hops::{DEFAULT_MAX_HOPS, HOPS_HEADER};
 pub use mirror::{Mirror, UPSTREAM_KEY};
 use registry::Registry;
@@ -79,9 +81,7 @@ impl Gateway {
             mirror: None,
             registry: None,
             max_hops: DEFAULT_MAX_HOPS,
-            mcp: false,
-            #[cfg(feature = "mcp")]
-            mcp_options: None,
+            mcp: McpFront::default(),
         }
     }
 }
@@ -98,10 +98,7 @@ pub struct GatewayBuilder {
     mirror: Option<Mirror>,
     registry: Option<RegistrySettings>,
     max_hops: u32,
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    mcp: bool,
-    #[cfg(feature = "mcp")]
-    mcp_options: Option<agentwire_mcp::McpHttpOptions>,
+    mcp: McpFront,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -259,7 +256,7 @@ impl GatewayBuilder {
     /// the gateway's layers as any other.
     #[cfg(feature = "mcp")]
     pub fn mcp(mut self) -> Self {
-        self.mcp = true;
+        self.mcp.serve(None);
         self
     }
 
@@ -267,8 +264,7 @@ impl GatewayBuilder {
     /// elicitation timeout) in place of the defaults for the gateway's public URL and body size.
     #[cfg(feature = "mcp")]
     pub fn mcp_options(mut self, options: agentwire_mcp::McpHttpOptions) -> Self {
-        self.mcp = true;
-        self.mcp_options = Some(options);
+        self.mcp.serve(Some(options));
         self
     }
 
@@ -332,60 +328,25 @@ impl GatewayBuilder {
             // Ready while the mirror's store is.
             http.readiness = handler.readiness();
         }
-        // Each mounted agent has a console of its own, under its path; the root lists them.
-        #[cfg(feature = "console")]
-        let console = http.console.take().map(|console| match &handler {
-            Some(handler) => console.following(handler),
-            None => console,
-        });
         let app = self.app;
-        // A live list is one of its caller's streams, under the gateway's quotas.
-        #[cfg(feature = "console")]
-        let console = console.map(|console| console.counting_streams(&app));
+        // Each mounted agent has a console of its own, under its path; the root lists them.
+        let console = ConsoleFront::take(&mut http, handler.as_ref(), &app);
         let root_service = root.as_ref().map(|agent| app.service(operations(agent, Visibility::default())));
-        // The MCP routes, once the registry (if any) is known.
-        #[cfg(feature = "mcp")]
-        let mcp_routes = {
-            let (on, app, directory) = (self.mcp, app.clone(), directory.clone());
-            let root = root.clone().zip(root_service.clone());
-            let options = self.mcp_options.clone().unwrap_or_else(|| {
-                agentwire_mcp::McpHttpOptions::new(self.public_url.clone()).with_max_body_bytes(http.max_body_bytes)
-            });
-            move |routes: Routes, registry: Option<Arc<Registry>>| -> Routes {
-                if !on {
-                    return routes;
-                }
-                let agents = mcp::GatewayAgents { directory, root, registry };
-                routes.merge(agentwire_mcp::router(agentwire_mcp::McpServer::new(agents), app, options))
-            }
-        };
-        #[cfg(not(feature = "mcp"))]
-        let mcp_routes = |routes: Routes, _: Option<Arc<Registry>>| routes;
+        let mcp_site = (self.public_url.as_str(), http.max_body_bytes);
+        let mcp_agents =
+            |registry| McpAgents { directory: &directory, root: root.clone().zip(root_service.clone()), registry };
         let no_mounts = self.mounts.is_empty() && self.registry.is_none();
-        #[cfg(feature = "console")]
-        let root_alone = root.is_some() && self.mounts.is_empty();
         if let (Some(root), true) = (root_service.clone(), no_mounts) {
-            #[cfg(feature = "console")]
-            {
-                http.console = console;
-            }
-            return (mcp_routes(Routes::new(root, http), None).into_router(), handler);
+            console.at_root(&mut http);
+            let routes = self.mcp.routes(Routes::new(root, http), &app, mcp_agents(None), mcp_site);
+            return (routes.into_router(), handler);
         }
         let mount = {
-            let (app, http) = (app.clone(), http.clone());
-            #[cfg(feature = "console")]
-            let console = console.clone();
+            let (app, http, console) = (app.clone(), http.clone(), console.clone());
             move |agent: Upstream, visibility: Visibility| -> Mounted {
                 let operations = app.service(operations(&agent, visibility.clone()));
-                #[allow(unused_mut)]
                 let mut options = http.clone();
-                #[cfg(feature = "console")]
-                {
-                    let name = agent.name();
-                    options.console = console
-                        .clone()
-                        .map(|console| console.at(&format!("/agents/{name}/console")).of_agent(name, "/console"));
-                }
+                console.mounted(&mut options, agent.name());
                 let served = operations.clone();
                 // Behind the gateway's HTTP layers, which the dispatch to it is under.
                 let router = directory::LazyRouter::new(move || {
@@ -394,19 +355,18 @@ impl GatewayBuilder {
                 Mounted { upstream: agent, visibility, operations, router }
             }
         };
+        // An agent at the root alone keeps the console at `/console` (registered agents have
+        // theirs under their paths); otherwise `/console` lists the agents.
+        let root_alone = root.is_some() && self.mounts.is_empty();
         for (name, agent) in self.mounts {
             let upstream = agent.upstream(&name, rewrite_for(&name));
             directory.insert(&name, mount(upstream, Visibility::default()));
         }
-        // An agent at the root alone keeps the console at `/console` (registered agents have
-        // theirs under their paths); otherwise `/console` lists the agents.
-        #[allow(unused_mut)]
         let mut root_http = http.clone();
-        #[cfg(feature = "console")]
         if root_alone {
-            root_http.console.clone_from(&console);
+            console.at_root(&mut root_http);
         }
-        let mut router = Routes::new(mount::directory(directory.clone(), root_service), root_http);
+        let mut routes = Routes::new(mount::directory(directory.clone(), root_service.clone()), root_http);
         let registry = self.registry.map(|settings| {
             let mounter = registry::Mounter { rewrite: Box::new(rewrite_for), mount: Box::new(mount) };
             let registry =
@@ -433,48 +393,21 @@ impl GatewayBuilder {
             }
         };
         for path in ["/agents/{name}", "/agents/{name}/", "/agents/{name}/{*rest}"] {
-            router = router.route(path, axum::routing::any(dispatch.clone()));
+            routes = routes.route(path, axum::routing::any(dispatch.clone()));
         }
-        #[cfg(feature = "console")]
-        if let Some(console) = console.as_ref().filter(|_| !root_alone) {
-            router = match &registry {
-                Some(registry) => {
-                    let registry = Arc::clone(registry);
-                    router.merge(console.registry_of(move |ctx, text| {
-                        let registry = Arc::clone(&registry);
-                        Box::pin(async move { registry.console_listing(ctx, text).await })
-                    }))
-                }
-                // Read when the page is asked for: an agent reached since is listed by its card.
-                None => {
-                    let directory = directory.clone();
-                    router.merge(console.directory_of(move || {
-                        let listed = directory.agents().into_iter().map(|(name, mounted)| {
-                            let card = mounted.upstream.card().map_or_else(
-                                |why| unreached_card(&mounted.upstream, &why),
-                                |card| agentwire_types::AgentCard::clone(&card),
-                            );
-                            (name.clone(), format!("/agents/{name}/console"), card)
-                        });
-                        listed.collect()
-                    }))
-                }
-            };
+        if !root_alone {
+            routes = console.agent_list(routes, registry.as_ref(), &directory);
         }
-        let registry_for_mcp = registry.clone();
-        let agents = match registry {
-            Some(registry) => axum::routing::any(move |request: axum::extract::Request| {
-                registry::agents_route(Arc::clone(&registry), request)
-            }),
-            None => listing::route(directory, self.public_url.clone()),
+        let agents = match &registry {
+            Some(registry) => {
+                let registry = Arc::clone(registry);
+                axum::routing::any(move |request: axum::extract::Request| {
+                    registry::agents_route(Arc::clone(&registry), request)
+                })
+            }
+            None => listing::route(directory.clone(), self.public_url.clone()),
         };
-        (mcp_routes(router.route("/agents", agents), registry_for_mcp).into_router(), handler)
+        let routes = routes.route("/agents", agents);
+        (self.mcp.routes(routes, &app, mcp_agents(registry), mcp_site).into_router(), handler)
     }
-}
-
-/// The card the console lists for an agent not reached yet: its name, and why.
-#[cfg(feature = "console")]
-fn unreached_card(agent: &Upstream, why: &agentwire_types::A2AError) -> agentwire_types::AgentCard {
-    let card = agentwire_types::AgentCard::default();
-    agentwire_types::AgentCard { name: agent.name().to_owned(), description: why.message().to_owned(), ..card }
 }

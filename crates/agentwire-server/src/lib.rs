@@ -41,6 +41,7 @@ pub mod metrics;
 mod push;
 pub mod quota;
 mod serve;
+mod server;
 mod service;
 mod spans;
 #[cfg(feature = "otlp")]
@@ -61,5 +62,6 @@ pub use core::{
 pub use metrics::Metrics;
 pub use push::{PushSettings, WebhookGuard};
 pub use serve::{serve, ServeOptions, ServedHosts, TlsConfig};
+pub use server::Server;
 pub use service::{Admission, Admitted, OperationService, Operations};
 pub use spans::{FrontSpan, OperationSpans, Spanned};

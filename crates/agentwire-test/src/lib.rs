@@ -16,7 +16,7 @@ pub use ticker::{ticker_behind_a_proxy, Ticker, TICKS};
 
 use agentwire_server::agent::ConformanceAgent;
 use agentwire_server::{
-    serve, App, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions,
+    App, CardConfig, HttpOptions, PushSettings, RequestHandler, RequestHandlerBuilder, ServeOptions, Server,
     WebhookGuard,
 };
 use futures_util::StreamExt;
@@ -182,7 +182,7 @@ impl TestServer {
         let base = format!("{scheme}://{}", listener.local_addr().expect("local address"));
         let router = make(&base);
         let options = ServeOptions { drain: Duration::ZERO, ..options };
-        let task = tokio::spawn(serve(listener, router, std::future::pending(), options));
+        let task = tokio::spawn(Server::builder(listener).options(options).serve(router, std::future::pending()));
         Self { base, http: reqwest::Client::builder().timeout(TIMEOUT).build().expect("client"), task }
     }
 
