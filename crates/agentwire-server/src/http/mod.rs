@@ -1,11 +1,10 @@
 //! The HTTP surface: one axum `Router` for the agent card, JSON-RPC at `/`, the HTTP+JSON routes
 //! and gRPC, with the cross-cutting work done once, as tower layers around every route.
 //!
-//! Layers, outermost first: tracing (a span per request, with its id), the echo of the client's
-//! request id, CORS for browsers (it answers preflights) and the body limit, over every route a
-//! server answers ([`Routes`]: the agent's, and MCP's or a gateway's beside them); then, over the
-//! agent's own routes, version and extension negotiation and the steer that sends gRPC requests
-//! to the gRPC services. Each binding decodes
+//! Layers, outermost first, over every route a server answers ([`Routes`]: the agent's, and
+//! MCP's or a gateway's beside them): tracing (a span per request, with its id), the echo of the
+//! client's request id, CORS for browsers (it answers preflights), the body limit, version and
+//! extension negotiation, and the steer that sends gRPC requests to the gRPC services. Each binding decodes
 //! a request into its [`RequestContext`](crate::RequestContext) and canonical operation, calls
 //! the operation service (which authenticates), and writes the answer or the error in its own
 //! format.

@@ -34,6 +34,7 @@ use crate::tenant::TenantCheck;
 /// ```
 pub struct Routes {
     router: Router,
+    grpc: grpc::GrpcSteerLayer,
     cors: CorsOrigins,
     max_body_bytes: usize,
 }
@@ -82,11 +83,7 @@ impl Routes {
             }
             None => app,
         };
-        // What only the agent's own routes need: the version and extensions a request asks for,
-        // and the steer of gRPC requests to this service (an agent mounted under a gateway's path
-        // has its own, where the gateway's would take every gRPC call).
-        let router = app.layer(ServiceBuilder::new().layer(layers::negotiate()).layer(grpc));
-        Self { router, cors: options.cors, max_body_bytes: options.max_body_bytes }
+        Self { router: app, grpc, cors: options.cors, max_body_bytes: options.max_body_bytes }
     }
 
     /// Adds routes served beside the agent's, under the same HTTP layers. They may not have a
@@ -104,20 +101,25 @@ impl Routes {
 
     /// The router with the HTTP layers over every route, outermost first: a span per request
     /// with its id, the echo of the client's request id, CORS for browsers (it answers
-    /// preflights), and the body limit.
+    /// preflights), the body limit, the version and extensions a request asks for, and the
+    /// steer of gRPC requests (whatever their path) to the service's gRPC server. One `layer`
+    /// call, so that a request passes through one stack of them.
     pub fn into_router(self) -> Router {
         self.router.layer(
             ServiceBuilder::new()
                 .layer(TraceLayer::new_for_http().make_span_with(layers::request_span))
                 .layer(PropagateRequestIdLayer::new(layers::REQUEST_ID))
                 .layer(layers::BrowserCorsLayer::new(&self.cors))
-                .layer(layers::body_limit(self.max_body_bytes)),
+                .layer(layers::body_limit(self.max_body_bytes))
+                .layer(layers::negotiate())
+                .layer(self.grpc),
         )
     }
 
-    /// The routes without the HTTP layers, for a router that puts its own over them: an agent
-    /// served under a gateway's path, behind the gateway's layers.
+    /// The routes behind the layers only the agent's own routes need (negotiation, the gRPC
+    /// steer), for a router that puts the HTTP layers over them itself: an agent served under a
+    /// gateway's path, behind the gateway's.
     pub fn without_http_layers(self) -> Router {
-        self.router
+        self.router.layer(ServiceBuilder::new().layer(layers::negotiate()).layer(self.grpc))
     }
 }
