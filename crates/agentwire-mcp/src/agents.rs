@@ -151,8 +151,7 @@ impl AgentDirectory for AgentList {
 
 /// The public card `operations` serves.
 pub async fn card_of(operations: &Operations) -> Result<AgentCard, A2AError> {
-    let mut ctx = RequestContext::new(Dialect::V1, Binding::HttpJson);
-    ctx.front = Front::Mcp;
+    let ctx = RequestContext::new(Dialect::V1, Binding::HttpJson).with_front(Front::Mcp);
     match operations.clone().oneshot((ctx, A2aRequest::GetAgentCard)).await? {
         A2aResponse::Card(card) => Ok(*card),
         _ => Err(A2AError::internal("the agent answered its card with something else")),

@@ -316,9 +316,7 @@ fn named<'a>(agents: &'a [McpAgent], name: &str) -> Result<&'a McpAgent, McpErro
 /// request's headers (its credentials) and peer; over stdio, none.
 fn contexts(mcp: &McpContext<RoleServer>) -> (Option<Principal>, RequestContext) {
     let Some(parts) = mcp.extensions.get::<http::request::Parts>() else {
-        let mut stdio = RequestContext::new(Dialect::V1, Binding::HttpJson);
-        stdio.front = Front::Mcp;
-        return (None, stdio);
+        return (None, RequestContext::new(Dialect::V1, Binding::HttpJson).with_front(Front::Mcp));
     };
     let a2a = RequestContext::from_http(Front::Mcp, &parts.headers, &parts.extensions);
     let caller = parts.extensions.get::<McpCaller>().and_then(|caller| caller.0.clone());

@@ -234,8 +234,7 @@ impl RequestContext {
     /// context's metadata, where the authenticators look for credentials) and the connection
     /// the listener put in its extensions. Its operations are v1.0's, over HTTP+JSON.
     pub fn from_http(front: Front, headers: &HeaderMap, extensions: &http::Extensions) -> Self {
-        let mut ctx = Self::new(Dialect::V1, Binding::HttpJson);
-        ctx.front = front;
+        let mut ctx = Self::new(Dialect::V1, Binding::HttpJson).with_front(front);
         ctx.metadata = headers.clone();
         ctx.peer = extensions.get::<Peer>().cloned();
         ctx
@@ -244,6 +243,12 @@ impl RequestContext {
     /// The same request, made by `principal`.
     pub fn with_principal(mut self, principal: Principal) -> Self {
         self.principal = Some(principal);
+        self
+    }
+
+    /// The same request, come in by `front`.
+    pub fn with_front(mut self, front: Front) -> Self {
+        self.front = front;
         self
     }
 

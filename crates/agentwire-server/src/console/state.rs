@@ -44,9 +44,8 @@ pub(super) fn context(parts: &mut Parts) -> Result<RequestContext, A2AError> {
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }
-    let mut ctx = crate::layers::context_from(&mut parts.extensions, headers, "", Dialect::V1, Binding::HttpJson)?;
-    ctx.front = agentwire_types::Front::Console;
-    Ok(ctx)
+    let ctx = crate::layers::context_from(&mut parts.extensions, headers, "", Dialect::V1, Binding::HttpJson)?;
+    Ok(ctx.with_front(agentwire_types::Front::Console))
 }
 
 /// The value of cookie `name`.
