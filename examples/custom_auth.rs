@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
 use agentwire_server::auth::{async_trait, Authenticator};
 use agentwire_server::{serve, App, CardConfig, HttpOptions, Principal, RequestContext, RequestHandler, ServeOptions};
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, AgentCard, AgentSkill, ApiKeySecurityScheme, SecurityScheme};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -51,7 +51,7 @@ impl ApiKeys {
 
 #[async_trait]
 impl Authenticator for ApiKeys {
-    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, _: Access) -> Result<Principal, A2AError> {
         let key = ctx.metadata.get(HEADER).and_then(|v| v.to_str().ok());
         let key = key.ok_or_else(|| A2AError::unauthenticated("send your API key in X-Api-Key"))?;
         match self.0.get(key) {

@@ -354,10 +354,11 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "FILE|URL", hide_short_help = true)]
     pub(crate) jwks: Option<String>,
 
-    /// A scope JWTs need for some operations: `read=a2a:read` (get, list, subscribe),
-    /// `write=a2a:write` (send, cancel, push configs), or `SendMessage,CancelTask=SCOPE`
-    /// (repeatable).
-    #[arg(long = "scope", value_name = "OPERATIONS=SCOPE", hide_short_help = true)]
+    /// A scope JWTs need for some operations: `read=a2a:read` (get, list, subscribe, MCP
+    /// sessions, the gateway's directory), `write=a2a:write` (send, cancel, push configs), or
+    /// by name: `SendMessage,CancelTask=SCOPE`, `OpenMcpSession`,
+    /// `UseMcp`, `ListAgents`, `RegisterAgent`, `UnregisterAgent` (repeatable).
+    #[arg(long = "scope", value_name = "ACCESSES=SCOPE", hide_short_help = true)]
     pub(crate) scopes: Vec<String>,
 
     /// Ask clients for a TLS certificate issued by a CA of this PEM bundle; a verified

@@ -1,7 +1,7 @@
 //! Reading a unary call's answer, in canonical types, from the JSON a binding received.
 
 use agentwire_types::dialect::{FromWire, WireForm};
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Operation;
 use agentwire_types::{A2aResponse, SendMessageResponse, Task};
 use serde_json::Value;
 

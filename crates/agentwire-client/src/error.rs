@@ -1,7 +1,7 @@
 //! What a call can end with other than its result.
 
-use agentwire_types::jsonrpc::Operation;
 use agentwire_types::A2AError;
+use agentwire_types::Operation;
 
 /// The cause of a transport failure, as the HTTP or gRPC client reported it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -164,8 +164,7 @@ impl Error {
 pub(crate) fn error_message(body: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let message = value.pointer("/error/message").or_else(|| value.get("message"))?.as_str()?;
-    let end = (0..=message.len().min(300)).rev().find(|&end| message.is_char_boundary(end)).unwrap_or(0);
-    Some(message[..end].to_owned()).filter(|message| !message.is_empty())
+    Some(agentwire_types::text::clip(message.to_owned(), 300)).filter(|message| !message.is_empty())
 }
 
 /// A call's outcome.

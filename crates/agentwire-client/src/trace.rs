@@ -6,7 +6,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The span of a call of `operation`, named after its v1.0 method.
-pub(crate) fn call_span(operation: agentwire_types::jsonrpc::Operation) -> tracing::Span {
+pub(crate) fn call_span(operation: agentwire_types::Operation) -> tracing::Span {
     let method = operation.name();
     tracing::info_span!("a2a.client", otel.name = method, otel.kind = "client", a2a.method.name = method)
 }

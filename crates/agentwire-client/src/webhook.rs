@@ -260,12 +260,7 @@ async fn receive(State(shared): State<Arc<Shared>>, request: Request) -> Respons
 
 /// The start of an error's message: a parser's message quotes the input, which may be long.
 fn short(error: &serde_json::Error) -> String {
-    const MAX_CHARS: usize = 200;
-    let message = error.to_string();
-    match message.char_indices().nth(MAX_CHARS) {
-        Some((end, _)) => format!("{}…", &message[..end]),
-        None => message,
-    }
+    agentwire_types::text::clip(error.to_string(), 200)
 }
 
 /// One push notification, as received.

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 
 use agentwire_server::{App, Operations, Principal};
 use agentwire_store::registry::Visibility;
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, Front, Peer, RequestContext};
 use axum::extract::Request;
 use axum::response::Response;
@@ -140,7 +140,7 @@ pub(crate) fn context_of(request: &Request) -> RequestContext {
 /// The caller of a request with context `ctx` ([`context_of`]) as `app` authenticates it;
 /// anonymous when it brings no credentials the gateway accepts.
 pub(crate) async fn caller_of(app: &App, ctx: RequestContext) -> Caller {
-    match app.identify(ctx, Operation::GetExtendedAgentCard, false).await {
+    match app.identify(ctx, Access::ListAgents, false).await {
         Ok(principal) => Caller::of(principal.as_ref()),
         Err(_) => Caller::default(),
     }
@@ -190,9 +190,11 @@ pub(crate) fn not_found(name: &str) -> Response {
 }
 
 /// `body`, as JSON, with `status`: what the gateway's own routes answer.
-pub(crate) fn json_response(status: http::StatusCode, body: &serde_json::Value) -> Response {
+pub(crate) fn json_response(status: http::StatusCode, body: &impl serde::Serialize) -> Response {
     let json = [(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"))];
-    axum::response::IntoResponse::into_response((status, json, body.to_string()))
+    // What is written here is JSON values and A2A types, which always serialize.
+    let body = serde_json::to_string(body).unwrap_or_default();
+    axum::response::IntoResponse::into_response((status, json, body))
 }
 
 #[cfg(test)]

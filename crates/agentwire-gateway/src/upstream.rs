@@ -131,10 +131,11 @@ impl Upstream {
 
     /// `error` of a call to the agent, as the caller is told it and the gateway logs it: a
     /// failure of the gateway's own (the agent out of reach, refusing the gateway, answering
-    /// what is not A2A) names the agent; the agent's own A2A errors go through as they are.
+    /// what is not A2A) names the agent; the agent's own A2A errors go through as they are. Only
+    /// a call's errors come here: those [`client`](Self::client) makes name the agent already.
     pub(crate) fn failed(&self, error: A2AError) -> A2AError {
         use agentwire_types::ErrorKind::{Internal, InvalidAgentResponse};
-        if !matches!(error.kind(), Internal | InvalidAgentResponse) || error.message().starts_with(&self.describe()) {
+        if !matches!(error.kind(), Internal | InvalidAgentResponse) {
             return error;
         }
         tracing::warn!(agent = %self.0.name, url = %self.0.url, error = %error.message(), "a call to an agent failed");

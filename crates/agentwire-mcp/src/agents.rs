@@ -21,10 +21,10 @@ pub struct McpAgent {
 }
 
 impl McpAgent {
-    /// The agent `operations` serve, named after its `card` (its name made of the characters
-    /// tool names may hold).
+    /// The agent `operations` serve, named after its `card` as a gateway's registry names it
+    /// (`Weather Bot` is `weather-bot`).
     pub fn named_by_card(card: Arc<AgentCard>, operations: Operations) -> Self {
-        Self { name: slug(&card.name), card, operations }
+        Self { name: agent_name(&card.name), card, operations }
     }
 }
 
@@ -158,18 +158,12 @@ pub async fn card_of(operations: &Operations) -> Result<AgentCard, A2AError> {
     }
 }
 
-/// `name` as a name made of `[A-Za-z0-9_-]` (other characters become `-`), at most 64 long.
-pub(crate) fn slug(name: &str) -> String {
-    let slug: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
-        .take(64)
-        .collect();
-    let slug = slug.trim_matches('-').to_owned();
-    if slug.is_empty() {
-        "agent".to_owned()
-    } else {
-        slug
+/// An agent's name for its card's `name`: the name a gateway's registry gives it
+/// ([`slug`](agentwire_types::text::slug)), or `agent` when that has no letter or digit.
+fn agent_name(card_name: &str) -> String {
+    match agentwire_types::text::slug(card_name) {
+        name if name.is_empty() => "agent".to_owned(),
+        name => name,
     }
 }
 
@@ -178,10 +172,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slugs_keep_names_to_tool_characters() {
-        assert_eq!(slug("Currency Agent"), "Currency-Agent");
-        assert_eq!(slug("<script>"), "script");
-        assert_eq!(slug("日本"), "agent");
-        assert_eq!(slug(&"x".repeat(100)).len(), 64);
+    fn an_agent_is_named_as_a_registry_names_it() {
+        assert_eq!(agent_name("Currency Agent"), "currency-agent");
+        assert_eq!(agent_name("<script>"), "script");
+        assert_eq!(agent_name("日本"), "agent");
     }
 }

@@ -403,13 +403,7 @@ fn describe(event: &StreamResponse) -> Option<String> {
         }
         StreamResponse::Message(message) => message.text(),
     };
-    let mut line = line;
-    if line.len() > MAX {
-        let cut = (0..=MAX).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
-        line.truncate(cut);
-        line.push('…');
-    }
-    Some(line)
+    Some(agentwire_types::text::clip(line, MAX))
 }
 
 #[cfg(test)]

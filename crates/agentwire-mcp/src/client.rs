@@ -53,9 +53,9 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    /// The text parts, joined.
+    /// The text parts, one per line.
     pub fn text(&self) -> String {
-        self.parts.iter().filter_map(Part::as_text).collect::<Vec<_>>().join("\n")
+        agentwire_types::text::text_of(&self.parts)
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agentwire_server::quota::Caller;
 use agentwire_server::App;
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, ErrorKind, Front, RequestContext, SecurityScheme};
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -218,9 +218,9 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         false
     };
     let identified = if opening {
-        guard.app.beside(ctx.clone(), "OpenMcpSession", required, |caller| std::future::ready(Ok(caller))).await
+        guard.app.beside(ctx.clone(), Access::OpenMcpSession, required, |caller| std::future::ready(Ok(caller))).await
     } else {
-        guard.app.identify(ctx.clone(), Operation::SendMessage, required).await
+        guard.app.identify(ctx.clone(), Access::UseMcp, required).await
     };
     let principal = match identified {
         Ok(principal) => principal,

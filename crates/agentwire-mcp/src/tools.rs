@@ -134,7 +134,15 @@ impl Catalog {
 /// assert_eq!(tool_name("add", |name| name == "add"), "add_2");
 /// ```
 pub fn tool_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
-    let name = crate::agents::slug(base);
+    let name: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .take(64)
+        .collect();
+    let name = match name.trim_matches('-') {
+        "" => "tool".to_owned(),
+        name => name.to_owned(),
+    };
     if !taken(&name) {
         return name;
     }

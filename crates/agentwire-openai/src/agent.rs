@@ -366,14 +366,11 @@ fn refused(call: &ToolCall, answer: &Message) -> ToolResult {
 /// The first line of `text`, at most 200 bytes, for a status line.
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
-    let mut end = line.len().min(200);
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end < text.len() {
-        format!("{}…", &line[..end])
+    let clipped = agentwire_types::text::clip(line.to_owned(), 200);
+    if clipped.len() == line.len() && line.len() < text.trim_end().len() {
+        format!("{clipped}{}", agentwire_types::text::CLIPPED)
     } else {
-        line.to_owned()
+        clipped
     }
 }
 

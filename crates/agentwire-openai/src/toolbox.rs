@@ -143,17 +143,8 @@ fn text_of(output: &ToolOutput) -> String {
 }
 
 /// `text` cut to [`MAX_TOOL_RESULT_BYTES`] at a character boundary, saying so.
-fn bounded(mut text: String) -> String {
-    if text.len() <= MAX_TOOL_RESULT_BYTES {
-        return text;
-    }
-    let mut end = MAX_TOOL_RESULT_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(" […cut]");
-    text
+fn bounded(text: String) -> String {
+    agentwire_types::text::clip(text, MAX_TOOL_RESULT_BYTES)
 }
 
 #[cfg(test)]
@@ -178,8 +169,8 @@ mod tests {
     fn results_are_bounded() {
         let long = "é".repeat(MAX_TOOL_RESULT_BYTES);
         let cut = bounded(long);
-        assert!(cut.len() <= MAX_TOOL_RESULT_BYTES + " […cut]".len());
-        assert!(cut.ends_with("[…cut]"));
+        assert!(cut.len() <= MAX_TOOL_RESULT_BYTES + '…'.len_utf8());
+        assert!(cut.ends_with("é…"), "cut at a character, and said so");
     }
 
     #[tokio::test]

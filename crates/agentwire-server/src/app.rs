@@ -145,7 +145,7 @@ impl App {
     }
 
     /// Who calls with `ctx`'s credentials, as the authentication in front of the operations
-    /// finds it for `operation`: for routes served beside the operations (a gateway's registry)
+    /// finds it for `access`: for routes served beside the operations (a gateway's registry)
     /// that decide what a caller may see or change. `Ok(None)` without authentication, and for
     /// a caller that presents no credentials unless they are `required`; otherwise the refusal
     /// (`Unauthenticated` with the challenge, `PermissionDenied`, or `ResourceExhausted` past the
@@ -154,43 +154,44 @@ impl App {
     /// ```
     /// use agentwire_server::auth::StaticAuth;
     /// use agentwire_server::{App, RequestContext};
-    /// use agentwire_types::jsonrpc::Operation;
+    /// use agentwire_types::Access;
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let app = App::new().authenticator(StaticAuth::default().with_spec("bearer:alice=secret").unwrap());
     /// let mut ctx = RequestContext::default();
     /// ctx.metadata.insert("authorization", "Bearer secret".parse().unwrap());
-    /// let caller = app.identify(ctx, Operation::GetExtendedAgentCard, false).await.unwrap();
+    /// let caller = app.identify(ctx, Access::ListAgents, false).await.unwrap();
     /// assert_eq!(caller.unwrap().name, "alice");
     /// let anonymous = RequestContext::default();
-    /// assert!(app.identify(anonymous.clone(), Operation::GetExtendedAgentCard, false).await.unwrap().is_none());
-    /// assert!(app.identify(anonymous, Operation::GetExtendedAgentCard, true).await.is_err());
+    /// assert!(app.identify(anonymous.clone(), Access::ListAgents, false).await.unwrap().is_none());
+    /// assert!(app.identify(anonymous, Access::ListAgents, true).await.is_err());
     /// # });
     /// ```
     pub async fn identify(
         &self,
         ctx: crate::RequestContext,
-        operation: agentwire_types::jsonrpc::Operation,
+        access: impl Into<agentwire_types::Access>,
         required: bool,
     ) -> Result<Option<crate::Principal>, agentwire_types::A2AError> {
         match &self.auth {
-            Some(auth) => auth.identify(ctx, operation, required).await,
+            Some(auth) => auth.identify(ctx, access.into(), required).await,
             None => Ok(None),
         }
     }
 
     /// Serves `call`, a request beside the operations (a gateway's registry), in the app's order
-    /// around it: counted and timed in the metrics as the operation `name`, its caller
-    /// identified as [`identify`](Self::identify) does (refused without credentials when they are
+    /// around it: counted and timed in the metrics under the access's name, its caller
+    /// identified for `access` as [`identify`](Self::identify) does (refused without credentials when they are
     /// `required`), and charged one request of the caller's rate quota. `call` gets the caller:
     /// `None` when anonymous, or without authentication.
     ///
     /// ```
     /// use agentwire_server::{App, RequestContext};
+    /// use agentwire_types::Access;
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let app = App::new();
-    /// let answer = app.beside(RequestContext::default(), "ListAgents", false, |caller| async move {
+    /// let answer = app.beside(RequestContext::default(), Access::ListAgents, false, |caller| async move {
     ///     Ok(caller.map(|principal| principal.name))
     /// });
     /// assert_eq!(answer.await.unwrap(), None);
@@ -199,7 +200,7 @@ impl App {
     pub async fn beside<T, F, Fut>(
         &self,
         ctx: crate::RequestContext,
-        name: &'static str,
+        access: agentwire_types::Access,
         required: bool,
         call: F,
     ) -> Result<T, agentwire_types::A2AError>
@@ -209,8 +210,7 @@ impl App {
     {
         let started = tokio::time::Instant::now();
         let answer = async {
-            let operation = agentwire_types::jsonrpc::Operation::GetExtendedAgentCard;
-            let principal = self.identify(ctx.clone(), operation, required).await?;
+            let principal = self.identify(ctx.clone(), access, required).await?;
             if let Some(quotas) = &self.quotas {
                 let mut charged = ctx.clone();
                 charged.principal.clone_from(&principal);
@@ -220,7 +220,7 @@ impl App {
         }
         .await;
         if let Some(metrics) = &self.metrics {
-            metrics.served_beside(name, &ctx, started.elapsed(), answer.as_ref().err());
+            metrics.served_beside(access.name(), &ctx, started.elapsed(), answer.as_ref().err());
         }
         answer
     }
@@ -248,7 +248,7 @@ impl App {
         mut ctx: crate::RequestContext,
     ) -> Result<Option<crate::quota::StreamPermit>, agentwire_types::A2AError> {
         let Some(quotas) = &self.quotas else { return Ok(None) };
-        let operation = agentwire_types::jsonrpc::Operation::ListTasks;
+        let operation = agentwire_types::Operation::ListTasks;
         ctx.principal = self.identify(ctx.clone(), operation, false).await?;
         quotas.open_stream(&crate::quota::Caller::of(&ctx)).await.map(Some)
     }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{
     A2AError, A2aRequest, ApiKeySecurityScheme, Authentication, ErrorKind, HttpAuthSecurityScheme, RequestContext,
     SecurityScheme,
@@ -31,15 +31,16 @@ pub use certificate::CertificateAuth;
 pub use jwt::{JwtAuth, KeySetError, ScopeMap};
 
 /// Identifies the caller of an operation from its request: the metadata (HTTP headers or gRPC
-/// metadata), the peer and its TLS certificate, the tenant and the operation itself.
+/// metadata), the peer and its TLS certificate, the tenant and what the caller asks to do (an
+/// [`Access`]: the operation, or a call beside the operations such as opening an MCP session).
 ///
 /// Implement it with [`macro@async_trait`]; it may call out (to an identity provider, a token
 /// introspection endpoint, a database).
 #[async_trait]
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller, or `Unauthenticated` (401: no or unknown credentials) or `PermissionDenied`
-    /// (403: a known caller without the right to `operation`).
-    async fn authenticate(&self, ctx: &RequestContext, operation: Operation) -> Result<Principal, A2AError>;
+    /// (403: a known caller without the right to `access`).
+    async fn authenticate(&self, ctx: &RequestContext, access: Access) -> Result<Principal, A2AError>;
 
     /// The schemes the agent card declares, by name.
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme>;
@@ -63,12 +64,12 @@ pub trait Authenticator: Send + Sync + 'static {
 /// ```
 /// use agentwire_server::auth::{Authenticator, StaticAuth};
 /// use agentwire_server::RequestContext;
-/// use agentwire_types::jsonrpc::Operation;
+/// use agentwire_types::{Access, Operation};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let auth = StaticAuth::default().with_spec("bearer:alice=secret1,secret2").unwrap();
 /// let mut ctx = RequestContext::default();
-/// let who = async |auth: &StaticAuth, ctx: &RequestContext| auth.authenticate(ctx, Operation::GetTask).await;
+/// let who = async |auth: &StaticAuth, ctx: &RequestContext| auth.authenticate(ctx, Access::from(Operation::GetTask)).await;
 /// ctx.metadata.insert("authorization", "Bearer secret1".parse().unwrap());
 /// assert_eq!(who(&auth, &ctx).await.unwrap().name, "alice");
 /// ctx.metadata.insert("authorization", "Bearer secret2".parse().unwrap());
@@ -231,7 +232,7 @@ fn same_secret(a: &str, b: &str) -> bool {
 
 #[async_trait]
 impl Authenticator for StaticAuth {
-    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, _: Access) -> Result<Principal, A2AError> {
         let headers = &ctx.metadata;
         if let Some(token) = bearer_token(headers)
             && let Some(credential) = self.bearer_tokens.iter().find(|c| same_secret(&c.secret, token))
@@ -294,21 +295,21 @@ fn credential_headers(declared: &Authentication) -> Vec<http::HeaderName> {
     declared.schemes.values().filter_map(api_key).collect()
 }
 
-/// `ctx` with the principal `auth` finds for `operation`, or the refusal, with the
+/// `ctx` with the principal `auth` finds for `access`, or the refusal, with the
 /// authenticator's challenge where it refuses for want of credentials. The public card is served
 /// to anyone.
 pub(crate) async fn authenticate(
     auth: &dyn Authenticator,
     failures: &AuthFailures,
     mut ctx: RequestContext,
-    operation: Operation,
+    access: Access,
 ) -> Result<RequestContext, A2AError> {
-    if operation.is_public() {
+    if access.is_public() {
         return Ok(ctx);
     }
     let fingerprint = failures.fingerprint(&ctx);
     failures.check(&ctx, fingerprint)?;
-    let outcome = auth.authenticate(&ctx, operation).await;
+    let outcome = auth.authenticate(&ctx, access).await;
     failures.note(&ctx, &outcome, fingerprint);
     match outcome {
         Ok(principal) => {
@@ -367,7 +368,7 @@ impl AuthLayer {
         &self.declared
     }
 
-    /// The caller of `ctx` as the authenticator finds it for `operation`, counted against its
+    /// The caller of `ctx` as the authenticator finds it for `access`, counted against its
     /// address's failed authentications like any call, for routes beside the operations (a
     /// gateway's registry) that decide what a caller may see or change. A caller that presents
     /// no credentials at all is `None` unless `required` (then refused with the challenge), and
@@ -375,13 +376,13 @@ impl AuthLayer {
     pub(crate) async fn identify(
         &self,
         ctx: RequestContext,
-        operation: Operation,
+        access: Access,
         required: bool,
     ) -> Result<Option<Principal>, A2AError> {
         if !required && !presents_credentials(&ctx, &self.declared) {
             return Ok(None);
         }
-        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, operation).await?;
+        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, access).await?;
         Ok(ctx.principal)
     }
 
@@ -409,7 +410,7 @@ impl Admission for AuthLayer {
         request: &A2aRequest,
     ) -> Result<(RequestContext, Option<()>), A2AError> {
         ctx.authentication = Some(Arc::clone(&self.declared));
-        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, request.operation()).await?;
+        let ctx = authenticate(self.auth.as_ref(), &self.failures, ctx, request.operation().into()).await?;
         Ok((ctx, None))
     }
 }

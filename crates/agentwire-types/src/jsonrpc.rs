@@ -219,7 +219,8 @@ pub const METHODS: &[(&str, Dialect, Operation)] = &[
 /// The generation and operation of the method `name`.
 ///
 /// ```
-/// use agentwire_types::jsonrpc::{method, Operation};
+/// use agentwire_types::jsonrpc::method;
+/// use agentwire_types::Operation;
 /// use agentwire_types::Dialect;
 ///
 /// assert_eq!(method("tasks/resubscribe"), Some((Dialect::V03, Operation::SubscribeToTask)));
@@ -232,7 +233,8 @@ pub fn method(name: &str) -> Option<(Dialect, Operation)> {
 /// The name of `operation` in `dialect`'s methods, if the generation has it.
 ///
 /// ```
-/// use agentwire_types::jsonrpc::{method_name, Operation};
+/// use agentwire_types::jsonrpc::method_name;
+/// use agentwire_types::Operation;
 /// use agentwire_types::Dialect;
 ///
 /// assert_eq!(method_name(Dialect::V03, Operation::SendStreamingMessage), Some("message/stream"));

@@ -14,6 +14,7 @@
 //! assert_eq!(req.message.text(), "hi");
 //! ```
 
+mod access;
 mod card;
 mod context;
 mod de;
@@ -32,8 +33,10 @@ mod rpc_code;
 mod size;
 mod state;
 mod task;
+pub mod text;
 mod timestamp;
 
+pub use access::Access;
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
     ApiKeySecurityScheme, HttpAuthSecurityScheme, MutualTlsSecurityScheme, OAuth2SecurityScheme,

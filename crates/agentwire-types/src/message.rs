@@ -70,8 +70,8 @@ impl Message {
         Self::new(Role::Agent, message_id, vec![Part::text(text)])
     }
 
-    /// The text parts joined together.
+    /// The text parts, one per line ([`text_of`](crate::text::text_of)).
     pub fn text(&self) -> String {
-        self.parts.iter().filter_map(Part::as_text).collect()
+        crate::text::text_of(&self.parts)
     }
 }

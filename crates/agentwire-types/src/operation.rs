@@ -22,7 +22,7 @@ use crate::{
 /// and codec that has yet to handle it.
 ///
 /// ```
-/// use agentwire_types::jsonrpc::Operation;
+/// use agentwire_types::Operation;
 /// use agentwire_types::{A2aRequest, GetTaskRequest};
 ///
 /// let request = A2aRequest::GetTask(GetTaskRequest { id: "t-1".into(), ..GetTaskRequest::default() });
@@ -284,7 +284,8 @@ impl Operation {
     /// and `GetAgentCard` for the public card, which has none. Telemetry names operations so.
     ///
     /// ```
-    /// use agentwire_types::jsonrpc::{method, Operation};
+    /// use agentwire_types::jsonrpc::method;
+    /// use agentwire_types::Operation;
     ///
     /// let (_, operation) = method("tasks/sendSubscribe").unwrap();
     /// assert_eq!(operation.name(), "SendStreamingMessage");
@@ -311,7 +312,7 @@ impl Operation {
     /// streams).
     ///
     /// ```
-    /// use agentwire_types::jsonrpc::Operation;
+    /// use agentwire_types::Operation;
     ///
     /// assert!(Operation::SubscribeToTask.opens_stream());
     /// assert!(!Operation::GetTask.opens_stream());
@@ -355,7 +356,7 @@ impl Operation {
     /// reading: a token needs the write scope for it.
     ///
     /// ```
-    /// use agentwire_types::jsonrpc::Operation;
+    /// use agentwire_types::Operation;
     ///
     /// assert!(Operation::CancelTask.changes_state());
     /// assert!(!Operation::ListTasks.changes_state());

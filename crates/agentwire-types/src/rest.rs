@@ -4,8 +4,8 @@
 
 use http::Method;
 
-use crate::jsonrpc::Operation;
 use crate::Dialect;
+use crate::Operation;
 
 /// Where an operation is served over HTTP+JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,7 @@ static V03: [Route; 11] = [
 /// The HTTP+JSON routes of `dialect`; none for the legacy family, which has no such binding.
 ///
 /// ```
-/// use agentwire_types::jsonrpc::Operation;
+/// use agentwire_types::Operation;
 /// use agentwire_types::{rest, Dialect};
 ///
 /// let cancel = rest::route_of(Dialect::V03, Operation::CancelTask).unwrap();

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{Server, TempDir};
+use crate::common::{run_agentwire, Server, TempDir};
 
 /// An MCP session over streamable HTTP, as MCP 2025-11-25 opens one.
 struct Session {
@@ -390,6 +390,84 @@ async fn a_gateway_offers_each_caller_the_agents_it_may_see() {
     assert!(refused["message"].as_str().unwrap().contains("no agent named \"secret\""), "{refused}");
     let refused = bob.call_tool("secret_echo", json!({"message": "hi"})).await.unwrap_err();
     assert!(refused["message"].as_str().unwrap().contains("no tool named"), "{refused}");
+}
+
+/// MCP and the registry are asked about as what they are, so that a scope map gives them scopes
+/// of their own: a token with the A2A scopes but not MCP's is refused at `initialize`, one with
+/// MCP's alone opens a session and lists tools but its tool calls need the send's scope; a
+/// registry admin by scope registers without any A2A scope, and a rule naming `UnregisterAgent`
+/// adds a scope to removing.
+#[tokio::test]
+async fn mcp_and_the_registry_have_scopes_of_their_own() {
+    let dir = TempDir::new("mcp-scopes");
+    let key = dir.0.join("idp.pem");
+    let (code, printed, _) = run_agentwire(&["keygen", key.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{printed}");
+    let jwks = dir.0.join("idp.jwks");
+    std::fs::write(&jwks, format!("{{\"keys\":[{}]}}", printed.lines().last().unwrap())).unwrap();
+    let issuer = "https://idp.test";
+    let token = |subject: &'static str, scope: &'static str| {
+        let key = key.display().to_string();
+        async move {
+            let args = ["jwt", "--key", &key, "--issuer", issuer, "--audience", "gw", "--subject", subject];
+            let (code, printed, _) = run_agentwire(&[&args[..], &["--scope", scope]].concat()).await;
+            assert_eq!(code, 0, "{printed}");
+            printed.trim().to_owned()
+        }
+    };
+    let agent = Server::start(&dir.0, &["--store", "memory"]).await;
+    let gateway = Server::start_gateway(
+        &dir.0,
+        &[
+            "--store",
+            "memory",
+            "--mcp",
+            "--auth",
+            &format!("jwt:{issuer}"),
+            "--audience",
+            "gw",
+            "--jwks",
+            jwks.to_str().unwrap(),
+            "--scope",
+            "read=a2a:read",
+            "--scope",
+            "write=a2a:write",
+            "--scope",
+            "OpenMcpSession,UseMcp=mcp:use",
+            "--scope",
+            "UnregisterAgent=registry:remove",
+        ],
+    )
+    .await;
+    let http = reqwest::Client::new();
+
+    let registrar = token("ops", "registry:admin").await;
+    let registration = json!({"url": agent.base, "name": "open"});
+    let registered = http.post(format!("{}/agents", gateway.base)).bearer_auth(&registrar).json(&registration);
+    let registered = registered.send().await.unwrap();
+    assert_eq!(registered.status(), 201, "{}", registered.text().await.unwrap());
+
+    let a2a_only = token("alice", "a2a:read a2a:write").await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}});
+    let refused = http.post(format!("{}/mcp", gateway.base)).bearer_auth(&a2a_only).json(&initialize);
+    let refused = refused.send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let challenge = refused.headers().get("www-authenticate").unwrap().to_str().unwrap().to_owned();
+    assert!(challenge.contains(r#"error="insufficient_scope", scope="mcp:use""#), "{challenge}");
+
+    let mut mcp_only = Session::open(&gateway.base, &token("alice", "mcp:use").await).await;
+    assert!(mcp_only.tool_names().await.contains(&"open_echo".to_owned()));
+    let refused = format!("{:?}", mcp_only.call_tool("open_echo", json!({"message": "hi"})).await);
+    assert!(refused.contains("Message needs the scope a2a:write"), "{refused}");
+    let mut sender = Session::open(&gateway.base, &token("alice", "mcp:use a2a:write").await).await;
+    let answer = sender.call_tool("open_echo", json!({"message": "hi"})).await.unwrap();
+    assert_eq!(answer["content"][0]["text"], "hi", "{answer}");
+
+    let remove = |token: String| http.delete(format!("{}/agents/open", gateway.base)).bearer_auth(token).send();
+    let refused = remove(registrar.clone()).await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(refused.text().await.unwrap().contains("UnregisterAgent needs the scope registry:remove"));
+    assert_eq!(remove(token("ops", "registry:admin registry:remove").await).await.unwrap().status(), 204);
 }
 
 /// A client of MCP's tasks extension (MCP 2026-07-28) gets an MCP task for a call that outlasts

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use agentwire_server::Principal;
 use agentwire_store::registry::{RegisteredAgent, Registration};
+use agentwire_types::text::slug;
 use agentwire_types::A2AError;
 use serde_json::{json, Value};
 
-use super::request::{calls_gateway, slug, validate_name, RegisterRequest};
+use super::request::{calls_gateway, validate_name, RegisterRequest};
 use super::{invalid, store_failed, Registry, LOOPBACK};
 use crate::directory::Caller;
 
@@ -142,16 +143,16 @@ impl Registry {
         )))
     }
 
-    /// `DELETE /agents/NAME`.
-    pub(super) async fn unregister(self: &Arc<Self>, name: &str) -> Result<(), A2AError> {
+    /// `DELETE /agents/NAME`: whether an agent of that name was registered (and is removed).
+    pub(super) async fn unregister(self: &Arc<Self>, name: &str) -> Result<bool, A2AError> {
         if self.statics.contains(name) {
             return Err(invalid(format!("{name:?} is configured with --upstream, not registered")).with_conflict());
         }
         if !self.store.unregister(name).await.map_err(store_failed)? {
-            return Err(crate::directory::no_such_agent(name));
+            return Ok(false);
         }
         tracing::info!(%name, "agent removed from the registry");
         self.forget(&mut self.known(), name);
-        Ok(())
+        Ok(true)
     }
 }

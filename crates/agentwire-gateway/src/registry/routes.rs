@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use agentwire_types::{A2AError, RequestContext};
+use agentwire_types::{jsonrpc, A2AError, Access, RequestContext};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use serde_json::{json, Value};
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::guard::{foreign_origin, not_json};
 use super::search::SearchQuery;
@@ -25,7 +26,7 @@ pub(crate) async fn agents_route(registry: Arc<Registry>, request: Request) -> R
             let peer = ctx.peer.clone();
             let query: Result<SearchQuery, _> = serde_urlencoded::from_str(request.uri().query().unwrap_or_default())
                 .map_err(|error| invalid(format!("the search's parameters do not read: {error}")));
-            let answer = registry.app.beside(ctx, "ListAgents", false, |principal| {
+            let answer = registry.app.beside(ctx, Access::ListAgents, false, |principal| {
                 let caller = registry.caller(principal.as_ref(), peer.as_ref());
                 let registry = &registry;
                 async move { registry.search(&caller, &query?).await }
@@ -46,22 +47,22 @@ async fn post(registry: Arc<Registry>, request: Request) -> Response {
     let ctx = context_of(&request);
     let peer = ctx.peer.clone();
     let foreign = foreign_origin(&request, &registry.public_url, peer.as_ref());
-    let body = match axum::body::to_bytes(request.into_body(), MAX_BODY).await {
-        Ok(body) => body,
+    let bytes = match axum::body::to_bytes(request.into_body(), MAX_BODY).await {
+        Ok(bytes) => bytes,
         Err(_) => return respond(Err(A2AError::payload_too_large(MAX_BODY))),
     };
-    let body: Value = match serde_json::from_slice(&body) {
+    let body: Value = match serde_json::from_slice(&bytes) {
         Ok(body) => body,
         Err(error) => return respond(Err(invalid(format!("the body is not JSON: {error}")))),
     };
     if body.get("jsonrpc").is_some() {
-        return jsonrpc(&registry, ctx, &body).await;
+        return jsonrpc(&registry, ctx, &bytes).await;
     }
     if let Some(refused) = foreign {
         return respond(Err(refused));
     }
     let required = registry.credentials_required();
-    let answer = registry.app.beside(ctx, "RegisterAgent", required, |principal| {
+    let answer = registry.app.beside(ctx, Access::RegisterAgent, required, |principal| {
         let admitted = registry.admin(principal.as_ref(), peer.as_ref());
         let (registry, body) = (&registry, &body);
         async move { registry.register(&admitted?, body).await }
@@ -77,7 +78,7 @@ pub(crate) async fn delete_route(registry: Arc<Registry>, name: &str, request: R
         return respond(Err(refused));
     }
     let required = registry.credentials_required();
-    let answer = registry.app.beside(ctx, "UnregisterAgent", required, |principal| {
+    let answer = registry.app.beside(ctx, Access::UnregisterAgent, required, |principal| {
         let admitted = registry.admin(principal.as_ref(), peer.as_ref());
         let registry = &registry;
         async move {
@@ -86,38 +87,46 @@ pub(crate) async fn delete_route(registry: Arc<Registry>, name: &str, request: R
         }
     });
     match answer.await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(error) if error.message().starts_with("no agent named") => crate::directory::not_found(name),
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => crate::directory::not_found(name),
         Err(error) => agentwire_server::error_response(&error),
     }
 }
 
-/// The registry's JSON-RPC method, `ListAgents`, whose params are the search's.
-async fn jsonrpc(registry: &Registry, ctx: RequestContext, body: &Value) -> Response {
-    let id = body.get("id").cloned().unwrap_or(Value::Null);
+/// The registry's JSON-RPC method, `ListAgents`, whose params are the search's: `body` read
+/// as the operations' JSON-RPC requests are.
+async fn jsonrpc(registry: &Registry, ctx: RequestContext, body: &[u8]) -> Response {
+    let null = RawValue::NULL;
+    let request = match serde_json::from_slice::<jsonrpc::Request<'_>>(body) {
+        Ok(request) => request,
+        Err(error) => {
+            let refused = A2AError::invalid_request(format!("not a JSON-RPC request: {error}"));
+            return json_response(StatusCode::OK, &jsonrpc::Response::<()>::error(null, error_object(&refused)));
+        }
+    };
+    let id = request.id.unwrap_or(null);
     let peer = ctx.peer.clone();
-    let answer = match body.get("method").and_then(Value::as_str) {
-        Some("ListAgents") => {
-            let params = body.get("params").cloned().unwrap_or_else(|| json!({}));
-            let query = serde_json::from_value::<SearchQuery>(params)
+    let answer = match request.method.as_ref() {
+        "ListAgents" => {
+            let params = request.params.map_or("{}", RawValue::get);
+            let query = serde_json::from_str::<SearchQuery>(params)
                 .map_err(|error| invalid(format!("ListAgents' params do not read: {error}")));
-            let search = registry.app.beside(ctx, "ListAgents", false, |principal| {
+            let search = registry.app.beside(ctx, Access::ListAgents, false, |principal| {
                 let caller = registry.caller(principal.as_ref(), peer.as_ref());
                 async move { registry.search(&caller, &query?).await }
             });
             search.await
         }
-        Some(method) => Err(A2AError::method_not_found(method)),
-        None => Err(A2AError::invalid_request("a JSON-RPC request names its method")),
+        method => Err(A2AError::method_not_found(method)),
     };
-    let reply = match answer {
-        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-        Err(error) => {
-            let object = agentwire_types::jsonrpc::ErrorObject::new(agentwire_types::Dialect::V1, &error);
-            json!({ "jsonrpc": "2.0", "id": id, "error": object })
-        }
-    };
-    json_response(StatusCode::OK, &reply)
+    match answer {
+        Ok(result) => json_response(StatusCode::OK, &jsonrpc::Response::result(id, result)),
+        Err(error) => json_response(StatusCode::OK, &jsonrpc::Response::<()>::error(id, error_object(&error))),
+    }
+}
+
+fn error_object(error: &A2AError) -> jsonrpc::ErrorObject {
+    jsonrpc::ErrorObject::new(agentwire_types::Dialect::V1, error)
 }
 
 fn respond(answer: Result<(StatusCode, Value), A2AError>) -> Response {

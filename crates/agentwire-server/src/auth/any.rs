@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, ErrorKind, RequestContext, SecurityScheme};
 
 use super::{async_trait, Authenticator};
@@ -50,10 +50,10 @@ impl AnyAuth {
 
 #[async_trait]
 impl Authenticator for AnyAuth {
-    async fn authenticate(&self, ctx: &RequestContext, operation: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, access: Access) -> Result<Principal, A2AError> {
         let mut refusal: Option<A2AError> = None;
         for auth in &self.authenticators {
-            match auth.authenticate(ctx, operation).await {
+            match auth.authenticate(ctx, access).await {
                 Ok(principal) => return Ok(principal),
                 Err(error) if error.kind() != ErrorKind::Unauthenticated => return Err(error),
                 // A refusal with its own challenge says what is wrong with the credentials sent.

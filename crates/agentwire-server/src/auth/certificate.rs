@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, MutualTlsSecurityScheme, RequestContext, SecurityScheme};
 use serde_json::{Map, Value};
 use x509_parser::extensions::GeneralName;
@@ -60,7 +60,7 @@ fn principal(der: &[u8]) -> Result<Principal, String> {
 
 #[async_trait]
 impl Authenticator for CertificateAuth {
-    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, _: Access) -> Result<Principal, A2AError> {
         let certificate = ctx.peer.as_ref().and_then(|peer| peer.certificate.as_deref());
         let certificate = certificate.ok_or_else(|| A2AError::unauthenticated("a client certificate is required"))?;
         principal(certificate).map_err(A2AError::unauthenticated)

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use agentwire_jose::{JoseError, PublicKeys, Validation};
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, RequestContext, SecurityScheme};
 use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
@@ -29,8 +29,7 @@ use crate::Principal;
 /// use agentwire_jose::{Algorithm, PublicKeys, SigningKey, Validation};
 /// use agentwire_server::auth::{Authenticator, JwtAuth, ScopeMap};
 /// use agentwire_server::RequestContext;
-/// use agentwire_types::jsonrpc::Operation;
-/// use agentwire_types::ErrorKind;
+/// use agentwire_types::{Access, ErrorKind, Operation};
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -47,9 +46,11 @@ use crate::Principal;
 /// let bearer = format!("Bearer {}", idp.sign_jwt(claims.as_object().unwrap()));
 /// ctx.metadata.insert("authorization", bearer.parse().unwrap());
 ///
-/// let alice = auth.authenticate(&ctx, Operation::GetTask).await.unwrap();
+/// let alice = auth.authenticate(&ctx, Access::from(Operation::GetTask)).await.unwrap();
 /// assert_eq!(alice.name, "https://idp.example#alice");
-/// let refused = auth.authenticate(&ctx, Operation::SendMessage).await.unwrap_err();
+/// let refused = auth.authenticate(&ctx, Access::from(Operation::SendMessage)).await.unwrap_err();
+/// // MCP is a read of its own; its tool calls are asked about again as the sends they make.
+/// assert!(auth.authenticate(&ctx, Access::UseMcp).await.is_ok());
 /// assert_eq!(refused.kind(), ErrorKind::PermissionDenied);
 /// assert!(refused.challenge().unwrap().contains(r#"error="insufficient_scope", scope="a2a:write""#));
 /// # });
@@ -325,7 +326,7 @@ async fn refresh_on_timer(cache: Weak<KeyCache>) {
 
 #[async_trait]
 impl Authenticator for JwtAuth {
-    async fn authenticate(&self, ctx: &RequestContext, operation: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, access: Access) -> Result<Principal, A2AError> {
         let token =
             bearer_token(&ctx.metadata).ok_or_else(|| A2AError::unauthenticated("a bearer token is required"))?;
         let claims = self.claims(token).await.map_err(|error| {
@@ -336,9 +337,9 @@ impl Authenticator for JwtAuth {
             );
             A2AError::unauthenticated(format!("invalid token: {description}")).with_challenge(challenge)
         })?;
-        if let Some(scope) = self.scopes.missing(operation, &claims) {
+        if let Some(scope) = self.scopes.missing(access, &claims) {
             let challenge = format!("Bearer realm=\"agentwire\", error=\"insufficient_scope\", scope=\"{scope}\"");
-            let message = format!("{} needs the scope {scope}", operation.name());
+            let message = format!("{} needs the scope {scope}", access.name());
             return Err(A2AError::permission_denied(message).with_challenge(challenge));
         }
         let issuer = self.validation.issuer();
@@ -380,72 +381,80 @@ fn subject(claims: &Map<String, Value>) -> Result<String, A2AError> {
     }
 }
 
-/// Which scope each operation needs. A token's scopes are its `scope` claim (space-separated,
-/// RFC 8693 §4.2) or its `scp` claim (a list or a string). Operations it maps nothing to need
-/// none.
+/// Which scope each [`Access`] needs: the A2A operations, and the calls beside them (opening and
+/// using an MCP session, a gateway's directory, registering and removing agents). A token's
+/// scopes are its `scope` claim (space-separated, RFC 8693 §4.2) or its `scp` claim (a list or a
+/// string). What it maps nothing to needs none.
 ///
 /// ```
 /// use agentwire_server::auth::ScopeMap;
 ///
 /// let scopes = ScopeMap::default().with_spec("read=a2a:read").unwrap().with_spec("CancelTask=a2a:admin").unwrap();
+/// let registry = ScopeMap::default().with_spec("RegisterAgent,UnregisterAgent=registry:admin").unwrap();
 /// assert!(ScopeMap::default().with_spec("everything=x").is_err());
-/// # let _ = scopes;
+/// # let _ = (scopes, registry);
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ScopeMap {
-    required: Vec<(Operation, String)>,
+    required: Vec<(Access, String)>,
 }
 
-/// The operations a caller may make with a scope: every one but the public card, which anyone
-/// may read. Those that only read, then those that change something.
-fn scoped(changes_state: bool) -> impl Iterator<Item = Operation> {
-    Operation::ALL.into_iter().filter(move |o| !o.is_public() && o.changes_state() == changes_state)
+/// The accesses `read` (`changes_state` false) or `write` names: every one but the public card,
+/// which anyone may read, and the registry's changes, which its own admins allow
+/// (`RegistrySettings`); a rule may still name those.
+fn scoped(changes_state: bool) -> impl Iterator<Item = Access> {
+    let registry = [Access::RegisterAgent, Access::UnregisterAgent];
+    Access::all().filter(move |a| !a.is_public() && a.changes_state() == changes_state && !registry.contains(a))
 }
 
 impl ScopeMap {
-    /// `read` for the operations that only read (get, list, subscribe, the push configs' get
-    /// and list, the extended card), `write` for those that change something.
+    /// `read` for what only reads (the operations get, list, subscribe, the push configs' get
+    /// and list, the extended card; opening and using an MCP session; a gateway's directory),
+    /// `write` for the operations that change something. Registering and removing agents at a
+    /// gateway is neither: the registry's admins are its own (a rule may name them too).
     pub fn read_write(read: &str, write: &str) -> Self {
         Self::default().require(scoped(false), read).require(scoped(true), write)
     }
 
-    /// Requires `scope` for each of `operations` (in place of what it required before).
-    pub fn require(mut self, operations: impl IntoIterator<Item = Operation>, scope: &str) -> Self {
-        for operation in operations {
-            self.required.retain(|(o, _)| *o != operation);
-            self.required.push((operation, scope.to_owned()));
+    /// Requires `scope` for each of `accesses` (in place of what it required before).
+    pub fn require(mut self, accesses: impl IntoIterator<Item = impl Into<Access>>, scope: &str) -> Self {
+        for access in accesses.into_iter().map(Into::into) {
+            self.required.retain(|(a, _)| *a != access);
+            self.required.push((access, scope.to_owned()));
         }
         self
     }
 
-    /// Adds `OPERATIONS=SCOPE`, where OPERATIONS is `read`, `write`, or a v1.0 method name
-    /// (`SendMessage`), or several joined by `,`.
+    /// Adds `ACCESSES=SCOPE`, where ACCESSES is `read`, `write`, a v1.0 method name
+    /// (`SendMessage`), the name of an access beside the operations (`OpenMcpSession`,
+    /// `UseMcp`, `ListAgents`, `RegisterAgent`, `UnregisterAgent`), or several joined by `,`.
     pub fn with_spec(self, spec: &str) -> Result<Self, String> {
         let Some((names, scope)) = spec.split_once('=').filter(|(names, scope)| !names.is_empty() && !scope.is_empty())
         else {
-            return Err(format!("{spec:?}: a scope rule is OPERATIONS=SCOPE, e.g. write=a2a:write"));
+            return Err(format!("{spec:?}: a scope rule is ACCESSES=SCOPE, e.g. write=a2a:write"));
         };
-        let mut operations = Vec::new();
+        let mut accesses = Vec::new();
         for name in names.split(',').map(str::trim) {
             match name {
-                "read" => operations.extend(scoped(false)),
-                "write" => operations.extend(scoped(true)),
-                name => match scoped(false).chain(scoped(true)).find(|o| o.name() == name) {
-                    Some(operation) => operations.push(operation),
+                "read" => accesses.extend(scoped(false)),
+                "write" => accesses.extend(scoped(true)),
+                name => match Access::named(name).filter(|a| !a.is_public()) {
+                    Some(access) => accesses.push(access),
                     None => {
+                        let beside = Access::BESIDE_OPERATIONS.map(Access::name).join(", ");
                         return Err(format!(
-                            "{name:?} is not read, write or an operation such as SendMessage or GetTask"
-                        ))
+                            "{name:?} is not read, write, an operation such as SendMessage or GetTask, or one of {beside}"
+                        ));
                     }
                 },
             }
         }
-        Ok(self.require(operations, scope))
+        Ok(self.require(accesses, scope))
     }
 
-    /// The scope `operation` needs that `claims` do not grant.
-    fn missing(&self, operation: Operation, claims: &Map<String, Value>) -> Option<&str> {
-        let (_, scope) = self.required.iter().find(|(o, _)| *o == operation)?;
+    /// The scope `access` needs that `claims` do not grant.
+    fn missing(&self, access: Access, claims: &Map<String, Value>) -> Option<&str> {
+        let (_, scope) = self.required.iter().find(|(a, _)| *a == access)?;
         let granted = |wanted: &str| match (claims.get("scope"), claims.get("scp")) {
             (Some(Value::String(scopes)), _) | (_, Some(Value::String(scopes))) => {
                 scopes.split(' ').any(|s| s == wanted)
@@ -454,5 +463,40 @@ impl ScopeMap {
             _ => false,
         };
         (!granted(scope)).then_some(scope.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_types::Operation;
+    use serde_json::json;
+
+    use super::*;
+
+    fn needs(map: &ScopeMap, access: Access, scopes: &str) -> Option<String> {
+        let claims = json!({"scope": scopes});
+        map.missing(access, claims.as_object().unwrap()).map(str::to_owned)
+    }
+
+    #[test]
+    fn read_and_write_cover_the_fronts_reads_and_leave_the_registry_to_its_admins() {
+        let map = ScopeMap::read_write("r", "w");
+        for access in [Access::OpenMcpSession, Access::UseMcp, Access::ListAgents, Operation::GetTask.into()] {
+            assert_eq!(needs(&map, access, ""), Some("r".to_owned()), "{access:?}");
+        }
+        assert_eq!(needs(&map, Operation::SendMessage.into(), "r"), Some("w".to_owned()));
+        for access in [Access::RegisterAgent, Access::UnregisterAgent, Operation::GetAgentCard.into()] {
+            assert_eq!(needs(&map, access, ""), None, "{access:?}");
+        }
+    }
+
+    #[test]
+    fn a_rule_names_an_access_beside_the_operations() {
+        let map = ScopeMap::default().with_spec("read=r").unwrap().with_spec("OpenMcpSession, UseMcp=mcp").unwrap();
+        assert_eq!(needs(&map, Access::UseMcp, "r"), Some("mcp".to_owned()), "in place of read's");
+        assert_eq!(needs(&map, Access::OpenMcpSession, "mcp"), None);
+        assert_eq!(needs(&map, Access::ListAgents, "mcp"), Some("r".to_owned()));
+        let refused = ScopeMap::default().with_spec("GetAgentCard=x").unwrap_err();
+        assert!(refused.contains("OpenMcpSession, UseMcp, ListAgents, RegisterAgent, UnregisterAgent"), "{refused}");
     }
 }

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use agentwire_types::{
-    A2AError, AgentCard, ListTasksRequest, ListTasksResponse, Message, Part, SecurityScheme, StreamResponse, Task,
-    TaskState,
+    A2AError, AgentCard, ListTasksRequest, ListTasksResponse, Message, SecurityScheme, StreamResponse, Task, TaskState,
 };
 use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
@@ -308,15 +307,7 @@ pub(super) fn task_rows(tasks: &ListTasksResponse) -> Markup {
 /// The text of the task's status message, else of its last message.
 fn preview(task: &Task) -> String {
     let message = task.status.message.as_deref().or(task.history.last());
-    let text =
-        message.map(|m| m.parts.iter().filter_map(Part::as_text).collect::<Vec<_>>().join(" ")).unwrap_or_default();
-    let mut chars = text.chars();
-    let short: String = chars.by_ref().take(80).collect();
-    if chars.next().is_some() {
-        format!("{short}…")
-    } else {
-        short
-    }
+    agentwire_types::text::clip(message.map(Message::text).unwrap_or_default(), 80)
 }
 
 /// A time as people read it, in UTC.

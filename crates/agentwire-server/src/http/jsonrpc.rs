@@ -14,7 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use agentwire_types::dialect::{legacy, v03, Encoded, StreamErrors};
-use agentwire_types::jsonrpc::{self, method, ErrorObject, Operation};
+use agentwire_types::jsonrpc::{self, method, ErrorObject};
+use agentwire_types::Operation;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, Binding, Dialect, Result, SendMessageRequest, StreamItem};
 
 use super::errors::{jsonrpc_http_status, with_error_headers};

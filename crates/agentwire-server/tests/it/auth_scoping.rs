@@ -6,7 +6,7 @@ use agentwire_server::auth::{async_trait, Authenticator, StaticAuth};
 use agentwire_server::App;
 use agentwire_server::{Principal, RequestContext};
 use agentwire_test::{conformance, user_message, TestServer};
-use agentwire_types::jsonrpc::Operation;
+use agentwire_types::Access;
 use agentwire_types::{A2AError, SecurityScheme};
 use serde_json::{json, Value};
 
@@ -94,7 +94,7 @@ struct NoRights;
 
 #[async_trait]
 impl Authenticator for NoRights {
-    async fn authenticate(&self, ctx: &RequestContext, _: Operation) -> Result<Principal, A2AError> {
+    async fn authenticate(&self, ctx: &RequestContext, _: Access) -> Result<Principal, A2AError> {
         match ctx.metadata.get("authorization").and_then(|v| v.to_str().ok()) {
             Some("Bearer reader") => Err(A2AError::permission_denied("reader may not use this agent")),
             _ => Err(A2AError::unauthenticated("who are you?")),
