@@ -6,7 +6,8 @@
 #   bench/run.sh                 the full run (under 10 minutes with the builds): two rounds of
 #                                every comparison, the second in reverse order
 #   bench/run.sh --smoke         every scenario for half a second: proves the harness works (CI);
-#                                fails on wrong answers or a server that will not start, never on timings
+#                                fails on wrong answers or a server that will not start, never on timings;
+#                                with BENCH_AGENTWIRE_BUILT=1, on target/debug/agentwire as it is
 #   bench/run.sh --only NAME     one scenario (jsonrpc-c16, rest-c16, stream-c16, v03-c16, grpc-c16,
 #                                idle-sse, tasks-rss, side-by-side) or group (jsonrpc); repeatable
 #   bench/run.sh --codecs        the codec micro-benchmarks (criterion) instead
@@ -107,7 +108,14 @@ say() { printf "\n== %s (at %d s)\n" "$*" "$((SECONDS - STARTED_AT))" >&2; }
 build() {
   mkdir -p "$LOGS"
   say "building agentwire and the harness (profile $BENCH_PROFILE)"
-  (cd "$ROOT" && timeout 1800 cargo build --profile "$BENCH_PROFILE" --locked --bin agentwire)
+  # scripts/test hands a smoke the agentwire its tests built: `cargo build --bin agentwire` alone
+  # resolves the dependencies' features otherwise than the workspace's tests and rebuilds a
+  # third of them (about a minute on two cores) for the same code.
+  if ((SMOKE)) && [[ -n ${BENCH_AGENTWIRE_BUILT:-} && -x $AGENTWIRE ]]; then
+    echo "agentwire: $AGENTWIRE, as the tests built it" >&2
+  else
+    (cd "$ROOT" && timeout 1800 cargo build --profile "$BENCH_PROFILE" --locked --bin agentwire)
+  fi
   (cd "$BENCH" && timeout 1800 cargo build --profile "$BENCH_PROFILE" --locked -p loadgen -p floor -p otlp-sink)
   # Competitors may fail to build without stopping the run: their rows say so.
   if ! (cd "$BENCH" && timeout 1200 cargo build --profile "$BENCH_PROFILE" --locked --manifest-path official-rust/Cargo.toml) \
