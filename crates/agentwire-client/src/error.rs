@@ -160,7 +160,7 @@ impl Error {
 }
 
 /// The message of the error object an error body holds: `{"error": {"message": …}}` (AIP-193, a
-/// JSON-RPC response) or `{"message": …}`, at most 300 bytes of it.
+/// JSON-RPC response) or `{"message": …}`, clipped to 300 bytes.
 pub(crate) fn error_message(body: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let message = value.pointer("/error/message").or_else(|| value.get("message"))?.as_str()?;
