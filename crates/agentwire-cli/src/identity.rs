@@ -104,8 +104,12 @@ pub(crate) fn jwt(opt: &JwtOpt) -> anyhow::Result<String> {
     let key = signing_key(&opt.key)?;
     let now = agentwire_server::jose::unix_now();
     let mut claims = serde_json::json!({
-        "iss": opt.issuer, "aud": opt.audience, "sub": opt.subject, "iat": now, "exp": now + opt.ttl,
+        "iss": opt.issuer, "sub": opt.subject, "iat": now, "exp": now + opt.ttl,
     });
+    claims["aud"] = match opt.audience.as_slice() {
+        [one] => one.as_str().into(),
+        many => many.into(),
+    };
     if let Some(scope) = &opt.scope {
         claims["scope"] = scope.as_str().into();
     }

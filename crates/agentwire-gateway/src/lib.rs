@@ -41,9 +41,11 @@ mod listing;
 mod mcp;
 mod mirror;
 mod mount;
+mod passthrough;
 mod registry;
 mod upstream;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use agentwire_client::{Client, ClientBuilder};
@@ -82,6 +84,7 @@ impl Gateway {
             registry: None,
             max_hops: DEFAULT_MAX_HOPS,
             mcp: McpFront::default(),
+            caller_tokens: HashMap::new(),
         }
     }
 }
@@ -99,6 +102,9 @@ pub struct GatewayBuilder {
     registry: Option<RegistrySettings>,
     max_hops: u32,
     mcp: McpFront,
+    /// The agents called with their callers' own tokens, by name ("" at the root), with the
+    /// audience those tokens must name.
+    caller_tokens: HashMap<String, String>,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -108,15 +114,16 @@ enum Agent {
 }
 
 impl Agent {
-    /// The agent behind the gateway, with `rewrite` for its cards, under `name`.
-    fn upstream(self, name: &str, rewrite: Rewrite) -> Upstream {
+    /// The agent behind the gateway, with `rewrite` for its cards, under `name`, called with
+    /// its callers' tokens that name `caller_tokens` as their audience, if given.
+    fn upstream(self, name: &str, rewrite: Rewrite, caller_tokens: Option<String>) -> Upstream {
         match self {
             Agent::Connected(client) => {
                 let url = client.endpoint().url.clone();
-                Upstream::ready(name, &url, client, rewrite)
+                Upstream::ready(name, &url, client, rewrite, caller_tokens)
             }
             Agent::Unreached { url, builder, why } => {
-                Upstream::waiting(name, &url, why, rewrite, Upstream::connector(*builder))
+                Upstream::waiting(name, &url, why, rewrite, caller_tokens, Upstream::connector(*builder))
             }
         }
     }
@@ -237,6 +244,24 @@ impl GatewayBuilder {
         self
     }
 
+    /// Calls the agent served as `name` (`""` for the one at the root) with each caller's own
+    /// bearer token instead of its client's credentials, and only when the token's audience
+    /// (`aud`, as the gateway's [authentication](Self::app) verified it) names `audience`: a
+    /// caller whose token is not meant for the agent is refused (`PERMISSION_DENIED`) before
+    /// anything is sent to it. The agent verifies the token itself, and sees each caller as the
+    /// principal it is: its own tasks, its own quotas. Connect that agent's client without
+    /// credentials.
+    ///
+    /// ```
+    /// let gateway = agentwire_gateway::Gateway::builder("http://127.0.0.1:8080")
+    ///     .caller_tokens("weather", "https://weather.example");
+    /// # drop(gateway);
+    /// ```
+    pub fn caller_tokens(mut self, name: &str, audience: &str) -> Self {
+        self.caller_tokens.insert(name.to_owned(), audience.to_owned());
+        self
+    }
+
     /// Refuses to relay a request that went through more than `max` gateways already
     /// ([`DEFAULT_MAX_HOPS`] by default): each call the gateway relays carries
     /// [`HOPS_HEADER`], one more than the request it relays, so that an agent calling back into
@@ -301,7 +326,7 @@ impl GatewayBuilder {
         let root = self.root.map(|agent| {
             let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
             let rewrite = Rewrite { interfaces, ..rewrite_for("") };
-            agent.upstream("", rewrite)
+            agent.upstream("", rewrite, self.caller_tokens.get("").cloned())
         });
         let directory = Directory::default();
         let mut registry_store: Arc<dyn RegistryStore> = Arc::new(MemoryRegistry::default());
@@ -359,7 +384,7 @@ impl GatewayBuilder {
         // theirs under their paths); otherwise `/console` lists the agents.
         let root_alone = root.is_some() && self.mounts.is_empty();
         for (name, agent) in self.mounts {
-            let upstream = agent.upstream(&name, rewrite_for(&name));
+            let upstream = agent.upstream(&name, rewrite_for(&name), self.caller_tokens.get(&name).cloned());
             directory.insert(&name, mount(upstream, Visibility::default()));
         }
         let mut root_http = http.clone();

@@ -174,10 +174,13 @@ impl AgentExecutor for Relay {
             }
             let request = SendMessageRequest::new(message);
             let mut mirror = Mirroring::new(upstream);
-            // The request's hop count was checked when it arrived (`mount::mounted`).
+            // The request's hop count and token were checked when it arrived (`mount::mounted`).
             let hops = crate::hops::relayed(&ctx.request.metadata, u32::MAX).unwrap_or_default();
+            let headers = reached
+                .credentials(hops, &ctx.request.metadata, ctx.request.principal.as_ref())
+                .map_err(|error| error.message().to_owned())?;
             tokio::select! {
-                relayed = agentwire_client::with_call_headers(hops, relay(&agent, request, &mut mirror, &updater)) => {
+                relayed = agentwire_client::with_call_headers(headers, relay(&agent, request, &mut mirror, &updater)) => {
                     relayed.map_err(|error| format!("{}: {error}", reached.describe()).into())
                 }
                 // The gateway told the agent already (see `mirrored`); the mirror ends with it.

@@ -15,8 +15,10 @@ use crate::upstream::Upstream;
 /// mirror of its tasks). A caller the agent's `visibility` leaves out is told there is no such
 /// agent (its HTTP routes are refused before, by the directory; gRPC reaches here).
 ///
-/// Every call relayed to the agent carries the gateway's hop count ([`crate::hops`]); a request
-/// that went through more than `max_hops` gateways already is refused here.
+/// Every call relayed to the agent carries the gateway's hop count ([`crate::hops`]), and the
+/// caller's own token when the agent is called with its callers' tokens ([`crate::passthrough`]);
+/// a request that went through more than `max_hops` gateways already, or whose token is not meant
+/// for the agent, is refused here.
 pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Operations, max_hops: u32) -> Operations {
     let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
         let (upstream, operations) = (upstream.clone(), operations.clone());
@@ -31,6 +33,7 @@ pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Op
                 return upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))));
             }
             let hops = crate::hops::relayed(&ctx.metadata, max_hops)?;
+            let headers = upstream.credentials(hops, &ctx.metadata, ctx.principal.as_ref())?;
             let relayed = async move {
                 match request {
                     request @ A2aRequest::GetExtendedAgentCard(_) => {
@@ -42,7 +45,7 @@ pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Op
                     request => operations.oneshot((ctx, request)).await,
                 }
             };
-            agentwire_client::with_call_headers(hops, relayed).await
+            agentwire_client::with_call_headers(headers, relayed).await
         }
     });
     BoxCloneSyncService::new(service)

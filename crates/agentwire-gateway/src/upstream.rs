@@ -21,6 +21,9 @@ struct Inner {
     /// The URL the gateway was given for it.
     url: String,
     rewrite: Rewrite,
+    /// The audience the callers' tokens must name to be passed on to it, when it is called with
+    /// them ([`crate::passthrough`]); `None` when it is called with its client's credentials.
+    caller_tokens: Option<String>,
     state: RwLock<State>,
 }
 
@@ -37,20 +40,38 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 
 impl Upstream {
-    /// An agent whose client is connected.
-    pub(crate) fn ready(name: &str, url: &str, client: Client, rewrite: Rewrite) -> Self {
+    /// An agent whose client is connected; called with its callers' tokens when they name
+    /// `caller_tokens` as their audience, else with the client's credentials.
+    pub(crate) fn ready(
+        name: &str,
+        url: &str,
+        client: Client,
+        rewrite: Rewrite,
+        caller_tokens: Option<String>,
+    ) -> Self {
         let card = Arc::new(rewrite.apply(client.card().clone()));
-        let state = RwLock::new(State::Ready { client, card });
-        Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }))
+        Self::with_state(name, url, rewrite, caller_tokens, State::Ready { client, card })
+    }
+
+    fn with_state(name: &str, url: &str, rewrite: Rewrite, caller_tokens: Option<String>, state: State) -> Self {
+        let (name, url, state) = (name.to_owned(), url.to_owned(), RwLock::new(state));
+        Self(Arc::new(Inner { name, url, rewrite, caller_tokens, state }))
     }
 
     /// An agent not reached yet, because of `why`: `connect` is tried again in the background,
     /// with a growing pause, until it gives a client. Needs a Tokio runtime.
-    pub(crate) fn waiting<F>(name: &str, url: &str, why: String, rewrite: Rewrite, connect: F) -> Self
+    pub(crate) fn waiting<F>(
+        name: &str,
+        url: &str,
+        why: String,
+        rewrite: Rewrite,
+        caller_tokens: Option<String>,
+        connect: F,
+    ) -> Self
     where
         F: Fn() -> BoxFuture<'static, agentwire_client::Result<Client>> + Send + Sync + 'static,
     {
-        let upstream = Self::pending(name, url, why, rewrite);
+        let upstream = Self::with_state(name, url, rewrite, caller_tokens, State::Waiting(why));
         tokio::spawn(retry(Arc::downgrade(&upstream.0), connect));
         upstream
     }
@@ -58,8 +79,7 @@ impl Upstream {
     /// An agent not reached yet, because of `why`, until [`reached`](Self::reached) gives it a
     /// client: a registered agent, which the registry checks on its own schedule.
     pub(crate) fn pending(name: &str, url: &str, why: String, rewrite: Rewrite) -> Self {
-        let state = RwLock::new(State::Waiting(why));
-        Self(Arc::new(Inner { name: name.to_owned(), url: url.to_owned(), rewrite, state }))
+        Self::with_state(name, url, rewrite, None, State::Waiting(why))
     }
 
     /// Calls the agent with `client` from now on, and serves the card it holds.
@@ -114,6 +134,19 @@ impl Upstream {
             State::Ready { client, card } => Ok(read_ready(client, card)),
             State::Waiting(why) => Err(A2AError::internal(format!("{} cannot be reached: {why}", self.describe()))),
         }
+    }
+
+    /// `headers` (a relayed call's) with what proves who is calling to the agent: the caller's
+    /// own token when the agent is called with its callers' tokens, refused when the token is not
+    /// meant for it; nothing otherwise (the client sends its own credentials).
+    pub(crate) fn credentials(
+        &self,
+        headers: http::HeaderMap,
+        metadata: &http::HeaderMap,
+        principal: Option<&agentwire_types::Principal>,
+    ) -> Result<http::HeaderMap, A2AError> {
+        let audience = self.0.caller_tokens.as_deref();
+        crate::passthrough::with_caller_token(headers, audience, &self.describe(), metadata, principal)
     }
 
     /// The gateway's rewrite of the agent's cards.

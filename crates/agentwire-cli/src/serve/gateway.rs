@@ -14,7 +14,7 @@ use super::{
     app, console, grpc_card_address, mcp_options, open_backend, push_settings, recover, request_limits, retention, Site,
 };
 use crate::call;
-use crate::opt::{ServeOpt, Upstream, UpstreamOpt};
+use crate::opt::{ServeOpt, Upstream, UpstreamAuth, UpstreamOpt};
 
 /// The gateway the options describe: its routes and, with a store, the handler of its mirror.
 pub(super) async fn assemble(
@@ -30,11 +30,14 @@ pub(super) async fn assemble(
         http.console = Some(console);
     }
     let mut gateway = Gateway::builder(&site.public_url).http_options(http);
-    let client_for = upstream_client(upstreams);
+    let client_for = upstream_client(upstreams, opt)?;
     for upstream in &upstreams.upstreams {
         gateway = add_upstream(gateway, &client_for, upstream).await;
+        if let Some(audience) = passthrough_audience(upstreams, upstream) {
+            gateway = gateway.caller_tokens(upstream.name.as_deref().unwrap_or_default(), &audience);
+        }
     }
-    gateway = gateway.registry(registry_settings(upstreams, site.address)?).max_hops(upstreams.max_gateway_hops);
+    gateway = gateway.registry(registry_settings(upstreams, opt, site.address)?).max_hops(upstreams.max_gateway_hops);
     if opt.mcp {
         gateway = gateway.mcp_options(mcp_options(opt, &site.public_url));
         tracing::info!(url = %format!("{}{}", site.public_url, agentwire_mcp::MCP_PATH), "serving MCP");
@@ -93,14 +96,45 @@ async fn add_upstream(
 /// How long a gateway waits for an agent's card, at start and when it tries an agent again.
 const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How the gateway calls the --upstream agent at a URL, with the gateway's upstream token.
-fn upstream_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
-    let reach = agent_client(upstreams);
+/// How the gateway calls the --upstream agent at a URL: with the gateway's upstream token in
+/// `--upstream-auth token`, else without credentials of its own.
+fn upstream_client(
+    upstreams: &UpstreamOpt,
+    opt: &ServeOpt,
+) -> anyhow::Result<impl Fn(&str) -> ClientBuilder + Send + Sync + 'static> {
     let token = upstreams.upstream_token.clone();
-    move |url: &str| match &token {
+    let mode =
+        upstreams.upstream_auth.unwrap_or(if token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None });
+    match (mode, &token) {
+        (UpstreamAuth::Token, None) => anyhow::bail!("--upstream-auth token needs --upstream-token"),
+        (UpstreamAuth::None | UpstreamAuth::Passthrough, Some(_)) => anyhow::bail!(
+            "--upstream-token is not sent with --upstream-auth {}: leave one out",
+            if mode == UpstreamAuth::None { "none" } else { "passthrough" }
+        ),
+        (UpstreamAuth::Passthrough, None) if !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => {
+            anyhow::bail!("--upstream-auth passthrough needs --auth jwt:…: a token is passed on when its verified audience names the agent")
+        }
+        _ => {}
+    }
+    if mode != UpstreamAuth::Passthrough && !upstreams.upstream_audiences.is_empty() {
+        anyhow::bail!("--upstream-audience is for --upstream-auth passthrough");
+    }
+    let reach = agent_client(upstreams);
+    let token = token.filter(|_| mode == UpstreamAuth::Token);
+    Ok(move |url: &str| match &token {
         Some(token) => reach(url).bearer_token(token),
         None => reach(url),
+    })
+}
+
+/// The audience that names `upstream` in the tokens passed on to it, with
+/// `--upstream-auth passthrough`: its --upstream-audience, or its URL.
+fn passthrough_audience(upstreams: &UpstreamOpt, upstream: &Upstream) -> Option<String> {
+    if upstreams.upstream_auth != Some(UpstreamAuth::Passthrough) {
+        return None;
     }
+    let named = upstreams.upstream_audiences.iter().find(|(name, _)| *name == upstream.name);
+    Some(named.map_or_else(|| upstream.url.clone(), |(_, audience)| audience.clone()))
 }
 
 /// How the gateway calls the registered agent at a URL: with the token of its registration, or
@@ -130,7 +164,11 @@ fn agent_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Sen
 }
 
 /// The gateway's registry, as `--registry-*` set it up, for a gateway listening on `address`.
-fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> anyhow::Result<RegistrySettings> {
+fn registry_settings(
+    upstreams: &UpstreamOpt,
+    opt: &ServeOpt,
+    address: std::net::SocketAddr,
+) -> anyhow::Result<RegistrySettings> {
     let options = &upstreams.registry;
     let trusted_keys = match &options.registry_keys {
         Some(path) => {
@@ -149,7 +187,7 @@ fn registry_settings(upstreams: &UpstreamOpt, address: std::net::SocketAddr) -> 
         trusted_keys,
         client: registered_client(upstreams),
         configured: Some(std::sync::Arc::new({
-            let reach = upstream_client(upstreams);
+            let reach = upstream_client(upstreams, opt)?;
             move |url: &str, _: Option<&str>| reach(url)
         })),
         listen_address: Some(address),

@@ -7,10 +7,10 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{run_agentwire, Server, TempDir};
+use crate::common::{Idp, Server, TempDir};
 
 /// An MCP session over streamable HTTP, as MCP 2025-11-25 opens one.
-struct Session {
+pub(crate) struct Session {
     http: reqwest::Client,
     url: String,
     token: String,
@@ -19,7 +19,7 @@ struct Session {
 }
 
 impl Session {
-    async fn open(base: &str, token: &str) -> Self {
+    pub(crate) async fn open(base: &str, token: &str) -> Self {
         Self::open_with(base, token, json!({})).await
     }
 
@@ -134,12 +134,12 @@ impl Session {
         request.header("mcp-protocol-version", "2025-11-25").send().await.unwrap().status().as_u16()
     }
 
-    async fn tool_names(&mut self) -> Vec<String> {
+    pub(crate) async fn tool_names(&mut self) -> Vec<String> {
         let tools = self.call("tools/list", json!({})).await.unwrap();
         tools["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect()
     }
 
-    async fn call_tool(&mut self, name: &str, arguments: Value) -> Result<Value, Value> {
+    pub(crate) async fn call_tool(&mut self, name: &str, arguments: Value) -> Result<Value, Value> {
         self.call("tools/call", json!({"name": name, "arguments": arguments})).await
     }
 }
@@ -400,21 +400,9 @@ async fn a_gateway_offers_each_caller_the_agents_it_may_see() {
 #[tokio::test]
 async fn mcp_and_the_registry_have_scopes_of_their_own() {
     let dir = TempDir::new("mcp-scopes");
-    let key = dir.0.join("idp.pem");
-    let (code, printed, _) = run_agentwire(&["keygen", key.to_str().unwrap()]).await;
-    assert_eq!(code, 0, "{printed}");
-    let jwks = dir.0.join("idp.jwks");
-    std::fs::write(&jwks, format!("{{\"keys\":[{}]}}", printed.lines().last().unwrap())).unwrap();
-    let issuer = "https://idp.test";
-    let token = |subject: &'static str, scope: &'static str| {
-        let key = key.display().to_string();
-        async move {
-            let args = ["jwt", "--key", &key, "--issuer", issuer, "--audience", "gw", "--subject", subject];
-            let (code, printed, _) = run_agentwire(&[&args[..], &["--scope", scope]].concat()).await;
-            assert_eq!(code, 0, "{printed}");
-            printed.trim().to_owned()
-        }
-    };
+    let idp = Idp::new(&dir.0).await;
+    let token = |subject: &'static str, scope: &'static str| idp.token(subject, &["gw"], Some(scope));
+    let jwt = idp.auth_args();
     let agent = Server::start(&dir.0, &["--store", "memory"]).await;
     let gateway = Server::start_gateway(
         &dir.0,
@@ -422,12 +410,12 @@ async fn mcp_and_the_registry_have_scopes_of_their_own() {
             "--store",
             "memory",
             "--mcp",
-            "--auth",
-            &format!("jwt:{issuer}"),
+            &jwt[0],
+            &jwt[1],
+            &jwt[2],
+            &jwt[3],
             "--audience",
             "gw",
-            "--jwks",
-            jwks.to_str().unwrap(),
             "--scope",
             "read=a2a:read",
             "--scope",

@@ -307,3 +307,42 @@ impl Drop for Cluster {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// An identity provider for `--auth jwt:`: a key of `agentwire keygen`, its public key set in a
+/// file, and tokens signed with it by `agentwire jwt`.
+pub(crate) struct Idp {
+    key: PathBuf,
+    jwks: PathBuf,
+}
+
+impl Idp {
+    /// The tokens' issuer.
+    pub(crate) const ISSUER: &'static str = "https://idp.test";
+
+    /// A provider whose key and key set are in `dir`.
+    pub(crate) async fn new(dir: &Path) -> Self {
+        let key = dir.join("idp.pem");
+        let (code, printed, _) = run_agentwire(&["keygen", key.to_str().unwrap()]).await;
+        assert_eq!(code, 0, "{printed}");
+        let jwks = dir.join("idp.jwks");
+        std::fs::write(&jwks, format!("{{\"keys\":[{}]}}", printed.lines().last().unwrap())).unwrap();
+        Self { key, jwks }
+    }
+
+    /// The options of a server that takes its tokens (with `--audience` to add).
+    pub(crate) fn auth_args(&self) -> Vec<String> {
+        let jwks = self.jwks.display().to_string();
+        vec!["--auth".into(), format!("jwt:{}", Self::ISSUER), "--jwks".into(), jwks]
+    }
+
+    /// A token for `subject`, meant for `audiences`, with `scope` if given.
+    pub(crate) async fn token(&self, subject: &str, audiences: &[&str], scope: Option<&str>) -> String {
+        let key = self.key.display().to_string();
+        let mut args = vec!["jwt", "--key", &key, "--issuer", Self::ISSUER, "--subject", subject];
+        audiences.iter().for_each(|audience| args.extend(["--audience", audience]));
+        args.extend(scope.iter().flat_map(|scope| ["--scope", scope]));
+        let (code, printed, _) = run_agentwire(&args).await;
+        assert_eq!(code, 0, "{printed}");
+        printed.trim().to_owned()
+    }
+}

@@ -1,7 +1,7 @@
 //! A hostile registrant of `agentwire gateway`'s registry, and the agents it points at: a fake A2A
 //! agent on loopback that serves a card under any base path (named as the test says, or
 //! redirecting elsewhere) and records every request with its `Authorization`. The gateway must
-//! not hand such an agent its `--upstream-token`, let a web page register agents, let a card's
+//! not hand such an agent its `--upstream-token` (nor a caller's token not meant for it), let a web page register agents, let a card's
 //! name replace an agent, loop through itself, or follow the card's redirect to another host.
 
 use std::sync::{Arc, Mutex};
@@ -13,7 +13,7 @@ use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use crate::common::{eventually, Server, TempDir};
+use crate::common::{eventually, Idp, Server, TempDir};
 
 /// One request a fake agent received.
 #[derive(Debug, Clone)]
@@ -182,6 +182,41 @@ async fn a_registered_agent_never_receives_the_upstream_token() {
     assert!(own_seen
         .iter()
         .any(|s| s.method == "POST" && s.authorization.as_deref() == Some("Bearer GW-SECRET-TOKEN")));
+}
+
+/// With `--upstream-auth passthrough`, a caller's token reaches the agent only when its audience
+/// names the agent: a token meant for the gateway alone is refused there and never sent, the
+/// gateway's own card fetch carries none, and a token meant for the agent goes with its call.
+#[tokio::test]
+async fn a_callers_token_reaches_only_the_agent_it_is_meant_for() {
+    let dir = TempDir::new("hostile-caller-token");
+    let idp = Idp::new(&dir.0).await;
+    let agent = fake_agent("127.0.0.1").await;
+    let upstream = format!("own={}", agent.base);
+    let auth = idp.auth_args();
+    let mut args = vec!["--upstream", &upstream, "--audience", "gw", "--upstream-auth", "passthrough"];
+    args.extend(["--upstream-audience", "own=own-agent"]);
+    args.extend(auth.iter().map(String::as_str));
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let relay = |token: String| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": send_params("hi")});
+        let request = reqwest::Client::new().post(format!("{}/agents/own/", gateway.base)).bearer_auth(token);
+        async move { request.json(&body).send().await.expect("the gateway answers").json::<Value>().await.unwrap() }
+    };
+
+    let mallory = idp.token("mallory", &["gw"], None).await;
+    let refused = relay(mallory.clone()).await;
+    assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("not meant for it")), "{refused}");
+    assert_eq!(agent.posts(), 0, "the refused call reached the agent: {:?}", agent.seen());
+    let alice = idp.token("alice", &["gw", "own-agent"], None).await;
+    let answer = relay(alice.clone()).await;
+    assert!(answer["result"]["task"]["id"].is_string(), "{answer}");
+
+    let seen = agent.seen();
+    let posts: Vec<&Seen> = seen.iter().filter(|s| s.method == "POST").collect();
+    assert!(!posts.is_empty() && posts.iter().all(|s| s.authorization == Some(format!("Bearer {alice}"))), "{seen:?}");
+    assert!(seen.iter().filter(|s| s.method == "GET").all(|s| s.authorization.is_none()), "{seen:?}");
+    assert!(!seen.iter().any(|s| s.authorization.as_deref().is_some_and(|a| a.contains(&mallory))), "{seen:?}");
 }
 
 /// R2: a web page's "simple" requests (a form, `text/plain`) and requests from another origin do

@@ -1,0 +1,122 @@
+//! A gateway that calls its agent with each caller's own token (`--upstream-auth passthrough`):
+//! the agent, verifying JWTs itself, sees alice and bob as two principals, with their own tasks
+//! and their own rate limits; a token not meant for the agent is refused before it is sent.
+
+use serde_json::{json, Value};
+
+use crate::common::{run_agentwire, Idp, Server, TempDir};
+use crate::mcp::Session;
+
+/// JSON-RPC `method` at `url` with `token`: the HTTP status and the answer.
+async fn call(url: &str, token: &str, method: &str, params: Value) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let request = reqwest::Client::new().post(url).bearer_auth(token).header("A2A-Version", "1.0").json(&body);
+    let response = request.send().await.expect("an answer");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON"))
+}
+
+fn message(text: &str) -> Value {
+    json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": text}]}})
+}
+
+/// The ids of the tasks `token`'s principal has at the agent at `base`, asked of the agent itself.
+async fn own_tasks(base: &str, token: &str) -> Vec<String> {
+    let (status, answer) = call(&format!("{base}/"), token, "ListTasks", json!({})).await;
+    assert_eq!(status, 200, "{answer}");
+    let tasks = answer["result"]["tasks"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    tasks.iter().map(|task| task["id"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn an_agent_behind_a_gateway_sees_each_caller_as_the_principal_it_is() {
+    let dir = TempDir::new("caller-tokens");
+    let idp = Idp::new(&dir.0).await;
+    let token = |subject: &'static str, audiences: &'static [&'static str]| idp.token(subject, audiences, None);
+    let jwt = idp.auth_args();
+    let jwt: Vec<&str> = jwt.iter().map(String::as_str).collect();
+    let agent_args = [&["--store", "memory", "--audience", "weather-agent"][..], &jwt].concat();
+    let agent = Server::start(&dir.0, &agent_args).await;
+    let (alice, bob) = (token("alice", &["gw", "weather-agent"]).await, token("bob", &["gw", "weather-agent"]).await);
+    let gateway_only = token("carol", &["gw"]).await;
+
+    // Without a store the gateway relays each call; with one it mirrors the agent's tasks.
+    for store in [None, Some("memory")] {
+        let upstream = format!("weather={}", agent.base);
+        let mut args = vec!["--upstream", &upstream, "--audience", "gw", "--upstream-auth", "passthrough"];
+        args.extend(["--upstream-audience", "weather=weather-agent", "--mcp"]);
+        args.extend(&jwt);
+        args.extend(store.map(|store| ["--store", store]).into_iter().flatten());
+        let gateway = Server::start_gateway(&dir.0, &args).await;
+        let weather = format!("{}/agents/weather/", gateway.base);
+        let (alice_before, bob_before) = (own_tasks(&agent.base, &alice).await, own_tasks(&agent.base, &bob).await);
+
+        let (status, answer) = call(&weather, &alice, "SendMessage", message("alice's")).await;
+        assert_eq!(status, 200, "{store:?}: {answer}");
+        assert!(answer["result"]["task"]["id"].is_string(), "{store:?}: {answer}");
+        let (status, answer) = call(&weather, &bob, "SendMessage", message("bob's")).await;
+        assert_eq!(status, 200, "{store:?}: {answer}");
+        let (alice_after, bob_after) = (own_tasks(&agent.base, &alice).await, own_tasks(&agent.base, &bob).await);
+        let new = |after: &Vec<String>, before: &Vec<String>| -> Vec<String> {
+            after.iter().filter(|id| !before.contains(id)).cloned().collect()
+        };
+        let (alices, bobs) = (new(&alice_after, &alice_before), new(&bob_after, &bob_before));
+        assert_eq!((alices.len(), bobs.len()), (1, 1), "{store:?}: each caller's send is a task of hers at the agent");
+        // Bob cannot read alice's task at the agent: it is alice's.
+        let (_, answer) = call(&format!("{}/", agent.base), &bob, "GetTask", json!({"id": alices[0]})).await;
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("not found")), "{answer}");
+
+        // A token meant for the gateway alone is refused there, and nothing reaches the agent.
+        let (status, answer) = call(&weather, &gateway_only, "SendMessage", message("carol's")).await;
+        let refusal = answer["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(refusal.contains(r#"does not name "weather-agent""#), "{store:?}: {status} {answer}");
+        let carol_at_agent = token("carol", &["weather-agent"]).await;
+        assert!(own_tasks(&agent.base, &carol_at_agent).await.is_empty(), "{store:?}: carol's send reached the agent");
+
+        // An MCP tool call goes as its caller too.
+        let mut session = Session::open(&gateway.base, &alice).await;
+        let tool = session.tool_names().await.into_iter().find(|name| name.starts_with("weather")).unwrap();
+        let answer = session.call_tool(&tool, json!({"message": "alice over MCP"})).await.unwrap();
+        assert_eq!(answer["content"][0]["text"], "alice over MCP", "{answer}");
+        assert_eq!(own_tasks(&agent.base, &alice).await.len(), alice_after.len() + 1, "{store:?}");
+        assert_eq!(own_tasks(&agent.base, &bob).await.len(), bob_after.len(), "{store:?}");
+    }
+
+    // Each caller has her own rate limit at the agent: alice spends hers, bob still sends.
+    let limited =
+        [&["--store", "memory", "--audience", "weather-agent", "--rate-limit", "1", "--rate-burst", "4"][..], &jwt];
+    let agent = Server::start(&dir.0, &limited.concat()).await;
+    let upstream = format!("weather={}", agent.base);
+    let mut args = vec!["--upstream", &upstream, "--audience", "gw", "--upstream-auth", "passthrough"];
+    args.extend(["--upstream-audience", "weather=weather-agent"]);
+    args.extend(&jwt);
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let weather = format!("{}/agents/weather/", gateway.base);
+    let mut refused = 0;
+    for _ in 0..12 {
+        let (_, answer) = call(&weather, &alice, "SendMessage", message("again")).await;
+        refused += usize::from(answer.get("error").is_some());
+    }
+    assert!(refused > 0, "alice was never refused by her rate limit at the agent");
+    let (status, answer) = call(&weather, &bob, "SendMessage", message("bob, after alice's flood")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["result"]["task"]["id"].is_string(), "bob is refused for alice's flood: {answer}");
+}
+
+#[tokio::test]
+async fn passthrough_needs_jwts_and_no_upstream_token() {
+    let dir = TempDir::new("caller-tokens-flags");
+    let agent = "http://127.0.0.1:9";
+    let cases: [(&[&str], &str); 3] = [
+        (&["--upstream-auth", "passthrough"], "needs --auth jwt:"),
+        (&["--upstream-auth", "passthrough", "--upstream-token", "t"], "--upstream-token is not sent"),
+        (&["--upstream-audience", "x"], "--upstream-audience is for --upstream-auth passthrough"),
+    ];
+    for (flags, said) in cases {
+        let args = [&["gateway", "--upstream", agent, "--http", "127.0.0.1:0"][..], flags].concat();
+        let (code, out, err) = run_agentwire(&args).await;
+        assert_ne!(code, 0, "{flags:?}: {out}");
+        assert!(err.contains(said), "{flags:?}: {err}");
+    }
+    drop(dir);
+}
