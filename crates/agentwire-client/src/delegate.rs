@@ -37,16 +37,19 @@ pub const DELEGATED_BY: &str = "agentwire.delegatedBy";
 pub struct Delegation {
     parent_task_id: String,
     parent_context_id: String,
+    /// What each call carries besides the client's own headers ([`as_caller`](Self::as_caller)).
+    headers: http::HeaderMap,
     delegated: Arc<Mutex<Delegated>>,
     cancellation: CancellationToken,
     watcher: tokio::task::AbortHandle,
 }
 
-/// What a delegation has sent, and whether its parent was canceled.
+/// What a delegation has sent, whether its parent was canceled, and the headers its cancels carry.
 #[derive(Default)]
 struct Delegated {
     tasks: Vec<(Client, String)>,
     canceled: bool,
+    headers: http::HeaderMap,
 }
 
 impl std::fmt::Debug for Delegation {
@@ -69,16 +72,48 @@ impl Delegation {
         Self {
             parent_task_id: task_id.to_owned(),
             parent_context_id: context_id.to_owned(),
+            headers: http::HeaderMap::new(),
             delegated,
             cancellation,
             watcher: watcher.abort_handle(),
         }
     }
 
+    /// Calls the downstream agents as the parent task's caller: every call of this delegation
+    /// (its sends, the first request of its streams, the cancels of its tasks) carries
+    /// `authorization` in place of the client's own credentials: the caller's own token (the
+    /// parent's `Authorization`, where the downstream agent accepts it), or one exchanged for it
+    /// with [`TokenExchange`](crate::TokenExchange). The downstream agent then sees the caller as
+    /// its principal: the delegated tasks are the caller's, within the caller's quotas. Use a
+    /// client without credentials of its own.
+    ///
+    /// ```no_run
+    /// # async fn run(ctx: agentwire_types::RequestContext, weather: agentwire_client::Client) -> agentwire_client::Result<()> {
+    /// use agentwire_client::{Delegation, TokenExchange};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// // In an agent's execution, ctx being its request's context (`ExecutionContext::request`).
+    /// let exchange = TokenExchange::new("https://idp.example/oauth2/token", "planner", "s3cret");
+    /// let token = ctx.metadata.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    /// let delegation = Delegation::new("parent-task", "parent-context", CancellationToken::new());
+    /// let delegation = match token {
+    ///     Some(token) => delegation.as_caller(exchange.exchange(token, "https://weather.example").await?),
+    ///     None => delegation,
+    /// };
+    /// # drop((delegation, weather));
+    /// # Ok(()) }
+    /// ```
+    pub fn as_caller(mut self, mut authorization: http::HeaderValue) -> Self {
+        authorization.set_sensitive(true);
+        self.headers.insert(http::header::AUTHORIZATION, authorization);
+        self.delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner).headers = self.headers.clone();
+        self
+    }
+
     /// SendMessage to the agent `client` calls, as part of the parent task; a task it makes is
     /// canceled with the parent.
     pub async fn send_message(&self, client: &Client, request: SendMessageRequest) -> Result<SendMessageResponse> {
-        let answer = client.send_message(self.marked(request)).await?;
+        let answer = as_caller(&self.headers, client.send_message(self.marked(request))).await?;
         if let SendMessageResponse::Task(task) = &answer
             && !task.status.state.is_terminal()
         {
@@ -94,7 +129,7 @@ impl Delegation {
         client: &Client,
         request: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse>>> {
-        let events = client.send_streaming_message(self.marked(request)).await?;
+        let events = as_caller(&self.headers, client.send_streaming_message(self.marked(request))).await?;
         let (client, delegated) = (client.clone(), Arc::clone(&self.delegated));
         let mut tracked = false;
         let events = events.then(move |event| {
@@ -152,25 +187,36 @@ impl Drop for Delegation {
 /// Cancels every downstream task, once: the tasks are taken, and any tracked later is canceled
 /// at once.
 async fn cancel_all(delegated: &Mutex<Delegated>) {
-    let tasks = {
+    let (tasks, headers) = {
         let mut delegated = delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         delegated.canceled = true;
-        std::mem::take(&mut delegated.tasks)
+        (std::mem::take(&mut delegated.tasks), delegated.headers.clone())
     };
-    futures_util::future::join_all(tasks.iter().map(|(client, task_id)| cancel(client, task_id))).await;
+    let cancels = tasks.iter().map(|(client, task_id)| cancel(client, task_id));
+    as_caller(&headers, futures_util::future::join_all(cancels)).await;
+}
+
+/// Runs `call` with `headers` added to the call headers around it, if any.
+async fn as_caller<F: std::future::Future>(headers: &http::HeaderMap, call: F) -> F::Output {
+    if headers.is_empty() {
+        return call.await;
+    }
+    let mut all = crate::scoped::call_headers();
+    all.extend(headers.clone());
+    crate::with_call_headers(all, call).await
 }
 
 /// Counts a downstream task; once the parent is canceled, cancels it at once.
 async fn track(delegated: &Mutex<Delegated>, client: &Client, task_id: &str) {
-    let canceled = {
+    let (canceled, headers) = {
         let mut delegated = delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if !delegated.canceled {
             delegated.tasks.push((client.clone(), task_id.to_owned()));
         }
-        delegated.canceled
+        (delegated.canceled, delegated.headers.clone())
     };
     if canceled {
-        cancel(client, task_id).await;
+        as_caller(&headers, cancel(client, task_id)).await;
     }
 }
 

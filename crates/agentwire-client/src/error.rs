@@ -163,6 +163,12 @@ impl Error {
 /// JSON-RPC response) or `{"message": …}`, clipped to 300 bytes.
 pub(crate) fn error_message(body: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    // An OAuth error (RFC 6749 §5.2): its code, and its description when it has one.
+    if let Some(code) = value.get("error").and_then(|code| code.as_str()) {
+        let description = value.get("error_description").and_then(|text| text.as_str());
+        let message = description.map_or_else(|| code.to_owned(), |text| format!("{code}: {text}"));
+        return Some(agentwire_types::text::clip(message, 300));
+    }
     let message = value.pointer("/error/message").or_else(|| value.get("message"))?.as_str()?;
     Some(agentwire_types::text::clip(message.to_owned(), 300)).filter(|message| !message.is_empty())
 }

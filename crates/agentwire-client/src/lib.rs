@@ -34,6 +34,7 @@ mod credentials;
 mod delegate;
 mod endpoint;
 mod error;
+mod exchange;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod http;
@@ -61,6 +62,7 @@ pub use credentials::Credentials;
 pub use delegate::{Delegation, DELEGATED_BY};
 pub use endpoint::{Endpoint, Version};
 pub use error::{error_chain, BoxError, Error, Result};
+pub use exchange::TokenExchange;
 pub use limits::{read_limited, DEFAULT_MAX_REPLY_SIZE};
 pub use oauth::ClientCredentials;
 pub use scoped::with_call_headers;

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use crate::error::{Error, Result};
 
 /// How long before its expiry a token is replaced: a call made with it must still arrive in time.
-const EARLY: Duration = Duration::from_secs(30);
+pub(crate) const EARLY: Duration = Duration::from_secs(30);
 
 /// The largest token response read.
 const MAX_RESPONSE: usize = 64 * 1024;
@@ -34,30 +34,15 @@ const MAX_RESPONSE: usize = 64 * 1024;
 /// ```
 #[derive(Clone)]
 pub struct ClientCredentials {
-    token_url: String,
-    client_id: String,
-    client_secret: String,
+    endpoint: TokenEndpoint,
     form: Vec<(&'static str, String)>,
-    http: reqwest::Client,
     current: std::sync::Arc<Mutex<Option<(HeaderValue, Instant)>>>,
 }
 
 impl std::fmt::Debug for ClientCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientCredentials")
-            .field("token_url", &self.token_url)
-            .field("client_id", &self.client_id)
-            .finish_non_exhaustive()
+        f.debug_struct("ClientCredentials").field("endpoint", &self.endpoint).finish_non_exhaustive()
     }
-}
-
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-    #[serde(default)]
-    token_type: Option<String>,
-    #[serde(default)]
-    expires_in: Option<u64>,
 }
 
 impl ClientCredentials {
@@ -65,11 +50,8 @@ impl ClientCredentials {
     /// `token_url`.
     pub fn new(token_url: impl Into<String>, client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
         Self {
-            token_url: token_url.into(),
-            client_id: client_id.into(),
-            client_secret: client_secret.into(),
+            endpoint: TokenEndpoint::new(token_url.into(), client_id.into(), client_secret.into()),
             form: vec![("grant_type", "client_credentials".to_owned())],
-            http: reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default(),
             current: Default::default(),
         }
     }
@@ -94,15 +76,56 @@ impl ClientCredentials {
         {
             return Ok(value.clone());
         }
-        let (value, lifetime) = self.fetch().await?;
+        let (value, lifetime) = self.endpoint.token(&self.form).await?;
         *current = Some((value.clone(), Instant::now() + lifetime.saturating_sub(EARLY)));
         Ok(value)
     }
+}
 
-    /// A new token, and how long it is valid.
-    async fn fetch(&self) -> Result<(HeaderValue, Duration)> {
+/// An identity provider's token endpoint, as one client authenticated by its id and secret
+/// (HTTP Basic, RFC 6749 §2.3.1) calls it: each grant is a form posted there.
+#[derive(Clone)]
+pub(crate) struct TokenEndpoint {
+    token_url: String,
+    client_id: String,
+    client_secret: String,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for TokenEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenEndpoint")
+            .field("token_url", &self.token_url)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    token_type: Option<String>,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+impl TokenEndpoint {
+    pub(crate) fn new(token_url: String, client_id: String, client_secret: String) -> Self {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
+        Self { token_url, client_id, client_secret, http }
+    }
+
+    /// The URL tokens are asked of.
+    pub(crate) fn url(&self) -> &str {
+        &self.token_url
+    }
+
+    /// A token granted for `form`, as `Bearer TOKEN`, and how long it is valid (five minutes
+    /// when the answer does not say).
+    pub(crate) async fn token(&self, form: &[(&str, String)]) -> Result<(HeaderValue, Duration)> {
         let url = &self.token_url;
-        let form = serde_urlencoded::to_string(&self.form).map_err(|e| Error::Encode(e.to_string()))?;
+        let form = serde_urlencoded::to_string(form).map_err(|e| Error::Encode(e.to_string()))?;
         let id = form_encoded(&self.client_id);
         let secret = form_encoded(&self.client_secret);
         let response = self
@@ -121,6 +144,7 @@ impl ClientCredentials {
         }
         let token: TokenResponse =
             serde_json::from_slice(&body).map_err(|e| Error::decode(url, format!("not a token response: {e}")))?;
+        // RFC 8693 answers `N_A` for a token that is not an access token.
         if token.token_type.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
             return Err(Error::decode(url, format!("a token of type {:?}, not Bearer", token.token_type)));
         }

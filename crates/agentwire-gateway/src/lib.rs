@@ -60,6 +60,7 @@ use directory::{Directory, Mounted};
 use fronts::{ConsoleFront, McpAgents, McpFront};
 pub use hops::{DEFAULT_MAX_HOPS, HOPS_HEADER};
 pub use mirror::{Mirror, UPSTREAM_KEY};
+pub use passthrough::CallerAuth;
 use registry::Registry;
 pub use registry::{ClientFor, RegistrySettings};
 use upstream::Upstream;
@@ -84,7 +85,7 @@ impl Gateway {
             registry: None,
             max_hops: DEFAULT_MAX_HOPS,
             mcp: McpFront::default(),
-            caller_tokens: HashMap::new(),
+            caller_auth: HashMap::new(),
         }
     }
 }
@@ -102,9 +103,8 @@ pub struct GatewayBuilder {
     registry: Option<RegistrySettings>,
     max_hops: u32,
     mcp: McpFront,
-    /// The agents called with their callers' own tokens, by name ("" at the root), with the
-    /// audience those tokens must name.
-    caller_tokens: HashMap<String, String>,
+    /// The agents called as their callers, by name ("" at the root), and how.
+    caller_auth: HashMap<String, CallerAuth>,
 }
 
 /// An agent given to the gateway: connected, or to be reached later.
@@ -114,16 +114,16 @@ enum Agent {
 }
 
 impl Agent {
-    /// The agent behind the gateway, with `rewrite` for its cards, under `name`, called with
-    /// its callers' tokens that name `caller_tokens` as their audience, if given.
-    fn upstream(self, name: &str, rewrite: Rewrite, caller_tokens: Option<String>) -> Upstream {
+    /// The agent behind the gateway, with `rewrite` for its cards, under `name`, called as its
+    /// callers as `caller_auth` says, if given.
+    fn upstream(self, name: &str, rewrite: Rewrite, caller_auth: Option<CallerAuth>) -> Upstream {
         match self {
             Agent::Connected(client) => {
                 let url = client.endpoint().url.clone();
-                Upstream::ready(name, &url, client, rewrite, caller_tokens)
+                Upstream::ready(name, &url, client, rewrite, caller_auth)
             }
             Agent::Unreached { url, builder, why } => {
-                Upstream::waiting(name, &url, why, rewrite, caller_tokens, Upstream::connector(*builder))
+                Upstream::waiting(name, &url, why, rewrite, caller_auth, Upstream::connector(*builder))
             }
         }
     }
@@ -244,21 +244,30 @@ impl GatewayBuilder {
         self
     }
 
-    /// Calls the agent served as `name` (`""` for the one at the root) with each caller's own
-    /// bearer token instead of its client's credentials, and only when the token's audience
-    /// (`aud`, as the gateway's [authentication](Self::app) verified it) names `audience`: a
-    /// caller whose token is not meant for the agent is refused (`PERMISSION_DENIED`) before
-    /// anything is sent to it. The agent verifies the token itself, and sees each caller as the
-    /// principal it is: its own tasks, its own quotas. Connect that agent's client without
-    /// credentials.
+    /// Calls the agent served as `name` (`""` for the one at the root) as each of its callers,
+    /// instead of with its client's credentials, so that the agent verifies the caller's token
+    /// itself and sees each caller as the principal it is: its own tasks, its own quotas.
+    ///
+    /// With [`CallerAuth::Passthrough`] the caller's own bearer token goes on, and only when its
+    /// audience (`aud`, as the gateway's [authentication](Self::app) verified it) names the agent:
+    /// a caller whose token is not meant for it is refused (`PERMISSION_DENIED`) before anything
+    /// is sent. With [`CallerAuth::Exchange`] the caller's token is exchanged at an identity
+    /// provider for one meant for the agent (RFC 8693), kept until shortly before it expires; an
+    /// exchange the provider refuses is the caller's error, with the provider's reason. Connect
+    /// that agent's client without credentials.
     ///
     /// ```
-    /// let gateway = agentwire_gateway::Gateway::builder("http://127.0.0.1:8080")
-    ///     .caller_tokens("weather", "https://weather.example");
+    /// use agentwire_client::TokenExchange;
+    /// use agentwire_gateway::{CallerAuth, Gateway};
+    ///
+    /// let exchange = TokenExchange::new("https://idp.example/oauth2/token", "my-gateway", "s3cret");
+    /// let gateway = Gateway::builder("http://127.0.0.1:8080")
+    ///     .caller_auth("weather", CallerAuth::Passthrough { audience: "https://weather.example".into() })
+    ///     .caller_auth("billing", CallerAuth::Exchange { audience: "urn:agent:billing".into(), exchange });
     /// # drop(gateway);
     /// ```
-    pub fn caller_tokens(mut self, name: &str, audience: &str) -> Self {
-        self.caller_tokens.insert(name.to_owned(), audience.to_owned());
+    pub fn caller_auth(mut self, name: &str, auth: CallerAuth) -> Self {
+        self.caller_auth.insert(name.to_owned(), auth);
         self
     }
 
@@ -326,7 +335,7 @@ impl GatewayBuilder {
         let root = self.root.map(|agent| {
             let interfaces = agentwire_server::advertised_interfaces(&self.public_url, self.grpc_target.as_deref());
             let rewrite = Rewrite { interfaces, ..rewrite_for("") };
-            agent.upstream("", rewrite, self.caller_tokens.get("").cloned())
+            agent.upstream("", rewrite, self.caller_auth.get("").cloned())
         });
         let directory = Directory::default();
         let mut registry_store: Arc<dyn RegistryStore> = Arc::new(MemoryRegistry::default());
@@ -384,7 +393,7 @@ impl GatewayBuilder {
         // theirs under their paths); otherwise `/console` lists the agents.
         let root_alone = root.is_some() && self.mounts.is_empty();
         for (name, agent) in self.mounts {
-            let upstream = agent.upstream(&name, rewrite_for(&name), self.caller_tokens.get(&name).cloned());
+            let upstream = agent.upstream(&name, rewrite_for(&name), self.caller_auth.get(&name).cloned());
             directory.insert(&name, mount(upstream, Visibility::default()));
         }
         let mut root_http = http.clone();

@@ -178,6 +178,7 @@ impl AgentExecutor for Relay {
             let hops = crate::hops::relayed(&ctx.request.metadata, u32::MAX).unwrap_or_default();
             let headers = reached
                 .credentials(hops, &ctx.request.metadata, ctx.request.principal.as_ref())
+                .await
                 .map_err(|error| error.message().to_owned())?;
             tokio::select! {
                 relayed = agentwire_client::with_call_headers(headers, relay(&agent, request, &mut mirror, &updater)) => {

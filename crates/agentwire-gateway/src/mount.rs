@@ -33,7 +33,7 @@ pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Op
                 return upstream.card().map(|card| A2aResponse::Card(Box::new(AgentCard::clone(&card))));
             }
             let hops = crate::hops::relayed(&ctx.metadata, max_hops)?;
-            let headers = upstream.credentials(hops, &ctx.metadata, ctx.principal.as_ref())?;
+            let headers = upstream.credentials(hops, &ctx.metadata, ctx.principal.as_ref()).await?;
             let relayed = async move {
                 match request {
                     request @ A2aRequest::GetExtendedAgentCard(_) => {

@@ -1,8 +1,10 @@
-//! Calling an agent with its callers' own tokens: the gateway passes a caller's bearer token on
-//! to an agent only when the token's audience (`aud`) names that agent, so that a token meant for
-//! the gateway alone, or for another agent, never reaches it. The agent then verifies the token
-//! itself and sees each caller as the principal it is, with its own tasks and quotas.
+//! Calling an agent as its callers: with each caller's own token, passed on only when the token's
+//! audience (`aud`) names that agent, so that a token meant for the gateway alone, or for another
+//! agent, never reaches it; or with a token exchanged for the caller's at an identity provider
+//! (RFC 8693). The agent then verifies the token itself and sees each caller as the principal it
+//! is, with its own tasks and quotas.
 
+use agentwire_client::TokenExchange;
 use agentwire_types::{A2AError, Principal};
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue};
@@ -18,9 +20,7 @@ pub(crate) fn caller_token(
     metadata: &HeaderMap,
     principal: Option<&Principal>,
 ) -> Result<HeaderValue, A2AError> {
-    let bearer = metadata.get(AUTHORIZATION).filter(|value| {
-        value.to_str().is_ok_and(|text| text.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("bearer ")))
-    });
+    let bearer = metadata.get(AUTHORIZATION).filter(|_| bearer_of(metadata).is_some());
     let (Some(bearer), Some(principal)) = (bearer, principal) else {
         return Err(A2AError::unauthenticated(format!(
             "{agent} is called with its callers' own tokens: send a bearer token whose audience names {audience:?}"
@@ -42,19 +42,66 @@ pub(crate) fn caller_token(
     Ok(bearer)
 }
 
-/// `headers` with the caller's token for the agent, when `audience` says the agent is called with
-/// its callers' tokens.
-pub(crate) fn with_caller_token(
-    mut headers: HeaderMap,
-    audience: Option<&str>,
-    agent: &str,
-    metadata: &HeaderMap,
-    principal: Option<&Principal>,
-) -> Result<HeaderMap, A2AError> {
-    if let Some(audience) = audience {
-        headers.insert(AUTHORIZATION, caller_token(audience, agent, metadata, principal)?);
+/// How an agent behind the gateway is called as its callers, instead of with its client's
+/// credentials; see [`GatewayBuilder::caller_auth`](crate::GatewayBuilder::caller_auth).
+#[derive(Debug, Clone)]
+pub enum CallerAuth {
+    /// With the caller's own bearer token, when its audience names `audience`.
+    Passthrough {
+        /// What names the agent in the audience of the tokens meant for it.
+        audience: String,
+    },
+    /// With a token `exchange` issues for the caller's, meant for `audience` (RFC 8693).
+    Exchange {
+        /// The audience the exchanged tokens are asked for.
+        audience: String,
+        /// The identity provider's token endpoint, and the gateway's client there.
+        exchange: TokenExchange,
+    },
+}
+
+impl CallerAuth {
+    /// `headers` with the caller's credentials for `agent`, or why the call is refused before it
+    /// is made: no bearer token, a token not meant for the agent, a refused exchange.
+    pub(crate) async fn apply(
+        &self,
+        mut headers: HeaderMap,
+        agent: &str,
+        metadata: &HeaderMap,
+        principal: Option<&Principal>,
+    ) -> Result<HeaderMap, A2AError> {
+        let bearer = match self {
+            Self::Passthrough { audience } => caller_token(audience, agent, metadata, principal)?,
+            Self::Exchange { audience, exchange } => {
+                let token = bearer_of(metadata).filter(|_| principal.is_some()).ok_or_else(|| {
+                    A2AError::unauthenticated(format!(
+                        "{agent} is called with a token exchanged for its caller's: send a bearer token"
+                    ))
+                })?;
+                exchange.exchange(token, audience).await.map_err(|error| {
+                    let message = format!(
+                        "{agent} is called with a token exchanged for yours at {}, and the exchange failed: {error}",
+                        exchange.token_url()
+                    );
+                    match error {
+                        agentwire_client::Error::Http { status, .. } if status.is_client_error() => {
+                            A2AError::permission_denied(message)
+                        }
+                        _ => A2AError::internal(message),
+                    }
+                })?
+            }
+        };
+        headers.insert(AUTHORIZATION, bearer);
+        Ok(headers)
     }
-    Ok(headers)
+}
+
+/// The token of a request's `Authorization: Bearer TOKEN`.
+fn bearer_of(metadata: &HeaderMap) -> Option<&str> {
+    let value = metadata.get(AUTHORIZATION)?.to_str().ok()?;
+    let scheme = value.get(..7)?;
+    scheme.eq_ignore_ascii_case("bearer ").then(|| value[7..].trim())
 }
 
 #[cfg(test)]
@@ -104,12 +151,25 @@ mod tests {
         assert!(caller_token("up", "the agent", &bearer("t"), None).is_err());
     }
 
-    #[test]
-    fn without_an_audience_the_headers_are_left_alone() {
-        let headers = with_caller_token(HeaderMap::new(), None, "the agent", &bearer("t"), None).unwrap();
-        assert!(headers.is_empty());
+    #[tokio::test]
+    async fn passthrough_puts_the_callers_token_in_the_relayed_headers() {
         let p = principal(json!("up"));
-        let headers = with_caller_token(HeaderMap::new(), Some("up"), "the agent", &bearer("t"), Some(&p)).unwrap();
+        let auth = CallerAuth::Passthrough { audience: "up".into() };
+        let headers = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&p)).await.unwrap();
         assert_eq!(headers[AUTHORIZATION], "Bearer t");
+        assert_eq!(bearer_of(&bearer("  t2 ")), Some("t2"));
+    }
+
+    #[tokio::test]
+    async fn an_exchange_needs_a_bearer_token_and_says_why_it_failed() {
+        let exchange = TokenExchange::new("http://127.0.0.1:9/token", "gw", "secret");
+        let auth = CallerAuth::Exchange { audience: "up".into(), exchange };
+        let p = principal(json!("gw"));
+        let none = auth.apply(HeaderMap::new(), "the agent", &HeaderMap::new(), Some(&p)).await.unwrap_err();
+        assert_eq!(none.kind(), ErrorKind::Unauthenticated);
+        let unreachable = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&p)).await.unwrap_err();
+        assert_eq!(unreachable.kind(), ErrorKind::Internal);
+        let said = unreachable.message();
+        assert!(said.contains("at http://127.0.0.1:9/token, and the exchange failed"), "{said}");
     }
 }

@@ -10,6 +10,7 @@ use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestConte
 use futures_util::future::BoxFuture;
 
 use crate::card::Rewrite;
+use crate::passthrough::CallerAuth;
 
 /// One agent behind the gateway. Cloning is cheap: clones share the agent.
 #[derive(Clone)]
@@ -21,9 +22,9 @@ struct Inner {
     /// The URL the gateway was given for it.
     url: String,
     rewrite: Rewrite,
-    /// The audience the callers' tokens must name to be passed on to it, when it is called with
-    /// them ([`crate::passthrough`]); `None` when it is called with its client's credentials.
-    caller_tokens: Option<String>,
+    /// How it is called as its callers ([`crate::passthrough`]); `None` when it is called with
+    /// its client's credentials.
+    caller_auth: Option<CallerAuth>,
     state: RwLock<State>,
 }
 
@@ -40,22 +41,22 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 
 impl Upstream {
-    /// An agent whose client is connected; called with its callers' tokens when they name
-    /// `caller_tokens` as their audience, else with the client's credentials.
+    /// An agent whose client is connected; called as its callers as `caller_auth` says, else with
+    /// the client's credentials.
     pub(crate) fn ready(
         name: &str,
         url: &str,
         client: Client,
         rewrite: Rewrite,
-        caller_tokens: Option<String>,
+        caller_auth: Option<CallerAuth>,
     ) -> Self {
         let card = Arc::new(rewrite.apply(client.card().clone()));
-        Self::with_state(name, url, rewrite, caller_tokens, State::Ready { client, card })
+        Self::with_state(name, url, rewrite, caller_auth, State::Ready { client, card })
     }
 
-    fn with_state(name: &str, url: &str, rewrite: Rewrite, caller_tokens: Option<String>, state: State) -> Self {
+    fn with_state(name: &str, url: &str, rewrite: Rewrite, caller_auth: Option<CallerAuth>, state: State) -> Self {
         let (name, url, state) = (name.to_owned(), url.to_owned(), RwLock::new(state));
-        Self(Arc::new(Inner { name, url, rewrite, caller_tokens, state }))
+        Self(Arc::new(Inner { name, url, rewrite, caller_auth, state }))
     }
 
     /// An agent not reached yet, because of `why`: `connect` is tried again in the background,
@@ -65,13 +66,13 @@ impl Upstream {
         url: &str,
         why: String,
         rewrite: Rewrite,
-        caller_tokens: Option<String>,
+        caller_auth: Option<CallerAuth>,
         connect: F,
     ) -> Self
     where
         F: Fn() -> BoxFuture<'static, agentwire_client::Result<Client>> + Send + Sync + 'static,
     {
-        let upstream = Self::with_state(name, url, rewrite, caller_tokens, State::Waiting(why));
+        let upstream = Self::with_state(name, url, rewrite, caller_auth, State::Waiting(why));
         tokio::spawn(retry(Arc::downgrade(&upstream.0), connect));
         upstream
     }
@@ -136,17 +137,19 @@ impl Upstream {
         }
     }
 
-    /// `headers` (a relayed call's) with what proves who is calling to the agent: the caller's
-    /// own token when the agent is called with its callers' tokens, refused when the token is not
-    /// meant for it; nothing otherwise (the client sends its own credentials).
-    pub(crate) fn credentials(
+    /// `headers` (a relayed call's) with what proves who is calling to the agent when it is
+    /// called as its callers ([`CallerAuth`]), or why the call is refused; `headers` as they are
+    /// otherwise (the client sends its own credentials).
+    pub(crate) async fn credentials(
         &self,
         headers: http::HeaderMap,
         metadata: &http::HeaderMap,
         principal: Option<&agentwire_types::Principal>,
     ) -> Result<http::HeaderMap, A2AError> {
-        let audience = self.0.caller_tokens.as_deref();
-        crate::passthrough::with_caller_token(headers, audience, &self.describe(), metadata, principal)
+        match &self.0.caller_auth {
+            Some(auth) => auth.apply(headers, &self.describe(), metadata, principal).await,
+            None => Ok(headers),
+        }
     }
 
     /// The gateway's rewrite of the agent's cards.

@@ -31,19 +31,42 @@ pub(crate) struct UpstreamOpt {
     pub(crate) upstream_token: Option<String>,
 
     /// How the gateway proves who is calling to the --upstream agents: `token` (--upstream-token;
-    /// the default when it is given), `none` (the default otherwise) or `passthrough`.
+    /// the default when it is given), `none` (the default otherwise), `passthrough` or `exchange`.
     ///
     /// `passthrough` sends each caller's own bearer token, only when its audience names the
-    /// agent (--upstream-audience); the agent then sees each caller as the principal it is.
-    /// Needs --auth jwt:, whose verified claims say the token's audience.
+    /// agent (--upstream-audience). `exchange` sends a token exchanged for the caller's at
+    /// --token-exchange-url (RFC 8693), meant for the agent. Either way the agent sees each caller
+    /// as the principal it is. Both need --auth jwt:.
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) upstream_auth: Option<UpstreamAuth>,
 
-    /// What names an --upstream agent in the audience of the tokens passed on to it, with
-    /// --upstream-auth passthrough: `AUD` for the agent at the root, `NAME=AUD` for the one at
-    /// /agents/NAME (repeatable). Default: the agent's --upstream URL.
+    /// What names an --upstream agent in the audience of the tokens passed on to it
+    /// (`passthrough`) or asked for it (`exchange`): `AUD` for the agent at the root, `NAME=AUD`
+    /// for the one at /agents/NAME (repeatable). Default: the agent's --upstream URL.
     #[arg(long = "upstream-audience", value_name = "[NAME=]AUD", value_parser = parse_audience)]
     pub(crate) upstream_audiences: Vec<(Option<String>, String)>,
+
+    /// The token endpoint that exchanges callers' tokens, with --upstream-auth exchange.
+    #[arg(long, value_name = "URL", hide_short_help = true)]
+    pub(crate) token_exchange_url: Option<String>,
+
+    /// The gateway's client id at --token-exchange-url.
+    #[arg(long, value_name = "ID", hide_short_help = true)]
+    pub(crate) token_exchange_client: Option<String>,
+
+    /// The gateway's client secret at --token-exchange-url. Prefer the environment variable.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "AGENTWIRE_TOKEN_EXCHANGE_SECRET",
+        hide_env_values = true,
+        hide_short_help = true
+    )]
+    pub(crate) token_exchange_secret: Option<String>,
+
+    /// The scopes (space-separated) asked for in every exchange.
+    #[arg(long, value_name = "SCOPE", hide_short_help = true)]
+    pub(crate) token_exchange_scope: Option<String>,
 
     /// Call the agents over this binding only (default: the first each card lists that the
     /// gateway speaks).
@@ -155,6 +178,8 @@ pub(crate) enum UpstreamAuth {
     Token,
     /// Each caller's own bearer token, when it is meant for the agent.
     Passthrough,
+    /// A token exchanged for the caller's (RFC 8693), meant for the agent.
+    Exchange,
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use agentwire_client::{Client, ClientBuilder};
-use agentwire_gateway::{ClientFor, Gateway, GatewayBuilder, Mirror, RegistrySettings};
+use agentwire_gateway::{CallerAuth, ClientFor, Gateway, GatewayBuilder, Mirror, RegistrySettings};
 use agentwire_server::auth::AnyAuth;
 use agentwire_server::jose::JwkSet;
 use agentwire_server::RequestHandler;
@@ -33,8 +33,8 @@ pub(super) async fn assemble(
     let client_for = upstream_client(upstreams, opt)?;
     for upstream in &upstreams.upstreams {
         gateway = add_upstream(gateway, &client_for, upstream).await;
-        if let Some(audience) = passthrough_audience(upstreams, upstream) {
-            gateway = gateway.caller_tokens(upstream.name.as_deref().unwrap_or_default(), &audience);
+        if let Some(auth) = caller_auth(upstreams, upstream) {
+            gateway = gateway.caller_auth(upstream.name.as_deref().unwrap_or_default(), auth);
         }
     }
     gateway = gateway.registry(registry_settings(upstreams, opt, site.address)?).max_hops(upstreams.max_gateway_hops);
@@ -103,21 +103,28 @@ fn upstream_client(
     opt: &ServeOpt,
 ) -> anyhow::Result<impl Fn(&str) -> ClientBuilder + Send + Sync + 'static> {
     let token = upstreams.upstream_token.clone();
-    let mode =
-        upstreams.upstream_auth.unwrap_or(if token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None });
+    let mode = upstream_auth(upstreams);
+    let as_callers = matches!(mode, UpstreamAuth::Passthrough | UpstreamAuth::Exchange);
     match (mode, &token) {
         (UpstreamAuth::Token, None) => anyhow::bail!("--upstream-auth token needs --upstream-token"),
-        (UpstreamAuth::None | UpstreamAuth::Passthrough, Some(_)) => anyhow::bail!(
-            "--upstream-token is not sent with --upstream-auth {}: leave one out",
-            if mode == UpstreamAuth::None { "none" } else { "passthrough" }
-        ),
-        (UpstreamAuth::Passthrough, None) if !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => {
-            anyhow::bail!("--upstream-auth passthrough needs --auth jwt:…: a token is passed on when its verified audience names the agent")
+        (UpstreamAuth::None | UpstreamAuth::Passthrough | UpstreamAuth::Exchange, Some(_)) => {
+            anyhow::bail!("--upstream-token is not sent with --upstream-auth {}: leave one out", mode_name(mode))
         }
+        _ if as_callers && !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => anyhow::bail!(
+            "--upstream-auth {} needs --auth jwt:…: the gateway calls its agents as the callers it verified",
+            mode_name(mode)
+        ),
         _ => {}
     }
-    if mode != UpstreamAuth::Passthrough && !upstreams.upstream_audiences.is_empty() {
-        anyhow::bail!("--upstream-audience is for --upstream-auth passthrough");
+    if !as_callers && !upstreams.upstream_audiences.is_empty() {
+        anyhow::bail!("--upstream-audience is for --upstream-auth passthrough and exchange");
+    }
+    let exchange_flags = [&upstreams.token_exchange_url, &upstreams.token_exchange_client];
+    if mode != UpstreamAuth::Exchange && exchange_flags.iter().any(|flag| flag.is_some()) {
+        anyhow::bail!("--token-exchange-url and --token-exchange-client are for --upstream-auth exchange");
+    }
+    if mode == UpstreamAuth::Exchange {
+        token_exchange(upstreams)?;
     }
     let reach = agent_client(upstreams);
     let token = token.filter(|_| mode == UpstreamAuth::Token);
@@ -127,14 +134,49 @@ fn upstream_client(
     })
 }
 
-/// The audience that names `upstream` in the tokens passed on to it, with
-/// `--upstream-auth passthrough`: its --upstream-audience, or its URL.
-fn passthrough_audience(upstreams: &UpstreamOpt, upstream: &Upstream) -> Option<String> {
-    if upstreams.upstream_auth != Some(UpstreamAuth::Passthrough) {
-        return None;
+/// `--upstream-auth`, or its default: `token` with an --upstream-token, else `none`.
+fn upstream_auth(upstreams: &UpstreamOpt) -> UpstreamAuth {
+    let default = if upstreams.upstream_token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None };
+    upstreams.upstream_auth.unwrap_or(default)
+}
+
+fn mode_name(mode: UpstreamAuth) -> &'static str {
+    match mode {
+        UpstreamAuth::None => "none",
+        UpstreamAuth::Token => "token",
+        UpstreamAuth::Passthrough => "passthrough",
+        UpstreamAuth::Exchange => "exchange",
     }
+}
+
+/// The token exchange `--token-exchange-*` describe.
+fn token_exchange(upstreams: &UpstreamOpt) -> anyhow::Result<agentwire_client::TokenExchange> {
+    let url = upstreams.token_exchange_url.as_deref().context("--upstream-auth exchange needs --token-exchange-url")?;
+    let client = upstreams
+        .token_exchange_client
+        .as_deref()
+        .context("--upstream-auth exchange needs --token-exchange-client (and its secret)")?;
+    let secret = upstreams.token_exchange_secret.as_deref().context(
+        "--upstream-auth exchange needs the client's secret: AGENTWIRE_TOKEN_EXCHANGE_SECRET or --token-exchange-secret",
+    )?;
+    let exchange = agentwire_client::TokenExchange::new(url, client, secret);
+    Ok(match &upstreams.token_exchange_scope {
+        Some(scope) => exchange.scope(scope),
+        None => exchange,
+    })
+}
+
+/// How `upstream` is called as its callers: with their own tokens or exchanged ones, meant for
+/// its --upstream-audience, or its URL; `None` when it is called with the gateway's credentials.
+fn caller_auth(upstreams: &UpstreamOpt, upstream: &Upstream) -> Option<CallerAuth> {
     let named = upstreams.upstream_audiences.iter().find(|(name, _)| *name == upstream.name);
-    Some(named.map_or_else(|| upstream.url.clone(), |(_, audience)| audience.clone()))
+    let audience = named.map_or_else(|| upstream.url.clone(), |(_, audience)| audience.clone());
+    match upstream_auth(upstreams) {
+        UpstreamAuth::Passthrough => Some(CallerAuth::Passthrough { audience }),
+        // Checked when the clients were made.
+        UpstreamAuth::Exchange => Some(CallerAuth::Exchange { audience, exchange: token_exchange(upstreams).ok()? }),
+        UpstreamAuth::None | UpstreamAuth::Token => None,
+    }
 }
 
 /// How the gateway calls the registered agent at a URL: with the token of its registration, or

@@ -1,11 +1,12 @@
 //! A parent task's delegated tasks, on two other agents (one called over v1.0, one over v0.3),
-//! are canceled when the parent is.
+//! are canceled when the parent is; made as the parent's caller, they are the caller's.
 
 use std::time::Duration;
 
 use agentwire_client::{Client, Delegation, Version, DELEGATED_BY};
 use agentwire_server::agent::{AgentExecutor, EventStream, ExecutionContext};
-use agentwire_server::RequestHandler;
+use agentwire_server::auth::StaticAuth;
+use agentwire_server::{App, RequestHandler};
 use agentwire_test::{user_message, Cooperative, TestServer, TIMEOUT};
 use agentwire_types::{Message, SendMessageConfiguration, SendMessageRequest};
 use serde_json::{json, Value};
@@ -85,4 +86,83 @@ async fn canceling_a_parent_cancels_its_delegated_tasks_on_other_agents() {
     assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
     state_becomes(&v1_agent, &downstream_v1["id"], "TASK_STATE_CANCELED").await;
     state_becomes(&v03_agent, &downstream_v03["id"], "TASK_STATE_CANCELED").await;
+}
+
+/// Hands its task to the downstream agent as its own caller (the parent's `Authorization`), then
+/// works until canceled.
+struct AsCaller {
+    downstream: Client,
+}
+
+impl AgentExecutor for AsCaller {
+    fn execute(&self, ctx: ExecutionContext) -> EventStream {
+        let downstream = self.downstream.clone();
+        ctx.run(|ctx, updater| async move {
+            updater.working().await?;
+            let caller = ctx.request.metadata.get("authorization").cloned().ok_or("no caller's token")?;
+            let delegation =
+                Delegation::new(&ctx.task_id, &ctx.context_id, ctx.cancellation().clone()).as_caller(caller);
+            let configuration = SendMessageConfiguration { return_immediately: true, ..Default::default() };
+            let message = Message::user(format!("{}-down", ctx.message.message_id), "a part of the work");
+            let request = SendMessageRequest { configuration: Some(configuration), ..SendMessageRequest::new(message) };
+            delegation.send_message(&downstream, request).await.map_err(|e| e.to_string())?;
+            ctx.cancellation().cancelled().await;
+            updater.canceled().await
+        })
+    }
+}
+
+/// The tasks `token`'s principal holds at `server`, as JSON-RPC ListTasks sees them.
+async fn tasks_of(server: &TestServer, token: &str) -> Vec<Value> {
+    let bearer = format!("Bearer {token}");
+    let listed = server.rpc_with_headers("ListTasks", json!({}), &[("authorization", &bearer)]).await;
+    listed["result"]["tasks"].as_array().cloned().unwrap_or_else(|| panic!("{listed}"))
+}
+
+#[tokio::test]
+async fn a_delegation_as_the_caller_makes_the_callers_tasks_downstream_and_cancels_them_as_the_caller() {
+    let auth = || {
+        let auth = StaticAuth::default().with_spec("bearer:alice=alice-token,bob=bob-token").unwrap();
+        App::new().authenticator(auth)
+    };
+    let downstream = TestServer::start_app(RequestHandler::builder(Cooperative), auth()).await;
+    let client = Client::builder(&downstream.base).connect().await.unwrap();
+    let parent = TestServer::start_app(RequestHandler::builder(AsCaller { downstream: client }), auth()).await;
+    let mut parents = Vec::new();
+    for (token, id) in [("alice-token", "pa"), ("bob-token", "pb")] {
+        let sent = json!({"message": user_message(id, "plan"), "configuration": {"returnImmediately": true}});
+        let bearer = format!("Bearer {token}");
+        let answer = parent.rpc_with_headers("SendMessage", sent, &[("authorization", &bearer)]).await;
+        parents.push(answer["result"]["task"]["id"].clone());
+    }
+    let own = |token: &'static str| {
+        let downstream = &downstream;
+        async move {
+            tokio::time::timeout(TIMEOUT, async {
+                loop {
+                    if let [task] = tasks_of(downstream, token).await.as_slice() {
+                        return task.clone();
+                    }
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .unwrap_or_else(|_| panic!("{token}'s delegated task never appeared as {token}'s"))
+        }
+    };
+    let (alices, bobs) = (own("alice-token").await, own("bob-token").await);
+    assert_ne!(alices["id"], bobs["id"]);
+
+    // Alice cancels her parent task: her delegated task is canceled too, by a cancel made as her.
+    let bearer = [("authorization", "Bearer alice-token")];
+    let canceled = parent.rpc_with_headers("CancelTask", json!({"id": parents[0]}), &bearer).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+    tokio::time::timeout(TIMEOUT, async {
+        while tasks_of(&downstream, "alice-token").await[0]["status"]["state"] != "TASK_STATE_CANCELED" {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("alice's delegated task is canceled with her parent task");
+    assert_eq!(tasks_of(&downstream, "bob-token").await[0]["status"]["state"], "TASK_STATE_WORKING");
 }

@@ -329,6 +329,11 @@ impl Idp {
         Self { key, jwks }
     }
 
+    /// The private key it signs with.
+    pub(crate) fn key(&self) -> &Path {
+        &self.key
+    }
+
     /// The options of a server that takes its tokens (with `--audience` to add).
     pub(crate) fn auth_args(&self) -> Vec<String> {
         let jwks = self.jwks.display().to_string();
