@@ -73,9 +73,13 @@ impl CallerAuth {
         let bearer = match self {
             Self::Passthrough { audience } => caller_token(audience, agent, metadata, principal)?,
             Self::Exchange { audience, exchange } => {
-                let token = bearer_of(metadata).filter(|_| principal.is_some()).ok_or_else(|| {
+                // Only a token the gateway verified as a JWT goes to the token endpoint: a static
+                // secret of another `--auth` is the gateway's to check, no one else's.
+                let verified = principal.is_some_and(|principal| principal.claims.contains_key("iss"));
+                let token = bearer_of(metadata).filter(|_| verified).ok_or_else(|| {
                     A2AError::unauthenticated(format!(
-                        "{agent} is called with a token exchanged for its caller's: send a bearer token"
+                        "{agent} is called with a token exchanged for its caller's: send a bearer token the \
+                         gateway verifies as a JWT"
                     ))
                 })?;
                 exchange.exchange(token, audience).await.map_err(|error| {
@@ -164,9 +168,12 @@ mod tests {
     async fn an_exchange_needs_a_bearer_token_and_says_why_it_failed() {
         let exchange = TokenExchange::new("http://127.0.0.1:9/token", "gw", "secret");
         let auth = CallerAuth::Exchange { audience: "up".into(), exchange };
-        let p = principal(json!("gw"));
+        let p = principal(json!("gw")).with_claim("iss", "https://idp.test");
         let none = auth.apply(HeaderMap::new(), "the agent", &HeaderMap::new(), Some(&p)).await.unwrap_err();
         assert_eq!(none.kind(), ErrorKind::Unauthenticated);
+        // A static bearer secret (a principal without a JWT's claims) is never sent to be exchanged.
+        let secret = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&Principal::new("ops"))).await;
+        assert_eq!(secret.unwrap_err().kind(), ErrorKind::Unauthenticated);
         let unreachable = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&p)).await.unwrap_err();
         assert_eq!(unreachable.kind(), ErrorKind::Internal);
         let said = unreachable.message();
