@@ -32,6 +32,7 @@
 //! # }
 //! ```
 
+mod caller_auth;
 mod card;
 mod directory;
 mod fronts;
@@ -41,7 +42,6 @@ mod listing;
 mod mcp;
 mod mirror;
 mod mount;
-mod passthrough;
 mod registry;
 mod upstream;
 
@@ -55,12 +55,12 @@ use agentwire_store::registry::{MemoryRegistry, RegistryStore, Visibility};
 use agentwire_types::Authentication;
 use axum::Router;
 
+pub use caller_auth::CallerAuth;
 use card::Rewrite;
 use directory::{Directory, Mounted};
 use fronts::{ConsoleFront, McpAgents, McpFront};
 pub use hops::{DEFAULT_MAX_HOPS, HOPS_HEADER};
 pub use mirror::{Mirror, UPSTREAM_KEY};
-pub use passthrough::CallerAuth;
 use registry::Registry;
 pub use registry::{ClientFor, RegistrySettings};
 use upstream::Upstream;

@@ -9,8 +9,8 @@ use agentwire_server::Operations;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use futures_util::future::BoxFuture;
 
+use crate::caller_auth::CallerAuth;
 use crate::card::Rewrite;
-use crate::passthrough::CallerAuth;
 
 /// One agent behind the gateway. Cloning is cheap: clones share the agent.
 #[derive(Clone)]
@@ -22,7 +22,7 @@ struct Inner {
     /// The URL the gateway was given for it.
     url: String,
     rewrite: Rewrite,
-    /// How it is called as its callers ([`crate::passthrough`]); `None` when it is called with
+    /// How it is called as its callers ([`crate::caller_auth`]); `None` when it is called with
     /// its client's credentials.
     caller_auth: Option<CallerAuth>,
     state: RwLock<State>,
