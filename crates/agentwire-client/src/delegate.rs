@@ -37,14 +37,13 @@ pub const DELEGATED_BY: &str = "agentwire.delegatedBy";
 pub struct Delegation {
     parent_task_id: String,
     parent_context_id: String,
-    /// What each call carries besides the client's own headers ([`as_caller`](Self::as_caller)).
-    headers: http::HeaderMap,
     delegated: Arc<Mutex<Delegated>>,
     cancellation: CancellationToken,
     watcher: tokio::task::AbortHandle,
 }
 
-/// What a delegation has sent, whether its parent was canceled, and the headers its cancels carry.
+/// What a delegation has sent, whether its parent was canceled, and what each of its calls
+/// carries besides the client's own headers ([`Delegation::as_caller`]).
 #[derive(Default)]
 struct Delegated {
     tasks: Vec<(Client, String)>,
@@ -72,7 +71,6 @@ impl Delegation {
         Self {
             parent_task_id: task_id.to_owned(),
             parent_context_id: context_id.to_owned(),
-            headers: http::HeaderMap::new(),
             delegated,
             cancellation,
             watcher: watcher.abort_handle(),
@@ -103,17 +101,17 @@ impl Delegation {
     /// # drop((delegation, weather));
     /// # Ok(()) }
     /// ```
-    pub fn as_caller(mut self, mut authorization: http::HeaderValue) -> Self {
+    pub fn as_caller(self, mut authorization: http::HeaderValue) -> Self {
         authorization.set_sensitive(true);
-        self.headers.insert(http::header::AUTHORIZATION, authorization);
-        self.delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner).headers = self.headers.clone();
+        self.delegated().headers.insert(http::header::AUTHORIZATION, authorization);
         self
     }
 
     /// SendMessage to the agent `client` calls, as part of the parent task; a task it makes is
     /// canceled with the parent.
     pub async fn send_message(&self, client: &Client, request: SendMessageRequest) -> Result<SendMessageResponse> {
-        let answer = as_caller(&self.headers, client.send_message(self.marked(request))).await?;
+        let headers = self.delegated().headers.clone();
+        let answer = with_headers(&headers, client.send_message(self.marked(request))).await?;
         if let SendMessageResponse::Task(task) = &answer
             && !task.status.state.is_terminal()
         {
@@ -129,7 +127,8 @@ impl Delegation {
         client: &Client,
         request: SendMessageRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse>>> {
-        let events = as_caller(&self.headers, client.send_streaming_message(self.marked(request))).await?;
+        let headers = self.delegated().headers.clone();
+        let events = with_headers(&headers, client.send_streaming_message(self.marked(request))).await?;
         let (client, delegated) = (client.clone(), Arc::clone(&self.delegated));
         let mut tracked = false;
         let events = events.then(move |event| {
@@ -157,8 +156,12 @@ impl Delegation {
 
     /// The downstream tasks so far: each agent's card URL (as its client was made) and task id.
     pub fn tasks(&self) -> Vec<(String, String)> {
-        let delegated = self.delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let delegated = self.delegated();
         delegated.tasks.iter().map(|(client, task_id)| (client.endpoint().url.clone(), task_id.clone())).collect()
+    }
+
+    fn delegated(&self) -> std::sync::MutexGuard<'_, Delegated> {
+        self.delegated.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// `request`, its message naming the parent in its metadata.
@@ -193,11 +196,11 @@ async fn cancel_all(delegated: &Mutex<Delegated>) {
         (std::mem::take(&mut delegated.tasks), delegated.headers.clone())
     };
     let cancels = tasks.iter().map(|(client, task_id)| cancel(client, task_id));
-    as_caller(&headers, futures_util::future::join_all(cancels)).await;
+    with_headers(&headers, futures_util::future::join_all(cancels)).await;
 }
 
 /// Runs `call` with `headers` added to the call headers around it, if any.
-async fn as_caller<F: std::future::Future>(headers: &http::HeaderMap, call: F) -> F::Output {
+async fn with_headers<F: std::future::Future>(headers: &http::HeaderMap, call: F) -> F::Output {
     if headers.is_empty() {
         return call.await;
     }
@@ -216,7 +219,7 @@ async fn track(delegated: &Mutex<Delegated>, client: &Client, task_id: &str) {
         (delegated.canceled, delegated.headers.clone())
     };
     if canceled {
-        as_caller(&headers, cancel(client, task_id)).await;
+        with_headers(&headers, cancel(client, task_id)).await;
     }
 }
 

@@ -30,14 +30,16 @@ pub(super) async fn assemble(
         http.console = Some(console);
     }
     let mut gateway = Gateway::builder(&site.public_url).http_options(http);
-    let client_for = upstream_client(upstreams, opt)?;
+    let calls = Calls::of(upstreams, opt)?;
+    let client_for = upstream_client(upstreams, &calls);
     for upstream in &upstreams.upstreams {
         gateway = add_upstream(gateway, &client_for, upstream).await;
-        if let Some(auth) = caller_auth(upstreams, upstream) {
+        if let Some(auth) = calls.caller_auth(upstreams, upstream) {
             gateway = gateway.caller_auth(upstream.name.as_deref().unwrap_or_default(), auth);
         }
     }
-    gateway = gateway.registry(registry_settings(upstreams, opt, site.address)?).max_hops(upstreams.max_gateway_hops);
+    let registry = registry_settings(upstreams, &calls, site.address)?;
+    gateway = gateway.registry(registry).max_hops(upstreams.max_gateway_hops);
     if opt.mcp {
         gateway = gateway.mcp_options(mcp_options(opt, &site.public_url));
         tracing::info!(url = %format!("{}{}", site.public_url, agentwire_mcp::MCP_PATH), "serving MCP");
@@ -96,48 +98,72 @@ async fn add_upstream(
 /// How long a gateway waits for an agent's card, at start and when it tries an agent again.
 const UPSTREAM_CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How the gateway calls the --upstream agent at a URL: with the gateway's upstream token in
-/// `--upstream-auth token`, else without credentials of its own.
-fn upstream_client(
-    upstreams: &UpstreamOpt,
-    opt: &ServeOpt,
-) -> anyhow::Result<impl Fn(&str) -> ClientBuilder + Send + Sync + 'static> {
-    let token = upstreams.upstream_token.clone();
-    let mode = upstream_auth(upstreams);
-    let as_callers = matches!(mode, UpstreamAuth::Passthrough | UpstreamAuth::Exchange);
-    match (mode, &token) {
-        (UpstreamAuth::Token, None) => anyhow::bail!("--upstream-auth token needs --upstream-token"),
-        (UpstreamAuth::None | UpstreamAuth::Passthrough | UpstreamAuth::Exchange, Some(_)) => {
-            anyhow::bail!("--upstream-token is not sent with --upstream-auth {}: leave one out", mode_name(mode))
-        }
-        _ if as_callers && !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => anyhow::bail!(
-            "--upstream-auth {} needs --auth jwt:…: the gateway calls its agents as the callers it verified",
-            mode_name(mode)
-        ),
-        _ => {}
-    }
-    if !as_callers && !upstreams.upstream_audiences.is_empty() {
-        anyhow::bail!("--upstream-audience is for --upstream-auth passthrough and exchange");
-    }
-    let exchange_flags = [&upstreams.token_exchange_url, &upstreams.token_exchange_client];
-    if mode != UpstreamAuth::Exchange && exchange_flags.iter().any(|flag| flag.is_some()) {
-        anyhow::bail!("--token-exchange-url and --token-exchange-client are for --upstream-auth exchange");
-    }
-    if mode == UpstreamAuth::Exchange {
-        token_exchange(upstreams)?;
-    }
-    let reach = agent_client(upstreams);
-    let token = token.filter(|_| mode == UpstreamAuth::Token);
-    Ok(move |url: &str| match &token {
-        Some(token) => reach(url).bearer_token(token),
-        None => reach(url),
-    })
+/// How the --upstream agents are told who is calling, as the options say, checked once.
+enum Calls {
+    /// With the gateway's own credentials: `--upstream-token`, or none.
+    AsGateway(Option<String>),
+    /// With each caller's own token.
+    Passthrough,
+    /// With a token exchanged for the caller's, one exchange (and its tokens kept) for all.
+    Exchange(agentwire_client::TokenExchange),
 }
 
-/// `--upstream-auth`, or its default: `token` with an --upstream-token, else `none`.
-fn upstream_auth(upstreams: &UpstreamOpt) -> UpstreamAuth {
-    let default = if upstreams.upstream_token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None };
-    upstreams.upstream_auth.unwrap_or(default)
+impl Calls {
+    fn of(upstreams: &UpstreamOpt, opt: &ServeOpt) -> anyhow::Result<Self> {
+        let token = upstreams.upstream_token.clone();
+        let default = if token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None };
+        let mode = upstreams.upstream_auth.unwrap_or(default);
+        let as_callers = matches!(mode, UpstreamAuth::Passthrough | UpstreamAuth::Exchange);
+        match (mode, &token) {
+            (UpstreamAuth::Token, None) => anyhow::bail!("--upstream-auth token needs --upstream-token"),
+            (UpstreamAuth::None | UpstreamAuth::Passthrough | UpstreamAuth::Exchange, Some(_)) => {
+                anyhow::bail!("--upstream-token is not sent with --upstream-auth {}: leave one out", mode_name(mode))
+            }
+            _ if as_callers && !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => anyhow::bail!(
+                "--upstream-auth {} needs --auth jwt:…: the gateway calls its agents as the callers it verified",
+                mode_name(mode)
+            ),
+            _ => {}
+        }
+        if !as_callers && !upstreams.upstream_audiences.is_empty() {
+            anyhow::bail!("--upstream-audience is for --upstream-auth passthrough and exchange");
+        }
+        let exchange_flags = [&upstreams.token_exchange_url, &upstreams.token_exchange_client];
+        if mode != UpstreamAuth::Exchange && exchange_flags.iter().any(|flag| flag.is_some()) {
+            anyhow::bail!("--token-exchange-url and --token-exchange-client are for --upstream-auth exchange");
+        }
+        Ok(match mode {
+            UpstreamAuth::None | UpstreamAuth::Token => Self::AsGateway(token),
+            UpstreamAuth::Passthrough => Self::Passthrough,
+            UpstreamAuth::Exchange => Self::Exchange(token_exchange(upstreams)?),
+        })
+    }
+
+    /// How `upstream` is called as its callers, with tokens meant for its --upstream-audience,
+    /// or its URL; `None` when it is called with the gateway's credentials.
+    fn caller_auth(&self, upstreams: &UpstreamOpt, upstream: &Upstream) -> Option<CallerAuth> {
+        let named = upstreams.upstream_audiences.iter().find(|(name, _)| *name == upstream.name);
+        let audience = named.map_or_else(|| upstream.url.clone(), |(_, audience)| audience.clone());
+        match self {
+            Self::AsGateway(_) => None,
+            Self::Passthrough => Some(CallerAuth::Passthrough { audience }),
+            Self::Exchange(exchange) => Some(CallerAuth::Exchange { audience, exchange: exchange.clone() }),
+        }
+    }
+}
+
+/// How the gateway calls the --upstream agent at a URL: with the gateway's upstream token when
+/// `calls` says so, else without credentials of its own.
+fn upstream_client(upstreams: &UpstreamOpt, calls: &Calls) -> impl Fn(&str) -> ClientBuilder + Send + Sync + 'static {
+    let reach = agent_client(upstreams);
+    let token = match calls {
+        Calls::AsGateway(token) => token.clone(),
+        Calls::Passthrough | Calls::Exchange(_) => None,
+    };
+    move |url: &str| match &token {
+        Some(token) => reach(url).bearer_token(token),
+        None => reach(url),
+    }
 }
 
 fn mode_name(mode: UpstreamAuth) -> &'static str {
@@ -164,19 +190,6 @@ fn token_exchange(upstreams: &UpstreamOpt) -> anyhow::Result<agentwire_client::T
         Some(scope) => exchange.scope(scope),
         None => exchange,
     })
-}
-
-/// How `upstream` is called as its callers: with their own tokens or exchanged ones, meant for
-/// its --upstream-audience, or its URL; `None` when it is called with the gateway's credentials.
-fn caller_auth(upstreams: &UpstreamOpt, upstream: &Upstream) -> Option<CallerAuth> {
-    let named = upstreams.upstream_audiences.iter().find(|(name, _)| *name == upstream.name);
-    let audience = named.map_or_else(|| upstream.url.clone(), |(_, audience)| audience.clone());
-    match upstream_auth(upstreams) {
-        UpstreamAuth::Passthrough => Some(CallerAuth::Passthrough { audience }),
-        // Checked when the clients were made.
-        UpstreamAuth::Exchange => Some(CallerAuth::Exchange { audience, exchange: token_exchange(upstreams).ok()? }),
-        UpstreamAuth::None | UpstreamAuth::Token => None,
-    }
 }
 
 /// How the gateway calls the registered agent at a URL: with the token of its registration, or
@@ -208,7 +221,7 @@ fn agent_client(upstreams: &UpstreamOpt) -> impl Fn(&str) -> ClientBuilder + Sen
 /// The gateway's registry, as `--registry-*` set it up, for a gateway listening on `address`.
 fn registry_settings(
     upstreams: &UpstreamOpt,
-    opt: &ServeOpt,
+    calls: &Calls,
     address: std::net::SocketAddr,
 ) -> anyhow::Result<RegistrySettings> {
     let options = &upstreams.registry;
@@ -229,7 +242,7 @@ fn registry_settings(
         trusted_keys,
         client: registered_client(upstreams),
         configured: Some(std::sync::Arc::new({
-            let reach = upstream_client(upstreams, opt)?;
+            let reach = upstream_client(upstreams, calls);
             move |url: &str, _: Option<&str>| reach(url)
         })),
         listen_address: Some(address),
