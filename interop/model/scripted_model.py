@@ -6,6 +6,8 @@ The last message of the conversation decides the answer:
 - a tool result (role `tool`): `The tool said {content}`;
 - user text starting with `add`, when the request offers a tool named `add`: a call of `add` with
   {"a": 2, "b": 3} (finish_reason `tool_calls`);
+- user text `call NAME ARGUMENTS`, when the request offers a tool named NAME: a call of it with
+  ARGUMENTS (JSON text);
 - user text containing `slow`: the answer (as below) comes after 30 s, unless the client goes away;
 - user text containing `fail`: the request fails before the first chunk (an HTTP error);
 - otherwise: `You said '{text}'; this conversation has {U} user message(s) and {A} answer(s).`,
@@ -67,6 +69,9 @@ def answer(messages: list[dict], tools: list[str]) -> Answer:
     asked = last.get("role") == "user"
     if asked and text.startswith("add") and "add" in tools:
         return Answer(call=ADD_CALL)
+    words = text.split(" ", 2)
+    if asked and len(words) == 3 and words[0] == "call" and words[1] in tools:
+        return Answer(call={"id": "call_named", "name": words[1], "arguments": words[2]})
     users = sum(m.get("role") == "user" for m in messages)
     answers = sum(m.get("role") == "assistant" for m in messages)
     reply = f"You said '{text}'; this conversation has {users} user message(s) and {answers} answer(s)."

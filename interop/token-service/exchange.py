@@ -5,10 +5,12 @@ the box, so the tests of `agentwire gateway --upstream-auth exchange` run agains
 the identity provider of its tokens: the key `agentwire keygen` made verifies the subject tokens
 and signs the tokens it issues (ES256).
 
-    python exchange.py --key idp.pem --issuer https://idp.test --client gw:SECRET [--ttl 60]
+    python exchange.py --key idp.pem --issuer https://idp.test|self --client gw:SECRET [--ttl 60]
         [--deny-subject mallory]
 
-It prints `listening on http://127.0.0.1:PORT` once it serves. `POST /token` takes a form of
+It prints `listening on http://127.0.0.1:PORT` once it serves. With `--issuer self` the issuer is
+that URL, and `GET /.well-known/openid-configuration` names it with its `token_endpoint` and
+`jwks_uri` (`GET /jwks`, the key's public half), as an OpenID provider's discovery does. `POST /token` takes a form of
 `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`, `subject_token` (a JWT of the
 issuer whose audience names the client), `subject_token_type`, `audience` and an optional
 `scope`, from a client authenticated with HTTP Basic. It answers with a JWT for the subject,
@@ -63,6 +65,13 @@ def main():
             self.answer(status, {"error": error, "error_description": description})
 
         def do_GET(self):
+            if self.path == "/.well-known/openid-configuration":
+                return self.answer(
+                    200, {"issuer": args.issuer, "token_endpoint": f"{url}/token", "jwks_uri": f"{url}/jwks"}
+                )
+            if self.path == "/jwks":
+                key = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(private.public_key()))
+                return self.answer(200, {"keys": [key]})
             if self.path != "/exchanges":
                 return self.refuse(404, "not_found", self.path)
             with lock:
@@ -122,7 +131,10 @@ def main():
             )
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    if args.issuer == "self":
+        args.issuer = url
+    print(f"listening on {url}", flush=True)
     server.serve_forever()
 
 

@@ -77,6 +77,28 @@ async fn jwt_auth(opt: &ServeOpt, issuer: &str) -> anyhow::Result<JwtAuth> {
     Ok(auth.with_scopes(scopes.map_err(anyhow::Error::msg)?))
 }
 
+/// Whether `--auth jwt:` verifies callers: what a server needs to call others as its callers.
+pub(crate) fn verifies_jwts(opt: &ServeOpt) -> bool {
+    opt.auth.iter().any(|spec| spec.starts_with("jwt:"))
+}
+
+/// The token exchange of `--token-exchange-*` for `mode` (the option that asks for it, named in
+/// errors); without --token-exchange-url, at the token endpoint the `--auth jwt:` issuer's OpenID
+/// configuration names.
+pub(crate) async fn token_exchange(opt: &ServeOpt, mode: &str) -> anyhow::Result<agentwire_client::TokenExchange> {
+    let mut discovered = None;
+    let issuer = opt.auth.iter().find_map(|spec| spec.strip_prefix("jwt:"));
+    if let (None, Some(issuer)) = (&opt.token_exchange.token_exchange_url, issuer) {
+        discovered = agentwire_server::auth::token_endpoint(issuer).await.with_context(|| {
+            format!("{mode}: cannot find the issuer's token endpoint (or give --token-exchange-url)")
+        })?;
+        if let Some(url) = &discovered {
+            tracing::info!(%url, "exchanging callers' tokens at the issuer's token endpoint");
+        }
+    }
+    opt.token_exchange.exchange(mode, discovered.as_deref())
+}
+
 /// The `--signing-key`.
 pub(crate) fn signing_key(path: &Path) -> anyhow::Result<SigningKey> {
     let pem = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -112,6 +134,17 @@ pub(crate) fn jwt(opt: &JwtOpt) -> anyhow::Result<String> {
     };
     if let Some(scope) = &opt.scope {
         claims["scope"] = scope.as_str().into();
+    }
+    // Nested from the last actor out: {"sub": first, "act": {"sub": second, …}}.
+    let act = opt.actors.iter().rev().fold(None, |inner: Option<serde_json::Value>, actor| {
+        let mut act = serde_json::json!({ "sub": actor });
+        if let Some(inner) = inner {
+            act["act"] = inner;
+        }
+        Some(act)
+    });
+    if let Some(act) = act {
+        claims["act"] = act;
     }
     Ok(key.sign_jwt(claims.as_object().context("claims are an object")?))
 }

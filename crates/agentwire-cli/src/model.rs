@@ -1,28 +1,36 @@
 //! `serve --agent openai`: the model agent, from its options.
 
+use agentwire_client::CallerAuth;
 use agentwire_mcp::McpTools;
 use agentwire_openai::{OpenAiAgent, Toolbox};
 use agentwire_types::AgentCard;
 use anyhow::Context as _;
 
-use crate::opt::ModelOpt;
+use crate::opt::{McpAuth, ModelOpt, ServeOpt};
 
-/// The agent the options describe, with the tools of its MCP servers listed.
-pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
+/// The agent the options describe, with the tools of its MCP servers listed (those it reaches as
+/// its callers are listed per caller).
+pub(crate) async fn agent(serve: &ServeOpt) -> anyhow::Result<OpenAiAgent> {
+    let opt = &serve.model;
     let base_url = opt
         .base_url
         .as_deref()
         .context("--agent openai needs --base-url (the API's root, such as http://127.0.0.1:11434/v1)")?;
     let model = opt.model.as_deref().context("--agent openai needs --model")?;
-    let mut servers = Vec::with_capacity(opt.mcp_servers.len());
+    let as_callers = tools_as_callers(serve).await?;
+    let (mut servers, mut reached_as_callers) = (Vec::new(), Vec::new());
     for target in &opt.mcp_servers {
-        let server = McpTools::open(target, None).await.with_context(|| format!("--mcp-server {target:?}"))?;
-        servers.push(server);
+        match &as_callers {
+            Some(auth) if is_url(target) => reached_as_callers.push((target.clone(), auth(target))),
+            _ => servers.push(McpTools::open(target, None).await.with_context(|| format!("--mcp-server {target:?}"))?),
+        }
     }
     let toolbox = Toolbox::of(servers).await.context("cannot list the tools of the MCP servers")?;
     for tool in &opt.approve {
+        // The tools of the servers reached as callers are listed per caller: a name is checked
+        // here against the others only when there are no such servers.
         anyhow::ensure!(
-            toolbox.offers(tool),
+            toolbox.offers(tool) || !reached_as_callers.is_empty(),
             "--approve {tool:?}: no MCP server offers such a tool (they offer {:?})",
             toolbox.names()
         );
@@ -44,10 +52,64 @@ pub(crate) async fn agent(opt: &ModelOpt) -> anyhow::Result<OpenAiAgent> {
     for tool in &opt.approve {
         builder = builder.approve(tool);
     }
+    let as_callers_urls: Vec<&String> = reached_as_callers.iter().map(|(url, _)| url).collect();
+    tracing::info!(%base_url, %model, tools_as_callers = ?as_callers_urls, "serving a model");
+    for (url, auth) in reached_as_callers {
+        builder = builder.tools_as_caller(url, auth);
+    }
     let agent = builder.build();
-    tracing::info!(%base_url, %model, tools = ?agent.tool_names(), approve = ?opt.approve, "serving a model");
+    tracing::info!(tools = ?agent.tool_names(), approve = ?opt.approve, "the model's tools");
     tokio::spawn(check_model_server(base_url.to_owned(), model.to_owned(), key));
     Ok(agent)
+}
+
+fn is_url(target: &str) -> bool {
+    target.starts_with("http://") || target.starts_with("https://")
+}
+
+/// How the MCP servers at URLs are reached as each task's caller (`--mcp-auth passthrough` or
+/// `exchange`), by URL; `None` when they are reached with the agent's own sessions.
+async fn tools_as_callers(serve: &ServeOpt) -> anyhow::Result<Option<impl Fn(&str) -> CallerAuth>> {
+    let opt = &serve.model;
+    let mode = opt.mcp_auth.unwrap_or(McpAuth::None);
+    let exchange = match mode {
+        McpAuth::None => {
+            anyhow::ensure!(opt.mcp_audiences.is_empty(), "--mcp-audience is for --mcp-auth passthrough and exchange");
+            if serve.token_exchange.given() {
+                anyhow::bail!("the --token-exchange-* options are for --mcp-auth exchange");
+            }
+            return Ok(None);
+        }
+        McpAuth::Passthrough => None,
+        McpAuth::Exchange => Some(crate::identity::token_exchange(serve, "--mcp-auth exchange").await?),
+    };
+    anyhow::ensure!(
+        crate::identity::verifies_jwts(serve),
+        "--mcp-auth {} needs --auth jwt:…: the agent reaches its tools as the callers it verified",
+        if exchange.is_some() { "exchange" } else { "passthrough" }
+    );
+    anyhow::ensure!(
+        opt.mcp_servers.iter().any(|target| is_url(target)),
+        "--mcp-auth is for the MCP servers at URLs (--mcp-server http://…), and none is given"
+    );
+    let audiences = opt.mcp_audiences.clone();
+    let servers: Vec<String> = opt.mcp_servers.iter().filter(|target| is_url(target)).cloned().collect();
+    Ok(Some(move |url: &str| {
+        let audience = audience_of(url, &servers, &audiences);
+        match &exchange {
+            Some(exchange) => CallerAuth::Exchange { audience, exchange: exchange.clone() },
+            None => CallerAuth::Passthrough { audience },
+        }
+    }))
+}
+
+/// The audience of the MCP server at `url`: the `--mcp-audience URL=AUD` naming it, else an
+/// `--mcp-audience AUD` naming none of `servers`, else its URL.
+fn audience_of(url: &str, servers: &[String], audiences: &[String]) -> String {
+    let own = audiences.iter().find_map(|given| given.strip_prefix(url).and_then(|rest| rest.strip_prefix('=')));
+    let names_a_server = |given: &String| servers.iter().any(|server| given.starts_with(&format!("{server}=")));
+    let for_all = || audiences.iter().find(|given| !names_a_server(given)).map(String::as_str);
+    own.or_else(for_all).unwrap_or(url).to_owned()
 }
 
 /// The largest list of models the check at start reads.
@@ -134,5 +196,19 @@ fn system_prompt(opt: &ModelOpt) -> anyhow::Result<Option<String>> {
             .map(Some)
             .with_context(|| format!("cannot read the system prompt from {}", path.display())),
         None => Ok(opt.system_prompt.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::audience_of;
+
+    #[test]
+    fn an_audience_is_the_one_named_for_the_server_or_for_all_or_its_url() {
+        let servers = ["http://a/mcp".to_owned(), "http://b/mcp".to_owned()];
+        let given = ["http://a/mcp=urn:a".to_owned(), "urn:all".to_owned()];
+        assert_eq!(audience_of("http://a/mcp", &servers, &given), "urn:a");
+        assert_eq!(audience_of("http://b/mcp", &servers, &given), "urn:all");
+        assert_eq!(audience_of("http://b/mcp", &servers, &given[..1]), "http://b/mcp");
     }
 }

@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+mod exchange;
 mod gateway;
 mod limits;
 mod model;
 mod values;
 
+pub(crate) use exchange::TokenExchangeOpt;
 pub(crate) use gateway::{GatewayOpt, Upstream, UpstreamAuth, UpstreamOpt};
 pub(crate) use limits::LimitOpt;
-pub(crate) use model::ModelOpt;
+pub(crate) use model::{McpAuth, ModelOpt};
 pub(crate) use values::Listen;
 use values::{parse_duration, parse_listen};
 
@@ -134,6 +136,10 @@ pub(crate) struct JwtOpt {
     /// The `scope` claim (space-separated scopes).
     #[arg(long)]
     pub(crate) scope: Option<String>,
+    /// A party acting for the subject, in the `act` claim (RFC 8693): the first is the current
+    /// actor, each next one the actor before it (repeatable).
+    #[arg(long = "actor", value_name = "SUB")]
+    pub(crate) actors: Vec<String>,
     /// Seconds until it expires.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub(crate) ttl: i64,
@@ -249,6 +255,9 @@ pub(crate) struct ServeOpt {
     /// `UseMcp`, `ListAgents`, `RegisterAgent`, `UnregisterAgent` (repeatable).
     #[arg(long = "scope", value_name = "ACCESSES=SCOPE", hide_short_help = true)]
     pub(crate) scopes: Vec<String>,
+
+    #[command(flatten)]
+    pub(crate) token_exchange: TokenExchangeOpt,
 
     /// Ask clients for a TLS certificate issued by a CA of this PEM bundle; a verified
     /// certificate names its caller (its first subject alternative name, else its common name).

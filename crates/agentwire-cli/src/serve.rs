@@ -307,7 +307,7 @@ async fn agent(opt: &ServeOpt) -> anyhow::Result<Agent> {
     Ok(match opt.agent {
         AgentKind::Echo => Agent::Echo,
         AgentKind::Conformance => Agent::Conformance,
-        AgentKind::OpenAi => Agent::Model(Box::new(crate::model::agent(&opt.model).await?)),
+        AgentKind::OpenAi => Agent::Model(Box::new(crate::model::agent(opt).await?)),
     })
 }
 

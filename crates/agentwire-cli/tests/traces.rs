@@ -16,7 +16,7 @@ use agentwire_server::telemetry::OtlpTraces;
 use agentwire_server::{router, OperationSpans, RequestHandler, ServeOptions};
 use agentwire_test::{ReceivedSpan, SpanCollector};
 use agentwire_types::{Message, SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig};
-use common::{Server, TempDir};
+use common::{run_agentwire, Idp, Server, TempDir};
 use tower::ServiceBuilder;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -251,4 +251,44 @@ async fn an_mcp_tool_call_is_the_parent_of_its_a2a_operations() {
         (trace_id, tool_call.span_id.as_str())
     );
     assert_eq!(execution.parent_span_id, operation.span_id, "{spans:#?}");
+}
+
+/// The operation's span names its caller, and the parties its token says act for it (the RFC 8693
+/// `act` chain of a token exchanged through a gateway or an agent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_caller_and_those_acting_for_it_are_on_the_operations_span() {
+    let collector = SpanCollector::start().await;
+    let dir = TempDir::new("traces-caller");
+    let idp = Idp::new(&dir.0).await;
+    let mut args = vec!["--store", "memory", "--audience", "the-agent", "--otlp-endpoint", &collector.endpoint];
+    let jwt = idp.auth_args();
+    args.extend(jwt.iter().map(String::as_str));
+    let env = [("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_SERVICE_NAME", "the-agent")];
+    let agent = Server::start_with_env(&dir.0, &args, &env).await;
+    let key = idp.key().display().to_string();
+    let mut minted = vec!["jwt", "--key", &key, "--issuer", Idp::ISSUER, "--subject", "alice"];
+    minted.extend(["--audience", "the-agent", "--actor", "model-agent", "--actor", "gateway"]);
+    let (code, token, _) = run_agentwire(&minted).await;
+    assert_eq!(code, 0, "{token}");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "none"}});
+    let answer = reqwest::Client::new()
+        .post(format!("{}/", agent.base))
+        .bearer_auth(token.trim())
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+
+    let spans = collector
+        .wait_for(Duration::from_secs(15), |spans| find(spans, "the-agent", SERVER_KIND, "GetTask").is_some())
+        .await;
+    let operation = find(&spans, "the-agent", SERVER_KIND, "GetTask").unwrap();
+    assert_eq!(operation.attributes.get("user.id").map(String::as_str), Some("https://idp.test#alice"));
+    assert_eq!(
+        operation.attributes.get("agentwire.caller.actors").map(String::as_str),
+        Some("model-agent,gateway"),
+        "{operation:#?}"
+    );
 }

@@ -28,6 +28,7 @@
 //! | `webhook` | yes | [`WebhookReceiver`]: an axum `Router` that receives push notifications |
 
 mod call;
+mod caller_auth;
 mod card;
 mod client;
 mod credentials;
@@ -56,6 +57,7 @@ mod webhook;
 /// Keys, signatures and tokens: card signatures and signed webhook deliveries ([`agentwire_jose`]).
 pub use agentwire_jose as jose;
 pub use agentwire_types::Binding;
+pub use caller_auth::CallerAuth;
 pub use card::CardCache;
 pub use client::{Client, ClientBuilder};
 pub use credentials::Credentials;

@@ -32,7 +32,6 @@
 //! # }
 //! ```
 
-mod caller_auth;
 mod card;
 mod directory;
 mod fronts;
@@ -48,6 +47,7 @@ mod upstream;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use agentwire_client::CallerAuth;
 use agentwire_client::{Client, ClientBuilder};
 use agentwire_jose::{JwkSet, SigningKey};
 use agentwire_server::{App, HttpOptions, Operations, RequestHandler, Routes};
@@ -55,7 +55,6 @@ use agentwire_store::registry::{MemoryRegistry, RegistryStore, Visibility};
 use agentwire_types::Authentication;
 use axum::Router;
 
-pub use caller_auth::CallerAuth;
 use card::Rewrite;
 use directory::{Directory, Mounted};
 use fronts::{ConsoleFront, McpAgents, McpFront};

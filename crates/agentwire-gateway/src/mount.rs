@@ -16,7 +16,7 @@ use crate::upstream::Upstream;
 /// agent (its HTTP routes are refused before, by the directory; gRPC reaches here).
 ///
 /// Every call relayed to the agent carries the gateway's hop count ([`crate::hops`]), and
-/// the caller's credentials when the agent is called as its callers ([`crate::caller_auth`]);
+/// the caller's credentials when the agent is called as its callers ([`CallerAuth`](crate::CallerAuth));
 /// a request that went through more than `max_hops` gateways already, or whose token is not meant
 /// for the agent, is refused here.
 pub(crate) fn mounted(upstream: Upstream, visibility: Visibility, operations: Operations, max_hops: u32) -> Operations {

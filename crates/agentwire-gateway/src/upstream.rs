@@ -9,8 +9,8 @@ use agentwire_server::Operations;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use futures_util::future::BoxFuture;
 
-use crate::caller_auth::CallerAuth;
 use crate::card::Rewrite;
+use agentwire_client::CallerAuth;
 
 /// One agent behind the gateway. Cloning is cheap: clones share the agent.
 #[derive(Clone)]
@@ -142,14 +142,15 @@ impl Upstream {
     /// otherwise (the client sends its own credentials).
     pub(crate) async fn credentials(
         &self,
-        headers: http::HeaderMap,
+        mut headers: http::HeaderMap,
         metadata: &http::HeaderMap,
         principal: Option<&agentwire_types::Principal>,
     ) -> Result<http::HeaderMap, A2AError> {
-        match &self.0.caller_auth {
-            Some(auth) => auth.apply(headers, &self.describe(), metadata, principal).await,
-            None => Ok(headers),
+        if let Some(auth) = &self.0.caller_auth {
+            let authorization = auth.authorization(&self.describe(), metadata, principal).await?;
+            headers.insert(http::header::AUTHORIZATION, authorization);
         }
+        Ok(headers)
     }
 
     /// The gateway's rewrite of the agent's cards.

@@ -9,6 +9,7 @@ use agentwire_types::{AgentCard, AgentSkill, Message, Role, TaskState};
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionStreamResponse};
 
 use crate::artifact::AnswerArtifact;
+use crate::caller_tools::CallerTools;
 use crate::chat::ChatClient;
 use crate::conversation::{Conversation, Unreadable};
 use crate::model::{Answer, Ending};
@@ -59,6 +60,8 @@ pub(crate) struct Settings {
     pub(crate) model: String,
     pub(crate) system_prompt: Option<String>,
     pub(crate) toolbox: Toolbox,
+    /// The MCP servers reached as each task's caller, their tools added to `toolbox`'s.
+    pub(crate) caller_tools: CallerTools,
     pub(crate) approve: HashSet<String>,
     pub(crate) max_history_bytes: usize,
     pub(crate) max_tool_rounds: usize,
@@ -72,6 +75,7 @@ impl std::fmt::Debug for OpenAiAgent {
         f.debug_struct("OpenAiAgent")
             .field("model", &settings.model)
             .field("tools", &settings.toolbox.names())
+            .field("tools_as_callers", &settings.caller_tools.urls().collect::<Vec<_>>())
             .field("approve", &settings.approve)
             .finish_non_exhaustive()
     }
@@ -121,7 +125,15 @@ impl AgentExecutor for OpenAiAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
         let settings = Arc::clone(&self.settings);
         // Boxed: the execution's future is held in the server's for as long as the model talks.
-        ctx.run(|ctx, updater| Box::pin(Turn { settings, ctx, updater }.run()))
+        ctx.run(|ctx, updater| {
+            Box::pin(async move {
+                let toolbox = match settings.caller_tools.toolbox(&settings.toolbox, &ctx.request).await {
+                    Ok(toolbox) => toolbox,
+                    Err(refused) => return updater.fail(refused.message()).await,
+                };
+                Turn { settings, ctx, updater, toolbox }.run().await
+            })
+        })
     }
 }
 
@@ -130,6 +142,8 @@ struct Turn {
     settings: Arc<Settings>,
     ctx: ExecutionContext,
     updater: TaskUpdater,
+    /// The tools, as this task's caller reaches them.
+    toolbox: Toolbox,
 }
 
 /// Why a turn stopped before the model finished.
@@ -233,7 +247,7 @@ impl Turn {
         answer: &mut AnswerArtifact,
     ) -> Result<Result<(String, Ending), Stopped>, AgentError> {
         let settings = &self.settings;
-        let tools = settings.toolbox.definitions();
+        let tools = self.toolbox.definitions();
         let request = CreateChatCompletionRequest {
             model: settings.model.clone(),
             messages: conversation.messages.clone(),
@@ -297,7 +311,7 @@ impl Turn {
         let record = Record::ToolCalls { calls: calls.clone(), text };
         self.record(TaskState::Working, format!("Calling {}", summary.join(", ")), &record).await?;
         let (gated, free): (Vec<ToolCall>, Vec<ToolCall>) =
-            calls.into_iter().partition(|call| settings.toolbox.is_among(&call.name, &settings.approve));
+            calls.into_iter().partition(|call| self.toolbox.is_among(&call.name, &settings.approve));
         for call in &free {
             let Some(result) = self.call_tool(call).await else { return Ok(Round::Canceled) };
             self.record_result(conversation, result).await?;
@@ -316,7 +330,7 @@ impl Turn {
     async fn call_tool(&self, call: &ToolCall) -> Option<ToolResult> {
         tokio::select! {
             () = self.ctx.cancellation().cancelled() => None,
-            result = self.settings.toolbox.call(call) => Some(result),
+            result = self.toolbox.call(call) => Some(result),
         }
     }
 

@@ -4,7 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentwire_client::CallerAuth;
+
 use crate::agent::{OpenAiAgent, Settings};
+use crate::caller_tools::CallerTools;
 use crate::chat::ChatClient;
 use crate::toolbox::Toolbox;
 
@@ -33,6 +36,7 @@ pub struct OpenAiAgentBuilder {
     api_key: Option<String>,
     system_prompt: Option<String>,
     toolbox: Toolbox,
+    caller_tools: CallerTools,
     approve: HashSet<String>,
     max_history_bytes: usize,
     max_tool_rounds: usize,
@@ -58,6 +62,7 @@ impl OpenAiAgentBuilder {
             api_key: None,
             system_prompt: None,
             toolbox: Toolbox::default(),
+            caller_tools: CallerTools::default(),
             approve: HashSet::new(),
             max_history_bytes: DEFAULT_MAX_HISTORY_BYTES,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
@@ -82,6 +87,24 @@ impl OpenAiAgentBuilder {
     /// The tools offered to the model.
     pub fn tools(mut self, toolbox: Toolbox) -> Self {
         self.toolbox = toolbox;
+        self
+    }
+
+    /// Also the tools of the MCP server at `url` (streamable HTTP), called as each task's caller:
+    /// its session is opened with the caller's own token, or one exchanged for it, as `auth`
+    /// says, so that the server sees who asked and keeps each caller's work apart. A caller
+    /// without such a token has its task fail, saying why, before the model is asked.
+    ///
+    /// ```no_run
+    /// use agentwire_client::CallerAuth;
+    /// use agentwire_openai::OpenAiAgent;
+    ///
+    /// let tools = "https://tools.example/mcp";
+    /// let auth = CallerAuth::Passthrough { audience: tools.into() };
+    /// let agent = OpenAiAgent::builder("http://127.0.0.1:11434/v1", "llama3.2").tools_as_caller(tools, auth).build();
+    /// ```
+    pub fn tools_as_caller(mut self, url: impl Into<String>, auth: CallerAuth) -> Self {
+        self.caller_tools.add(url.into(), auth);
         self
     }
 
@@ -137,6 +160,7 @@ impl OpenAiAgentBuilder {
             model: self.model,
             system_prompt: self.system_prompt,
             toolbox: self.toolbox,
+            caller_tools: self.caller_tools,
             approve: self.approve,
             max_history_bytes: self.max_history_bytes,
             max_tool_rounds: self.max_tool_rounds.max(1),

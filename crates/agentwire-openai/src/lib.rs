@@ -26,6 +26,7 @@
 mod agent;
 mod artifact;
 mod builder;
+mod caller_tools;
 mod chat;
 mod conversation;
 mod model;

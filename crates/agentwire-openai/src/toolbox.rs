@@ -31,7 +31,7 @@ pub struct Toolbox {
     tools: Arc<Vec<OfferedTool>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct OfferedTool {
     /// The name the model calls it by.
     name: String,
@@ -45,7 +45,12 @@ struct OfferedTool {
 impl Toolbox {
     /// The tools `servers` offer, listed once now.
     pub async fn of(servers: Vec<McpTools>) -> Result<Self, A2AError> {
-        let mut tools: Vec<OfferedTool> = Vec::new();
+        Self::default().and(servers).await
+    }
+
+    /// These tools and those `servers` offer, listed now; a name taken already is numbered.
+    pub(crate) async fn and(&self, servers: Vec<McpTools>) -> Result<Self, A2AError> {
+        let mut tools: Vec<OfferedTool> = self.tools.as_ref().clone();
         for server in servers {
             for tool in server.tools().await? {
                 let name = agentwire_mcp::tool_name(&tool.name, |name| tools.iter().any(|t| t.name == name));

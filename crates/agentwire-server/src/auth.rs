@@ -28,7 +28,7 @@ mod jwt;
 
 pub use any::AnyAuth;
 pub use certificate::CertificateAuth;
-pub use jwt::{JwtAuth, KeySetError, ScopeMap};
+pub use jwt::{token_endpoint, JwtAuth, KeySetError, ScopeMap};
 
 /// Identifies the caller of an operation from its request: the metadata (HTTP headers or gRPC
 /// metadata), the peer and its TLS certificate, the tenant and what the caller asks to do (an
@@ -313,6 +313,7 @@ pub(crate) async fn authenticate(
     failures.note(&ctx, &outcome, fingerprint);
     match outcome {
         Ok(principal) => {
+            crate::spans::record_caller(&principal);
             ctx.principal = Some(principal);
             Ok(ctx)
         }

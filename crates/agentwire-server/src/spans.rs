@@ -177,6 +177,26 @@ fn operation_context(ctx: &RequestContext, request: &A2aRequest) -> Context {
     parent.with_span(span)
 }
 
+/// Names the authenticated caller on the operation's span: `user.id`, and
+/// `agentwire.caller.actors`, the parties its token says act for it (RFC 8693 `act`, the one
+/// that called first). Nothing is done for an operation that is not sampled.
+pub(crate) fn record_caller(principal: &agentwire_types::Principal) {
+    let context = Context::current();
+    let span = context.span();
+    if !span.is_recording() {
+        return;
+    }
+    span.set_attribute(KeyValue::new("user.id", principal.name.clone()));
+    let actors = principal.actors();
+    if !actors.is_empty() {
+        let actors = actors.into_iter().map(|actor| opentelemetry::StringValue::from(actor.to_owned())).collect();
+        span.set_attribute(KeyValue::new(
+            "agentwire.caller.actors",
+            opentelemetry::Value::Array(opentelemetry::Array::String(actors)),
+        ));
+    }
+}
+
 /// What a reply says of its task.
 fn record_task(span: &opentelemetry::trace::SpanRef<'_>, response: &A2aResponse) {
     let task = match response {

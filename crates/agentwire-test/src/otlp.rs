@@ -104,15 +104,23 @@ impl TraceService for Receiver {
     }
 }
 
+/// Each attribute as text; an array as its elements' texts joined by `,`.
 fn text_attributes(attributes: Vec<opentelemetry_proto::tonic::common::v1::KeyValue>) -> BTreeMap<String, String> {
-    let text = |value: Value| match value {
+    attributes.into_iter().filter_map(|kv| Some((kv.key, kv.value.and_then(|v| v.value).and_then(text)?))).collect()
+}
+
+fn text(value: Value) -> Option<String> {
+    match value {
         Value::StringValue(s) => Some(s),
         Value::IntValue(i) => Some(i.to_string()),
         Value::BoolValue(b) => Some(b.to_string()),
         Value::DoubleValue(d) => Some(d.to_string()),
+        Value::ArrayValue(array) => {
+            let texts = array.values.into_iter().filter_map(|element| element.value.and_then(text));
+            Some(texts.collect::<Vec<_>>().join(","))
+        }
         _ => None,
-    };
-    attributes.into_iter().filter_map(|kv| Some((kv.key, kv.value.and_then(|v| v.value).and_then(text)?))).collect()
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -111,6 +111,32 @@ impl Principal {
         self.claims.insert(name.into(), value.into());
         self
     }
+
+    /// Who acts for the principal, as its token's `act` claim says (RFC 8693): the party that
+    /// called with it first, then the parties that party acted for in turn (each `act`'s `sub`).
+    ///
+    /// ```
+    /// use agentwire_types::Principal;
+    /// use serde_json::json;
+    ///
+    /// let alice = Principal::new("alice").with_claim("act", json!({"sub": "gateway", "act": {"sub": "model"}}));
+    /// assert_eq!(alice.actors(), ["gateway", "model"]);
+    /// assert!(Principal::new("bob").actors().is_empty());
+    /// ```
+    pub fn actors(&self) -> Vec<&str> {
+        // Bounded: a token's nesting is the issuer's, and the chain is for showing.
+        const MOST: usize = 16;
+        let mut actors = Vec::new();
+        let mut act = self.claims.get("act");
+        while let Some(Value::Object(actor)) = act {
+            match actor.get("sub").and_then(Value::as_str) {
+                Some(sub) if actors.len() < MOST => actors.push(sub),
+                _ => break,
+            }
+            act = actor.get("act");
+        }
+        actors
+    }
 }
 
 /// The connection a request came over, as the listener saw it.

@@ -34,8 +34,8 @@ pub(crate) struct UpstreamOpt {
     /// the default when it is given), `none` (the default otherwise), `passthrough` or `exchange`.
     ///
     /// `passthrough` sends each caller's own bearer token, only when its audience names the
-    /// agent (--upstream-audience). `exchange` sends a token exchanged for the caller's at
-    /// --token-exchange-url (RFC 8693), meant for the agent. Either way the agent sees each caller
+    /// agent (--upstream-audience). `exchange` sends a token exchanged for the caller's at the
+    /// token endpoint (RFC 8693; --token-exchange-url), meant for the agent. Either way the agent sees each caller
     /// as the principal it is. Both need --auth jwt:.
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) upstream_auth: Option<UpstreamAuth>,
@@ -45,28 +45,6 @@ pub(crate) struct UpstreamOpt {
     /// for the one at /agents/NAME (repeatable). Default: the agent's --upstream URL.
     #[arg(long = "upstream-audience", value_name = "[NAME=]AUD", value_parser = parse_audience)]
     pub(crate) upstream_audiences: Vec<(Option<String>, String)>,
-
-    /// The token endpoint that exchanges callers' tokens, with --upstream-auth exchange.
-    #[arg(long, value_name = "URL", hide_short_help = true)]
-    pub(crate) token_exchange_url: Option<String>,
-
-    /// The gateway's client id at --token-exchange-url.
-    #[arg(long, value_name = "ID", hide_short_help = true)]
-    pub(crate) token_exchange_client: Option<String>,
-
-    /// The gateway's client secret at --token-exchange-url. Prefer the environment variable.
-    #[arg(
-        long,
-        value_name = "SECRET",
-        env = "AGENTWIRE_TOKEN_EXCHANGE_SECRET",
-        hide_env_values = true,
-        hide_short_help = true
-    )]
-    pub(crate) token_exchange_secret: Option<String>,
-
-    /// The scopes (space-separated) asked for in every exchange.
-    #[arg(long, value_name = "SCOPE", hide_short_help = true)]
-    pub(crate) token_exchange_scope: Option<String>,
 
     /// Call the agents over this binding only (default: the first each card lists that the
     /// gateway speaks).
@@ -146,7 +124,7 @@ fn parse_upstream(text: &str) -> Result<Upstream, String> {
     Ok(Upstream { name, url: url.to_owned() })
 }
 
-fn parse_audience(text: &str) -> Result<(Option<String>, String), String> {
+pub(crate) fn parse_audience(text: &str) -> Result<(Option<String>, String), String> {
     let (name, audience) = named(text)?;
     if audience.is_empty() {
         return Err("an audience is not empty".to_owned());

@@ -48,6 +48,23 @@ pub(crate) struct ModelOpt {
     #[arg(long = "mcp-server", value_name = "CMD|URL")]
     pub(crate) mcp_servers: Vec<String>,
 
+    /// How the model's tools reach the MCP servers at URLs: `none` (the default: with the
+    /// agent's own sessions, the same for every caller), `passthrough` or `exchange` (as each
+    /// task's caller). Both need --auth jwt:.
+    ///
+    /// `passthrough` opens the caller's session with the caller's own bearer token, only when its
+    /// audience names the server (--mcp-audience). `exchange` opens it with a token exchanged for
+    /// the caller's at the token endpoint (RFC 8693; --token-exchange-url), meant for the server.
+    /// The server then sees who asked, and keeps each caller's work apart.
+    #[arg(long, value_enum, value_name = "MODE", hide_short_help = true)]
+    pub(crate) mcp_auth: Option<McpAuth>,
+
+    /// What names the MCP servers at URLs in the audience of the tokens passed on to them or
+    /// asked for them: `AUD` for every one, `URL=AUD` for the --mcp-server at URL (repeatable).
+    /// Default: the server's URL.
+    #[arg(long = "mcp-audience", value_name = "[URL=]AUD", hide_short_help = true)]
+    pub(crate) mcp_audiences: Vec<String>,
+
     /// A tool whose calls wait for the user's approval (the task asks, INPUT_REQUIRED; a reply
     /// starting with "yes" approves). Repeatable.
     #[arg(long = "approve", value_name = "TOOL", hide_short_help = true)]
@@ -75,4 +92,15 @@ pub(crate) struct ModelOpt {
     /// middle of it) before the task fails.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, hide_short_help = true)]
     pub(crate) model_idle_timeout: Duration,
+}
+
+/// How the model agent's tools reach the MCP servers at URLs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum McpAuth {
+    /// With the agent's own sessions, the same for every caller.
+    None,
+    /// With each task's caller's own bearer token, when it is meant for the server.
+    Passthrough,
+    /// With a token exchanged for the caller's (RFC 8693), meant for the server.
+    Exchange,
 }

@@ -30,7 +30,7 @@ pub(super) async fn assemble(
         http.console = Some(console);
     }
     let mut gateway = Gateway::builder(&site.public_url).http_options(http);
-    let calls = Calls::of(upstreams, opt)?;
+    let calls = Calls::of(upstreams, opt).await?;
     let client_for = upstream_client(upstreams, &calls);
     for upstream in &upstreams.upstreams {
         gateway = add_upstream(gateway, &client_for, upstream).await;
@@ -109,7 +109,7 @@ enum Calls {
 }
 
 impl Calls {
-    fn of(upstreams: &UpstreamOpt, opt: &ServeOpt) -> anyhow::Result<Self> {
+    async fn of(upstreams: &UpstreamOpt, opt: &ServeOpt) -> anyhow::Result<Self> {
         let token = upstreams.upstream_token.clone();
         let default = if token.is_some() { UpstreamAuth::Token } else { UpstreamAuth::None };
         let mode = upstreams.upstream_auth.unwrap_or(default);
@@ -119,7 +119,7 @@ impl Calls {
             (UpstreamAuth::None | UpstreamAuth::Passthrough | UpstreamAuth::Exchange, Some(_)) => {
                 anyhow::bail!("--upstream-token is not sent with --upstream-auth {}: leave one out", mode_name(mode))
             }
-            _ if as_callers && !opt.auth.iter().any(|spec| spec.starts_with("jwt:")) => anyhow::bail!(
+            _ if as_callers && !crate::identity::verifies_jwts(opt) => anyhow::bail!(
                 "--upstream-auth {} needs --auth jwt:…: the gateway calls its agents as the callers it verified",
                 mode_name(mode)
             ),
@@ -128,14 +128,15 @@ impl Calls {
         if !as_callers && !upstreams.upstream_audiences.is_empty() {
             anyhow::bail!("--upstream-audience is for --upstream-auth passthrough and exchange");
         }
-        let exchange_flags = [&upstreams.token_exchange_url, &upstreams.token_exchange_client];
-        if mode != UpstreamAuth::Exchange && exchange_flags.iter().any(|flag| flag.is_some()) {
-            anyhow::bail!("--token-exchange-url and --token-exchange-client are for --upstream-auth exchange");
+        if mode != UpstreamAuth::Exchange && opt.token_exchange.given() {
+            anyhow::bail!("the --token-exchange-* options are for --upstream-auth exchange");
         }
         Ok(match mode {
             UpstreamAuth::None | UpstreamAuth::Token => Self::AsGateway(token),
             UpstreamAuth::Passthrough => Self::Passthrough,
-            UpstreamAuth::Exchange => Self::Exchange(token_exchange(upstreams)?),
+            UpstreamAuth::Exchange => {
+                Self::Exchange(crate::identity::token_exchange(opt, "--upstream-auth exchange").await?)
+            }
         })
     }
 
@@ -173,23 +174,6 @@ fn mode_name(mode: UpstreamAuth) -> &'static str {
         UpstreamAuth::Passthrough => "passthrough",
         UpstreamAuth::Exchange => "exchange",
     }
-}
-
-/// The token exchange `--token-exchange-*` describe.
-fn token_exchange(upstreams: &UpstreamOpt) -> anyhow::Result<agentwire_client::TokenExchange> {
-    let url = upstreams.token_exchange_url.as_deref().context("--upstream-auth exchange needs --token-exchange-url")?;
-    let client = upstreams
-        .token_exchange_client
-        .as_deref()
-        .context("--upstream-auth exchange needs --token-exchange-client (and its secret)")?;
-    let secret = upstreams.token_exchange_secret.as_deref().context(
-        "--upstream-auth exchange needs the client's secret: AGENTWIRE_TOKEN_EXCHANGE_SECRET or --token-exchange-secret",
-    )?;
-    let exchange = agentwire_client::TokenExchange::new(url, client, secret);
-    Ok(match &upstreams.token_exchange_scope {
-        Some(scope) => exchange.scope(scope),
-        None => exchange,
-    })
 }
 
 /// How the gateway calls the registered agent at a URL: with the token of its registration, or

@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use crate::common::token_service::TokenService;
 use crate::common::{run_agentwire, Idp, Server, TempDir};
 use crate::mcp::Session;
 
@@ -125,55 +126,11 @@ async fn calling_as_the_callers_needs_jwts_and_no_upstream_token() {
     drop(dir);
 }
 
-/// The test token service (interop/token-service/exchange.py), killed when dropped.
-struct TokenService {
-    child: std::process::Child,
-    url: String,
-}
-
-impl TokenService {
-    /// The service for `idp`'s tokens, with the client `gw:s3cret`; `None` without the Python
-    /// that has PyJWT (the MCP SDK's venv), except under CI.
-    fn start(idp: &Idp, deny: &str) -> Option<Self> {
-        use std::io::BufRead;
-        let Some(python) = std::env::var_os("AGENTWIRE_MCP_PYTHON") else {
-            assert!(std::env::var_os("CI").is_none(), "CI runs need AGENTWIRE_MCP_PYTHON (scripts/test sets it)");
-            eprintln!("skipped: AGENTWIRE_MCP_PYTHON is not set");
-            return None;
-        };
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../interop/token-service/exchange.py");
-        let mut child = std::process::Command::new(python)
-            .args([script, "--key", idp.key().to_str().unwrap(), "--issuer", Idp::ISSUER, "--client", "gw:s3cret"])
-            .args(["--deny-subject", deny])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("the token service starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
-        Some(Self { child, url })
-    }
-
-    /// The exchanges made so far: (subject, audience, the issued token's claims).
-    async fn exchanges(&self) -> Vec<(String, String, Value)> {
-        let made: Vec<Value> = reqwest::get(format!("{}/exchanges", self.url)).await.unwrap().json().await.unwrap();
-        let text = |value: &Value| value.as_str().unwrap().to_owned();
-        made.iter().map(|made| (text(&made["subject"]), text(&made["audience"]), made["claims"].clone())).collect()
-    }
-}
-
-impl Drop for TokenService {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn an_agent_behind_a_gateway_gets_tokens_exchanged_for_its_callers() {
     let dir = TempDir::new("caller-tokens-exchange");
     let idp = Idp::new(&dir.0).await;
-    let Some(service) = TokenService::start(&idp, "mallory") else { return };
+    let Some(service) = TokenService::start(&idp, Idp::ISSUER, "gw:s3cret", "mallory") else { return };
     let jwt = idp.auth_args();
     let jwt: Vec<&str> = jwt.iter().map(String::as_str).collect();
     let agent =

@@ -18,6 +18,7 @@ mod hostile;
 mod lifecycle;
 mod mcp;
 mod model;
+mod model_callers;
 mod observability;
 mod open_files;
 mod plain_logs;

@@ -16,9 +16,9 @@ use crate::common::{eventually, rpc, Server, TempDir};
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 /// LiteLLM's proxy serving the scripted model, killed when dropped.
-struct Model {
+pub(crate) struct Model {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     /// Every request the model got, one JSON line each, and `{"cancelled": true}` when a client
     /// went away from a slow answer.
     record: PathBuf,
@@ -26,7 +26,7 @@ struct Model {
 
 impl Model {
     /// `None` when the proxy is not installed (never under CI).
-    fn start(dir: &Path) -> Option<Self> {
+    pub(crate) fn start(dir: &Path) -> Option<Self> {
         let Some(litellm) = std::env::var_os("AGENTWIRE_LITELLM") else {
             assert!(std::env::var_os("CI").is_none(), "CI runs need AGENTWIRE_LITELLM (scripts/test sets it)");
             eprintln!("skipped: AGENTWIRE_LITELLM is not set");
@@ -99,11 +99,11 @@ async fn send(base: &str, text: &str, context: Option<&str>, task: Option<&str>)
     call(base, "SendMessage", json!({"message": message})).await["task"].clone()
 }
 
-fn state(task: &Value) -> &str {
+pub(crate) fn state(task: &Value) -> &str {
     task["status"]["state"].as_str().unwrap_or_default()
 }
 
-fn answer(task: &Value) -> String {
+pub(crate) fn answer(task: &Value) -> String {
     let artifact = task["artifacts"].as_array().into_iter().flatten().find(|a| a["artifactId"] == "answer");
     let parts = artifact.and_then(|a| a["parts"].as_array()).cloned().unwrap_or_default();
     parts.iter().filter_map(|part| part["text"].as_str()).collect()

@@ -113,20 +113,13 @@ impl JwtAuth {
     /// Finds the issuer's key set by OIDC discovery (`ISSUER/.well-known/openid-configuration`,
     /// whose `issuer` must be the validation's issuer) and fetches it.
     pub async fn discover(validation: Validation) -> Result<Self, KeySetError> {
-        let issuer = validation.issuer().trim_end_matches('/');
-        let url = format!("{issuer}/.well-known/openid-configuration");
         let http = http_client();
-        let document: Value = fetch_json(&http, &url, "an OpenID provider configuration").await?;
-        let invalid = |reason: String| KeySetError::Invalid {
+        let (url, document) = provider_configuration(&http, validation.issuer()).await?;
+        let jwks_uri = document.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| KeySetError::Invalid {
             url: url.clone(),
-            what: "an OpenID provider configuration",
-            reason,
-        };
-        if document.get("issuer").and_then(Value::as_str) != Some(validation.issuer()) {
-            return Err(invalid(format!("its issuer is {}, not {}", document["issuer"], validation.issuer())));
-        }
-        let jwks_uri =
-            document.get("jwks_uri").and_then(Value::as_str).ok_or_else(|| invalid("it has no jwks_uri".into()))?;
+            what: OPENID_CONFIGURATION,
+            reason: "it has no jwks_uri".into(),
+        })?;
         let mut auth = Self::fetching(validation, jwks_uri, http).await?;
         auth.discovery_url = Some(url);
         Ok(auth)
@@ -203,6 +196,33 @@ fn http_client() -> reqwest::Client {
 }
 
 /// A JSON document of at most [`MAX_DOCUMENT`] bytes.
+const OPENID_CONFIGURATION: &str = "an OpenID provider configuration";
+
+/// The token endpoint `issuer` names in its OpenID configuration (`token_endpoint`), if it names
+/// one: where a server exchanges its callers' tokens for tokens meant for others (RFC 8693).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), agentwire_server::auth::KeySetError> {
+/// let endpoint = agentwire_server::auth::token_endpoint("https://idp.example").await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn token_endpoint(issuer: &str) -> Result<Option<String>, KeySetError> {
+    let (_, document) = provider_configuration(&http_client(), issuer).await?;
+    Ok(document.get("token_endpoint").and_then(Value::as_str).map(str::to_owned))
+}
+
+/// Where `issuer`'s OpenID configuration is, and what it says; its `issuer` must be `issuer`.
+async fn provider_configuration(http: &reqwest::Client, issuer: &str) -> Result<(String, Value), KeySetError> {
+    let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
+    let document: Value = fetch_json(http, &url, OPENID_CONFIGURATION).await?;
+    if document.get("issuer").and_then(Value::as_str) != Some(issuer) {
+        let reason = format!("its issuer is {}, not {issuer}", document["issuer"]);
+        return Err(KeySetError::Invalid { url, what: OPENID_CONFIGURATION, reason });
+    }
+    Ok((url, document))
+}
+
 async fn fetch_json<T: serde::de::DeserializeOwned>(
     http: &reqwest::Client,
     url: &str,

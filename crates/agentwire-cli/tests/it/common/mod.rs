@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod stub;
+pub(crate) mod token_service;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -313,10 +314,11 @@ impl Drop for Cluster {
 pub(crate) struct Idp {
     key: PathBuf,
     jwks: PathBuf,
+    issuer: String,
 }
 
 impl Idp {
-    /// The tokens' issuer.
+    /// The tokens' issuer, unless [`Self::issued_by`] names another.
     pub(crate) const ISSUER: &'static str = "https://idp.test";
 
     /// A provider whose key and key set are in `dir`.
@@ -326,7 +328,12 @@ impl Idp {
         assert_eq!(code, 0, "{printed}");
         let jwks = dir.join("idp.jwks");
         std::fs::write(&jwks, format!("{{\"keys\":[{}]}}", printed.lines().last().unwrap())).unwrap();
-        Self { key, jwks }
+        Self { key, jwks, issuer: Self::ISSUER.to_owned() }
+    }
+
+    /// The provider, its tokens issued by `issuer`.
+    pub(crate) fn issued_by(self, issuer: &str) -> Self {
+        Self { issuer: issuer.to_owned(), ..self }
     }
 
     /// The private key it signs with.
@@ -337,13 +344,13 @@ impl Idp {
     /// The options of a server that takes its tokens (with `--audience` to add).
     pub(crate) fn auth_args(&self) -> Vec<String> {
         let jwks = self.jwks.display().to_string();
-        vec!["--auth".into(), format!("jwt:{}", Self::ISSUER), "--jwks".into(), jwks]
+        vec!["--auth".into(), format!("jwt:{}", self.issuer), "--jwks".into(), jwks]
     }
 
     /// A token for `subject`, meant for `audiences`, with `scope` if given.
     pub(crate) async fn token(&self, subject: &str, audiences: &[&str], scope: Option<&str>) -> String {
         let key = self.key.display().to_string();
-        let mut args = vec!["jwt", "--key", &key, "--issuer", Self::ISSUER, "--subject", subject];
+        let mut args = vec!["jwt", "--key", &key, "--issuer", &self.issuer, "--subject", subject];
         audiences.iter().for_each(|audience| args.extend(["--audience", audience]));
         args.extend(scope.iter().flat_map(|scope| ["--scope", scope]));
         let (code, printed, _) = run_agentwire(&args).await;

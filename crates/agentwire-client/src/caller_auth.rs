@@ -1,20 +1,22 @@
-//! Calling an agent as its callers: with each caller's own token, passed on only when the token's
-//! audience (`aud`) names that agent, so that a token meant for the gateway alone, or for another
-//! agent, never reaches it; or with a token exchanged for the caller's at an identity provider
-//! (RFC 8693). The agent then verifies the token itself and sees each caller as the principal it
-//! is, with its own tasks and quotas.
+//! Calling another party (an agent behind a gateway, an MCP server a model's tools are on, an
+//! agent a task delegates to) as the caller a server is working for: with the caller's own token,
+//! passed on only when the token's audience (`aud`) names that party, so that a token meant for
+//! the server alone, or for someone else, never reaches it; or with a token exchanged for the
+//! caller's at an identity provider (RFC 8693). The party then verifies the token itself and sees
+//! each caller as the principal it is, with its own tasks and quotas.
 
-use agentwire_client::TokenExchange;
 use agentwire_types::{A2AError, Principal};
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-/// The `Authorization` header that carries the caller's own token to the agent known by
-/// `audience`, or why the call is refused before it is made: the caller sent no bearer token, or
-/// its token (as the gateway's authentication verified it into `principal`) is not meant for
-/// the agent.
-pub(crate) fn caller_token(
+use crate::TokenExchange;
+
+/// The `Authorization` header that carries the caller's own token to the party (`agent`, as an
+/// error message names it) known by `audience`, or why the call is refused before it is made: the
+/// caller sent no bearer token, or its token (as the server's authentication verified it into
+/// `principal`) is not meant for the party.
+fn caller_token(
     audience: &str,
     agent: &str,
     metadata: &HeaderMap,
@@ -42,62 +44,86 @@ pub(crate) fn caller_token(
     Ok(bearer)
 }
 
-/// How an agent behind the gateway is called as its callers, instead of with its client's
-/// credentials; see [`GatewayBuilder::caller_auth`](crate::GatewayBuilder::caller_auth).
+/// How a server calls another party as the caller it is working for, instead of with credentials
+/// of its own. Cloning is cheap (an exchange's cache is shared).
+///
+/// ```
+/// use agentwire_client::{CallerAuth, TokenExchange};
+/// use agentwire_types::Principal;
+/// use http::HeaderMap;
+///
+/// # async fn run(metadata: HeaderMap, principal: Principal) -> Result<(), agentwire_types::A2AError> {
+/// // The caller's own token, when it is meant for the weather agent.
+/// let passthrough = CallerAuth::Passthrough { audience: "https://weather.example".into() };
+/// let authorization = passthrough.authorization("the weather agent", &metadata, Some(&principal)).await?;
+/// // Or one issued for the caller's, meant for the billing agent.
+/// let exchange = TokenExchange::new("https://idp.example/token", "gateway", "secret");
+/// let exchanged = CallerAuth::Exchange { audience: "urn:agent:billing".into(), exchange };
+/// let authorization = exchanged.authorization("the billing agent", &metadata, Some(&principal)).await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub enum CallerAuth {
     /// With the caller's own bearer token, when its audience names `audience`.
     Passthrough {
-        /// What names the agent in the audience of the tokens meant for it.
+        /// What names the party in the audience of the tokens meant for it.
         audience: String,
     },
     /// With a token `exchange` issues for the caller's, meant for `audience` (RFC 8693).
     Exchange {
         /// The audience the exchanged tokens are asked for.
         audience: String,
-        /// The identity provider's token endpoint, and the gateway's client there.
+        /// The identity provider's token endpoint, and the server's client there.
         exchange: TokenExchange,
     },
 }
 
 impl CallerAuth {
-    /// `headers` with the caller's credentials for `agent`, or why the call is refused before it
-    /// is made: no bearer token, a token not meant for the agent, a refused exchange.
-    pub(crate) async fn apply(
+    /// What names the party in the tokens it is sent.
+    pub fn audience(&self) -> &str {
+        match self {
+            Self::Passthrough { audience } | Self::Exchange { audience, .. } => audience,
+        }
+    }
+
+    /// The `Authorization` header that calls `party` (as an error message names it) as the caller
+    /// whose request carried `metadata` and was authenticated as `principal`; or why the call is
+    /// refused before it is made: no bearer token, a token not meant for the party, a refused
+    /// exchange. An exchange's failure is the caller's error, never a reason to call with
+    /// credentials of the server's own.
+    pub async fn authorization(
         &self,
-        mut headers: HeaderMap,
-        agent: &str,
+        party: &str,
         metadata: &HeaderMap,
         principal: Option<&Principal>,
-    ) -> Result<HeaderMap, A2AError> {
-        let bearer = match self {
-            Self::Passthrough { audience } => caller_token(audience, agent, metadata, principal)?,
+    ) -> Result<HeaderValue, A2AError> {
+        match self {
+            Self::Passthrough { audience } => caller_token(audience, party, metadata, principal),
             Self::Exchange { audience, exchange } => {
-                // Only a token the gateway verified as a JWT goes to the token endpoint: a static
-                // secret of another `--auth` is the gateway's to check, no one else's.
+                // Only a token the server verified as a JWT goes to the token endpoint: a static
+                // secret of another kind of authentication is the server's to check, no one else's.
                 let verified = principal.is_some_and(|principal| principal.claims.contains_key("iss"));
                 let token = bearer_of(metadata).filter(|_| verified).ok_or_else(|| {
                     A2AError::unauthenticated(format!(
-                        "{agent} is called with a token exchanged for its caller's: send a bearer token the \
-                         gateway verifies as a JWT"
+                        "{party} is called with a token exchanged for its caller's: send a bearer token that \
+                         is verified as a JWT"
                     ))
                 })?;
                 exchange.exchange(token, audience).await.map_err(|error| {
                     let message = format!(
-                        "{agent} is called with a token exchanged for yours at {}, and the exchange failed: {error}",
+                        "{party} is called with a token exchanged for yours at {}, and the exchange failed: {error}",
                         exchange.token_url()
                     );
                     match error {
-                        agentwire_client::Error::Http { status, .. } if status.is_client_error() => {
+                        crate::Error::Http { status, .. } if status.is_client_error() => {
                             A2AError::permission_denied(message)
                         }
                         _ => A2AError::internal(message),
                     }
-                })?
+                })
             }
-        };
-        headers.insert(AUTHORIZATION, bearer);
-        Ok(headers)
+        }
     }
 }
 
@@ -156,11 +182,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn passthrough_puts_the_callers_token_in_the_relayed_headers() {
+    async fn passthrough_passes_the_callers_token_on() {
         let p = principal(json!("up"));
         let auth = CallerAuth::Passthrough { audience: "up".into() };
-        let headers = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&p)).await.unwrap();
-        assert_eq!(headers[AUTHORIZATION], "Bearer t");
+        assert_eq!(auth.audience(), "up");
+        let authorization = auth.authorization("the agent", &bearer("t"), Some(&p)).await.unwrap();
+        assert_eq!(authorization, "Bearer t");
         assert_eq!(bearer_of(&bearer("  t2 ")), Some("t2"));
     }
 
@@ -169,12 +196,12 @@ mod tests {
         let exchange = TokenExchange::new("http://127.0.0.1:9/token", "gw", "secret");
         let auth = CallerAuth::Exchange { audience: "up".into(), exchange };
         let p = principal(json!("gw")).with_claim("iss", "https://idp.test");
-        let none = auth.apply(HeaderMap::new(), "the agent", &HeaderMap::new(), Some(&p)).await.unwrap_err();
+        let none = auth.authorization("the agent", &HeaderMap::new(), Some(&p)).await.unwrap_err();
         assert_eq!(none.kind(), ErrorKind::Unauthenticated);
         // A static bearer secret (a principal without a JWT's claims) is never sent to be exchanged.
-        let secret = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&Principal::new("ops"))).await;
+        let secret = auth.authorization("the agent", &bearer("t"), Some(&Principal::new("ops"))).await;
         assert_eq!(secret.unwrap_err().kind(), ErrorKind::Unauthenticated);
-        let unreachable = auth.apply(HeaderMap::new(), "the agent", &bearer("t"), Some(&p)).await.unwrap_err();
+        let unreachable = auth.authorization("the agent", &bearer("t"), Some(&p)).await.unwrap_err();
         assert_eq!(unreachable.kind(), ErrorKind::Internal);
         let said = unreachable.message();
         assert!(said.contains("at http://127.0.0.1:9/token, and the exchange failed"), "{said}");
