@@ -9,8 +9,9 @@ use agentwire_server::Operations;
 use agentwire_types::{A2AError, A2aRequest, A2aResponse, AgentCard, RequestContext};
 use futures_util::future::BoxFuture;
 
-use crate::card::Rewrite;
 use agentwire_client::CallerAuth;
+
+use crate::card::Rewrite;
 
 /// One agent behind the gateway. Cloning is cheap: clones share the agent.
 #[derive(Clone)]
@@ -22,8 +23,7 @@ struct Inner {
     /// The URL the gateway was given for it.
     url: String,
     rewrite: Rewrite,
-    /// How it is called as its callers ([`crate::caller_auth`]); `None` when it is called with
-    /// its client's credentials.
+    /// How it is called as its callers; `None` when it is called with its client's credentials.
     caller_auth: Option<CallerAuth>,
     state: RwLock<State>,
 }
@@ -79,8 +79,14 @@ impl Upstream {
 
     /// An agent not reached yet, because of `why`, until [`reached`](Self::reached) gives it a
     /// client: a registered agent, which the registry checks on its own schedule.
-    pub(crate) fn pending(name: &str, url: &str, why: String, rewrite: Rewrite) -> Self {
-        Self::with_state(name, url, rewrite, None, State::Waiting(why))
+    pub(crate) fn pending(
+        name: &str,
+        url: &str,
+        why: String,
+        rewrite: Rewrite,
+        caller_auth: Option<CallerAuth>,
+    ) -> Self {
+        Self::with_state(name, url, rewrite, caller_auth, State::Waiting(why))
     }
 
     /// Calls the agent with `client` from now on, and serves the card it holds.

@@ -873,9 +873,11 @@ async fn registrations_are_kept_and_counted(registry: &dyn crate::registry::Regi
 
     // Registered again at the same URL: the card stays; at another, it is forgotten.
     fx.visibility = Visibility::default();
+    (fx.credential, fx.caller_auth) = (None, Some(crate::registry::CallerAuthMode::Exchange));
     registry.register(&fx).await.unwrap();
     let agent = registry.agents().await.unwrap().remove(0);
     assert!(agent.registration.visibility.is_public() && agent.state.card.is_some());
+    assert_eq!(agent.registration, fx, "a registration called as its callers is read back as written");
     fx.card_url = "http://127.0.0.1:9002".into();
     registry.register(&fx).await.unwrap();
     assert!(registry.agents().await.unwrap()[0].state.card.is_none());

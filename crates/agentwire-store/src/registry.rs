@@ -83,6 +83,8 @@ pub struct Registration {
     pub card_url: String,
     /// The bearer token the gateway calls it with, if not the gateway's own upstream token.
     pub credential: Option<String>,
+    /// Whether it is called as each caller instead, and how; `None`: with `credential`, or none.
+    pub caller_auth: Option<CallerAuthMode>,
     /// Who may see and call it.
     pub visibility: Visibility,
     /// The principal that registered it.
@@ -98,9 +100,41 @@ impl Registration {
             name: name.to_owned(),
             card_url: card_url.to_owned(),
             credential: None,
+            caller_auth: None,
             visibility: Visibility::default(),
             registered_by: by.to_owned(),
             registered_at: Timestamp::now(),
+        }
+    }
+}
+
+/// How a registered agent is called as each caller, rather than with a token of its own: the
+/// audience is always the registered URL, so that no registration collects tokens meant for
+/// another agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallerAuthMode {
+    /// The caller's own bearer token, when its audience names the registered URL.
+    Passthrough,
+    /// A token exchanged for the caller's (RFC 8693), meant for the registered URL.
+    Exchange,
+}
+
+impl CallerAuthMode {
+    /// The mode's name, as stored and shown: `passthrough`, `exchange`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passthrough => "passthrough",
+            Self::Exchange => "exchange",
+        }
+    }
+
+    /// The mode `name` names (as [`as_str`](Self::as_str) writes it), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "passthrough" => Some(Self::Passthrough),
+            "exchange" => Some(Self::Exchange),
+            _ => None,
         }
     }
 }

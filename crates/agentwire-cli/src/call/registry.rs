@@ -51,6 +51,12 @@ pub(crate) struct AddOpt {
     #[arg(long, value_name = "TOKEN", env = "AGENTWIRE_AGENT_TOKEN", hide_env_values = true)]
     agent_token: Option<String>,
 
+    /// Call the agent as each caller instead: `passthrough` (the caller's own token, when its
+    /// audience names AGENT_URL) or `exchange` (a token exchanged for the caller's, meant for
+    /// AGENT_URL). Excludes --agent-token.
+    #[arg(long, value_name = "MODE", value_parser = ["passthrough", "exchange"], conflicts_with = "agent_token")]
+    caller_auth: Option<String>,
+
     /// Only this principal may see and call it (repeatable; with no --visible-to-*, everyone may).
     #[arg(long = "visible-to-principal", value_name = "NAME")]
     principals: Vec<String>,
@@ -160,6 +166,9 @@ async fn add(opt: AddOpt) -> Result<u8, Failure> {
     }
     if let Some(token) = &opt.agent_token {
         body["token"] = json!(token);
+    }
+    if let Some(mode) = &opt.caller_auth {
+        body["callerAuth"] = json!(mode);
     }
     if !(opt.principals.is_empty() && opt.tenants.is_empty() && opt.scopes.is_empty()) {
         body["visibility"] = json!({ "principals": opt.principals, "tenants": opt.tenants, "scopes": opt.scopes });

@@ -38,7 +38,9 @@ pub(super) async fn assemble(
             gateway = gateway.caller_auth(upstream.name.as_deref().unwrap_or_default(), auth);
         }
     }
-    let registry = registry_settings(upstreams, &calls, site.address)?;
+    let mut registry = registry_settings(upstreams, &calls, site.address)?;
+    registry.caller_passthrough = crate::identity::verifies_jwts(opt);
+    registry.caller_exchange = calls.for_registrations(opt).await?;
     gateway = gateway.registry(registry).max_hops(upstreams.max_gateway_hops);
     if opt.mcp {
         gateway = gateway.mcp_options(mcp_options(opt, &site.public_url));
@@ -128,8 +130,10 @@ impl Calls {
         if !as_callers && !upstreams.upstream_audiences.is_empty() {
             anyhow::bail!("--upstream-audience is for --upstream-auth passthrough and exchange");
         }
-        if mode != UpstreamAuth::Exchange && opt.token_exchange.given() {
-            anyhow::bail!("the --token-exchange-* options are for --upstream-auth exchange");
+        if opt.token_exchange.given() && !crate::identity::verifies_jwts(opt) {
+            anyhow::bail!(
+                "the --token-exchange-* options exchange the callers' tokens the gateway verifies: they need --auth jwt:…"
+            );
         }
         Ok(match mode {
             UpstreamAuth::None | UpstreamAuth::Token => Self::AsGateway(token),
@@ -137,6 +141,18 @@ impl Calls {
             UpstreamAuth::Exchange => {
                 Self::Exchange(crate::identity::token_exchange(opt, "--upstream-auth exchange").await?)
             }
+        })
+    }
+
+    /// The token exchange of registered agents called with tokens exchanged for their callers':
+    /// the --upstream agents', or the one the --token-exchange-* options describe.
+    async fn for_registrations(&self, opt: &ServeOpt) -> anyhow::Result<Option<agentwire_client::TokenExchange>> {
+        Ok(match self {
+            Self::Exchange(exchange) => Some(exchange.clone()),
+            _ if opt.token_exchange.given() => {
+                Some(crate::identity::token_exchange(opt, "--token-exchange-client").await?)
+            }
+            _ => None,
         })
     }
 

@@ -115,7 +115,7 @@ async fn calling_as_the_callers_needs_jwts_and_no_upstream_token() {
         (&["--upstream-auth", "passthrough", "--upstream-token", "t"], "--upstream-token is not sent"),
         (&["--upstream-audience", "x"], "--upstream-audience is for --upstream-auth passthrough and exchange"),
         (&["--upstream-auth", "exchange"], "--upstream-auth exchange needs --auth jwt:"),
-        (&["--token-exchange-url", "http://127.0.0.1:9/token"], "are for --upstream-auth exchange"),
+        (&["--token-exchange-url", "http://127.0.0.1:9/token"], "they need --auth jwt:"),
     ];
     for (flags, said) in cases {
         let args = [&["gateway", "--upstream", agent, "--http", "127.0.0.1:0"][..], flags].concat();
@@ -200,4 +200,58 @@ async fn an_agent_behind_a_gateway_gets_tokens_exchanged_for_its_callers() {
         assert_eq!(answer["content"][0]["text"], "alice over MCP", "{answer}");
         assert_eq!(own_tasks(&agent.base, &alice_there).await.len(), alices.len() + 1, "{store:?}");
     }
+}
+
+#[tokio::test]
+async fn a_registered_agent_gets_tokens_exchanged_for_its_registered_url() {
+    let dir = TempDir::new("caller-tokens-registered");
+    let idp = Idp::new(&dir.0).await;
+    let Some(service) = TokenService::start(&idp, Idp::ISSUER, "gw:s3cret", "mallory") else { return };
+    let jwt = idp.auth_args();
+    let jwt: Vec<&str> = jwt.iter().map(String::as_str).collect();
+    // The agent takes tokens meant for its own URL: the audience a registration is called with.
+    let address = format!("127.0.0.1:{}", agentwire_test::port_to_serve_later());
+    let url = format!("http://{address}");
+    let agent =
+        Server::start(&dir.0, &[&["--store", "memory", "--http", &address, "--audience", &url][..], &jwt].concat())
+            .await;
+    let token_url = format!("{}/token", service.url);
+    let mut args = vec!["--audience", "gw", "--registry-admin", "https://idp.test#ops"];
+    args.extend(["--token-exchange-url", &token_url, "--token-exchange-client", "gw"]);
+    args.extend(&jwt);
+    let gateway = Server::start_gateway_with_env(&dir.0, &args, &[("AGENTWIRE_TOKEN_EXCHANGE_SECRET", "s3cret")]).await;
+    let ops = idp.token("ops", &["gw"], None).await;
+    let (code, out, err) = run_agentwire(&[
+        "registry",
+        "add",
+        &gateway.base,
+        &url,
+        "--name",
+        "reg",
+        "--caller-auth",
+        "exchange",
+        "--token",
+        &ops,
+    ])
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+
+    let alice = idp.token("alice", &["gw"], None).await;
+    let reg = format!("{}/agents/reg/", gateway.base);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let answer = loop {
+        let (_, answer) = call(&reg, &alice, "SendMessage", message("alice's, registered")).await;
+        let unreached = answer["error"]["message"].as_str().is_some_and(|m| m.contains("cannot be reached"));
+        if !unreached || tokio::time::Instant::now() > deadline {
+            break answer;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(answer["result"]["task"]["id"].is_string(), "{answer}");
+    let alice_there = idp.token("alice", &[&url], None).await;
+    assert_eq!(own_tasks(&agent.base, &alice_there).await.len(), 1, "alice's send is hers at the agent");
+    let made = service.exchanges().await;
+    assert_eq!(made.len(), 1, "{made:?}");
+    let (subject, audience, claims) = &made[0];
+    assert_eq!((subject.as_str(), audience.as_str(), &claims["act"]["sub"]), ("alice", url.as_str(), &json!("gw")));
 }

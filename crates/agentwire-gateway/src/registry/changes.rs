@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_server::Principal;
-use agentwire_store::registry::{RegisteredAgent, Registration};
+use agentwire_store::registry::{CallerAuthMode, RegisteredAgent, Registration};
 use agentwire_types::text::slug;
 use agentwire_types::A2AError;
 use serde_json::{json, Value};
@@ -59,6 +59,20 @@ impl Registry {
             invalid(format!("a registration is {{\"url\", \"name\"?, \"token\"?, \"visibility\"?}}: {error}"))
         })?;
         request.validate()?;
+        match request.caller_auth {
+            Some(CallerAuthMode::Passthrough) if !self.settings.caller_passthrough => {
+                return Err(invalid(
+                    "callerAuth passthrough: this gateway verifies no JWTs (--auth jwt:), so it has no caller's token \
+                     to pass on",
+                ));
+            }
+            Some(CallerAuthMode::Exchange) if self.settings.caller_exchange.is_none() => {
+                return Err(invalid(
+                    "callerAuth exchange: this gateway exchanges no tokens (--token-exchange-client and its secret)",
+                ));
+            }
+            _ => {}
+        }
         if calls_gateway(&request.url, &self.public_url, self.settings.listen_address) {
             return Err(invalid(format!(
                 "{} is this gateway's own address: an agent registered there would call the gateway in a loop; \
@@ -95,6 +109,7 @@ impl Registry {
         let by = caller.principal.as_deref().unwrap_or(LOOPBACK);
         let mut registration = Registration::new(&name, &request.url, by);
         registration.credential = request.token;
+        registration.caller_auth = request.caller_auth;
         registration.visibility = request.visibility.unwrap_or_default();
         self.store.register(&registration).await.map_err(store_failed)?;
         tracing::info!(%name, url = %registration.card_url, by = %registration.registered_by, "agent registered");

@@ -74,6 +74,9 @@ impl Registry {
             entry["cardUrl"] = json!(agent.registration.card_url);
             entry["registeredBy"] = json!(agent.registration.registered_by);
             entry["visibility"] = json!(agent.registration.visibility);
+            if let Some(mode) = agent.registration.caller_auth {
+                entry["callerAuth"] = json!(mode.as_str());
+            }
             if let Some(error) = &state.error {
                 entry["error"] = json!(error);
             }

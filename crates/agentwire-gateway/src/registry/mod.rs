@@ -20,9 +20,11 @@ mod settings;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 
-use agentwire_client::CardCache;
+use agentwire_client::{CallerAuth, CardCache};
 use agentwire_server::App;
-use agentwire_store::registry::{CardState, RegisteredAgent, Registration, RegistryStore, SignatureState, Visibility};
+use agentwire_store::registry::{
+    CallerAuthMode, CardState, RegisteredAgent, Registration, RegistryStore, SignatureState, Visibility,
+};
 use agentwire_types::{A2AError, AgentCard, Timestamp};
 use futures_util::StreamExt as _;
 
@@ -123,6 +125,28 @@ impl Registry {
 
     /// How the agent at `url` is reached, with the token registered for it (or none): over the
     /// registry's shared HTTP client, whatever the settings' builder says.
+    /// How the agent `registration` describes is called as its callers, with tokens meant for
+    /// its registered URL; `None` when it is called with its registration's token, or none; why
+    /// this gateway cannot call it, when it was registered for a mode the gateway lacks.
+    fn caller_auth(&self, registration: &Registration) -> Result<Option<CallerAuth>, String> {
+        let audience = registration.card_url.clone();
+        match registration.caller_auth {
+            None => Ok(None),
+            Some(CallerAuthMode::Passthrough) if self.settings.caller_passthrough => {
+                Ok(Some(CallerAuth::Passthrough { audience }))
+            }
+            Some(CallerAuthMode::Exchange) => match &self.settings.caller_exchange {
+                Some(exchange) => Ok(Some(CallerAuth::Exchange { audience, exchange: exchange.clone() })),
+                None => Err("it is registered to be called with tokens exchanged for its callers', and this \
+                             gateway exchanges no tokens"
+                    .to_owned()),
+            },
+            Some(CallerAuthMode::Passthrough) => Err("it is registered to be called with its callers' own tokens, \
+                                                      and this gateway verifies no JWTs"
+                .to_owned()),
+        }
+    }
+
     fn client_for(&self, url: &str, token: Option<&str>) -> agentwire_client::ClientBuilder {
         (self.settings.client)(url, token).http_client(self.http.clone())
     }
@@ -195,8 +219,13 @@ impl Registry {
         let changed = known.agents.get(&name).is_none_or(|was| was.registration != agent.registration);
         if changed && !self.statics.contains(&name) {
             let registration = &agent.registration;
-            let why = agent.state.error.clone().unwrap_or_else(|| "not reached yet".to_owned());
-            let upstream = Upstream::pending(&name, &registration.card_url, why, (self.mounter.rewrite)(&name));
+            let (caller_auth, unable) = match self.caller_auth(registration) {
+                Ok(caller_auth) => (caller_auth, None),
+                Err(why) => (None, Some(why)),
+            };
+            let why = unable.or_else(|| agent.state.error.clone()).unwrap_or_else(|| "not reached yet".to_owned());
+            let rewrite = (self.mounter.rewrite)(&name);
+            let upstream = Upstream::pending(&name, &registration.card_url, why, rewrite, caller_auth);
             self.directory.insert(&name, (self.mounter.mount)(upstream, registration.visibility.clone()));
         }
         known.agents.insert(name, agent);
@@ -226,6 +255,12 @@ impl Registry {
         let Some(agent) = self.known().agents.get(name).cloned() else { return };
         let Some(mounted) = self.directory.get(name) else { return };
         let registration = &agent.registration;
+        // Registered (by another instance) to be called in a way this one cannot: never called,
+        // rather than called another way.
+        if let (Err(why), false) = (self.caller_auth(registration), self.statics.contains(name)) {
+            mounted.upstream.unreached(&why);
+            return;
+        }
         // An agent given at build is called where the operator said, with the operator's
         // credentials, whatever URL the store holds for its name (another instance may have
         // written one).

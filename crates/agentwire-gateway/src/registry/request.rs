@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use agentwire_store::registry::Visibility;
+use agentwire_store::registry::{CallerAuthMode, Visibility};
 use agentwire_types::A2AError;
 use serde::Deserialize;
 
@@ -19,6 +19,9 @@ pub(super) struct RegisterRequest {
     pub(super) token: Option<String>,
     #[serde(default)]
     pub(super) visibility: Option<Visibility>,
+    /// Call the agent as each caller instead of with a token of its own.
+    #[serde(default, rename = "callerAuth")]
+    pub(super) caller_auth: Option<CallerAuthMode>,
 }
 
 /// The longest URL, token and visibility entry registered, and the most entries in each of the
@@ -41,6 +44,12 @@ impl RegisterRequest {
             && (token.is_empty() || token.len() > MAX_TOKEN || !token.bytes().all(|b| b.is_ascii_graphic()))
         {
             return Err(invalid(format!("token must be 1 to {MAX_TOKEN} visible ASCII characters")));
+        }
+        if self.caller_auth.is_some() && self.token.is_some() {
+            return Err(invalid(
+                "token and callerAuth exclude each other: an agent called as its callers is sent their tokens, \
+                 never one of its own",
+            ));
         }
         if let Some(visibility) = &self.visibility {
             for list in [&visibility.principals, &visibility.tenants, &visibility.scopes] {
@@ -116,11 +125,20 @@ mod tests {
 
     #[test]
     fn a_registration_is_bounded() {
-        let ok = RegisterRequest { url: "http://127.0.0.1:9001".into(), name: None, token: None, visibility: None };
+        let ok = RegisterRequest {
+            url: "http://127.0.0.1:9001".into(),
+            name: None,
+            token: None,
+            visibility: None,
+            caller_auth: None,
+        };
         assert!(ok.validate().is_ok());
         let long = RegisterRequest { url: format!("http://{}", "a".repeat(MAX_URL)), ..ok };
         assert!(long.validate().is_err());
-        let file = RegisterRequest { url: "file:///etc/passwd".into(), name: None, token: None, visibility: None };
+        let ok = RegisterRequest { url: "http://127.0.0.1:9001".into(), ..long };
+        let both = RegisterRequest { token: Some("t".into()), caller_auth: Some(CallerAuthMode::Passthrough), ..ok };
+        assert!(both.validate().is_err(), "a token and the callers' tokens");
+        let file = RegisterRequest { url: "file:///etc/passwd".into(), token: None, caller_auth: None, ..both };
         assert!(file.validate().is_err());
         let many = Visibility { principals: vec!["p".into(); MAX_ENTRIES + 1], ..Visibility::default() };
         let crowded = RegisterRequest { visibility: Some(many), ..file };

@@ -55,6 +55,12 @@ pub struct RegistrySettings {
     /// The address the gateway listens on: a registration whose URL names it (or the host and
     /// port of the gateway's public URL) is refused, as a loop back into the gateway.
     pub listen_address: Option<SocketAddr>,
+    /// Whether an agent may be registered to be called with its callers' own tokens
+    /// (`"callerAuth": "passthrough"`): where the gateway verifies callers' JWTs.
+    pub caller_passthrough: bool,
+    /// The token exchange that serves agents registered to be called with tokens exchanged for
+    /// their callers' (`"callerAuth": "exchange"`); without it, such a registration is refused.
+    pub caller_exchange: Option<agentwire_client::TokenExchange>,
 }
 
 impl Default for RegistrySettings {
@@ -77,6 +83,8 @@ impl Default for RegistrySettings {
             configured: None,
             max_agents: 100_000,
             listen_address: None,
+            caller_passthrough: false,
+            caller_exchange: None,
         }
     }
 }

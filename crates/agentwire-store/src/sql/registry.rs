@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use agentwire_types::{AgentCard, Timestamp};
 
-use crate::registry::{CardState, RegisteredAgent, Registration, SignatureState, Visibility};
+use crate::registry::{CallerAuthMode, CardState, RegisteredAgent, Registration, SignatureState, Visibility};
 use crate::{Result, StoreError};
 
 /// The columns every read of the registry selects, in [`AgentRow`]'s order.
-pub(crate) const AGENT_COLUMNS: &str = "name, card_url, credential, visibility, registered_by, registered_at, card, \
-     healthy, failures, checked_at, answered_at, signature, error";
+pub(crate) const AGENT_COLUMNS: &str = "name, card_url, credential, caller_auth, visibility, registered_by, \
+     registered_at, card, healthy, failures, checked_at, answered_at, signature, error";
 
 /// An agent's row.
 #[derive(sqlx::FromRow)]
@@ -17,6 +17,7 @@ pub(crate) struct AgentRow {
     name: String,
     card_url: String,
     credential: Option<String>,
+    caller_auth: Option<String>,
     visibility: String,
     registered_by: String,
     registered_at: i64,
@@ -44,6 +45,7 @@ impl AgentRow {
             name: self.name,
             card_url: self.card_url,
             credential: self.credential,
+            caller_auth: self.caller_auth.as_deref().and_then(CallerAuthMode::from_name),
             registered_by: self.registered_by,
             registered_at: Timestamp::from_millis(self.registered_at).unwrap_or_else(Timestamp::now),
         };
@@ -104,16 +106,18 @@ macro_rules! sql_registry {
                 }
                 let visibility = crate::sql::registry::visibility_column(&registration.visibility)?;
                 let mut insert = sqlx::QueryBuilder::<$db>::new(
-                    "INSERT INTO registry_agents (name, card_url, credential, visibility, registered_by, registered_at) \
-                     VALUES (",
+                    "INSERT INTO registry_agents \
+                     (name, card_url, credential, caller_auth, visibility, registered_by, registered_at) VALUES (",
                 );
                 let mut values = insert.separated(", ");
                 values.push_bind(&registration.name).push_bind(&registration.card_url);
-                values.push_bind(&registration.credential).push_bind(visibility);
+                values.push_bind(&registration.credential);
+                values.push_bind(registration.caller_auth.map(crate::registry::CallerAuthMode::as_str)).push_bind(visibility);
                 values.push_bind(&registration.registered_by).push_bind(registration.registered_at.as_millis());
                 insert.push(")");
                 insert.push(
                     " ON CONFLICT (name) DO UPDATE SET credential = excluded.credential, \
+                     caller_auth = excluded.caller_auth, \
                      visibility = excluded.visibility, registered_by = excluded.registered_by, \
                      registered_at = excluded.registered_at",
                 );

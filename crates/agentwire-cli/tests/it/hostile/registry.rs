@@ -211,12 +211,65 @@ async fn a_callers_token_reaches_only_the_agent_it_is_meant_for() {
     let alice = idp.token("alice", &["gw", "own-agent"], None).await;
     let answer = relay(alice.clone()).await;
     assert!(answer["result"]["task"]["id"].is_string(), "{answer}");
+    sent_only(&agent, &alice, &mallory);
+}
 
+/// The agent's calls carried `token`, its card fetches no token, and none carried `refused`.
+fn sent_only(agent: &Fake, token: &str, refused: &str) {
     let seen = agent.seen();
     let posts: Vec<&Seen> = seen.iter().filter(|s| s.method == "POST").collect();
-    assert!(!posts.is_empty() && posts.iter().all(|s| s.authorization == Some(format!("Bearer {alice}"))), "{seen:?}");
+    assert!(!posts.is_empty() && posts.iter().all(|s| s.authorization == Some(format!("Bearer {token}"))), "{seen:?}");
     assert!(seen.iter().filter(|s| s.method == "GET").all(|s| s.authorization.is_none()), "{seen:?}");
-    assert!(!seen.iter().any(|s| s.authorization.as_deref().is_some_and(|a| a.contains(&mallory))), "{seen:?}");
+    assert!(!seen.iter().any(|s| s.authorization.as_deref().is_some_and(|a| a.contains(refused))), "{seen:?}");
+}
+
+/// R1 for registrations: an agent registered to be called as its callers (`callerAuth`) gets a
+/// caller's token only when its audience names the registered URL, which the registrant cannot
+/// choose otherwise; a registration asks for no mode the gateway cannot honour.
+#[tokio::test]
+async fn a_registered_agent_called_as_its_callers_gets_only_the_tokens_meant_for_its_url() {
+    let dir = TempDir::new("hostile-registered-caller-token");
+    let idp = Idp::new(&dir.0).await;
+    let agent = fake_agent("127.0.0.1").await;
+    let auth = idp.auth_args();
+    let mut args = vec!["--audience", "gw", "--registry-admin", "https://idp.test#ops"];
+    args.extend(auth.iter().map(String::as_str));
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let ops = format!("Bearer {}", idp.token("ops", &["gw"], None).await);
+    let admin = [("authorization", ops.as_str())];
+    let registration = |mode: &str| json!({"url": agent.base, "name": "reg", "callerAuth": mode});
+
+    let (status, answer) = register(&gateway.base, registration("exchange"), &admin).await;
+    assert_eq!(status, 400, "a gateway without a token exchange: {answer}");
+    let mut both = registration("passthrough");
+    both["token"] = json!("the-agents-own");
+    let (status, answer) = register(&gateway.base, both, &admin).await;
+    assert_eq!(status, 400, "a token of its own and its callers': {answer}");
+    let (status, answer) = register(&gateway.base, registration("passthrough"), &admin).await;
+    assert_eq!(status, 201, "{answer}");
+
+    let relay = |token: String| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": send_params("hi")});
+        let request = reqwest::Client::new().post(format!("{}/agents/reg/", gateway.base)).bearer_auth(token);
+        async move { request.json(&body).send().await.expect("the gateway answers").json::<Value>().await.unwrap() }
+    };
+    let mallory = idp.token("mallory", &["gw", "https://other.example"], None).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let refused = relay(mallory.clone()).await;
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        if message.contains("not meant for it") {
+            break;
+        }
+        // Until the gateway has read the agent's card, the agent is not reached yet.
+        assert!(message.contains("cannot be reached") && Instant::now() < deadline, "{refused}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(agent.posts(), 0, "the refused call reached the agent: {:?}", agent.seen());
+    let alice = idp.token("alice", &["gw", &agent.base], None).await;
+    let answer = relay(alice.clone()).await;
+    assert!(answer["result"]["task"]["id"].is_string(), "{answer}");
+    sent_only(&agent, &alice, &mallory);
 }
 
 /// R2: a web page's "simple" requests (a form, `text/plain`) and requests from another origin do
