@@ -162,6 +162,7 @@ async function run() {
     await page.waitForURL(new RegExp(`/console/tasks/${alices[0].id}$`));
     const timeline = await page.textContent("#entries");
     check(/status/.test(timeline) && (await page.textContent("main")).includes("first of alice"), "the task page shows the timeline and the history");
+    check((await page.textContent("p.caller")).trim() === "Asked by alice", "the task page says who asked for the task");
     await shot(page, "task");
 
     // Another principal's task is not found.

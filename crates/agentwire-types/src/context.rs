@@ -137,7 +137,32 @@ impl Principal {
         }
         actors
     }
+
+    /// Who asked, as a task keeps it in its metadata under [`CALLER_KEY`]: the principal, and
+    /// the parties acting for it ([`actors`](Self::actors)) when its token names any.
+    ///
+    /// ```
+    /// use agentwire_types::{Principal, CALLER_KEY};
+    /// use serde_json::json;
+    ///
+    /// let alice = Principal::new("alice").with_claim("act", json!({"sub": "gateway"}));
+    /// assert_eq!(alice.record(), json!({"principal": "alice", "actors": ["gateway"]}));
+    /// assert_eq!(Principal::new("bob").record(), json!({"principal": "bob"}));
+    /// ```
+    pub fn record(&self) -> Value {
+        let mut record = Map::new();
+        record.insert("principal".into(), Value::String(self.name.clone()));
+        let actors = self.actors();
+        if !actors.is_empty() {
+            record.insert("actors".into(), actors.into_iter().map(|actor| Value::String(actor.to_owned())).collect());
+        }
+        Value::Object(record)
+    }
 }
+
+/// The key of a task's metadata under which the server keeps who asked for it
+/// ([`Principal::record`]): written when the task is made by an authenticated caller.
+pub const CALLER_KEY: &str = "agentwire.caller";
 
 /// The connection a request came over, as the listener saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,7 +42,7 @@ pub use card::{
     ApiKeySecurityScheme, HttpAuthSecurityScheme, MutualTlsSecurityScheme, OAuth2SecurityScheme,
     OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 };
-pub use context::{Authentication, Binding, Front, Peer, Principal, RequestContext, IDEMPOTENCY_KEY};
+pub use context::{Authentication, Binding, Front, Peer, Principal, RequestContext, CALLER_KEY, IDEMPOTENCY_KEY};
 pub use dialect::Dialect;
 pub use error::{A2AError, ErrorKind, Result};
 pub use events::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};

@@ -134,7 +134,8 @@ async fn an_agent_behind_a_gateway_gets_tokens_exchanged_for_its_callers() {
     let jwt = idp.auth_args();
     let jwt: Vec<&str> = jwt.iter().map(String::as_str).collect();
     let agent =
-        Server::start(&dir.0, &[&["--store", "memory", "--audience", "weather-agent"][..], &jwt].concat()).await;
+        Server::start(&dir.0, &[&["--store", "memory", "--audience", "weather-agent", "--console"][..], &jwt].concat())
+            .await;
     // Tokens meant for the gateway alone: the agent accepts none of them as they are.
     let (alice, bob, mallory) = (
         idp.token("alice", &["gw"], None).await,
@@ -170,6 +171,21 @@ async fn an_agent_behind_a_gateway_gets_tokens_exchanged_for_its_callers() {
         assert_eq!(own_tasks(&agent.base, &bob_there).await.len(), bob_before.len() + 1, "{store:?}");
         let (_, answer) = call(&format!("{}/", agent.base), &bob_there, "GetTask", json!({"id": alices[0]})).await;
         assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("not found")), "{answer}");
+        // The agent keeps who asked, and through whom: alice, through the gateway.
+        let (_, answer) = call(&format!("{}/", agent.base), &alice_there, "GetTask", json!({"id": alices[0]})).await;
+        let asked = &answer["result"]["metadata"]["agentwire.caller"];
+        assert_eq!(asked, &json!({"principal": "https://idp.test#alice", "actors": ["gw"]}), "{answer}");
+        let page = reqwest::Client::new()
+            .get(format!("{}/console/tasks/{}", agent.base, alices[0]))
+            .bearer_auth(&alice_there)
+            .send()
+            .await
+            .unwrap();
+        let page = page.text().await.unwrap();
+        assert!(
+            page.contains("Asked by <code>https://idp.test#alice</code> through <code>gw</code>"),
+            "the console's task page: {page}"
+        );
 
         // One exchange per caller: alice's second send used the token kept for her.
         let made = service.exchanges().await.split_off(exchanges_before);

@@ -154,6 +154,10 @@ impl Core {
             context_id: context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![first],
+            // Who asked, and through whom, for the console and for audits.
+            metadata: ctx.principal.as_ref().map(|principal| {
+                serde_json::Map::from_iter([(agentwire_types::CALLER_KEY.to_owned(), principal.record())])
+            }),
             ..Task::default()
         });
         let push = push

@@ -30,6 +30,18 @@ pub(in crate::console) fn task_page(
                 "in context " a href={ "tasks?context=" (encode(&task.context_id)) } { code { (task.context_id) } }
                 @if task.status.timestamp.is_some() { " · updated " (when(task.status.timestamp)) }
             }
+            @if let Some((principal, actors)) = asked_by(task) {
+                p.facts.caller {
+                    "Asked by " code { (principal) }
+                    @if !actors.is_empty() {
+                        " through "
+                        @for (i, actor) in actors.iter().enumerate() {
+                            @if i > 0 { " › " }
+                            code { (actor) }
+                        }
+                    }
+                }
+            }
             @if let Some(message) = &task.status.message { div.status-message { (message_view(message, None)) } }
             div.actions {
                 @if !task.status.state.is_terminal() {
@@ -75,6 +87,16 @@ pub(in crate::console) fn task_page(
             }
         },
     )
+}
+
+/// Who asked for the task, and the parties that acted for them (the one that called first
+/// first), as the server recorded it when the task was made.
+fn asked_by(task: &Task) -> Option<(&str, Vec<&str>)> {
+    let record = task.metadata.as_ref()?.get(agentwire_types::CALLER_KEY)?;
+    let principal = record.get("principal")?.as_str()?;
+    let actors =
+        record.get("actors").and_then(Value::as_array).map(|actors| actors.iter().filter_map(Value::as_str).collect());
+    Some((principal, actors.unwrap_or_default()))
 }
 
 /// The task id and state an event tells of.
