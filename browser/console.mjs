@@ -11,7 +11,7 @@
 // PostgreSQL database: a list open on one shows a task sent through the other.
 // Screenshots of each page are written to OUTPUT_DIR.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { finish, startAgentwire } from "./agentwire.mjs";
@@ -29,6 +29,26 @@ const servers = [];
 /** Starts `agentwire serve` (or `gateway`) with `args`; resolves to its base URL once it serves. */
 function serve(name, args, command = "serve") {
   return startAgentwire({ binary, output, children: servers }, name, command, args);
+}
+
+/**
+ * An identity provider made with the binary: a key (`agentwire keygen`) whose public JWK Set is in
+ * OUTPUT/idp.jwks, and `token(subject, audience, actors)` signing JWTs with it (`agentwire jwt`).
+ */
+function identityProvider() {
+  const key = join(output, "idp.pem");
+  spawnSync("rm", ["-f", key]);
+  const made = spawnSync(binary, ["keygen", key], { encoding: "utf8" });
+  if (made.status !== 0) throw new Error(`agentwire keygen: ${made.stderr}`);
+  const jwks = join(output, "idp.jwks");
+  writeFileSync(jwks, `{"keys":[${made.stdout.trim().split("\n").pop()}]}`);
+  const token = (subject, audience, actors = []) => {
+    const args = ["jwt", "--key", key, "--issuer", "https://idp.test", "--audience", audience, "--subject", subject];
+    const minted = spawnSync(binary, [...args, ...actors.flatMap((actor) => ["--actor", actor])], { encoding: "utf8" });
+    if (minted.status !== 0) throw new Error(`agentwire jwt: ${minted.stderr}`);
+    return minted.stdout.trim();
+  };
+  return { jwks, token };
 }
 
 /** Starts the hostile agent (hostile-agent.mjs); resolves to its URL. */
@@ -162,8 +182,24 @@ async function run() {
     await page.waitForURL(new RegExp(`/console/tasks/${alices[0].id}$`));
     const timeline = await page.textContent("#entries");
     check(/status/.test(timeline) && (await page.textContent("main")).includes("first of alice"), "the task page shows the timeline and the history");
-    check((await page.textContent("p.caller")).trim() === "Asked by alice", "the task page says who asked for the task");
+    check((await page.locator("p.caller").count()) === 0, "a task its caller asked for directly names no one acting for her");
     await shot(page, "task");
+
+    // A task asked for through another party (a token exchanged by a gateway, `act`) says who
+    // asked, and through whom.
+    const idp = identityProvider();
+    const verifying = await serve("jwt", ["--agent", "echo", "--console", "--auth", "jwt:https://idp.test", "--jwks", idp.jwks, "--audience", "console-agent"]);
+    const delegated = idp.token("alice", "console-agent", ["gateway"]);
+    const throughGateway = await send(`${verifying}/`, delegated, "alice's, through the gateway");
+    // In a context of its own: the console's cookie is the host's, whatever its port.
+    const jwtContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const jwtPage = await openPage(jwtContext, errors);
+    await logIn(jwtPage, verifying, delegated);
+    await jwtPage.goto(`${verifying}/console/tasks/${throughGateway.id}`);
+    const caller = (await jwtPage.textContent("p.caller")).replace(/\s+/g, " ").trim();
+    check(caller === "Asked by https://idp.test#alice through gateway", `the task page says who asked, and through whom (${caller})`);
+    await shot(jwtPage, "task-delegated");
+    await jwtContext.close();
 
     // Another principal's task is not found.
     const foreign = await expectingRefusal(errors, () => page.goto(`${authenticated}/console/tasks/${bobs.id}`));

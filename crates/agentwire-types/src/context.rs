@@ -160,8 +160,9 @@ impl Principal {
     }
 }
 
-/// The key of a task's metadata under which the server keeps who asked for it
-/// ([`Principal::record`]): written when the task is made by an authenticated caller.
+/// The key of a task's metadata under which the server keeps who asked for it, and through whom
+/// ([`Principal::record`]): written when the task is made by a caller whose token names parties
+/// acting for it (`act`).
 pub const CALLER_KEY: &str = "agentwire.caller";
 
 /// The connection a request came over, as the listener saw it.

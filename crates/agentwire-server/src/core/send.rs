@@ -154,10 +154,11 @@ impl Core {
             context_id: context_id.clone(),
             status: TaskStatus::new(TaskState::Submitted),
             history: vec![first],
-            // Who asked, and through whom, for the console and for audits.
-            metadata: ctx.principal.as_ref().map(|principal| {
-                serde_json::Map::from_iter([(agentwire_types::CALLER_KEY.to_owned(), principal.record())])
-            }),
+            // Who asked through whom, for the console and for audits: only for a caller whose
+            // token names parties acting for it (a task's own caller is otherwise its owner).
+            metadata: ctx.principal.as_ref().filter(|principal| principal.claims.contains_key("act")).map(
+                |principal| serde_json::Map::from_iter([(agentwire_types::CALLER_KEY.to_owned(), principal.record())]),
+            ),
             ..Task::default()
         });
         let push = push
