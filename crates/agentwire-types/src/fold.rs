@@ -10,7 +10,8 @@ impl Task {
     /// Applies a logged `event` to the task:
     ///
     /// - a task snapshot replaces the task;
-    /// - a status update sets the status, and adds its message, if any, to the history;
+    /// - a status update sets the status, adds its message, if any, to the history, and its
+    ///   metadata, key by key, to the task's;
     /// - a message is added to the history;
     /// - an artifact update replaces the artifact with the same id, is appended to its parts for
     ///   an `append` chunk, or adds the artifact.
@@ -35,6 +36,13 @@ impl Task {
                     self.history.push((**message).clone());
                 }
                 self.status.clone_from(&update.status);
+                // The event's metadata goes into the task's, key by key, as the official SDKs'
+                // task managers do: what an agent reports with a status (its usage, say) is then
+                // read with the task.
+                if let Some(metadata) = update.metadata.as_ref().filter(|metadata| !metadata.is_empty()) {
+                    let kept = self.metadata.get_or_insert_with(Default::default);
+                    kept.extend(metadata.iter().map(|(key, value)| (key.clone(), value.clone())));
+                }
             }
             StreamResponse::Message(message) => self.history.push(message.clone()),
             StreamResponse::ArtifactUpdate(update) => {
@@ -82,6 +90,27 @@ mod tests {
         assert_eq!(task.status, status);
         assert_eq!(task.history.iter().map(|m| m.message_id.as_str()).collect::<Vec<_>>(), ["m1", "m2"]);
         assert_eq!(Task::history_added_by([&update, &StreamResponse::Message(Message::default())]), Some(2));
+    }
+
+    #[test]
+    fn a_status_events_metadata_joins_the_tasks_key_by_key() {
+        let metadata = |pairs: &[(&str, i64)]| {
+            Some(pairs.iter().map(|(key, value)| ((*key).to_owned(), serde_json::json!(value))).collect())
+        };
+        let mut task = Task { metadata: metadata(&[("kept", 1), ("replaced", 1)]), ..Task::default() };
+        let update = |pairs: &[(&str, i64)]| {
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                status: TaskStatus::new(TaskState::Working),
+                metadata: metadata(pairs),
+                ..TaskStatusUpdateEvent::default()
+            })
+        };
+        task.fold(&update(&[("replaced", 2), ("added", 3)]));
+        task.fold(&update(&[]));
+        assert_eq!(task.metadata, metadata(&[("kept", 1), ("replaced", 2), ("added", 3)]));
+        let mut bare = Task::default();
+        bare.fold(&StreamResponse::StatusUpdate(TaskStatusUpdateEvent::default()));
+        assert_eq!(bare.metadata, None, "an event without metadata adds none");
     }
 
     #[test]
