@@ -87,8 +87,13 @@ pub(crate) fn verifies_jwts(opt: &ServeOpt) -> bool {
 /// configuration names.
 pub(crate) async fn token_exchange(opt: &ServeOpt, mode: &str) -> anyhow::Result<agentwire_client::TokenExchange> {
     let mut discovered = None;
-    let issuer = opt.auth.iter().find_map(|spec| spec.strip_prefix("jwt:"));
-    if let (None, Some(issuer)) = (&opt.token_exchange.token_exchange_url, issuer) {
+    let issuers: Vec<&str> = opt.auth.iter().filter_map(|spec| spec.strip_prefix("jwt:")).collect();
+    if opt.token_exchange.token_exchange_url.is_none() && issuers.len() > 1 {
+        // Each issuer's tokens are for its own endpoint: one found for the first would be sent
+        // the tokens of the others.
+        anyhow::bail!("{mode}: with several --auth jwt: issuers, name the token endpoint with --token-exchange-url");
+    }
+    if let (None, [issuer]) = (&opt.token_exchange.token_exchange_url, issuers.as_slice()) {
         discovered = agentwire_server::auth::token_endpoint(issuer).await.with_context(|| {
             format!("{mode}: cannot find the issuer's token endpoint (or give --token-exchange-url)")
         })?;

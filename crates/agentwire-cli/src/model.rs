@@ -94,6 +94,7 @@ async fn tools_as_callers(serve: &ServeOpt) -> anyhow::Result<Option<impl Fn(&st
     );
     let audiences = opt.mcp_audiences.clone();
     let servers: Vec<String> = opt.mcp_servers.iter().filter(|target| is_url(target)).cloned().collect();
+    check_audiences(&servers, &audiences)?;
     Ok(Some(move |url: &str| {
         let audience = audience_of(url, &servers, &audiences);
         match &exchange {
@@ -101,6 +102,27 @@ async fn tools_as_callers(serve: &ServeOpt) -> anyhow::Result<Option<impl Fn(&st
             None => CallerAuth::Passthrough { audience },
         }
     }))
+}
+
+/// Refuses `--mcp-audience` values that would name a server wrongly: an empty audience, a
+/// `URL=AUD` whose URL is no `--mcp-server`'s, two audiences for every server.
+fn check_audiences(servers: &[String], audiences: &[String]) -> anyhow::Result<()> {
+    let mut for_all = 0;
+    for given in audiences {
+        let named = servers.iter().find_map(|server| given.strip_prefix(server.as_str())?.strip_prefix('='));
+        match named {
+            Some(audience) => anyhow::ensure!(!audience.is_empty(), "--mcp-audience {given:?}: the audience is empty"),
+            None if is_url(given) && given.contains('=') => anyhow::bail!(
+                "--mcp-audience {given:?} names no --mcp-server: URL=AUD takes the server's URL as --mcp-server gives it"
+            ),
+            None => {
+                anyhow::ensure!(!given.is_empty(), "--mcp-audience: the audience is empty");
+                for_all += 1;
+            }
+        }
+    }
+    anyhow::ensure!(for_all <= 1, "--mcp-audience: one audience for every server at most; name the others URL=AUD");
+    Ok(())
 }
 
 /// The audience of the MCP server at `url`: the `--mcp-audience URL=AUD` naming it, else an
@@ -201,7 +223,7 @@ fn system_prompt(opt: &ModelOpt) -> anyhow::Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::audience_of;
+    use super::{audience_of, check_audiences};
 
     #[test]
     fn an_audience_is_the_one_named_for_the_server_or_for_all_or_its_url() {
@@ -210,5 +232,10 @@ mod tests {
         assert_eq!(audience_of("http://a/mcp", &servers, &given), "urn:a");
         assert_eq!(audience_of("http://b/mcp", &servers, &given), "urn:all");
         assert_eq!(audience_of("http://b/mcp", &servers, &given[..1]), "http://b/mcp");
+        assert!(check_audiences(&servers, &given).is_ok());
+        for wrong in [&["http://a/mcp="][..], &[""], &["http://c/mcp=urn:c"], &["urn:x", "urn:y"]] {
+            let wrong: Vec<String> = wrong.iter().map(|given| (*given).to_owned()).collect();
+            assert!(check_audiences(&servers, &wrong).is_err(), "{wrong:?}");
+        }
     }
 }

@@ -178,8 +178,8 @@ fn operation_context(ctx: &RequestContext, request: &A2aRequest) -> Context {
 }
 
 /// Names the authenticated caller on the operation's span: `user.id`, and
-/// `agentwire.caller.actors`, the parties its token says act for it (RFC 8693 `act`, the one
-/// that called first). Nothing is done for an operation that is not sampled.
+/// `agentwire.caller.actors`, the parties its token says act for it (RFC 8693 `act`, the current
+/// actor first). Nothing is done for an operation that is not sampled.
 pub(crate) fn record_caller(principal: &agentwire_types::Principal) {
     let context = Context::current();
     let span = context.span();

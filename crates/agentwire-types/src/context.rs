@@ -112,8 +112,9 @@ impl Principal {
         self
     }
 
-    /// Who acts for the principal, as its token's `act` claim says (RFC 8693): the party that
-    /// called with it first, then the parties that party acted for in turn (each `act`'s `sub`).
+    /// Who acts for the principal, as its token's `act` claim says (RFC 8693): the current actor
+    /// (the party that called with the token), then each actor before it (each nested `act`'s
+    /// `sub`).
     ///
     /// ```
     /// use agentwire_types::Principal;

@@ -7,8 +7,9 @@ use anyhow::Context as _;
 /// The token endpoint, and this server's client there.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TokenExchangeOpt {
-    /// The token endpoint that exchanges callers' tokens (--upstream-auth exchange, --mcp-auth
-    /// exchange). Default: the `token_endpoint` of the --auth jwt: issuer's OpenID configuration.
+    /// The token endpoint that exchanges callers' tokens (--upstream-auth exchange, registrations
+    /// with `"callerAuth": "exchange"`, --mcp-auth exchange). Default: the `token_endpoint` of the
+    /// --auth jwt: issuer's OpenID configuration (with one jwt: issuer only).
     #[arg(long, value_name = "URL", hide_short_help = true)]
     pub(crate) token_exchange_url: Option<String>,
 

@@ -124,7 +124,7 @@ fn parse_upstream(text: &str) -> Result<Upstream, String> {
     Ok(Upstream { name, url: url.to_owned() })
 }
 
-pub(crate) fn parse_audience(text: &str) -> Result<(Option<String>, String), String> {
+fn parse_audience(text: &str) -> Result<(Option<String>, String), String> {
     let (name, audience) = named(text)?;
     if audience.is_empty() {
         return Err("an audience is not empty".to_owned());

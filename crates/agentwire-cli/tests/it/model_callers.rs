@@ -113,11 +113,16 @@ async fn reaching_tools_as_the_callers_needs_jwts_and_a_url_server() {
     let jwt: Vec<&str> = jwt.iter().map(String::as_str).collect();
     let stdio_only = [&jwt[..], &["--mcp-server", "true", "--mcp-auth", "passthrough"]].concat();
     let model = ["serve", "--agent", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"];
-    let cases: [(&[&str], &str); 4] = [
+    let two_issuers =
+        [&jwt[..], &["--auth", "jwt:https://other.test", "--mcp-server", "http://127.0.0.1:9/mcp"]].concat();
+    let two_issuers = [&two_issuers[..], &["--mcp-auth", "exchange", "--token-exchange-client", "m"]].concat();
+    let cases: [(&[&str], &str); 6] = [
         (&["--mcp-server", "http://127.0.0.1:9/mcp", "--mcp-auth", "passthrough"], "needs --auth jwt:"),
         (&["--mcp-server", "http://127.0.0.1:9/mcp", "--mcp-audience", "tools"], "--mcp-audience is for --mcp-auth"),
         (&["--mcp-server", "http://127.0.0.1:9/mcp", "--token-exchange-client", "m"], "are for --mcp-auth exchange"),
         (&stdio_only, "none is given"),
+        (&two_issuers, "with several --auth jwt: issuers, name the token endpoint"),
+        (&["--mcp-server", "http://127.0.0.1:9/mcp", "--mcp-audience", ""], "--mcp-audience is for --mcp-auth"),
     ];
     for (flags, said) in cases {
         let args = [&model[..], &["--store", "memory", "--http", "127.0.0.1:0"], flags].concat();

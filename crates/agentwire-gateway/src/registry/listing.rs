@@ -53,7 +53,10 @@ impl Registry {
     pub(super) fn entry(&self, agent: &RegisteredAgent, caller: &Caller) -> Value {
         let name = &agent.registration.name;
         let state = &agent.state;
-        let served = self.directory.get(name).and_then(|mounted| {
+        // An agent registered for a mode this gateway lacks is not served here, whatever card
+        // another instance recorded: the listing says why.
+        let unable = self.caller_auth(&agent.registration).err();
+        let served = self.directory.get(name).filter(|_| unable.is_none()).and_then(|mounted| {
             let card = mounted.upstream.card().ok().map(|card| AgentCard::clone(&card));
             card.or_else(|| state.card.as_deref().map(|card| mounted.upstream.rewrite().apply(card.clone())))
         });
@@ -68,7 +71,10 @@ impl Registry {
         });
         match served {
             Some(card) => entry["card"] = json!(card),
-            None => entry["unreachable"] = json!(state.error.as_deref().unwrap_or("not reached yet")),
+            None => {
+                let why = unable.as_deref().or(state.error.as_deref()).unwrap_or("not reached yet");
+                entry["unreachable"] = json!(why);
+            }
         }
         if caller.admin {
             entry["cardUrl"] = json!(agent.registration.card_url);

@@ -123,12 +123,10 @@ impl Registry {
         let _ = tokio::time::timeout(FIRST_LISTING_WAIT, listed.wait_for(|listed| *listed)).await;
     }
 
-    /// How the agent at `url` is reached, with the token registered for it (or none): over the
-    /// registry's shared HTTP client, whatever the settings' builder says.
     /// How the agent `registration` describes is called as its callers, with tokens meant for
     /// its registered URL; `None` when it is called with its registration's token, or none; why
     /// this gateway cannot call it, when it was registered for a mode the gateway lacks.
-    fn caller_auth(&self, registration: &Registration) -> Result<Option<CallerAuth>, String> {
+    pub(super) fn caller_auth(&self, registration: &Registration) -> Result<Option<CallerAuth>, String> {
         let audience = registration.card_url.clone();
         match registration.caller_auth {
             None => Ok(None),
@@ -147,6 +145,8 @@ impl Registry {
         }
     }
 
+    /// How the agent at `url` is reached, with the token registered for it (or none): over the
+    /// registry's shared HTTP client, whatever the settings' builder says.
     fn client_for(&self, url: &str, token: Option<&str>) -> agentwire_client::ClientBuilder {
         (self.settings.client)(url, token).http_client(self.http.clone())
     }

@@ -195,7 +195,7 @@ fn http_client() -> reqwest::Client {
     reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default()
 }
 
-/// A JSON document of at most [`MAX_DOCUMENT`] bytes.
+/// What an issuer's `.well-known/openid-configuration` is, as errors name it.
 const OPENID_CONFIGURATION: &str = "an OpenID provider configuration";
 
 /// The token endpoint `issuer` names in its OpenID configuration (`token_endpoint`), if it names
@@ -223,6 +223,7 @@ async fn provider_configuration(http: &reqwest::Client, issuer: &str) -> Result<
     Ok((url, document))
 }
 
+/// A JSON document of at most [`MAX_DOCUMENT`] bytes.
 async fn fetch_json<T: serde::de::DeserializeOwned>(
     http: &reqwest::Client,
     url: &str,

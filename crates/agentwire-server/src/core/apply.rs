@@ -26,6 +26,12 @@ pub(crate) fn apply(task: &mut Task, event: AgentEvent) -> Result<StreamResponse
                 return Err(A2AError::invalid_agent_response("the agent sent a status without a state"));
             }
             let message = message.map(|m| Box::new(own_message(task, m)));
+            // Who asked is the server's to record, when the task is made: an agent's status
+            // metadata, which joins the task's, neither writes nor removes it.
+            let metadata = metadata.map(|mut metadata| {
+                metadata.remove(agentwire_types::CALLER_KEY);
+                metadata
+            });
             StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                 generation: None,
                 task_id: task.id.clone(),
@@ -153,6 +159,26 @@ mod tests {
         assert_eq!(task.artifacts[0].parts.len(), 2);
         apply(&mut task, chunk("three", false)).unwrap();
         assert_eq!(task.artifacts[0].parts, vec![Part::text("three")]);
+    }
+
+    #[test]
+    fn an_agents_status_metadata_joins_the_task_but_never_says_who_asked() {
+        let asked = serde_json::json!({"principal": "alice", "actors": ["gw"]});
+        let metadata = serde_json::Map::from_iter([(agentwire_types::CALLER_KEY.to_owned(), asked.clone())]);
+        let mut task = Task { id: "t".into(), metadata: Some(metadata), ..Task::default() };
+        let forged = serde_json::Map::from_iter([
+            (agentwire_types::CALLER_KEY.to_owned(), serde_json::json!({"principal": "mallory"})),
+            ("usage".to_owned(), serde_json::json!({"outputTokens": 7})),
+        ]);
+        let event = AgentEvent::Status { state: TaskState::Working, message: None, metadata: Some(forged) };
+        let announced = apply(&mut task, event).unwrap();
+        let kept = task.metadata.unwrap();
+        assert_eq!(
+            (&kept[agentwire_types::CALLER_KEY], &kept["usage"]["outputTokens"]),
+            (&asked, &serde_json::json!(7))
+        );
+        let StreamResponse::StatusUpdate(update) = announced else { panic!("{announced:?}") };
+        assert!(!update.metadata.unwrap().contains_key(agentwire_types::CALLER_KEY));
     }
 
     #[test]

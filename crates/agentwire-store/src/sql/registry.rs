@@ -36,16 +36,18 @@ impl AgentRow {
     pub(crate) fn agent(self) -> RegisteredAgent {
         let millis = |ms: Option<i64>| ms.and_then(Timestamp::from_millis);
         let card = self.card.and_then(|card| serde_json::from_str::<AgentCard>(&card).ok()).map(Arc::new);
+        let caller_auth = self.caller_auth.as_deref().map(CallerAuthMode::from_name);
+        // A mode this version does not know (a newer instance's): the agent is seen by nobody
+        // rather than called another way.
+        let unknown_mode = matches!(caller_auth, Some(None));
+        let nobody = || Visibility { principals: vec![String::new()], ..Visibility::default() };
         let registration = Registration {
-            visibility: serde_json::from_str(&self.visibility).unwrap_or_else(|_| Visibility {
-                // Unreadable: seen by nobody rather than by everybody.
-                principals: vec![String::new()],
-                ..Visibility::default()
-            }),
+            // Unreadable: seen by nobody rather than by everybody.
+            visibility: serde_json::from_str(&self.visibility).ok().filter(|_| !unknown_mode).unwrap_or_else(nobody),
             name: self.name,
             card_url: self.card_url,
             credential: self.credential,
-            caller_auth: self.caller_auth.as_deref().and_then(CallerAuthMode::from_name),
+            caller_auth: caller_auth.flatten(),
             registered_by: self.registered_by,
             registered_at: Timestamp::from_millis(self.registered_at).unwrap_or_else(Timestamp::now),
         };

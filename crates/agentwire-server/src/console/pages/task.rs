@@ -89,8 +89,9 @@ pub(in crate::console) fn task_page(
     )
 }
 
-/// Who asked for the task, and the parties that acted for them (the one that called first
-/// first), as the server recorded it when the task was made.
+/// Who asked for the task, and the parties that acted for them in the order they called (the
+/// reverse of a token's `act` chain, whose current actor comes first), as the server recorded it
+/// when the task was made.
 fn asked_by(task: &Task) -> Option<(&str, Vec<&str>)> {
     let record = task.metadata.as_ref()?.get(agentwire_types::CALLER_KEY)?;
     let principal = record.get("principal")?.as_str()?;
