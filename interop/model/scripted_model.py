@@ -12,6 +12,9 @@ The last message of the conversation decides the answer:
 - user text containing `fail`: the request fails before the first chunk (an HTTP error);
 - otherwise: `You said '{text}'; this conversation has {U} user message(s) and {A} answer(s).`,
   word by word.
+Each answer reports its usage in its last chunk: a token per word of the request's messages, and per
+word of the answer (of a call's arguments), which the proxy passes on when the client asks for usage
+(`stream_options.include_usage`), so that a test can tell the model's figures from the proxy's own.
 Every request is appended as a JSON line to the file $SCRIPTED_MODEL_RECORD names, if set: what the
 model was asked, for the tests that check the history and the tools an agent sends, and
 {"cancelled": true} when a slow request's client disconnected.
@@ -78,10 +81,19 @@ def answer(messages: list[dict], tools: list[str]) -> Answer:
     return Answer(reply, slow=asked and "slow" in text, fail=asked and "fail" in text)
 
 
-def chunk(text: str = "", *, tool_use: dict | None = None, finish_reason: str = "") -> GenericStreamingChunk:
+def chunk(
+    text: str = "", *, tool_use: dict | None = None, finish_reason: str = "", usage: dict | None = None
+) -> GenericStreamingChunk:
     return GenericStreamingChunk(
-        text=text, tool_use=tool_use, is_finished=bool(finish_reason), finish_reason=finish_reason, usage=None, index=0
+        text=text, tool_use=tool_use, is_finished=bool(finish_reason), finish_reason=finish_reason, usage=usage, index=0
     )
+
+
+def usage_of(messages: list[dict], words: int) -> dict:
+    """The usage the model reports for an answer of `words` words: a token per word of the request's
+    messages and of the answer, counted so a test can tell these figures from the proxy's own."""
+    asked = sum(len(text_of(m.get("content")).split()) for m in messages)
+    return {"prompt_tokens": asked, "completion_tokens": words, "total_tokens": asked + words}
 
 
 class ScriptedModel(CustomLLM):
@@ -95,7 +107,7 @@ class ScriptedModel(CustomLLM):
             yield chunk(tool_use={"index": 0, "id": call["id"], "type": "function",
                                   "function": {"name": call["name"], "arguments": ""}})  # fmt: skip
             yield chunk(tool_use={"index": 0, "function": {"arguments": call["arguments"]}},
-                        finish_reason="tool_calls")  # fmt: skip
+                        finish_reason="tool_calls", usage=usage_of(messages, len(call["arguments"].split())))  # fmt: skip
             return
         if script.slow:
             try:
@@ -112,7 +124,8 @@ class ScriptedModel(CustomLLM):
             if i:
                 await asyncio.sleep(WORD_PAUSE_S)
             last = i == len(words) - 1
-            yield chunk(word if last else word + " ", finish_reason="stop" if last else "")
+            usage = usage_of(messages, len(words)) if last else None
+            yield chunk(word if last else word + " ", finish_reason="stop" if last else "", usage=usage)
 
 
 handler = ScriptedModel()

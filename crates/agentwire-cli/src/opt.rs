@@ -415,6 +415,11 @@ pub(crate) struct ServeOpt {
     #[arg(long, value_name = "N", default_value_t = 100, hide_short_help = true)]
     pub(crate) metrics_tenants: usize,
 
+    /// Most combinations of caller, agent and model with series of their own in the usage
+    /// counters (agentwire_usage_*); the others share "(other)".
+    #[arg(long, value_name = "N", default_value_t = agentwire_server::metrics::DEFAULT_USAGE_SERIES, hide_short_help = true)]
+    pub(crate) metrics_usage_series: usize,
+
     #[command(flatten)]
     pub(crate) model: ModelOpt,
 

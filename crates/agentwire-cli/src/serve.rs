@@ -112,6 +112,7 @@ impl Site {
         let metrics = opt.metrics.is_some().then(Metrics::new);
         if let Some(metrics) = &metrics {
             metrics.limit_tenant_series(opt.metrics_tenants);
+            metrics.limit_usage_series(opt.metrics_usage_series);
         }
         let signing_key = opt.signing_key.as_deref().map(identity::signing_key).transpose()?;
         let signing_keys = signing_key.as_ref().map(|key| JwkSet { keys: vec![key.public_key().to_jwk()] });

@@ -43,6 +43,7 @@ mod mirror;
 mod mount;
 mod registry;
 mod upstream;
+mod usage;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -349,12 +350,17 @@ impl GatewayBuilder {
         });
         let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
         let max_hops = self.max_hops;
-        // Every operation but the cards: the agent's own, or the mirror's.
+        let usage = self.app.metrics_in_use().cloned().map(usage::UsageMeter::new);
+        // Every operation but the cards: the agent's own, or the mirror's; what the agent
+        // reports spending counted as its answers pass.
         let operations = move |agent: &Upstream, visibility: Visibility| -> Operations {
-            let operations = match &mirror {
+            let mut operations = match &mirror {
                 Some((handler, tasks)) => mirror::mirrored(agent.clone(), handler.clone(), Arc::clone(tasks)),
                 None => upstream::service(agent.clone()),
             };
+            if let Some(usage) = &usage {
+                operations = usage.metered(agent.name(), operations);
+            }
             mount::mounted(agent.clone(), visibility, operations, max_hops)
         };
         if let Some(handler) = &handler {

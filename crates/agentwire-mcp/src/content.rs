@@ -2,18 +2,26 @@
 //! context and state) become the result's structured content, so that a model can continue the
 //! conversation or the task.
 
-use agentwire_types::{Message, Part, PartContent, Task, TaskState};
+use agentwire_types::{Message, Part, PartContent, Task, TaskState, Usage};
 use base64::Engine as _;
-use rmcp::model::{CallToolResult, ContentBlock, ElicitRequestParams, ElicitationSchema, Resource, ResourceContents};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ElicitRequestParams, ElicitationSchema, JsonObject, MetaObject, Resource,
+    ResourceContents,
+};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
+
+/// The key of a tool result's `_meta` under which the agent's task reports what it spent: the
+/// usage extension's figures (docs/extensions/usage-v1.md), when the agent reports them.
+pub const USAGE_META_KEY: &str = "io.github.agentwire/usage";
 
 /// Files larger than this are described, not embedded, in a result.
 pub(crate) const MAX_EMBEDDED_BYTES: usize = 4 << 20;
 
 /// The result of a call whose A2A task reached `task`'s state: its artifacts' parts (or, without
 /// artifacts, the agent's last message), an error for a task that failed, was rejected or was
-/// canceled, and the task's facts as structured content.
+/// canceled, the task's facts as structured content, and in `_meta` what the task spent, when
+/// the agent reports it ([`USAGE_META_KEY`]).
 pub(crate) fn task_result(agent: &str, task: &Task) -> CallToolResult {
     let mut content: Vec<ContentBlock> = task
         .artifacts
@@ -54,6 +62,10 @@ pub(crate) fn task_result(agent: &str, task: &Task) -> CallToolResult {
         _ => CallToolResult::success(content),
     };
     result.structured_content = Some(facts(agent, &task.id, &task.context_id, state_name(state)));
+    if let Some(usage) = Usage::in_metadata(task.metadata.as_ref()) {
+        let usage = serde_json::to_value(usage).unwrap_or_default();
+        result.meta = Some(MetaObject(JsonObject::from_iter([(USAGE_META_KEY.to_owned(), usage)])));
+    }
     result
 }
 
@@ -178,6 +190,17 @@ mod tests {
         assert!(matches!(&content[4].as_resource().unwrap().resource, ResourceContents::BlobResourceContents { .. }));
         assert_eq!(content[5].as_resource_link().unwrap().uri, "https://example.com/report.pdf");
         assert_eq!(result.structured_content.unwrap()["taskId"], "t1");
+    }
+
+    #[test]
+    fn what_the_task_spent_is_in_meta() {
+        let mut spent = task(TaskState::Completed, vec![Part::text("done")]);
+        assert!(task_result("fx", &spent).meta.is_none());
+        let figures = agentwire_types::UsageFigures { output_tokens: 7, ..Default::default() };
+        spent.metadata = Some(Usage::first("m", figures, false).metadata());
+        let meta = task_result("fx", &spent).meta.unwrap();
+        assert_eq!(meta.0[USAGE_META_KEY]["outputTokens"], 7);
+        assert_eq!(meta.0[USAGE_META_KEY]["model"], "m");
     }
 
     #[test]

@@ -45,6 +45,7 @@ mod tools;
 
 pub use agents::{card_of, matching, AgentDirectory, AgentList, McpAgent, OneAgent};
 pub use client::{McpTools, ToolOutput};
+pub use content::USAGE_META_KEY;
 pub use http::{router, McpHttpOptions, MCP_PATH, RESOURCE_METADATA_PATH};
 pub use server::McpServer;
 pub use sessions::SessionLimits;

@@ -4,15 +4,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_server::agent::{AgentError, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
-use agentwire_types::{AgentCard, AgentSkill, Message, Role, TaskState};
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionStreamResponse};
+use agentwire_server::agent::{AgentError, AgentEvent, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
+use agentwire_types::{AgentCapabilities, AgentCard, AgentSkill, Message, Role, TaskState};
+use async_openai::types::chat::{ChatCompletionStreamOptions, CreateChatCompletionRequest};
 
 use crate::artifact::AnswerArtifact;
 use crate::caller_tools::CallerTools;
 use crate::chat::ChatClient;
 use crate::conversation::{Conversation, Unreadable};
-use crate::model::{Answer, Ending};
+use crate::meter::Meter;
+use crate::model::{Answer, Chunk, Ending};
 use crate::records::{approves, pending_calls, Record, ToolCall, ToolResult};
 use crate::toolbox::Toolbox;
 
@@ -35,6 +36,11 @@ use crate::toolbox::Toolbox;
 ///   (a data part `{"toolCalls": …}` / `{"toolResult": …}`). A tool that needs approval pauses
 ///   the task INPUT_REQUIRED (`{"approval": …}`); a next message starting with "yes" (or a data
 ///   part `{"approve": true}`) approves the calls, anything else refuses them.
+/// - What each task spent is in its metadata under the usage extension
+///   ([`USAGE_EXTENSION`](agentwire_types::USAGE_EXTENSION), declared on the card): the model's
+///   tokens as its server reports them (asked for with `stream_options.include_usage`; estimated
+///   from the bytes, and marked so, when it does not), model calls, tool rounds and time, with
+///   the task's final or interrupted status.
 /// - The user's messages reach the model as text: text parts, text files and JSON data. Files
 ///   by URL and bytes that are not UTF-8 reject the task, and so does a message in the agent's
 ///   role (`ROLE_AGENT`), which could pass for the agent's own records.
@@ -88,7 +94,7 @@ impl OpenAiAgent {
     }
 
     /// A card for the agent: named after its model, taking text, text files and JSON, with a
-    /// `chat` skill and one skill per tool.
+    /// `chat` skill that names its tools, and the usage extension.
     pub fn card(&self) -> AgentCard {
         let settings = &self.settings;
         // One skill: the model is asked in free text, and calls its tools itself. A skill per
@@ -116,6 +122,10 @@ impl OpenAiAgent {
             default_input_modes: vec!["text/*".into(), "application/json".into()],
             default_output_modes: vec!["text/plain".into()],
             skills,
+            capabilities: AgentCapabilities {
+                extensions: vec![crate::meter::declared()],
+                ..AgentCapabilities::default()
+            },
             ..AgentCard::default()
         }
     }
@@ -131,7 +141,8 @@ impl AgentExecutor for OpenAiAgent {
                     Ok(toolbox) => toolbox,
                     Err(refused) => return updater.fail(refused.message()).await,
                 };
-                Turn { settings, ctx, updater, toolbox }.run().await
+                let meter = Meter::start(&settings.model, ctx.task.as_deref());
+                Turn { settings, ctx, updater, toolbox, meter }.run().await
             })
         })
     }
@@ -144,6 +155,7 @@ struct Turn {
     updater: TaskUpdater,
     /// The tools, as this task's caller reaches them.
     toolbox: Toolbox,
+    meter: Meter,
 }
 
 /// Why a turn stopped before the model finished.
@@ -176,7 +188,7 @@ impl Turn {
                 let result = if approved {
                     match self.call_tool(call).await {
                         Some(result) => result,
-                        None => return self.updater.canceled().await,
+                        None => return self.end(TaskState::Canceled, None).await,
                     }
                 } else {
                     refused(call, &self.ctx.message)
@@ -187,39 +199,48 @@ impl Turn {
         for _ in 0..self.settings.max_tool_rounds {
             let (text, ending) = match self.ask(&conversation, &mut answer).await? {
                 Ok(answered) => answered,
-                Err(Stopped::Canceled) => return self.updater.canceled().await,
-                Err(Stopped::Failed(reason)) => return self.updater.fail(reason).await,
+                Err(Stopped::Canceled) => return self.end(TaskState::Canceled, None).await,
+                Err(Stopped::Failed(reason)) => return self.end(TaskState::Failed, Some(reason)).await,
             };
             let calls = match ending {
                 Ending::Stop => {
                     answer.finish().await?;
-                    return self.updater.complete().await;
+                    return self.end(TaskState::Completed, None).await;
                 }
                 Ending::Length => {
                     answer.finish().await?;
-                    return self
-                        .updater
-                        .complete_with("The answer was cut short: the model reached its length limit.")
-                        .await;
+                    let note = "The answer was cut short: the model reached its length limit.";
+                    return self.end(TaskState::Completed, Some(note.to_owned())).await;
                 }
-                Ending::Refusal(refusal) => return self.updater.reject(refusal).await,
-                Ending::Filtered => return self.updater.reject("The model's content filter stopped the answer.").await,
+                Ending::Refusal(refusal) => return self.end(TaskState::Rejected, Some(refusal)).await,
+                Ending::Filtered => {
+                    let note = "The model's content filter stopped the answer.";
+                    return self.end(TaskState::Rejected, Some(note.to_owned())).await;
+                }
                 Ending::Unfinished => {
-                    return self
-                        .updater
-                        .fail("the model's answer broke off: its stream ended before it finished")
-                        .await;
+                    let reason = "the model's answer broke off: its stream ended before it finished";
+                    return self.end(TaskState::Failed, Some(reason.to_owned())).await;
                 }
-                Ending::ToolCalls(calls) => calls,
+                Ending::ToolCalls(calls) => {
+                    self.meter.tool_round();
+                    calls
+                }
             };
             match self.run_tools(&mut conversation, text, calls).await? {
                 Round::Answered => {}
                 Round::AwaitsApproval => return Ok(()),
-                Round::Canceled => return self.updater.canceled().await,
+                Round::Canceled => return self.end(TaskState::Canceled, None).await,
             }
         }
         let rounds = self.settings.max_tool_rounds;
-        self.updater.fail(format!("the model called tools {rounds} times in a row without answering")).await
+        let reason = format!("the model called tools {rounds} times in a row without answering");
+        self.end(TaskState::Failed, Some(reason)).await
+    }
+
+    /// Ends the turn in `state`, saying `text` if any, with what the task spent.
+    async fn end(&self, state: TaskState, text: Option<String>) -> Result<(), AgentError> {
+        let message = text.map(|text| self.updater.message(text));
+        self.updater.send(AgentEvent::Status { state, message, metadata: Some(self.meter.report()) }).await
     }
 
     /// The conversation so far: the system prompt, the earlier tasks of the context, this task.
@@ -240,7 +261,7 @@ impl Turn {
     }
 
     /// Asks the model and streams its text into the answer; returns this round's text and how
-    /// the answer ended.
+    /// the answer ended. The request is metered, once its server answered, however it ends.
     async fn ask(
         &self,
         conversation: &Conversation,
@@ -253,8 +274,29 @@ impl Turn {
             messages: conversation.messages.clone(),
             tools: (!tools.is_empty()).then_some(tools),
             stream: Some(true),
+            stream_options: Some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
             ..CreateChatCompletionRequest::default()
         };
+        let mut assembled = Answer::new(settings.max_answer_bytes);
+        let mut answered = false;
+        let asked = self.stream_answer(&request, answer, &mut assembled, &mut answered).await;
+        if answered {
+            let sent = || serde_json::to_vec(&request).map_or(0, |body| body.len());
+            self.meter.model_call(assembled.usage(), sent, assembled.size());
+        }
+        Ok(asked?.map(|text| (text, assembled.ending())))
+    }
+
+    /// Sends `request` and streams the model's text into `answer`, assembling the rest in
+    /// `assembled`; sets `answered` once the server answered; returns this round's text.
+    async fn stream_answer(
+        &self,
+        request: &CreateChatCompletionRequest,
+        answer: &mut AnswerArtifact,
+        assembled: &mut Answer,
+        answered: &mut bool,
+    ) -> Result<Result<String, Stopped>, AgentError> {
+        let settings = &self.settings;
         let cancel = self.ctx.cancellation();
         let timeout = settings.request_timeout;
         let too_long = || Stopped::Failed(format!("the model took longer than {} s to answer", timeout.as_secs_f64()));
@@ -264,14 +306,14 @@ impl Turn {
         let started = tokio::select! {
             () = cancel.cancelled() => return Ok(Err(Stopped::Canceled)),
             () = &mut deadline => return Ok(Err(too_long())),
-            started = settings.chat.stream(&request) => started,
+            started = settings.chat.stream(request) => started,
         };
         let mut chunks = match started {
             Ok(chunks) => chunks,
             Err(reason) => return Ok(Err(Stopped::Failed(reason))),
         };
+        *answered = true;
         let start = answer.len();
-        let mut assembled = Answer::new(settings.max_answer_bytes);
         loop {
             let step = tokio::select! {
                 () = cancel.cancelled() => return Ok(Err(Stopped::Canceled)),
@@ -295,7 +337,7 @@ impl Turn {
             }
         }
         answer.flush().await?;
-        Ok(Ok((answer.since(start).to_owned(), assembled.ending())))
+        Ok(Ok(answer.since(start).to_owned()))
     }
 
     /// Records the model's tool calls and makes those that need no approval; pauses for the others.
@@ -342,11 +384,13 @@ impl Turn {
         self.record(TaskState::Working, summary, &Record::ToolResult(result)).await
     }
 
-    /// A status of the task with a message saying `text`, carrying `record`.
+    /// A status of the task with a message saying `text`, carrying `record`; one that pauses
+    /// the task carries what it spent so far.
     async fn record(&self, state: TaskState, text: String, record: &Record) -> Result<(), AgentError> {
         let mut message = self.updater.message(text);
         message.parts.push(record.part());
-        self.updater.status(state, Some(message)).await
+        let metadata = state.is_interrupted().then(|| self.meter.report());
+        self.updater.send(AgentEvent::Status { state, message: Some(message), metadata }).await
     }
 }
 
@@ -354,7 +398,7 @@ impl Turn {
 enum Step {
     /// The text waiting is due to be sent.
     Flush,
-    Chunk(Option<Result<Box<CreateChatCompletionStreamResponse>, String>>),
+    Chunk(Option<Result<Box<Chunk>, String>>),
 }
 
 /// What came of a round of tool calls.

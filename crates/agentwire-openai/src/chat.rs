@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use agentwire_client::{error_chain, sse_events, SseError};
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionStreamResponse};
+use async_openai::types::chat::CreateChatCompletionRequest;
 use futures_util::stream::{BoxStream, Stream, StreamExt};
 
-use crate::model::{read_chunk, refusal_message};
+use crate::model::{read_chunk, refusal_message, Chunk};
 
 /// The most of an error answer's body that is read for its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -72,7 +72,7 @@ pub(crate) struct Chunks {
 
 impl Chunks {
     /// The next chunk; `None` at `data: [DONE]` or the end of the body; an error ends the stream.
-    pub(crate) async fn next(&mut self) -> Option<Result<CreateChatCompletionStreamResponse, String>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<Chunk, String>> {
         while !self.done {
             let event = match self.events.next().await? {
                 Ok(event) => event,

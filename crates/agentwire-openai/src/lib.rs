@@ -29,6 +29,7 @@ mod builder;
 mod caller_tools;
 mod chat;
 mod conversation;
+mod meter;
 mod model;
 mod records;
 mod toolbox;

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use async_openai::types::chat::{CreateChatCompletionStreamResponse, FinishReason};
+use async_openai::types::chat::{ChatChoiceStream, FinishReason};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::records::ToolCall;
@@ -25,6 +26,36 @@ pub(crate) enum Ending {
     Unfinished,
 }
 
+/// A chunk of the stream, as the agent reads it: its choices and the usage it reports. The
+/// other members (`id`, `created`, `model`…) are not read, so that a server that leaves them out
+/// or spells them oddly does not lose the answer.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Chunk {
+    #[serde(default)]
+    choices: Vec<ChatChoiceStream>,
+    /// Read leniently ([`Reported::of`]): a usage the agent cannot read loses the figures only.
+    #[serde(default)]
+    usage: Option<Value>,
+    /// A server that fails mid-stream sends an error object instead of a chunk.
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// Tokens a server says a request took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reported {
+    pub(crate) input: u64,
+    pub(crate) output: u64,
+}
+
+impl Reported {
+    /// The figures of an OpenAI usage object, if it has its two counts as whole numbers.
+    fn of(usage: &Value) -> Option<Self> {
+        let count = |name: &str| usage.get(name).and_then(Value::as_u64);
+        Some(Self { input: count("prompt_tokens")?, output: count("completion_tokens")? })
+    }
+}
+
 /// The most tool calls one answer may make ([`Answer::push`] fails past it).
 pub(crate) const MAX_TOOL_CALLS: usize = 128;
 
@@ -40,17 +71,34 @@ pub(crate) struct Answer {
     /// vector that would grow to it.
     calls: BTreeMap<u32, ToolCall>,
     finish: Option<FinishReason>,
+    /// The tokens the server says the request took, from the chunk that carries them.
+    usage: Option<Reported>,
 }
 
 impl Answer {
     /// An answer of at most `max_bytes`.
     pub(crate) fn new(max_bytes: usize) -> Self {
-        Self { size: 0, max_bytes, refusal: String::new(), calls: BTreeMap::new(), finish: None }
+        Self { size: 0, max_bytes, refusal: String::new(), calls: BTreeMap::new(), finish: None, usage: None }
+    }
+
+    /// The bytes of answer taken in so far.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The tokens the server reported for the request, if it did.
+    pub(crate) fn usage(&self) -> Option<Reported> {
+        self.usage
     }
 
     /// Takes in a chunk of the stream; returns the text it adds, if any, or why the answer is
     /// refused: it passed the bound of bytes or of tool calls.
-    pub(crate) fn push(&mut self, chunk: CreateChatCompletionStreamResponse) -> Result<Option<String>, String> {
+    pub(crate) fn push(&mut self, chunk: Chunk) -> Result<Option<String>, String> {
+        // Asked for with `include_usage`: a last chunk without choices (or, from some servers,
+        // every chunk) carries the request's usage so far.
+        if let Some(reported) = chunk.usage.as_ref().and_then(Reported::of) {
+            self.usage = Some(reported);
+        }
         // One choice is asked for (`n` is not set); a server may still number it otherwise.
         let Some(choice) = chunk.choices.into_iter().next() else { return Ok(None) };
         if let Some(reason) = choice.finish_reason {
@@ -142,11 +190,16 @@ pub(crate) fn refusal_message(status: impl std::fmt::Display, body: &[u8]) -> St
 
 /// A chunk of the stream, from the data of its event; a server that fails mid-stream sends an
 /// error object instead, whose message is kept.
-pub(crate) fn read_chunk(data: &str) -> Result<CreateChatCompletionStreamResponse, String> {
-    serde_json::from_str(data).map_err(|error| match inner_message(data) {
-        Some(message) => format!("the model's server failed: {message}"),
-        None => format!("the model's answer could not be read: {error}"),
-    })
+pub(crate) fn read_chunk(data: &str) -> Result<Chunk, String> {
+    let failed = |message: String| format!("the model's server failed: {message}");
+    match serde_json::from_str::<Chunk>(data) {
+        Ok(chunk) if chunk.error.is_none() => Ok(chunk),
+        Ok(_) => Err(failed(inner_message(data).unwrap_or_else(|| agentwire_types::text::clip(data.to_owned(), 1024)))),
+        Err(error) => Err(match inner_message(data) {
+            Some(message) => failed(message),
+            None => format!("the model's answer could not be read: {error}"),
+        }),
+    }
 }
 
 /// The `error.message` of an OpenAI error object, if `text` is one.
@@ -162,7 +215,7 @@ mod tests {
 
     use super::*;
 
-    fn chunk(delta: Value, finish: Option<&str>) -> CreateChatCompletionStreamResponse {
+    fn chunk(delta: Value, finish: Option<&str>) -> Chunk {
         serde_json::from_value(json!({
             "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
@@ -181,6 +234,33 @@ mod tests {
         assert_eq!(answer.push(chunk(json!({"role": "assistant", "content": ""}), None)), Ok(None));
         assert_eq!(answer.push(chunk(json!({"content": "Hel"}), None)), Ok(Some("Hel".into())));
         assert_eq!(answer.push(chunk(json!({"content": "lo"}), Some("stop"))), Ok(Some("lo".into())));
+        assert_eq!(answer.ending(), Ending::Stop);
+    }
+
+    #[test]
+    fn the_usage_chunk_is_kept() {
+        let mut answer = Answer::new(1024);
+        answer.push(chunk(json!({"content": "Hi"}), Some("stop"))).unwrap();
+        assert!(answer.usage().is_none());
+        let usage = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
+                           "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}});
+        assert_eq!(answer.push(serde_json::from_value(usage).unwrap()), Ok(None));
+        assert_eq!(answer.usage(), Some(Reported { input: 9, output: 1 }));
+        assert_eq!(answer.size(), 2);
+        assert_eq!(answer.ending(), Ending::Stop);
+    }
+
+    #[test]
+    fn odd_usage_and_missing_members_lose_no_answer() {
+        let mut answer = Answer::new(1024);
+        // No id, created, object or model; a usage whose counts are not whole numbers.
+        let odd = json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}],
+                         "usage": {"prompt_tokens": -3, "completion_tokens": 1.5}});
+        assert_eq!(answer.push(read_chunk(&odd.to_string()).unwrap()), Ok(Some("Hi".into())));
+        assert_eq!(answer.usage(), None);
+        let without_total = json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 8}});
+        answer.push(read_chunk(&without_total.to_string()).unwrap()).unwrap();
+        assert_eq!(answer.usage(), Some(Reported { input: 5, output: 8 }));
         assert_eq!(answer.ending(), Ending::Stop);
     }
 

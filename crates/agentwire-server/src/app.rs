@@ -139,6 +139,19 @@ impl App {
         self
     }
 
+    /// The metrics the operations are counted in ([`metrics`](Self::metrics)), for what counts
+    /// beside them (a gateway counts the usage its agents report); `None` without metrics.
+    ///
+    /// ```
+    /// use agentwire_server::{App, Metrics};
+    ///
+    /// let app = App::new().metrics(&Metrics::new());
+    /// assert!(app.metrics_in_use().is_some());
+    /// ```
+    pub fn metrics_in_use(&self) -> Option<&Metrics> {
+        self.metrics.as_ref()
+    }
+
     /// How callers are authenticated, as the cards declare it; `None` without authentication.
     pub fn authentication(&self) -> Option<&Arc<Authentication>> {
         self.auth.as_ref().map(AuthLayer::authentication)

@@ -35,6 +35,7 @@ mod state;
 mod task;
 pub mod text;
 mod timestamp;
+mod usage;
 
 pub use access::Access;
 pub use card::{
@@ -60,3 +61,4 @@ pub use size::MemorySize;
 pub use state::{Role, TaskState, UnknownRole, UnknownTaskState};
 pub use task::{Artifact, Task, TaskStatus};
 pub use timestamp::{InvalidTimestamp, Timestamp};
+pub use usage::{Usage, UsageFigures, MAX_MODEL_NAME, USAGE_EXTENSION};

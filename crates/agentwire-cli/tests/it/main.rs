@@ -31,4 +31,5 @@ mod shutdown;
 mod stream_text;
 mod terminal;
 mod text_output;
+mod usage;
 mod waiting_send;

@@ -59,7 +59,7 @@ impl Session {
     }
 
     /// The answer to `method`: its result, or its error.
-    async fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+    pub(crate) async fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next += 1;
         let id = self.next;
         let (status, _, body) =

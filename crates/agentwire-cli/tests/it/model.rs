@@ -64,7 +64,7 @@ impl Drop for Model {
     }
 }
 
-fn mcp_server() -> Option<String> {
+pub(crate) fn mcp_server() -> Option<String> {
     let Some(python) = std::env::var_os("AGENTWIRE_MCP_PYTHON") else {
         assert!(std::env::var_os("CI").is_none(), "CI runs need AGENTWIRE_MCP_PYTHON (scripts/test sets it)");
         eprintln!("skipped: AGENTWIRE_MCP_PYTHON is not set");

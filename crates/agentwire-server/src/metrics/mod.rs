@@ -9,6 +9,7 @@
 
 mod layer;
 mod tasks;
+mod usage;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -27,6 +28,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 pub use layer::{MetricsLayer, MetricsService};
 pub(crate) use tasks::{count_tasks, follow_tasks};
+pub use usage::{DEFAULT_USAGE_SERIES, MAX_COUNTED_PER_REPORT};
 
 /// The server's instruments, with the registry that reports them. Cloning is cheap: clones share
 /// the instruments.
@@ -144,6 +146,8 @@ pub(crate) struct Instruments {
     pub(crate) connections_open: Gauge,
     pub(crate) connections: Counter,
     pub(crate) connections_refused: Family<ReasonLabel, Counter>,
+    /// What agents reported spending.
+    usage: usage::UsageInstruments,
     /// Most tenants with a series of their own in `tasks_in_progress`; see
     /// [`Metrics::limit_tenant_series`].
     pub(crate) max_tenant_series: std::sync::atomic::AtomicUsize,
@@ -171,6 +175,7 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::default();
         let store = Arc::new(Mutex::new(None));
+        let usage = usage::UsageInstruments::registered(registry.sub_registry_with_prefix("agentwire"));
         let instruments = Instruments {
             requests: Family::default(),
             request_duration: Family::new_with_constructor(seconds),
@@ -187,6 +192,7 @@ impl Metrics {
             connections_open: Gauge::default(),
             connections: Counter::default(),
             connections_refused: Family::default(),
+            usage,
             max_tenant_series: std::sync::atomic::AtomicUsize::new(DEFAULT_TENANT_SERIES),
             store: Arc::clone(&store),
         };

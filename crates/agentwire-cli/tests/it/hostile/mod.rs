@@ -9,6 +9,7 @@ mod auth;
 mod console;
 mod long_poll;
 mod mcp;
-mod model;
+pub(crate) mod model;
 mod rebinding;
 mod registry;
+mod usage;

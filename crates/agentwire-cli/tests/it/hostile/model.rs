@@ -3,7 +3,8 @@
 //! the last user message: a tool call at index 2^32-1, 200 tool calls, endless 1 KiB chunks,
 //! 1-byte chunks, no answer at all, headers then silence, a drip, one event of 16 MiB without a
 //! line end, an HTTP 500. The agent runs with small bounds given as flags; each task must end
-//! FAILED within them, saying why, with the server alive and its memory bounded.
+//! FAILED within them, saying why, with the server alive and its memory bounded. A usage report
+//! that is none (`oddusage`) must lose no answer.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -143,6 +144,14 @@ async fn answer(mut stream: TcpStream, recorded: Arc<Mutex<Vec<Value>>>) -> std:
             }
             stream.write_all(b"data: [DONE]\n\n").await?;
         }
+        "oddusage" => {
+            // A usage report that is no such thing, on a chunk without the members it should have.
+            stream.write_all(HEAD).await?;
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": "hello"}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": -1, "completion_tokens": "many"}});
+            stream.write_all(format!("data: {chunk}\n\n").as_bytes()).await?;
+            stream.write_all(b"data: [DONE]\n\n").await?;
+        }
         _ => {
             stream.write_all(HEAD).await?;
             stream.write_all(&event(json!({"content": "hello"}), Some("stop"))).await?;
@@ -152,8 +161,19 @@ async fn answer(mut stream: TcpStream, recorded: Arc<Mutex<Vec<Value>>>) -> std:
     stream.shutdown().await
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_usage_report_loses_no_answer() {
+    let dir = TempDir::new("hostile-model-usage");
+    let model = EvilModel::start().await;
+    let server = serve(&dir, &model, &[]).await;
+    let (task, _) = send(&server, "oddusage", None, "ROLE_USER", &[]).await;
+    assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    let usage = &task["metadata"][agentwire_types::USAGE_EXTENSION];
+    assert_eq!((&usage["estimated"], &usage["outputTokens"]), (&json!(true), &json!(2)), "{task}");
+}
+
 /// The JSON body of the request on `stream`, after its head.
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Value> {
+pub(crate) async fn read_request(stream: &mut TcpStream) -> std::io::Result<Value> {
     let mut read = Vec::new();
     let mut buffer = [0; 16 * 1024];
     let head_end = loop {
