@@ -313,13 +313,9 @@ impl Mirroring {
         let changed =
             self.state != Some(task.status.state) || (message_id.is_some() && message_id != self.status_message);
         let last_chunk = task.status.state.is_terminal();
-        // What the agent reports spending (the usage extension) joins the mirror's task with
-        // the status that ends the turn; the agent's other task metadata is its own.
-        let usage = task
-            .metadata
-            .as_ref()
-            .and_then(|metadata| metadata.get(agentwire_types::USAGE_EXTENSION))
-            .map(|usage| Map::from_iter([(agentwire_types::USAGE_EXTENSION.to_owned(), usage.clone())]));
+        // What the agent reports spending (the usage extension), read as any report is, joins
+        // the mirror's task with the status that ends the turn; its other metadata is its own.
+        let usage = agentwire_types::Usage::in_metadata(task.metadata.as_ref()).map(|usage| usage.metadata());
         let status = (changed || !self.announced)
             .then(|| self.status(task.status.state, task.status.message.map(|m| *m), usage));
         let artifacts_at = out.len();
