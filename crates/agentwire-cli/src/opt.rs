@@ -6,12 +6,14 @@ use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+mod budget;
 mod exchange;
 mod gateway;
 mod limits;
 mod model;
 mod values;
 
+pub(crate) use budget::budgets;
 pub(crate) use exchange::TokenExchangeOpt;
 pub(crate) use gateway::{GatewayOpt, Upstream, UpstreamAuth, UpstreamOpt};
 pub(crate) use limits::LimitOpt;
@@ -419,6 +421,20 @@ pub(crate) struct ServeOpt {
     /// counters (agentwire_usage_*); the others share "(other)".
     #[arg(long, value_name = "N", default_value_t = agentwire_server::metrics::DEFAULT_USAGE_SERIES, hide_short_help = true)]
     pub(crate) metrics_usage_series: usize,
+
+    /// What callers may spend on models in a window: `tokens=N,tool-rounds=N,window=1d` for each
+    /// principal, `principal=NAME,...` for one, `tenant=NAME,...` for all of a tenant together
+    /// (their token's `tenant` claim). The model agent checks them before it calls the model, a
+    /// gateway before it relays a send, and both charge what the usage extension reports; a
+    /// caller whose budget is spent is refused until its window ends. Shared across instances on
+    /// PostgreSQL. Repeatable.
+    #[arg(long = "budget", value_name = "SPEC", value_parser = budget::parse_budget)]
+    pub(crate) budgets: Vec<budget::BudgetSpec>,
+
+    /// A principal who may see every budget and reset them (`agentwire budgets`); without
+    /// --auth, callers on this host may. Repeatable.
+    #[arg(long = "budget-admin", value_name = "NAME")]
+    pub(crate) budget_admins: Vec<String>,
 
     #[command(flatten)]
     pub(crate) model: ModelOpt,

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use agentwire_mcp::{McpHttpOptions, McpServer, OneAgent, SessionLimits};
 use agentwire_server::agent::{ConformanceAgent, EchoAgent};
 use agentwire_server::auth::AnyAuth;
+use agentwire_server::budget::BudgetBook;
 use agentwire_server::jose::{JwkSet, SigningKey};
 use agentwire_server::quota::{Quotas, SharedQuotas};
 use agentwire_server::{
@@ -141,9 +142,16 @@ async fn assemble_agent(
     auth: Option<AnyAuth>,
 ) -> anyhow::Result<(Router, Option<RequestHandler>)> {
     let agent = agent(opt).await?;
+    if !opt.budgets.is_empty() && !matches!(agent, Agent::Model(_)) {
+        anyhow::bail!("--budget limits what a model spends: it needs --agent openai, or a gateway");
+    }
     let user_card = user_card(opt)?;
     let backend = open_backend(opt).await?;
     let app = app(opt, auth, site.metrics.as_ref(), site.traced, Some(&backend));
+    let agent = match (agent, app.budget_book()) {
+        (Agent::Model(model), Some(book)) => Agent::Model(Box::new(model.with_budgets(book.clone()))),
+        (agent, _) => agent,
+    };
     let built = Built { agent, user_card, signing_key: site.signing_key, backend };
     let handler = build_handler(opt, built, &site.public_url, site.grpc_address, site.metrics.as_ref());
     recover(opt, &handler).await?;
@@ -467,6 +475,14 @@ fn app(
         max_streams_per_principal: opt.limits.max_streams,
         ..Quotas::default()
     };
+    let budgets = crate::opt::budgets(&opt.budgets);
+    if !budgets.is_empty() {
+        let book = match backend {
+            Some(backend) => BudgetBook::shared(budgets, backend),
+            None => BudgetBook::new(budgets),
+        };
+        app = app.budgets(book.admins(opt.budget_admins.iter().cloned()));
+    }
     match backend {
         Some(backend) => app.quotas_counted_by(quotas, SharedQuotas::of(backend)),
         None => app.quotas(quotas),

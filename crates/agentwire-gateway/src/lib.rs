@@ -350,7 +350,7 @@ impl GatewayBuilder {
         });
         let handler = mirror.as_ref().map(|(handler, _)| handler.clone());
         let max_hops = self.max_hops;
-        let usage = self.app.metrics_in_use().cloned().map(usage::UsageMeter::new);
+        let usage = usage::UsageMeter::new(self.app.metrics_in_use().cloned(), self.app.budget_book().cloned());
         // Every operation but the cards: the agent's own, or the mirror's; what the agent
         // reports spending counted as its answers pass.
         let operations = move |agent: &Upstream, visibility: Visibility| -> Operations {
@@ -377,7 +377,8 @@ impl GatewayBuilder {
         let no_mounts = self.mounts.is_empty() && self.registry.is_none();
         if let (Some(root), true) = (root_service.clone(), no_mounts) {
             console.at_root(&mut http);
-            let routes = self.mcp.routes(Routes::new(root, http), &app, mcp_agents(None), mcp_site);
+            let routes = app.beside_routes(Routes::new(root, http));
+            let routes = self.mcp.routes(routes, &app, mcp_agents(None), mcp_site);
             return (routes.into_router(), handler);
         }
         let mount = {
@@ -446,7 +447,7 @@ impl GatewayBuilder {
             }
             None => listing::route(directory.clone(), self.public_url.clone()),
         };
-        let routes = routes.route("/agents", agents);
+        let routes = app.beside_routes(routes.route("/agents", agents));
         (self.mcp.routes(routes, &app, mcp_agents(registry), mcp_site).into_router(), handler)
     }
 }

@@ -1,13 +1,16 @@
 //! What agents spend, as they report it with the usage extension ([`USAGE_EXTENSION`]), counted
-//! by caller, agent and model in the gateway's metrics as their answers pass through it.
+//! by caller, agent and model in the gateway's metrics as their answers pass through it, and
+//! charged to the callers' budgets, which the gateway checks before it relays a send.
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agentwire_server::budget::BudgetBook;
 use agentwire_server::{Metrics, Operations};
 use agentwire_types::{
-    A2aRequest, A2aResponse, RequestContext, SendMessageResponse, StreamResponse, Task, TaskStatusUpdateEvent, Usage,
+    A2aRequest, A2aResponse, Principal, RequestContext, SendMessageResponse, StreamResponse, Task,
+    TaskStatusUpdateEvent, Usage,
 };
 use futures_util::StreamExt;
 use tower::ServiceExt;
@@ -26,7 +29,8 @@ const REMEMBERED_TURNS: usize = 16 * 1024;
 pub(crate) struct UsageMeter(Arc<Inner>);
 
 struct Inner {
-    metrics: Metrics,
+    metrics: Option<Metrics>,
+    budgets: Option<BudgetBook>,
     counted: Mutex<Counted>,
     hasher: std::hash::RandomState,
 }
@@ -55,42 +59,51 @@ impl Counted {
 }
 
 impl UsageMeter {
-    /// A meter that counts in `metrics`.
-    pub(crate) fn new(metrics: Metrics) -> Self {
-        Self(Arc::new(Inner { metrics, counted: Mutex::default(), hasher: std::hash::RandomState::new() }))
+    /// A meter that counts in `metrics` and charges `budgets`; none when it has neither.
+    pub(crate) fn new(metrics: Option<Metrics>, budgets: Option<BudgetBook>) -> Option<Self> {
+        if metrics.is_none() && budgets.is_none() {
+            return None;
+        }
+        let counted = Mutex::default();
+        Some(Self(Arc::new(Inner { metrics, budgets, counted, hasher: std::hash::RandomState::new() })))
     }
 
-    /// `operations` of the agent mounted as `agent`, whose answers are metered.
+    /// `operations` of the agent mounted as `agent`, whose answers are metered, and whose sends
+    /// are refused to a caller whose budget is spent.
     pub(crate) fn metered(&self, agent: &str, operations: Operations) -> Operations {
         let (meter, agent): (Self, Arc<str>) = (self.clone(), agent.into());
         let service = tower::service_fn(move |(ctx, request): (RequestContext, A2aRequest)| {
             let (meter, agent, operations) = (meter.clone(), Arc::clone(&agent), operations.clone());
-            let reads_turns = matches!(
-                request,
-                A2aRequest::SendMessage(_)
-                    | A2aRequest::SendStreamingMessage(_)
-                    | A2aRequest::GetTask(_)
-                    | A2aRequest::SubscribeToTask(_)
-            );
-            let principal = ctx.principal.as_ref().map(|principal| principal.name.clone()).unwrap_or_default();
+            let sends = matches!(request, A2aRequest::SendMessage(_) | A2aRequest::SendStreamingMessage(_));
+            let reads_turns = sends || matches!(request, A2aRequest::GetTask(_) | A2aRequest::SubscribeToTask(_));
+            let principal = ctx.principal.clone();
             async move {
+                if let (true, Some(budgets)) = (sends, &meter.0.budgets) {
+                    budgets.check(principal.as_ref()).await?;
+                }
                 let answer = operations.oneshot((ctx, request)).await?;
                 if !reads_turns {
                     return Ok(answer);
                 }
-                let caller = Caller { meter, agent, principal };
+                let caller = Arc::new(Caller { meter, agent, principal });
                 Ok(match answer {
                     A2aResponse::Send(SendMessageResponse::Task(task)) => {
-                        caller.task(&task);
+                        caller.task(&task).await;
                         A2aResponse::Send(SendMessageResponse::Task(task))
                     }
                     A2aResponse::Task(task) => {
-                        caller.task(&task);
+                        caller.task(&task).await;
                         A2aResponse::Task(task)
                     }
-                    A2aResponse::Stream(events) => A2aResponse::Stream(Box::pin(events.inspect(move |item| {
-                        if let Ok(item) = item {
-                            caller.event(&item.response);
+                    // Each event is let through once its turn is charged: the caller's next send
+                    // sees it spent.
+                    A2aResponse::Stream(events) => A2aResponse::Stream(Box::pin(events.then(move |item| {
+                        let caller = Arc::clone(&caller);
+                        async move {
+                            if let Ok(item) = &item {
+                                caller.event(&item.response).await;
+                            }
+                            item
                         }
                     }))),
                     other => other,
@@ -105,38 +118,46 @@ impl UsageMeter {
 struct Caller {
     meter: UsageMeter,
     agent: Arc<str>,
-    principal: String,
+    principal: Option<Principal>,
 }
 
 impl Caller {
     /// Counts the turn `task` ended, if it ended one (a final or interrupted state) and reports it.
-    fn task(&self, task: &Task) {
+    async fn task(&self, task: &Task) {
         if task.status.state.is_terminal() || task.status.state.is_interrupted() {
-            self.count(&task.id, task.metadata.as_ref());
+            self.count(&task.id, task.metadata.as_ref()).await;
         }
     }
 
-    fn event(&self, event: &StreamResponse) {
+    async fn event(&self, event: &StreamResponse) {
         match event {
-            StreamResponse::Task(task) => self.task(task),
+            StreamResponse::Task(task) => self.task(task).await,
             StreamResponse::StatusUpdate(TaskStatusUpdateEvent { task_id, status, metadata, .. })
                 if status.state.is_terminal() || status.state.is_interrupted() =>
             {
-                self.count(task_id, metadata.as_ref());
+                self.count(task_id, metadata.as_ref()).await;
             }
             _ => {}
         }
     }
 
-    fn count(&self, task_id: &str, metadata: Option<&serde_json::Map<String, serde_json::Value>>) {
+    async fn count(&self, task_id: &str, metadata: Option<&serde_json::Map<String, serde_json::Value>>) {
         let Some(usage) = Usage::in_metadata(metadata) else { return };
         let inner = &self.meter.0;
         // A turn is known by its task and the totals it ended with: the same answer read again
         // has the same, the next turn's differ (one more model call at least, or more time).
         let turn = inner.hasher.hash_one((&*self.agent, task_id, usage.total));
-        let first = inner.counted.lock().unwrap_or_else(PoisonError::into_inner).first_time(turn);
-        if first {
-            inner.metrics.count_usage(&self.principal, &self.agent, &usage);
+        if !inner.counted.lock().unwrap_or_else(PoisonError::into_inner).first_time(turn) {
+            return;
+        }
+        if let Some(metrics) = &inner.metrics {
+            let principal = self.principal.as_ref().map(|principal| principal.name.as_str()).unwrap_or_default();
+            metrics.count_usage(principal, &self.agent, &usage);
+        }
+        if let Some(budgets) = &inner.budgets {
+            let spent = usage.latest();
+            let tokens = spent.input_tokens.saturating_add(spent.output_tokens);
+            let _spent = budgets.charge(self.principal.as_ref(), tokens, spent.tool_rounds).await;
         }
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_server::agent::{AgentError, AgentEvent, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
+use agentwire_server::budget::BudgetBook;
 use agentwire_types::{AgentCapabilities, AgentCard, AgentSkill, Message, Role, TaskState};
 use async_openai::types::chat::{ChatCompletionStreamOptions, CreateChatCompletionRequest};
 
@@ -58,6 +59,7 @@ use crate::toolbox::Toolbox;
 #[derive(Clone)]
 pub struct OpenAiAgent {
     pub(crate) settings: Arc<Settings>,
+    pub(crate) budgets: Option<BudgetBook>,
 }
 
 /// What every task of an agent shares.
@@ -88,6 +90,25 @@ impl std::fmt::Debug for OpenAiAgent {
 }
 
 impl OpenAiAgent {
+    /// The agent, charging what each model call spends (its tokens, and a round of tool calls)
+    /// to the budgets of the task's caller in `book`; a caller whose budget is spent has its task
+    /// fail before the model is called, saying the budget, what was spent and when it resets.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentwire_openai::OpenAiAgent;
+    /// use agentwire_server::budget::{Budget, BudgetBook, Budgets};
+    ///
+    /// let daily = Budget { tokens: Some(200_000), tool_rounds: Some(100), window: Duration::from_secs(86_400) };
+    /// let book = BudgetBook::new(Budgets { each_principal: Some(daily), ..Budgets::default() });
+    /// let agent = OpenAiAgent::builder("http://127.0.0.1:11434/v1", "llama3.2").build().with_budgets(book);
+    /// # drop(agent);
+    /// ```
+    pub fn with_budgets(mut self, book: BudgetBook) -> Self {
+        self.budgets = Some(book);
+        self
+    }
+
     /// The names the model knows its tools by.
     pub fn tool_names(&self) -> Vec<&str> {
         self.settings.toolbox.names()
@@ -133,7 +154,7 @@ impl OpenAiAgent {
 
 impl AgentExecutor for OpenAiAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let settings = Arc::clone(&self.settings);
+        let (settings, budgets) = (Arc::clone(&self.settings), self.budgets.clone());
         // Boxed: the execution's future is held in the server's for as long as the model talks.
         ctx.run(|ctx, updater| {
             Box::pin(async move {
@@ -142,7 +163,7 @@ impl AgentExecutor for OpenAiAgent {
                     Err(refused) => return updater.fail(refused.message()).await,
                 };
                 let meter = Meter::start(&settings.model, ctx.task.as_deref());
-                Turn { settings, ctx, updater, toolbox, meter }.run().await
+                Turn { settings, ctx, updater, toolbox, meter, budgets }.run().await
             })
         })
     }
@@ -156,6 +177,7 @@ struct Turn {
     /// The tools, as this task's caller reaches them.
     toolbox: Toolbox,
     meter: Meter,
+    budgets: Option<BudgetBook>,
 }
 
 /// Why a turn stopped before the model finished.
@@ -223,6 +245,7 @@ impl Turn {
                 }
                 Ending::ToolCalls(calls) => {
                     self.meter.tool_round();
+                    self.charge(0, 1).await;
                     calls
                 }
             };
@@ -241,6 +264,14 @@ impl Turn {
     async fn end(&self, state: TaskState, text: Option<String>) -> Result<(), AgentError> {
         let message = text.map(|text| self.updater.message(text));
         self.updater.send(AgentEvent::Status { state, message, metadata: Some(self.meter.report()) }).await
+    }
+
+    /// Charges `tokens` and `tool_rounds` to the caller's budgets, if the agent keeps any; a
+    /// budget this spends is refused at the next model call.
+    async fn charge(&self, tokens: u64, tool_rounds: u64) {
+        if let Some(book) = &self.budgets {
+            let _spent = book.charge(self.ctx.request.principal.as_ref(), tokens, tool_rounds).await;
+        }
     }
 
     /// The conversation so far: the system prompt, the earlier tasks of the context, this task.
@@ -268,6 +299,11 @@ impl Turn {
         answer: &mut AnswerArtifact,
     ) -> Result<Result<(String, Ending), Stopped>, AgentError> {
         let settings = &self.settings;
+        if let Some(book) = &self.budgets
+            && let Err(spent) = book.check(self.ctx.request.principal.as_ref()).await
+        {
+            return Ok(Err(Stopped::Failed(spent.message().to_owned())));
+        }
         let tools = self.toolbox.definitions();
         let request = CreateChatCompletionRequest {
             model: settings.model.clone(),
@@ -282,7 +318,8 @@ impl Turn {
         let asked = self.stream_answer(&request, answer, &mut assembled, &mut answered).await;
         if answered {
             let sent = || serde_json::to_vec(&request).map_or(0, |body| body.len());
-            self.meter.model_call(assembled.usage(), sent, assembled.size());
+            let call = self.meter.model_call(assembled.usage(), sent, assembled.size());
+            self.charge(call.input_tokens.saturating_add(call.output_tokens), 0).await;
         }
         Ok(asked?.map(|text| (text, assembled.ending())))
     }

@@ -48,7 +48,13 @@ impl Meter {
 
     /// Counts a request to the model: the tokens its server `reported`, else an estimate from the
     /// bytes of the request (`sent`, only computed then) and of the answer that came (`received`).
-    pub(crate) fn model_call(&self, reported: Option<Reported>, sent: impl FnOnce() -> usize, received: usize) {
+    /// Returns what the request spent.
+    pub(crate) fn model_call(
+        &self,
+        reported: Option<Reported>,
+        sent: impl FnOnce() -> usize,
+        received: usize,
+    ) -> UsageFigures {
         let (input, output, estimated) = match reported {
             Some(reported) => (reported.input, reported.output, false),
             None => (estimate(sent()), estimate(received), true),
@@ -58,6 +64,7 @@ impl Meter {
         let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         spent.figures = spent.figures.plus(call);
         spent.estimated |= estimated;
+        call
     }
 
     /// Counts a round of tool calls the model asked for.

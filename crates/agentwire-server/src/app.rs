@@ -21,6 +21,7 @@ use tower::util::BoxCloneSyncService;
 use tower::Layer;
 
 use crate::auth::{AuthLayer, Authenticator};
+use crate::budget::BudgetBook;
 use crate::quota::{QuotaCounter, QuotaLayer, Quotas};
 use crate::service::Operations;
 use crate::{HttpOptions, Metrics, OperationService, OperationSpans};
@@ -65,6 +66,7 @@ pub struct App {
     /// The failed authentications allowed, for an authentication added after them.
     failure_limit: Option<(f64, usize)>,
     layers: Vec<UserLayer>,
+    budgets: Option<BudgetBook>,
 }
 
 impl std::fmt::Debug for App {
@@ -75,6 +77,7 @@ impl std::fmt::Debug for App {
             .field("auth", &self.auth.is_some())
             .field("quotas", &self.quotas)
             .field("layers", &self.layers.len())
+            .field("budgets", &self.budgets)
             .finish()
     }
 }
@@ -126,6 +129,29 @@ impl App {
         self.auth = self.auth.map(|auth| auth.failure_limit(failure_limit.0, failure_limit.1));
         self.quotas = Some(QuotaLayer::counted_by(quotas, counter));
         self
+    }
+
+    /// Keeps `book`'s budgets: the agents and gateways built with this app check and charge them
+    /// ([`budget_book`](Self::budget_book)), and its routes serve them at `/budgets`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentwire_server::budget::{Budget, BudgetBook, Budgets};
+    /// use agentwire_server::App;
+    ///
+    /// let hour = Duration::from_secs(3_600);
+    /// let budgets = Budgets { each_principal: Some(Budget { tokens: Some(50_000), tool_rounds: None, window: hour }), ..Budgets::default() };
+    /// let app = App::new().budgets(BudgetBook::new(budgets).admins(["ops".to_owned()]));
+    /// assert!(app.budget_book().is_some());
+    /// ```
+    pub fn budgets(mut self, book: BudgetBook) -> Self {
+        self.budgets = Some(book);
+        self
+    }
+
+    /// The budgets this app keeps, if any.
+    pub fn budget_book(&self) -> Option<&BudgetBook> {
+        self.budgets.as_ref()
     }
 
     /// Adds `layer` after authentication and quotas: it sees the caller's principal. Layers
@@ -311,7 +337,7 @@ impl App {
     /// # });
     /// ```
     pub fn routes(&self, service: impl OperationService, options: HttpOptions) -> crate::Routes {
-        crate::Routes::new(self.service(service), options)
+        self.beside_routes(crate::Routes::new(self.service(service), options))
     }
 }
 

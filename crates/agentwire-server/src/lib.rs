@@ -26,6 +26,7 @@
 pub mod agent;
 mod app;
 pub mod auth;
+pub mod budget;
 mod causes;
 #[cfg(feature = "console")]
 mod console;

@@ -74,7 +74,7 @@ pub use memory::{MemoryStore, RetentionPolicy};
 pub use page::PageToken;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub use shared::SharedState;
+pub use shared::{SharedState, Spent};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -5,7 +5,7 @@ use crate::Operation;
 
 /// What a caller asks to do, for an authenticator to allow or refuse: an A2A operation on any
 /// binding (an MCP tool call is the send it makes), or a call that another front serves (MCP
-/// itself, a gateway's directory and registry). A scope map names each by its
+/// itself, a gateway's directory and registry, budgets). A scope map names each by its
 /// [`name`](Access::name), so that each can need a scope of its own.
 ///
 /// ```
@@ -32,12 +32,23 @@ pub enum Access {
     RegisterAgent,
     /// Removing an agent from a gateway's registry.
     UnregisterAgent,
+    /// Reading budgets and what was spent of them (`GET /budgets`).
+    ReadBudgets,
+    /// Resetting what a holder spent of its budget (`DELETE /budgets/...`).
+    ResetBudgets,
 }
 
 impl Access {
     /// The accesses that are not A2A operations.
-    pub const BESIDE_OPERATIONS: [Access; 5] =
-        [Self::OpenMcpSession, Self::UseMcp, Self::ListAgents, Self::RegisterAgent, Self::UnregisterAgent];
+    pub const BESIDE_OPERATIONS: [Access; 7] = [
+        Self::OpenMcpSession,
+        Self::UseMcp,
+        Self::ListAgents,
+        Self::RegisterAgent,
+        Self::UnregisterAgent,
+        Self::ReadBudgets,
+        Self::ResetBudgets,
+    ];
 
     /// Every access: the operations, then those beside them.
     pub fn all() -> impl Iterator<Item = Access> {
@@ -58,6 +69,8 @@ impl Access {
             Self::ListAgents => "ListAgents",
             Self::RegisterAgent => "RegisterAgent",
             Self::UnregisterAgent => "UnregisterAgent",
+            Self::ReadBudgets => "ReadBudgets",
+            Self::ResetBudgets => "ResetBudgets",
         }
     }
 
@@ -71,8 +84,8 @@ impl Access {
     pub fn changes_state(self) -> bool {
         match self {
             Self::Operation(operation) => operation.changes_state(),
-            Self::RegisterAgent | Self::UnregisterAgent => true,
-            Self::OpenMcpSession | Self::UseMcp | Self::ListAgents => false,
+            Self::RegisterAgent | Self::UnregisterAgent | Self::ResetBudgets => true,
+            Self::OpenMcpSession | Self::UseMcp | Self::ListAgents | Self::ReadBudgets => false,
         }
     }
 }

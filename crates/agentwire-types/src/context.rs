@@ -35,16 +35,20 @@ pub enum Front {
     Console,
     /// A gateway's own routes: its directory of agents and its registry.
     Gateway,
+    /// The budgets' routes (`/budgets`), where callers read and operators reset them.
+    Budgets,
 }
 
 impl Front {
-    /// The front's name, as metrics and spans label it: `A2A`, `MCP`, `console` or `gateway`.
+    /// The front's name, as metrics and spans label it: `A2A`, `MCP`, `console`, `gateway` or
+    /// `budgets`.
     pub fn name(self) -> &'static str {
         match self {
             Front::A2a => "A2A",
             Front::Mcp => "MCP",
             Front::Console => "console",
             Front::Gateway => "gateway",
+            Front::Budgets => "budgets",
         }
     }
 }

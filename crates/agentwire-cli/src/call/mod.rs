@@ -2,6 +2,7 @@
 //! a person (colored on a terminal) or, with `--json`, as the protocol's v1.0 ProtoJSON objects
 //! for a script, one per line.
 
+pub(crate) mod budgets;
 pub(crate) mod cancel;
 pub(crate) mod card;
 pub(crate) mod get;
@@ -44,6 +45,9 @@ pub(crate) enum CallCommand {
     /// A gateway's registry of agents: add, remove, list, search.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
+    /// What callers may spend on models and have spent: list, reset.
+    #[command(subcommand)]
+    Budgets(budgets::BudgetsCommand),
 }
 
 impl CallCommand {
@@ -58,6 +62,7 @@ impl CallCommand {
             CallCommand::Subscribe(opt) => subscribe::run(opt).await,
             CallCommand::Push(command) => push::run(command).await,
             CallCommand::Registry(command) => registry::run(command).await,
+            CallCommand::Budgets(command) => budgets::run(command).await,
         };
         match outcome {
             Ok(code) => ExitCode::from(code),

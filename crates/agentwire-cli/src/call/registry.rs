@@ -144,8 +144,14 @@ fn request(args: &GatewayArgs, method: reqwest::Method, url: &str) -> reqwest::R
 
 /// The gateway's answer as JSON, or the failure it reports.
 async fn answer(request: reqwest::RequestBuilder, gateway: &str) -> Result<Value, Failure> {
+    answer_of("gateway", request, gateway).await
+}
+
+/// The answer of the `party` (a gateway, a server) at `url` as JSON (null when it has no body),
+/// or the failure it reports.
+pub(super) async fn answer_of(party: &str, request: reqwest::RequestBuilder, url: &str) -> Result<Value, Failure> {
     let response = request.send().await.map_err(|error| Failure {
-        message: format!("cannot reach the gateway at {gateway}: {}", agentwire_client::error_chain(&error)),
+        message: format!("cannot reach the {party} at {url}: {}", agentwire_client::error_chain(&error)),
         code: exit::CONNECTION_ERROR,
     })?;
     let status = response.status();
@@ -155,7 +161,7 @@ async fn answer(request: reqwest::RequestBuilder, gateway: &str) -> Result<Value
         return Ok(body);
     }
     let message = body.pointer("/error/message").and_then(Value::as_str).unwrap_or(text.as_str());
-    Err(Failure { message: format!("the gateway answered {status}: {message}"), code: exit::PROTOCOL_ERROR })
+    Err(Failure { message: format!("the {party} answered {status}: {message}"), code: exit::PROTOCOL_ERROR })
 }
 
 async fn add(opt: AddOpt) -> Result<u8, Failure> {
@@ -186,21 +192,11 @@ async fn add(opt: AddOpt) -> Result<u8, Failure> {
 async fn remove(opt: RemoveOpt) -> Result<u8, Failure> {
     let args = &opt.gateway;
     let url = format!("{}/agents/{}", base(args), opt.name);
-    let response = request(args, reqwest::Method::DELETE, &url);
-    let response = response.send().await.map_err(|error| Failure {
-        message: format!("cannot reach the gateway at {}: {}", args.gateway, agentwire_client::error_chain(&error)),
-        code: exit::CONNECTION_ERROR,
-    })?;
-    if response.status().is_success() {
-        if !args.json {
-            println!("removed {}", opt.name);
-        }
-        return Ok(exit::OK);
+    answer(request(args, reqwest::Method::DELETE, &url), &args.gateway).await?;
+    if !args.json {
+        println!("removed {}", opt.name);
     }
-    let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    let message = body.pointer("/error/message").and_then(Value::as_str).unwrap_or_default();
-    Err(Failure { message: format!("the gateway answered {status}: {message}"), code: exit::PROTOCOL_ERROR })
+    Ok(exit::OK)
 }
 
 async fn search(opt: SearchOpt) -> Result<u8, Failure> {

@@ -5,6 +5,7 @@ mod common;
 
 mod bounded_store;
 mod browser_origins;
+mod budgets;
 mod caller_tokens;
 mod client_commands;
 mod connection_errors;

@@ -13,15 +13,19 @@ use crate::hostile::model::read_request;
 use crate::mcp::Session;
 use crate::model::{answer, mcp_server, state, Model};
 
-/// `serve --agent openai` of the scripted model, with `args` added.
-async fn model_agent(dir: &TempDir, url: &str, args: &[&str]) -> Server {
-    let mut all = vec!["--agent", "openai", "--base-url", url, "--model", "scripted", "--store", "memory"];
+/// `serve --agent openai` of the scripted model, with `args` added (on the memory store unless
+/// they name another).
+pub(crate) async fn model_agent(dir: &TempDir, url: &str, args: &[&str]) -> Server {
+    let mut all = vec!["--agent", "openai", "--base-url", url, "--model", "scripted"];
+    if !args.contains(&"--store") {
+        all.extend(["--store", "memory"]);
+    }
     all.extend_from_slice(args);
     Server::start_with_env(&dir.0, &all, &[("OPENAI_API_KEY", "sk-scripted")]).await
 }
 
 /// A JSON-RPC call made with `token` (none when empty), and its result or whole answer.
-async fn call_as(base: &str, token: &str, method: &str, params: Value) -> Value {
+pub(crate) async fn call_as(base: &str, token: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let mut request = reqwest::Client::new().post(format!("{base}/")).json(&body);
     if !token.is_empty() {
@@ -32,7 +36,7 @@ async fn call_as(base: &str, token: &str, method: &str, params: Value) -> Value 
 }
 
 /// Sends `text` (on `task` when given) as the caller of `token`; the task, once it stopped.
-async fn send_as(base: &str, token: &str, text: &str, task: Option<&str>) -> Value {
+pub(crate) async fn send_as(base: &str, token: &str, text: &str, task: Option<&str>) -> Value {
     let mut message =
         json!({"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": text}]});
     if let Some(task) = task {
@@ -127,7 +131,7 @@ async fn a_model_task_reports_what_it_spent_in_every_generation_and_binding() {
 
 /// A model server that streams "four words right here" and never reports usage, whatever it
 /// is asked: an OpenAI-compatible server of the simplest kind.
-async fn silent_model() -> String {
+pub(crate) async fn silent_model() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     tokio::spawn(async move {

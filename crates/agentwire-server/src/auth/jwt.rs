@@ -421,10 +421,10 @@ pub struct ScopeMap {
 }
 
 /// The accesses `read` (`changes_state` false) or `write` names: every one but the public card,
-/// which anyone may read, and the registry's changes, which its own admins allow
-/// (`RegistrySettings`); a rule may still name those.
+/// which anyone may read, and the registry's changes and budgets' resets, which their own admins
+/// allow (`RegistrySettings`, `BudgetBook::admins`); a rule may still name those.
 fn scoped(changes_state: bool) -> impl Iterator<Item = Access> {
-    let registry = [Access::RegisterAgent, Access::UnregisterAgent];
+    let registry = [Access::RegisterAgent, Access::UnregisterAgent, Access::ResetBudgets];
     Access::all().filter(move |a| !a.is_public() && a.changes_state() == changes_state && !registry.contains(a))
 }
 
@@ -448,7 +448,8 @@ impl ScopeMap {
 
     /// Adds `ACCESSES=SCOPE`, where ACCESSES is `read`, `write`, a v1.0 method name
     /// (`SendMessage`), the name of an access beside the operations (`OpenMcpSession`,
-    /// `UseMcp`, `ListAgents`, `RegisterAgent`, `UnregisterAgent`), or several joined by `,`.
+    /// `UseMcp`, `ListAgents`, `RegisterAgent`, `UnregisterAgent`, `ReadBudgets`, `ResetBudgets`),
+    /// or several joined by `,`.
     pub fn with_spec(self, spec: &str) -> Result<Self, String> {
         let Some((names, scope)) = spec.split_once('=').filter(|(names, scope)| !names.is_empty() && !scope.is_empty())
         else {

@@ -9,7 +9,7 @@ use sqlx::{PgPool, Row};
 
 use super::PostgresStore;
 use crate::sql::{backend, now_millis};
-use crate::{Result, SharedState};
+use crate::{Result, SharedState, Spent};
 
 /// One instance's view of the shared tables: what it counts is counted under its name.
 pub(super) struct SharedTables {
@@ -101,6 +101,46 @@ impl SharedState for SharedTables {
         Ok(())
     }
 
+    async fn charge_budget(&self, holder: &str, window_start: i64, tokens: u64, tool_rounds: u64) -> Result<Spent> {
+        // One statement, atomic under the row's lock: a charge in a later window than the row's
+        // starts it again. The sums stop at i64::MAX rather than overflow.
+        let row = sqlx::query(
+            "INSERT INTO budget_spent AS b (holder, window_start, tokens, tool_rounds) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (holder) DO UPDATE SET
+                 window_start = GREATEST(b.window_start, excluded.window_start),
+                 tokens = CASE WHEN excluded.window_start > b.window_start THEN excluded.tokens
+                          ELSE LEAST(b.tokens::numeric + excluded.tokens, 9223372036854775807)::bigint END,
+                 tool_rounds = CASE WHEN excluded.window_start > b.window_start THEN excluded.tool_rounds
+                          ELSE LEAST(b.tool_rounds::numeric + excluded.tool_rounds, 9223372036854775807)::bigint END
+             RETURNING window_start, tokens, tool_rounds",
+        )
+        .bind(holder)
+        .bind(window_start)
+        .bind(i64::try_from(tokens).unwrap_or(i64::MAX))
+        .bind(i64::try_from(tool_rounds).unwrap_or(i64::MAX))
+        .fetch_one(&self.store.pool)
+        .await
+        .map_err(backend)?;
+        Ok(spent_in(&row, 1))
+    }
+
+    async fn budgets_spent(&self) -> Result<Vec<(String, i64, Spent)>> {
+        let rows = sqlx::query("SELECT holder, window_start, tokens, tool_rounds FROM budget_spent ORDER BY holder")
+            .fetch_all(&self.store.pool)
+            .await
+            .map_err(backend)?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get(1), spent_in(row, 2))).collect())
+    }
+
+    async fn reset_budget(&self, holder: &str) -> Result<bool> {
+        let deleted = sqlx::query("DELETE FROM budget_spent WHERE holder = $1")
+            .bind(holder)
+            .execute(&self.store.pool)
+            .await
+            .map_err(backend)?;
+        Ok(deleted.rows_affected() > 0)
+    }
+
     async fn tasks_in_progress_to_report(&self) -> Result<Vec<(String, TaskState, u64)>> {
         // The live instance first in the order of names reports; a name is a UUIDv7, so that is
         // the one started first, and another takes over when its lease runs out.
@@ -124,6 +164,12 @@ impl SharedState for SharedTables {
     fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
         self.commits.clone()
     }
+}
+
+/// The tokens and tool rounds of `row`, from its column `first` on.
+fn spent_in(row: &sqlx::postgres::PgRow, first: usize) -> Spent {
+    let count = |column: usize| u64::try_from(row.get::<i64, _>(column)).unwrap_or(0);
+    Spent { tokens: count(first), tool_rounds: count(first + 1) }
 }
 
 /// Removes what the instances gone no longer hold (their streams), the counts of streams no

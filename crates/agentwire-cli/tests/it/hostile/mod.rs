@@ -6,10 +6,11 @@
 //! `/proc/PID/status`. A new surface lands with its row here.
 
 mod auth;
+mod budgets;
 mod console;
 mod long_poll;
 mod mcp;
 pub(crate) mod model;
 mod rebinding;
 mod registry;
-mod usage;
+pub(crate) mod usage;

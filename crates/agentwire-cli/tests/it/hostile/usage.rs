@@ -12,7 +12,7 @@ use crate::common::{stub, Server, TempDir};
 const SERIES: usize = 3;
 
 /// An agent whose every task reports `u64::MAX` tokens of a model with a name of its own.
-async fn inflating_agent() -> String {
+pub(crate) async fn inflating_agent() -> String {
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     stub::agent(post(move |Json(request): Json<Value>| {
         let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

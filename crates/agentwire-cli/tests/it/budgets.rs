@@ -1,0 +1,149 @@
+//! Budgets (`--budget`): what a caller may spend on models in a window, checked before the model
+//! agent calls its model and before a gateway relays a send, charged with what the usage
+//! extension reports; read and reset with `agentwire budgets`; one budget across two instances
+//! on one PostgreSQL database.
+
+use serde_json::{json, Value};
+
+use crate::common::{fresh_database, run_agentwire, Server, TempDir};
+use crate::model::{mcp_server, state, Model};
+use crate::usage::{call_as, model_agent, send_as, silent_model};
+
+const AUTH: &str = "bearer:alice=alice-token,bob=bob-token,ops=ops-token";
+
+/// The text of the status message of `task`.
+fn status_text(task: &Value) -> String {
+    let parts = task["status"]["message"]["parts"].as_array().cloned().unwrap_or_default();
+    parts.iter().filter_map(|part| part["text"].as_str()).collect()
+}
+
+/// `agentwire budgets ARGS... URL --token TOKEN`: the exit code, and the output (or the error).
+async fn budgets(args: &[&str], url: &str, token: &str) -> (i32, String) {
+    let mut all = vec!["budgets"];
+    all.extend_from_slice(args);
+    all.extend([url, "--token", token]);
+    let (code, out, err) = run_agentwire(&all).await;
+    (code, if code == 0 { out } else { err })
+}
+
+/// The statement of `holder` in `agentwire budgets list --json`'s answer.
+fn statement<'a>(listed: &'a Value, holder: &str) -> Option<&'a Value> {
+    listed["budgets"].as_array()?.iter().find(|statement| statement["holder"] == holder)
+}
+
+/// "hello" costs 13 tokens of the scripted model: a budget of 20 lets two through, the second
+/// crossing it; the third task fails before the model is called, saying the budget, what was
+/// spent and when it resets. bob's budget is his own. A round of tool calls past a budget of
+/// tool rounds ends its task the same way. An admin sees every budget and resets alice's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_resets_it() {
+    let dir = TempDir::new("budgets-model");
+    let Some(model) = Model::start(&dir.0) else { return };
+    let Some(tools) = mcp_server() else { return };
+    let args = [
+        "--auth",
+        AUTH,
+        "--budget",
+        "tokens=20,window=1h",
+        "--budget",
+        "principal=bob,tokens=1000,tool-rounds=1,window=1d",
+        "--budget-admin",
+        "ops",
+        "--mcp-server",
+        &tools,
+    ];
+    let agent = model_agent(&dir, &model.url, &args).await;
+    let base = agent.base.as_str();
+
+    for turn in ["first", "second, crossing the budget"] {
+        let task = send_as(base, "alice-token", "hello", None).await;
+        assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{turn}: {task}");
+    }
+    let refused = send_as(base, "alice-token", "hello", None).await;
+    assert_eq!(state(&refused), "TASK_STATE_FAILED", "{refused}");
+    let why = status_text(&refused);
+    assert!(why.contains("the budget of principal alice is spent: 26 of 20 tokens in this window of 1h"), "{why}");
+    assert!(why.contains("it resets at 20"), "{why}");
+    assert_eq!(state(&send_as(base, "bob-token", "hello", None).await), "TASK_STATE_COMPLETED");
+
+    // bob may make one round of tool calls: the model's call of `add` is run, and the model is
+    // not asked again.
+    let tooled = send_as(base, "bob-token", "add 2 and 3", None).await;
+    assert_eq!(state(&tooled), "TASK_STATE_FAILED", "{tooled}");
+    assert!(status_text(&tooled).contains("1 of 1 tool rounds"), "{tooled}");
+
+    // alice sees her own; ops every holder charged; alice may not reset, ops may.
+    let (code, out) = budgets(&["list", "--json"], base, "alice-token").await;
+    assert_eq!(code, 0, "{out}");
+    let own: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(own["budgets"].as_array().map(Vec::len), Some(1), "{own}");
+    let alice = statement(&own, "principal:alice").unwrap();
+    assert_eq!((&alice["tokens"], alice["windowSeconds"].as_u64()), (&json!({"budget": 20, "spent": 26}), Some(3600)));
+    let (code, out) = budgets(&["list"], base, "ops-token").await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("principal:alice  tokens 26/20  resets "), "{out}");
+    assert!(out.contains("principal:bob  tokens 21/1000  tool rounds 1/1"), "{out}");
+    let (code, err) = budgets(&["reset", "--principal", "alice"], base, "alice-token").await;
+    assert_ne!(code, 0);
+    assert!(err.contains("needs a principal named by --budget-admin"), "{err}");
+    let (code, out) = budgets(&["reset", "--principal", "alice"], base, "ops-token").await;
+    assert_eq!((code, out.trim()), (0, "reset the budget of principal alice"));
+    assert_eq!(state(&send_as(base, "alice-token", "hello", None).await), "TASK_STATE_COMPLETED");
+}
+
+/// A gateway charges what its agents report to each caller's budget and refuses a caller whose
+/// budget is spent before relaying its send: ResourceExhausted, with when to retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_refuses_to_relay_a_send_past_the_callers_budget() {
+    let dir = TempDir::new("budgets-gateway");
+    let Some(model) = Model::start(&dir.0) else { return };
+    let agent = model_agent(&dir, &model.url, &[]).await;
+    let upstream = format!("writer={}", agent.base);
+    let args = ["--upstream", &upstream, "--auth", AUTH, "--budget", "principal=alice,tokens=20,window=1h"];
+    let gateway = Server::start_gateway(&dir.0, &args).await;
+    let writer = format!("{}/agents/writer", gateway.base);
+
+    for _ in 0..2 {
+        assert_eq!(state(&send_as(&writer, "alice-token", "hello", None).await), "TASK_STATE_COMPLETED");
+    }
+    let message = json!({"message": {"messageId": "m3", "role": "ROLE_USER", "parts": [{"text": "hello"}]}});
+    let refused = call_as(&writer, "alice-token", "SendMessage", message.clone()).await;
+    let why = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("the budget of principal alice is spent: 26 of 20 tokens"), "{refused}");
+    // Over HTTP+JSON: 429 and Retry-After, as any quota.
+    let rest = reqwest::Client::new().post(format!("{writer}/message:send")).bearer_auth("alice-token");
+    let rest = rest.header("A2A-Version", "1.0").json(&message).send().await.unwrap();
+    assert_eq!(rest.status(), 429);
+    assert!(rest.headers().contains_key("retry-after"), "{:?}", rest.headers());
+    assert_eq!(state(&send_as(&writer, "bob-token", "hello", None).await), "TASK_STATE_COMPLETED");
+}
+
+/// Two instances of the model agent on one PostgreSQL database keep one budget: what alice
+/// spends through one is refused her on the other, and an admin's reset on either frees both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_on_one_database_share_each_budget() {
+    let Some(database) = fresh_database("budgets").await else { return };
+    let dir = TempDir::new("budgets-shared");
+    // The model that reports nothing: each task is estimated at well over 5 tokens.
+    let url = silent_model().await;
+    let args = ["--store", &database, "--auth", AUTH, "--budget", "tokens=5,window=1d", "--budget-admin", "ops"];
+    let one = model_agent(&dir, &url, &args).await;
+    let two = model_agent(&dir, &url, &args).await;
+
+    assert_eq!(state(&send_as(&one.base, "alice-token", "hello", None).await), "TASK_STATE_COMPLETED");
+    let refused = send_as(&two.base, "alice-token", "hello", None).await;
+    assert_eq!(state(&refused), "TASK_STATE_FAILED", "{refused}");
+    assert!(status_text(&refused).contains("the budget of principal alice is spent"), "{refused}");
+    assert_eq!(state(&send_as(&two.base, "bob-token", "hello", None).await), "TASK_STATE_COMPLETED");
+
+    let (code, out) = budgets(&["list", "--json"], &one.base, "ops-token").await;
+    assert_eq!(code, 0, "{out}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    for holder in ["principal:alice", "principal:bob"] {
+        let spent = statement(&listed, holder).and_then(|s| s["tokens"]["spent"].as_u64()).unwrap_or(0);
+        assert!(spent > 5, "{holder} spent on both instances is listed on each: {listed}");
+    }
+    let (code, out) = budgets(&["reset", "--principal", "alice"], &two.base, "ops-token").await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(state(&send_as(&one.base, "alice-token", "hello", None).await), "TASK_STATE_COMPLETED");
+}
