@@ -12,6 +12,7 @@
 // Screenshots of each page are written to OUTPUT_DIR.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { finish, startAgentwire } from "./agentwire.mjs";
@@ -62,6 +63,30 @@ function hostileAgent() {
     });
     child.on("exit", (code) => reject(new Error(`the hostile agent exited (${code})`)));
   });
+}
+
+/**
+ * An OpenAI-compatible model server of the simplest kind: every chat completion streams one
+ * sentence and reports 7 input and 5 output tokens. Resolves to its base URL.
+ */
+function stubModel() {
+  const chunk = (fields) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "stub", ...fields })}\n\n`;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      if (request.url.endsWith("/models")) {
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ object: "list", data: [{ id: "stub", object: "model" }] }));
+        return;
+      }
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.write(chunk({ choices: [{ index: 0, delta: { content: "Hello from the stub." }, finish_reason: "stop" }] }));
+      response.write(chunk({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 } }));
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  servers.push({ kill: () => server.close() });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${server.address().port}/v1`)));
 }
 
 /** Sends `text` over JSON-RPC to the agent at `url` as the holder of `token`; resolves to the task. */
@@ -368,6 +393,19 @@ async function run() {
     check(found.includes("hostile") && !found.includes("Echo"), "the search box finds an agent by its card");
     check((await local.inputValue("#q")) === "hostile", "the search box keeps what was searched");
     await shot(local, "gateway-registry-search");
+
+    // A model agent's usage page: what each caller spent, and the budgets (the third task crosses
+    // the budget of 30 tokens; each spends 12).
+    const model = await stubModel();
+    const metered = await serve("usage", ["--agent", "openai", "--base-url", model, "--model", "stub", "--console",
+      "--metrics", "--budget", "tokens=30,tool-rounds=5,window=1h"]);
+    for (const text of ["hello", "again", "once more"]) await send(`${metered}/`, null, text);
+    await local.goto(`${metered}/console/usage`);
+    const usage = await local.textContent("main");
+    check(usage.includes("Every caller's"), "the usage page shows a loopback console everyone's usage");
+    check(/\(anonymous\)\s*21\s*15\s*3\s*0\s*3/.test(usage), `the usage page sums the caller's tasks: ${usage}`);
+    check(/principal:\(anonymous\)\s*36 \/ 30 spent/.test(usage), "the usage page shows the budget spent");
+    await shot(local, "usage");
 
     // The same pages on a phone: one column, nothing to scroll sideways.
     const phoneContext = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });

@@ -61,11 +61,11 @@ pub(crate) fn command() -> clap::Command {
 
 /// What `serve -h` says of the options it leaves out.
 const MORE_SERVE_OPTIONS: &str = "More options (JWTs, client certificates, timeouts, limits, retention, MCP sessions, \
-the model's budgets): --help";
+the model's limits, budgets): --help";
 
 /// What `gateway -h` says of the options it leaves out.
 const MORE_GATEWAY_OPTIONS: &str = "More options (how agents are called, the registry, JWTs, client certificates, \
-timeouts, limits, retention, MCP sessions): --help";
+timeouts, limits, budgets, retention, MCP sessions): --help";
 
 /// What `serve --help` and `gateway --help` end with.
 const UNITS: &str = "Sizes take a KiB, MiB or GiB suffix; durations ms, s, m, h or d.";
@@ -428,12 +428,12 @@ pub(crate) struct ServeOpt {
     /// gateway before it relays a send, and both charge what the usage extension reports; a
     /// caller whose budget is spent is refused until its window ends. Shared across instances on
     /// PostgreSQL. Repeatable.
-    #[arg(long = "budget", value_name = "SPEC", value_parser = budget::parse_budget)]
+    #[arg(long = "budget", value_name = "SPEC", value_parser = budget::parse_budget, hide_short_help = true)]
     pub(crate) budgets: Vec<budget::BudgetSpec>,
 
     /// A principal who may see every budget and reset them (`agentwire budgets`); without
     /// --auth, callers on this host may. Repeatable.
-    #[arg(long = "budget-admin", value_name = "NAME")]
+    #[arg(long = "budget-admin", value_name = "NAME", hide_short_help = true)]
     pub(crate) budget_admins: Vec<String>,
 
     #[command(flatten)]

@@ -148,9 +148,18 @@ async fn assemble_agent(
     let user_card = user_card(opt)?;
     let backend = open_backend(opt).await?;
     let app = app(opt, auth, site.metrics.as_ref(), site.traced, Some(&backend));
-    let agent = match (agent, app.budget_book()) {
-        (Agent::Model(model), Some(book)) => Agent::Model(Box::new(model.with_budgets(book.clone()))),
-        (agent, _) => agent,
+    // The model agent charges the app's budgets and counts what its tasks spend in its metrics.
+    let agent = match agent {
+        Agent::Model(mut model) => {
+            if let Some(book) = app.budget_book() {
+                model = Box::new(model.with_budgets(book.clone()));
+            }
+            if let Some(metrics) = &site.metrics {
+                model = Box::new(model.with_metrics(metrics));
+            }
+            Agent::Model(model)
+        }
+        agent => agent,
     };
     let built = Built { agent, user_card, signing_key: site.signing_key, backend };
     let handler = build_handler(opt, built, &site.public_url, site.grpc_address, site.metrics.as_ref());
@@ -158,7 +167,7 @@ async fn assemble_agent(
     let mut http = site.http;
     http.readiness = handler.readiness();
     if opt.console {
-        let console = console(opt).following(&handler).counting_streams(&app);
+        let console = console(opt).following(&handler).counting_streams(&app).showing_usage(&app);
         tracing::info!(url = %format!("{}/console", site.public_url), access = ?console.access(), "serving the console");
         http.console = Some(console);
     }

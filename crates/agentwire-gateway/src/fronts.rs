@@ -27,7 +27,7 @@ impl ConsoleFront {
             Some(handler) => console.following(handler),
             None => console,
         });
-        Self { console: console.map(|console| console.counting_streams(app)) }
+        Self { console: console.map(|console| console.counting_streams(app).showing_usage(app)) }
     }
 
     /// Serves the console at `/console` in `http`, for the agent at the root.

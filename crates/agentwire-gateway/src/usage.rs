@@ -156,7 +156,7 @@ impl Caller {
         }
         if let Some(budgets) = &inner.budgets {
             let spent = usage.latest();
-            let tokens = spent.input_tokens.saturating_add(spent.output_tokens);
+            let tokens = spent.tokens();
             let _spent = budgets.charge(self.principal.as_ref(), tokens, spent.tool_rounds).await;
         }
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use agentwire_server::agent::{AgentError, AgentEvent, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
 use agentwire_server::budget::BudgetBook;
+use agentwire_server::Metrics;
 use agentwire_types::{AgentCapabilities, AgentCard, AgentSkill, Message, Role, TaskState};
 use async_openai::types::chat::{ChatCompletionStreamOptions, CreateChatCompletionRequest};
 
@@ -60,6 +61,7 @@ use crate::toolbox::Toolbox;
 pub struct OpenAiAgent {
     pub(crate) settings: Arc<Settings>,
     pub(crate) budgets: Option<BudgetBook>,
+    pub(crate) metrics: Option<Metrics>,
 }
 
 /// What every task of an agent shares.
@@ -109,6 +111,22 @@ impl OpenAiAgent {
         self
     }
 
+    /// The agent, counting what each turn of a task spent in `metrics`' usage counters
+    /// (`agentwire_usage_*_total`), by the task's caller and the model, as a gateway counts what
+    /// its agents report.
+    ///
+    /// ```
+    /// use agentwire_openai::OpenAiAgent;
+    /// use agentwire_server::Metrics;
+    ///
+    /// let agent = OpenAiAgent::builder("http://127.0.0.1:11434/v1", "llama3.2").build().with_metrics(&Metrics::new());
+    /// # drop(agent);
+    /// ```
+    pub fn with_metrics(mut self, metrics: &Metrics) -> Self {
+        self.metrics = Some(metrics.clone());
+        self
+    }
+
     /// The names the model knows its tools by.
     pub fn tool_names(&self) -> Vec<&str> {
         self.settings.toolbox.names()
@@ -154,7 +172,7 @@ impl OpenAiAgent {
 
 impl AgentExecutor for OpenAiAgent {
     fn execute(&self, ctx: ExecutionContext) -> EventStream {
-        let (settings, budgets) = (Arc::clone(&self.settings), self.budgets.clone());
+        let (settings, budgets, metrics) = (Arc::clone(&self.settings), self.budgets.clone(), self.metrics.clone());
         // Boxed: the execution's future is held in the server's for as long as the model talks.
         ctx.run(|ctx, updater| {
             Box::pin(async move {
@@ -163,7 +181,7 @@ impl AgentExecutor for OpenAiAgent {
                     Err(refused) => return updater.fail(refused.message()).await,
                 };
                 let meter = Meter::start(&settings.model, ctx.task.as_deref());
-                Turn { settings, ctx, updater, toolbox, meter, budgets }.run().await
+                Turn { settings, ctx, updater, toolbox, meter, budgets, metrics }.run().await
             })
         })
     }
@@ -178,6 +196,7 @@ struct Turn {
     toolbox: Toolbox,
     meter: Meter,
     budgets: Option<BudgetBook>,
+    metrics: Option<Metrics>,
 }
 
 /// Why a turn stopped before the model finished.
@@ -263,7 +282,18 @@ impl Turn {
     /// Ends the turn in `state`, saying `text` if any, with what the task spent.
     async fn end(&self, state: TaskState, text: Option<String>) -> Result<(), AgentError> {
         let message = text.map(|text| self.updater.message(text));
-        self.updater.send(AgentEvent::Status { state, message, metadata: Some(self.meter.report()) }).await
+        self.updater.send(AgentEvent::Status { state, message, metadata: Some(self.turn_spent()) }).await
+    }
+
+    /// What the task spent by the end of this turn, as status metadata; counted in the metrics,
+    /// if the agent keeps any.
+    fn turn_spent(&self) -> serde_json::Map<String, serde_json::Value> {
+        let usage = self.meter.usage();
+        if let Some(metrics) = &self.metrics {
+            let principal = self.ctx.request.principal.as_ref().map_or("", |principal| principal.name.as_str());
+            metrics.count_usage(principal, "", &usage);
+        }
+        usage.metadata()
     }
 
     /// Charges `tokens` and `tool_rounds` to the caller's budgets, if the agent keeps any; a
@@ -319,7 +349,7 @@ impl Turn {
         if answered {
             let sent = || serde_json::to_vec(&request).map_or(0, |body| body.len());
             let call = self.meter.model_call(assembled.usage(), sent, assembled.size());
-            self.charge(call.input_tokens.saturating_add(call.output_tokens), 0).await;
+            self.charge(call.tokens(), 0).await;
         }
         Ok(asked?.map(|text| (text, assembled.ending())))
     }
@@ -426,7 +456,7 @@ impl Turn {
     async fn record(&self, state: TaskState, text: String, record: &Record) -> Result<(), AgentError> {
         let mut message = self.updater.message(text);
         message.parts.push(record.part());
-        let metadata = state.is_interrupted().then(|| self.meter.report());
+        let metadata = state.is_interrupted().then(|| self.turn_spent());
         self.updater.send(AgentEvent::Status { state, message: Some(message), metadata }).await
     }
 }

@@ -167,6 +167,6 @@ impl OpenAiAgentBuilder {
             max_answer_bytes,
             request_timeout: self.request_timeout,
         };
-        OpenAiAgent { settings: Arc::new(settings), budgets: None }
+        OpenAiAgent { settings: Arc::new(settings), budgets: None, metrics: None }
     }
 }

@@ -5,7 +5,6 @@
 use std::sync::{Mutex, PoisonError};
 
 use agentwire_types::{AgentExtension, Task, Usage, UsageFigures, USAGE_EXTENSION};
-use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::model::Reported;
@@ -73,16 +72,15 @@ impl Meter {
         spent.figures.tool_rounds = spent.figures.tool_rounds.saturating_add(1);
     }
 
-    /// The task's usage so far, as status metadata.
-    pub(crate) fn report(&self) -> Map<String, Value> {
+    /// The task's usage so far.
+    pub(crate) fn usage(&self) -> Usage {
         let spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
         let millis = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let turn = UsageFigures { wall_time_ms: millis, ..spent.figures };
-        let usage = match self.before.clone() {
+        match self.before.clone() {
             Some(before) => before.then(self.model.clone(), turn, spent.estimated),
             None => Usage::first(self.model.clone(), turn, spent.estimated),
-        };
-        usage.metadata()
+        }
     }
 }
 
@@ -103,10 +101,10 @@ mod tests {
         let reported = Reported { input: 11, output: 3 };
         meter.model_call(Some(reported), || unreachable!("no estimate when the server reports"), 100);
         meter.tool_round();
-        let usage = Usage::in_metadata(Some(&meter.report())).unwrap();
+        let usage = Usage::in_metadata(Some(&meter.usage().metadata())).unwrap();
         assert_eq!((usage.total.input_tokens, usage.total.output_tokens, usage.estimated), (11, 3, false));
         meter.model_call(None, || 41, 8);
-        let usage = Usage::in_metadata(Some(&meter.report())).unwrap();
+        let usage = Usage::in_metadata(Some(&meter.usage().metadata())).unwrap();
         assert_eq!((usage.total.input_tokens, usage.total.output_tokens), (22, 5));
         assert_eq!((usage.total.model_calls, usage.total.tool_rounds, usage.estimated), (2, 1, true));
     }
@@ -117,7 +115,7 @@ mod tests {
         let task = Task { metadata: Some(before.metadata()), ..Task::default() };
         let meter = Meter::start("m", Some(&task));
         meter.model_call(None, || 4, 4);
-        let usage = Usage::in_metadata(Some(&meter.report())).unwrap();
+        let usage = Usage::in_metadata(Some(&meter.usage().metadata())).unwrap();
         assert_eq!(usage.total.input_tokens, 101);
         assert_eq!(usage.latest().input_tokens, 1);
         assert_eq!(serde_json::to_value(&usage).unwrap()["turn"]["modelCalls"], json!(1));

@@ -343,6 +343,55 @@ impl App {
 
 #[cfg(feature = "console")]
 impl crate::Console {
+    /// Adds the usage page (`/console/usage`): what callers spent on models, by caller and by
+    /// agent, as `app`'s metrics count it, and their budgets. A caller sees its own; a budget
+    /// admin, or anyone on a console of a server that authenticates no one, sees everyone's.
+    ///
+    /// ```
+    /// use agentwire_server::{App, Console, Metrics};
+    ///
+    /// let app = App::new().metrics(&Metrics::new());
+    /// let console = Console::loopback_only().showing_usage(&app);
+    /// # drop(console);
+    /// ```
+    pub fn showing_usage(mut self, app: &App) -> Self {
+        let app = app.clone();
+        self.usage = Some(std::sync::Arc::new(move |ctx| {
+            let app = app.clone();
+            Box::pin(async move { app.usage_report(ctx).await })
+        }));
+        std::sync::Arc::make_mut(&mut self.site).usage = true;
+        self
+    }
+}
+
+#[cfg(feature = "console")]
+impl App {
+    /// The usage page's report for the caller of `ctx`.
+    async fn usage_report(
+        &self,
+        ctx: crate::RequestContext,
+    ) -> Result<crate::console::UsageReport, agentwire_types::A2AError> {
+        let authenticates = self.auth.is_some();
+        let principal = self.identify(ctx.clone(), agentwire_types::Access::ReadBudgets, authenticates).await?;
+        let book = self.budget_book();
+        let everyone = crate::budget::sees_everyone(book, authenticates, principal.as_ref(), ctx.peer.as_ref());
+        let mut rows = self.metrics.as_ref().map(Metrics::usage_sums).unwrap_or_default();
+        let caller = principal.as_ref().map(|principal| principal.name.clone());
+        if !everyone {
+            let own = caller.as_deref().unwrap_or(crate::budget::ANONYMOUS);
+            rows.retain(|row| row.principal == own);
+        }
+        let budgets = match book {
+            Some(book) => book.statements(principal.as_ref(), everyone).await?,
+            None => Vec::new(),
+        };
+        Ok(crate::console::UsageReport { counted: self.metrics.is_some(), caller, everyone, rows, budgets })
+    }
+}
+
+#[cfg(feature = "console")]
+impl crate::Console {
     /// Counts each live task list as one of its caller's open streams under `app`'s quotas
     /// (`--max-streams`), as the operations' streams are: a list followed in a browser holds a
     /// connection and reads the list at every change.

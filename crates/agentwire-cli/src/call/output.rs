@@ -105,6 +105,7 @@ impl Output {
         self.line(&header);
         let context = self.dim(&format!("  context {}", task.context_id));
         self.line(&context);
+        self.usage(task.metadata.as_ref());
         if history {
             let heading = self.dim(if task.history.is_empty() { "  history: none" } else { "  history:" });
             self.line(&heading);
@@ -121,6 +122,31 @@ impl Output {
                 format!("  {} {}", self.paint("1", &format!("{}:", printable(name))), parts_text(&artifact.parts));
             self.line(&line);
         }
+    }
+
+    /// What a task spent, if `metadata` carries the usage extension's report: `spent 13 tokens
+    /// (1 in, 12 out) in 1 model call and 0 tool rounds, on MODEL`.
+    fn usage(&mut self, metadata: Option<&serde_json::Map<String, serde_json::Value>>) {
+        let Some(usage) = agentwire_types::Usage::in_metadata(metadata) else { return };
+        let total = usage.total;
+        let calls = if total.model_calls == 1 { "call" } else { "calls" };
+        let rounds = if total.tool_rounds == 1 { "round" } else { "rounds" };
+        let mut line = format!(
+            "  spent {} tokens ({} in, {} out) in {} model {calls} and {} tool {rounds}",
+            total.tokens(),
+            total.input_tokens,
+            total.output_tokens,
+            total.model_calls,
+            total.tool_rounds,
+        );
+        if !usage.model.is_empty() {
+            line.push_str(&format!(", on {}", printable(&usage.model)));
+        }
+        if usage.estimated {
+            line.push_str(" (estimated)");
+        }
+        let line = self.dim(&line);
+        self.line(&line);
     }
 
     fn message(&mut self, message: &Message) {
@@ -157,6 +183,7 @@ impl Output {
                 if let Some(message) = &update.status.message {
                     self.message(message);
                 }
+                self.usage(update.metadata.as_ref());
                 self.waiting_for = update.status.state.as_kebab_name().to_owned();
             }
             StreamResponse::ArtifactUpdate(update) => {

@@ -51,6 +51,8 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
         "ops",
         "--mcp-server",
         &tools,
+        "--metrics",
+        "--console",
     ];
     let agent = model_agent(&dir, &model.url, &args).await;
     let base = agent.base.as_str();
@@ -83,6 +85,23 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("principal:alice  tokens 26/20  resets "), "{out}");
     assert!(out.contains("principal:bob  tokens 21/1000  tool rounds 1/1"), "{out}");
+    // The agent counts what its tasks spent in its own metrics, and its console shows it: alice
+    // her own, the admin everyone's with their budgets.
+    let metrics = reqwest::get(format!("{base}/metrics")).await.unwrap().text().await.unwrap();
+    let alices = "agentwire_usage_output_tokens_total{principal=\"alice\",agent=\"(root)\",model=\"scripted\"} 24";
+    assert!(metrics.contains(alices), "{metrics}");
+    let usage_page = |token: &'static str| async move {
+        let page = reqwest::Client::new().get(format!("{base}/console/usage")).bearer_auth(token).send();
+        page.await.unwrap().text().await.unwrap()
+    };
+    let hers = usage_page("alice-token").await;
+    assert!(hers.contains("Yours (alice)") && hers.contains("<td>alice</td>"), "{hers}");
+    assert!(!hers.contains("<td>bob</td>"), "{hers}");
+    let everyones = usage_page("ops-token").await;
+    assert!(everyones.contains("Every caller&#39;s") || everyones.contains("Every caller's"), "{everyones}");
+    assert!(everyones.contains("<td>bob</td>") && everyones.contains("principal:alice"), "{everyones}");
+    assert!(everyones.contains("26 / 20"), "alice's spent budget: {everyones}");
+
     let (code, err) = budgets(&["reset", "--principal", "alice"], base, "alice-token").await;
     assert_ne!(code, 0);
     assert!(err.contains("needs a principal named by --budget-admin"), "{err}");

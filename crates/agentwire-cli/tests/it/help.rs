@@ -26,7 +26,9 @@ fn short_help_is_a_page_and_long_help_has_every_option() {
         for common in ["--http", "--store", "--auth", "--tls-cert"] {
             assert!(short.contains(common), "{command} -h lacks {common}:\n{short}");
         }
-        for rare in ["--max-body-size", "--principal-key", "--mcp-session-idle", "--max-streams", "--jwks"] {
+        for rare in
+            ["--max-body-size", "--principal-key", "--mcp-session-idle", "--max-streams", "--jwks", "--budget-admin"]
+        {
             assert!(!short.contains(rare), "{command} -h shows {rare}");
             assert!(long.contains(rare), "{command} --help lacks {rare}");
         }

@@ -99,6 +99,10 @@ async fn a_model_task_reports_what_it_spent_in_every_generation_and_binding() {
     assert_eq!(code, 0, "{err}");
     let grpc: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(usage(&grpc), &reported, "gRPC: {grpc}");
+    // `agentwire get` says it in a line.
+    let (code, out, err) = run_agentwire(&["get", base, id]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  spent 13 tokens (1 in, 12 out) in 1 model call and 0 tool rounds, on scripted\n"), "{out}");
     let v03 = rpc(&reqwest::Client::new(), base, "tasks/get", json!({"id": id})).await.unwrap();
     assert_eq!((&v03["result"]["kind"], usage(&v03["result"])), (&json!("task"), &reported), "v0.3: {v03}");
 
@@ -180,7 +184,7 @@ async fn a_gateway_counts_what_each_caller_spent_per_agent_and_model() {
     let upstream = format!("writer={}", agent.base);
     let auth = "bearer:alice=alice-token,bob=bob-token";
     for store in [None, Some("memory")] {
-        let mut args = vec!["--upstream", &upstream, "--auth", auth, "--metrics", "--mcp"];
+        let mut args = vec!["--upstream", &upstream, "--auth", auth, "--metrics", "--mcp", "--console"];
         if let Some(store) = store {
             args.extend(["--store", store]);
         }
@@ -213,6 +217,16 @@ async fn a_gateway_counts_what_each_caller_spent_per_agent_and_model() {
                 sample(&text, "agentwire_usage_model_calls_total", &labels),
             ];
             assert_eq!(found, [turns, turns, 12.0 * turns, turns], "{store:?}, {who}:\n{text}");
+        }
+
+        // The console's usage page, at the gateway's root and at the agent's: alice sees her own
+        // sums (two turns: 2 input and 24 output tokens, 2 calls, no tool round), not bob's.
+        for page in ["/console/usage", "/agents/writer/console/usage"] {
+            let request = reqwest::Client::new().get(format!("{}{page}", gateway.base)).bearer_auth("alice-token");
+            let html = request.send().await.unwrap().text().await.unwrap();
+            let row = "<td>alice</td><td>2</td><td>24</td><td>2</td><td>0</td><td>2</td>";
+            assert!(html.contains(row), "{store:?} {page}: {html}");
+            assert!(html.contains("<td>writer</td>") && !html.contains("<td>bob</td>"), "{store:?} {page}: {html}");
         }
     }
 }

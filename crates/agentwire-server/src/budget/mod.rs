@@ -400,6 +400,21 @@ impl BudgetBook {
     }
 }
 
+/// Whether `principal`, calling from `peer`, may see every holder's budget and usage and reset
+/// budgets: an admin of `book`, or, on a server that `authenticates` no one, a caller on its own
+/// host.
+pub(crate) fn sees_everyone(
+    book: Option<&BudgetBook>,
+    authenticates: bool,
+    principal: Option<&Principal>,
+    peer: Option<&agentwire_types::Peer>,
+) -> bool {
+    match principal {
+        Some(principal) => book.is_some_and(|book| book.is_admin(principal)),
+        None => !authenticates && peer.is_some_and(|peer| peer.addr.ip().is_loopback()),
+    }
+}
+
 /// The refusal of a caller whose `holder` spent `spent` of its `limit` of `measure`.
 fn spent_error(
     holder: &Holder,

@@ -100,13 +100,10 @@ async fn reset(app: &App, book: &BudgetBook, kind: &str, name: String, request: 
     }
 }
 
-/// Whether `principal` (calling from `peer`) may see every budget and reset them: an admin of
-/// `book`, or, where `app` authenticates no one, a caller on this host.
+/// Whether `principal` (calling from `peer`) may see every budget and reset them
+/// ([`sees_everyone`](super::sees_everyone)).
 fn admits(app: &App, book: &BudgetBook, principal: Option<&Principal>, peer: Option<&Peer>) -> bool {
-    match principal {
-        Some(principal) => book.is_admin(principal),
-        None => app.authentication().is_none() && peer.is_some_and(|peer| peer.addr.ip().is_loopback()),
-    }
+    super::sees_everyone(Some(book), app.authentication().is_some(), principal, peer)
 }
 
 /// The refusal of a request a web page of another origin than the server's sent: browsers name

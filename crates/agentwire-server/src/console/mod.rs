@@ -15,12 +15,14 @@ mod live;
 mod pages;
 mod routes;
 mod state;
+mod usage;
 
 use std::sync::Arc;
 
 use agentwire_store::CommitFeed;
 
 pub(crate) use routes::routes;
+pub(crate) use usage::{UsageReport, UsageView};
 
 /// Who may open the console: any address (authentication decides what each caller sees), or
 /// loopback addresses only, for a server without authentication.
@@ -69,6 +71,8 @@ pub struct Console {
     pub(crate) hosts: crate::ServedHosts,
     /// Where a live list takes its place among its caller's open streams (an `App`'s quotas).
     pub(crate) streams: Option<StreamGate>,
+    /// What the usage page shows its caller (an `App`'s usage counters and budgets).
+    pub(crate) usage: Option<UsageView>,
 }
 
 /// Where a console's pages are, as the browser sees them, and, for an agent's console among
@@ -77,11 +81,15 @@ pub struct Console {
 pub(crate) struct Site {
     pub(crate) base: Arc<str>,
     pub(crate) agent: Option<(Arc<str>, Arc<str>)>,
+    /// Whether it has a usage page.
+    pub(crate) usage: bool,
+    /// Whether it is the page that lists several agents' consoles.
+    pub(crate) directory: bool,
 }
 
 impl Default for Site {
     fn default() -> Self {
-        Self { base: Arc::from("/console"), agent: None }
+        Self { base: Arc::from("/console"), agent: None, usage: false, directory: false }
     }
 }
 
@@ -138,6 +146,7 @@ impl Console {
             site: Arc::default(),
             hosts: crate::ServedHosts::default(),
             streams: None,
+            usage: None,
         }
     }
 
@@ -149,6 +158,7 @@ impl Console {
             site: Arc::default(),
             hosts: crate::ServedHosts::default(),
             streams: None,
+            usage: None,
         }
     }
 

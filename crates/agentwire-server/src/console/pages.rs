@@ -39,7 +39,7 @@ pub(super) enum Signature {
 /// Data parts nested deeper than this are shown folded.
 const OPEN_DEPTH: usize = 2;
 
-fn layout(site: &Site, title: &str, current: &str, body: Markup) -> Page {
+pub(super) fn layout(site: &Site, title: &str, current: &str, body: Markup) -> Page {
     let link = |href: &str, name: &str| {
         html! { a href=(href) aria-current=[(current == name).then_some("page")] { (name) } }
     };
@@ -63,10 +63,13 @@ fn layout(site: &Site, title: &str, current: &str, body: Markup) -> Page {
                     @if let Some((agent, directory)) = &site.agent {
                         span.agent { a href=(directory) { "All agents" } " › " strong { (agent) } }
                     }
-                    @if current != AGENTS {
+                    @if current != AGENTS && !(current == "Usage" && site.agent.is_none() && site.directory) {
                         nav aria-label="Console" {
                             (link("./", "Agent")) (link("tasks", "Tasks")) (link("send", "Send"))
+                            @if site.usage { (link("usage", "Usage")) }
                         }
+                    } @else if site.usage {
+                        nav aria-label="Console" { (link("./", AGENTS)) (link("usage", "Usage")) }
                     }
                 }
                 main { (body) }

@@ -22,6 +22,7 @@ use super::form::{send_message, send_page};
 use super::live::{task_events, tasks_live, timeline};
 use super::pages::{self, TasksQuery};
 use super::state::{context, error_page, login_page, page, run, ConsoleState};
+use super::usage::usage_page;
 use super::Console;
 
 /// The console's routes, under `/console`, over `operations`; the card's signatures are checked
@@ -38,6 +39,7 @@ pub(crate) fn routes(operations: Operations, signing_keys: Option<agentwire_jose
         .route("/console/tasks/{id}/cancel", post(cancel_task))
         .route("/console/tasks/{id}/artifacts/{artifact}/{part}", get(download_part))
         .route("/console/send", get(send_page).post(send_message))
+        .route("/console/usage", get(usage_page))
         .route("/console/login", get(login_page).post(log_in))
         .route("/console/logout", post(log_out))
         .route("/console/assets/console.css", get(stylesheet))
@@ -64,8 +66,25 @@ struct DirectoryQuery {
 /// The page that lists several agents' consoles (with a search box when `searchable`), and the
 /// assets it uses.
 pub(crate) fn directory(console: &Console, agents: Directory, searchable: bool) -> Router {
-    let console = console.clone();
+    let mut console = console.clone();
+    Arc::make_mut(&mut console.site).directory = true;
     let site = console.site.clone();
+    let usage = get({
+        let console = console.clone();
+        move |parts: Parts| {
+            let console = console.clone();
+            async move {
+                let view = console.usage.clone();
+                let site = console.site.clone();
+                let report = async move {
+                    let view =
+                        view.ok_or_else(|| agentwire_types::A2AError::internal("this console shows no usage"))?;
+                    view(directory_context(&parts)).await
+                };
+                page(&site, report.await.map(|report| super::usage::render(&site, &report)))
+            }
+        }
+    });
     let listing = get(move |parts: Parts, Query(query): Query<DirectoryQuery>| {
         let (site, agents) = (site.clone(), Arc::clone(&agents));
         async move {
@@ -80,6 +99,7 @@ pub(crate) fn directory(console: &Console, agents: Directory, searchable: bool) 
     Router::new()
         .route("/console", listing.clone())
         .route("/console/", listing)
+        .route("/console/usage", usage)
         .route("/console/assets/console.css", get(stylesheet))
         .route("/console/assets/console.js", get(script))
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| admit(console.clone(), request, next)))

@@ -28,7 +28,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 pub use layer::{MetricsLayer, MetricsService};
 pub(crate) use tasks::{count_tasks, follow_tasks};
-pub use usage::{DEFAULT_USAGE_SERIES, MAX_COUNTED_PER_REPORT};
+pub use usage::{UsageSum, DEFAULT_USAGE_SERIES, MAX_COUNTED_PER_REPORT};
 
 /// The server's instruments, with the registry that reports them. Cloning is cheap: clones share
 /// the instruments.

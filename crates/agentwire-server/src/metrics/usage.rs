@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use agentwire_types::Usage;
+use agentwire_types::{Usage, UsageFigures};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -30,6 +30,22 @@ pub(crate) struct UsageLabels {
     principal: String,
     agent: String,
     model: String,
+}
+
+/// What one caller spent through one agent on one model, as the usage counters hold it
+/// ([`Metrics::usage_sums`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageSum {
+    /// The caller's principal (`(anonymous)` without one; `(other)` past the series cap).
+    pub principal: String,
+    /// The agent (`(root)` for a server's own).
+    pub agent: String,
+    /// The model, as the agent reported it (`(unknown)` when it did not).
+    pub model: String,
+    /// The tokens, model calls and tool rounds (no wall time).
+    pub spent: UsageFigures,
+    /// The turns reported.
+    pub reports: u64,
 }
 
 /// The usage counters, and the series they have: the labels come from callers and agents, so
@@ -120,6 +136,42 @@ impl Metrics {
         usage_instruments.reports.get_or_create(&labels).inc();
     }
 
+    /// What the usage counters hold, a row per combination of caller, agent and model counted
+    /// (those past the cap in one row of `(other)`), in no particular order.
+    ///
+    /// ```
+    /// use agentwire_server::Metrics;
+    /// use agentwire_types::{Usage, UsageFigures};
+    ///
+    /// let metrics = Metrics::new();
+    /// let spent = UsageFigures { input_tokens: 30, output_tokens: 12, model_calls: 1, ..UsageFigures::default() };
+    /// metrics.count_usage("alice", "writer", &Usage::first("gpt-4o-mini", spent, false));
+    /// let sums = metrics.usage_sums();
+    /// assert_eq!((sums[0].principal.as_str(), sums[0].spent.output_tokens, sums[0].reports), ("alice", 12, 1));
+    /// ```
+    pub fn usage_sums(&self) -> Vec<UsageSum> {
+        let usage = &self.instruments.usage;
+        let mut labels: Vec<UsageLabels> =
+            usage.series.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect();
+        labels.push(UsageLabels { principal: OTHER.to_owned(), agent: OTHER.to_owned(), model: OTHER.to_owned() });
+        let read = |family: &Family<UsageLabels, Counter>, labels: &UsageLabels| {
+            family.get(labels).map_or(0, |counter| counter.get())
+        };
+        let sums = labels.into_iter().filter_map(|labels| {
+            let reports = read(&usage.reports, &labels);
+            let spent = UsageFigures {
+                input_tokens: read(&usage.input_tokens, &labels),
+                output_tokens: read(&usage.output_tokens, &labels),
+                model_calls: read(&usage.model_calls, &labels),
+                tool_rounds: read(&usage.tool_rounds, &labels),
+                ..UsageFigures::default()
+            };
+            let UsageLabels { principal, agent, model } = labels;
+            (reports > 0).then_some(UsageSum { principal, agent, model, spent, reports })
+        });
+        sums.collect()
+    }
+
     /// Gives at most `series` combinations of caller, agent and model a series of their own in
     /// the usage counters ([`DEFAULT_USAGE_SERIES`] by default); the others are counted in one,
     /// labelled `(other)`. Callers and the models agents report are not the operator's to
@@ -136,8 +188,6 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests {
-    use agentwire_types::UsageFigures;
-
     use super::*;
 
     #[test]

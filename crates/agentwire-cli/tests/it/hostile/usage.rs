@@ -36,7 +36,7 @@ async fn usage_reports_keep_the_gateways_metrics_bounded_and_forward() {
     let dir = TempDir::new("hostile-usage");
     let upstream = format!("inflater={}", inflating_agent().await);
     let series = SERIES.to_string();
-    let args = ["--upstream", &upstream, "--metrics", "--metrics-usage-series", &series];
+    let args = ["--upstream", &upstream, "--metrics", "--metrics-usage-series", &series, "--console"];
     let gateway = Server::start_gateway(&dir.0, &args).await;
     let client = reqwest::Client::new();
     let mut scrapes = Vec::new();
@@ -76,4 +76,11 @@ async fn usage_reports_keep_the_gateways_metrics_bounded_and_forward() {
     let counted: Vec<u128> = scrapes.iter().map(|text| other(text)).collect();
     assert!(counted.windows(2).all(|pair| pair[1] >= pair[0]), "the shared series went backwards: {counted:?}");
     assert!(counted[9] > counted[SERIES + 1], "{counted:?}");
+
+    // The console's usage page shows the same rows, the model names as text.
+    let page = client.get(format!("{}/console/usage", gateway.base)).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("<code>m0&quot; } evil{x=&quot;1&quot;}"), "{page}");
+    assert!(page.contains("<code>(other)</code>"), "{page}");
 }
