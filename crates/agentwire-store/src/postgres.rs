@@ -568,6 +568,34 @@ mod tests {
         conformance::registry(&registry).await;
     }
 
+    /// What a budget's holder spent is summed within a window, stops at what a row holds, starts
+    /// again in a later window, reads without a write for a check, and is forgotten on a reset.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn budgets_are_summed_per_window_and_reset() {
+        let Some(url) = database() else {
+            eprintln!("skipped: AGENTWIRE_TEST_POSTGRES_URL is not set");
+            return;
+        };
+        let schema = format!("budgets_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let backend = store.backend(Duration::from_secs(5)).await.unwrap();
+        let shared = backend.shared().unwrap();
+        let spent = |tokens, tool_rounds| crate::Spent { tokens, tool_rounds };
+        assert_eq!(shared.charge_budget("principal:a", 1000, 0, 0).await.unwrap(), spent(0, 0));
+        assert!(shared.budgets_spent().await.unwrap().is_empty(), "a check keeps nothing");
+        assert_eq!(shared.charge_budget("principal:a", 1000, 5, 1).await.unwrap(), spent(5, 1));
+        let most = i64::MAX as u64;
+        assert_eq!(shared.charge_budget("principal:a", 1000, u64::MAX, 0).await.unwrap(), spent(most, 1));
+        assert_eq!(shared.charge_budget("principal:a", 1000, 0, 0).await.unwrap(), spent(most, 1));
+        assert_eq!(shared.charge_budget("principal:a", 2000, 3, 0).await.unwrap(), spent(3, 0));
+        assert_eq!(shared.charge_budget("tenant:a", 2000, 1, 1).await.unwrap(), spent(1, 1));
+        let all = shared.budgets_spent().await.unwrap();
+        assert_eq!(all, [("principal:a".to_owned(), 2000, spent(3, 0)), ("tenant:a".to_owned(), 2000, spent(1, 1))]);
+        assert!(shared.reset_budget("principal:a").await.unwrap());
+        assert!(!shared.reset_budget("principal:a").await.unwrap());
+        assert_eq!(shared.charge_budget("principal:a", 2000, 0, 0).await.unwrap(), spent(0, 0));
+    }
+
     /// A database made before the log was the write path opens, is brought up to date, and reads
     /// its tasks as stored; their next commits append to the log and still read back as written.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,7 +36,7 @@ pub trait SharedState: Send + Sync + 'static {
 
     /// Adds `tokens` and `tool_rounds` to what `holder` spent in the window that began at
     /// `window_start` (ms since the epoch; what it spent in an earlier window is forgotten), and
-    /// returns the sums, counted alike by every instance.
+    /// returns the sums, counted alike by every instance. A charge of nothing only reads.
     async fn charge_budget(&self, holder: &str, window_start: i64, tokens: u64, tool_rounds: u64) -> Result<Spent>;
 
     /// What each holder spent in its current window, as the charges left it: `(holder, window

@@ -153,7 +153,8 @@ impl Budgets {
 #[async_trait]
 pub trait BudgetLedger: Send + Sync + 'static {
     /// Adds `spent` to what `holder` (its [`key`](Holder::key)) spent in the window that began at
-    /// `window_start` (ms since the epoch), forgetting an earlier window's; returns the sums.
+    /// `window_start` (ms since the epoch), forgetting an earlier window's; returns the sums. A
+    /// charge of nothing is a check: it reads, and keeps nothing new.
     async fn charge(&self, holder: &str, window_start: i64, spent: Spent) -> Result<Spent, String>;
 
     /// What every holder charged spent, with the start of the window it spent it in.
@@ -171,6 +172,11 @@ pub struct LocalLedger(Mutex<HashMap<String, (i64, Spent)>>);
 impl BudgetLedger for LocalLedger {
     async fn charge(&self, holder: &str, window_start: i64, spent: Spent) -> Result<Spent, String> {
         let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if spent == Spent::default() {
+            // A check adds no holder: only what callers spent takes room.
+            let current = all.get(holder).filter(|(start, _)| *start >= window_start);
+            return Ok(current.map(|(_, sum)| *sum).unwrap_or_default());
+        }
         let (start, sum) = all.entry(holder.to_owned()).or_insert((window_start, Spent::default()));
         if window_start > *start {
             (*start, *sum) = (window_start, Spent::default());

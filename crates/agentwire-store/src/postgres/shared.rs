@@ -102,6 +102,17 @@ impl SharedState for SharedTables {
     }
 
     async fn charge_budget(&self, holder: &str, window_start: i64, tokens: u64, tool_rounds: u64) -> Result<Spent> {
+        if tokens == 0 && tool_rounds == 0 {
+            // A check: read, and write nothing (a send's check would otherwise write a row).
+            let row =
+                sqlx::query("SELECT tokens, tool_rounds FROM budget_spent WHERE holder = $1 AND window_start >= $2")
+                    .bind(holder)
+                    .bind(window_start)
+                    .fetch_optional(&self.store.pool)
+                    .await
+                    .map_err(backend)?;
+            return Ok(row.map(|row| spent_in(&row, 0)).unwrap_or_default());
+        }
         // One statement, atomic under the row's lock: a charge in a later window than the row's
         // starts it again. The sums stop at i64::MAX rather than overflow.
         let row = sqlx::query(
