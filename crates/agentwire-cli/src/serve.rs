@@ -142,6 +142,7 @@ async fn assemble_agent(
     auth: Option<AnyAuth>,
 ) -> anyhow::Result<(Router, Option<RequestHandler>)> {
     let agent = agent(opt).await?;
+    check_budgets(opt)?;
     if !opt.budgets.is_empty() && !matches!(agent, Agent::Model(_)) {
         anyhow::bail!("--budget limits what a model spends: it needs --agent openai, or a gateway");
     }
@@ -179,6 +180,14 @@ async fn assemble_agent(
         tracing::info!(url = %format!("{}{}", site.public_url, agentwire_mcp::MCP_PATH), "serving MCP");
     }
     Ok((routes.into_router(), Some(handler)))
+}
+
+/// Refuses `--budget-admin` without a `--budget`: the admins would have nothing to administer.
+fn check_budgets(opt: &ServeOpt) -> anyhow::Result<()> {
+    if opt.budgets.is_empty() && !opt.budget_admins.is_empty() {
+        anyhow::bail!("--budget-admin names who may see and reset budgets: give the budgets with --budget");
+    }
+    Ok(())
 }
 
 /// TLS as `--tls-cert`, `--tls-key` and `--tls-client-ca` set it up, if they do.

@@ -155,9 +155,13 @@ impl Caller {
             metrics.count_usage(principal, &self.agent, &usage);
         }
         if let Some(budgets) = &inner.budgets {
-            let spent = usage.latest();
-            let tokens = spent.tokens();
-            let _spent = budgets.charge(self.principal.as_ref(), tokens, spent.tool_rounds).await;
+            let (budgets, principal, spent) = (budgets.clone(), self.principal.clone(), usage.latest());
+            // Charged to its end even if the caller goes away meanwhile (a stream dropped): the
+            // turn is counted already, and would not be charged again.
+            let charged = tokio::spawn(async move {
+                let _spent = budgets.charge(principal.as_ref(), spent.tokens(), spent.tool_rounds).await;
+            });
+            let _ = charged.await;
         }
     }
 }

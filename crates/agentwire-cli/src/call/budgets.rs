@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::output::printable;
 use super::registry::answer_of;
 use super::{exit, Failure};
 
@@ -90,14 +91,16 @@ async fn list(args: &ServerArgs) -> Result<u8, Failure> {
 fn line(statement: &Value) -> String {
     let measure = |name: &str, key: &str| {
         let measure = &statement[key];
-        measure.is_object().then(|| format!("  {name} {}/{}", measure["spent"], measure["budget"]))
+        let count = |key: &str| measure[key].as_u64().map_or_else(|| "?".to_owned(), |n| n.to_string());
+        measure.is_object().then(|| format!("  {name} {}/{}", count("spent"), count("budget")))
     };
+    let text = |key: &str| printable(statement[key].as_str().unwrap_or_default());
     format!(
         "{}{}{}  resets {}",
-        statement["holder"].as_str().unwrap_or_default(),
+        text("holder"),
         measure("tokens", "tokens").unwrap_or_default(),
         measure("tool rounds", "toolRounds").unwrap_or_default(),
-        statement["resetsAt"].as_str().unwrap_or_default()
+        text("resetsAt")
     )
 }
 

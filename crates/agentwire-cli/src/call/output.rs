@@ -383,7 +383,7 @@ fn parts_line(parts: &[Part], name_data: bool) -> String {
 /// `text`, written by an agent (or its card), as a terminal may show it: control characters other than line
 /// breaks and tabs are shown escaped (`\u{1b}`), since they could move the cursor, recolor or
 /// retitle the terminal, or overwrite what came before.
-fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
     if !text.chars().any(hidden) {
         return text.to_owned();

@@ -23,6 +23,7 @@ pub(super) async fn assemble(
     site: Site,
     auth: Option<AnyAuth>,
 ) -> anyhow::Result<(Router, Option<RequestHandler>)> {
+    super::check_budgets(opt)?;
     let mut http = site.http;
     if opt.console {
         let console = console(opt);

@@ -118,8 +118,9 @@ pub struct Budgets {
     pub each_principal: Option<Budget>,
     /// Principals' own budgets, by name.
     pub principals: BTreeMap<String, Budget>,
-    /// Budgets every principal of a tenant spends from together, by tenant; a principal of one
-    /// spends from its own budget as well.
+    /// Budgets every principal of a tenant spends from together, by tenant (a principal's
+    /// `tenant` claim, when it is a string, as a gateway's visibility reads it); a principal of
+    /// one spends from its own budget as well.
     pub tenants: BTreeMap<String, Budget>,
 }
 
@@ -417,7 +418,7 @@ pub(crate) fn sees_everyone(
 ) -> bool {
     match principal {
         Some(principal) => book.is_some_and(|book| book.is_admin(principal)),
-        None => !authenticates && peer.is_some_and(|peer| peer.addr.ip().is_loopback()),
+        None => !authenticates && peer.is_some_and(|peer| peer.addr.ip().to_canonical().is_loopback()),
     }
 }
 

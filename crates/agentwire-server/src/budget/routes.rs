@@ -111,9 +111,9 @@ fn admits(app: &App, book: &BudgetBook, principal: Option<&Principal>, peer: Opt
 /// otherwise have a browser on the server's own host reset a budget.
 fn foreign_origin(request: &Request) -> Option<A2AError> {
     let origin = request.headers().get(http::header::ORIGIN)?.to_str().unwrap_or_default();
-    let host = request.headers().get(http::header::HOST).and_then(|host| host.to_str().ok());
+    let host = crate::ServedHosts::named_by(request);
     let authority = origin.split_once("://").map(|(_, authority)| authority);
-    if authority.is_some_and(|authority| Some(authority) == host) {
+    if authority.is_some_and(|authority| !host.is_empty() && authority.eq_ignore_ascii_case(host)) {
         return None;
     }
     Some(A2AError::permission_denied(format!(

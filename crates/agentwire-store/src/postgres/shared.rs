@@ -23,6 +23,10 @@ pub(super) struct SharedTables {
 /// How long a caller's bucket is kept after its last request.
 const KEEP_BUCKET: i64 = 24 * 60 * 60 * 1000;
 
+/// How long a budget's sums are kept after their window began: longer than the longest window
+/// (`--budget`'s is 366 days), so that only windows long ended go.
+const KEEP_BUDGET: i64 = 367 * 24 * 60 * 60 * 1000;
+
 #[async_trait]
 impl SharedState for SharedTables {
     async fn take_token(&self, caller: &str, rate: f64, burst: f64) -> Result<std::result::Result<(), Duration>> {
@@ -184,7 +188,8 @@ fn spent_in(row: &sqlx::postgres::PgRow, first: usize) -> Spent {
 }
 
 /// Removes what the instances gone no longer hold (their streams), the counts of streams no
-/// longer open, and the buckets nobody has drawn on for a day.
+/// longer open, the buckets nobody has drawn on for a day, and the budgets' sums of windows
+/// ended long ago.
 pub(super) async fn forget_gone(pool: &PgPool) -> std::result::Result<(), sqlx::Error> {
     sqlx::query(
         "DELETE FROM quota_streams s
@@ -196,6 +201,12 @@ pub(super) async fn forget_gone(pool: &PgPool) -> std::result::Result<(), sqlx::
         "DELETE FROM quota_buckets WHERE at_millis < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
     )
     .bind(KEEP_BUCKET)
+    .execute(pool)
+    .await?;
+    sqlx::query(
+        "DELETE FROM budget_spent WHERE window_start < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
+    )
+    .bind(KEEP_BUDGET)
     .execute(pool)
     .await?;
     Ok(())
