@@ -1,5 +1,5 @@
 //! `--budget`: what callers may spend on models in a window, read into
-//! [`Budgets`](agentwire_server::budget::Budgets).
+//! [`Budgets`].
 
 use std::time::Duration;
 
