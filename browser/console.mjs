@@ -394,17 +394,17 @@ async function run() {
     check((await local.inputValue("#q")) === "hostile", "the search box keeps what was searched");
     await shot(local, "gateway-registry-search");
 
-    // A model agent's usage page: what each caller spent, and the budgets (the third task crosses
-    // the budget of 30 tokens; each spends 12).
+    // A model agent's usage page: what each caller spent, and the budgets (each task spends 12
+    // tokens of 100).
     const model = await stubModel();
     const metered = await serve("usage", ["--agent", "openai", "--base-url", model, "--model", "stub", "--console",
-      "--metrics", "--budget", "tokens=30,tool-rounds=5,window=1h"]);
+      "--metrics", "--budget", "tokens=100,tool-rounds=5,window=1h"]);
     for (const text of ["hello", "again", "once more"]) await send(`${metered}/`, null, text);
     await local.goto(`${metered}/console/usage`);
     const usage = await local.textContent("main");
     check(usage.includes("Every caller's"), "the usage page shows a loopback console everyone's usage");
     check(/\(anonymous\)\s*21\s*15\s*3\s*0\s*3/.test(usage), `the usage page sums the caller's tasks: ${usage}`);
-    check(/principal:\(anonymous\)\s*36 \/ 30 spent/.test(usage), "the usage page shows the budget spent");
+    check(/principal:\(anonymous\)\s*36 \/ 100\s*0 \/ 5/.test(usage), "the usage page shows what was spent of the budget");
     await shot(local, "usage");
 
     // The same pages on a phone: one column, nothing to scroll sideways.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_server::agent::{AgentError, AgentEvent, AgentExecutor, EventStream, ExecutionContext, TaskUpdater};
-use agentwire_server::budget::BudgetBook;
+use agentwire_server::budget::{Asked, BudgetBook};
 use agentwire_server::Metrics;
 use agentwire_types::{AgentCapabilities, AgentCard, AgentSkill, Message, Role, TaskState};
 use async_openai::types::chat::{ChatCompletionStreamOptions, CreateChatCompletionRequest};
@@ -93,8 +93,10 @@ impl std::fmt::Debug for OpenAiAgent {
 
 impl OpenAiAgent {
     /// The agent, charging what each model call spends (its tokens, and a round of tool calls)
-    /// to the budgets of the task's caller in `book`; a caller whose budget is spent has its task
-    /// fail before the model is called, saying the budget, what was spent and when it resets.
+    /// to the budgets of the task's caller in `book`. A call whose request alone (estimated at 4
+    /// bytes a token) would pass the caller's budget of tokens is not made, nor a round of tool
+    /// calls past its budget of rounds: the task fails, saying the budget, what was spent and
+    /// when it resets.
     ///
     /// ```
     /// use std::time::Duration;
@@ -263,6 +265,11 @@ impl Turn {
                     return self.end(TaskState::Failed, Some(reason.to_owned())).await;
                 }
                 Ending::ToolCalls(calls) => {
+                    if let Some(book) = &self.budgets
+                        && let Err(refused) = book.admit(self.ctx.request.principal.as_ref(), Asked::tool_round()).await
+                    {
+                        return self.end(TaskState::Failed, Some(refused.message().to_owned())).await;
+                    }
                     self.meter.tool_round();
                     self.charge(0, 1).await;
                     calls
@@ -329,11 +336,6 @@ impl Turn {
         answer: &mut AnswerArtifact,
     ) -> Result<Result<(String, Ending), Stopped>, AgentError> {
         let settings = &self.settings;
-        if let Some(book) = &self.budgets
-            && let Err(spent) = book.check(self.ctx.request.principal.as_ref()).await
-        {
-            return Ok(Err(Stopped::Failed(spent.message().to_owned())));
-        }
         let tools = self.toolbox.definitions();
         let request = CreateChatCompletionRequest {
             model: settings.model.clone(),
@@ -343,12 +345,19 @@ impl Turn {
             stream_options: Some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
             ..CreateChatCompletionRequest::default()
         };
+        let size = || serde_json::to_vec(&request).map_or(0, |body| body.len());
+        // A call whose request alone would pass the caller's budget is not made.
+        if let Some(book) = &self.budgets {
+            let asked = Asked::tokens(crate::meter::estimate(size()));
+            if let Err(refused) = book.admit(self.ctx.request.principal.as_ref(), asked).await {
+                return Ok(Err(Stopped::Failed(refused.message().to_owned())));
+            }
+        }
         let mut assembled = Answer::new(settings.max_answer_bytes);
         let mut answered = false;
         let asked = self.stream_answer(&request, answer, &mut assembled, &mut answered).await;
         if answered {
-            let sent = || serde_json::to_vec(&request).map_or(0, |body| body.len());
-            let call = self.meter.model_call(assembled.usage(), sent, assembled.size());
+            let call = self.meter.model_call(assembled.usage(), size, assembled.size());
             self.charge(call.tokens(), 0).await;
         }
         Ok(asked?.map(|text| (text, assembled.ending())))

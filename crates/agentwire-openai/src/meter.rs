@@ -85,7 +85,7 @@ impl Meter {
 }
 
 /// Tokens in about `bytes` bytes of text, rounded up.
-fn estimate(bytes: usize) -> u64 {
+pub(crate) fn estimate(bytes: usize) -> u64 {
     u64::try_from(bytes.div_ceil(BYTES_PER_TOKEN)).unwrap_or(u64::MAX)
 }
 

@@ -31,10 +31,12 @@ fn statement<'a>(listed: &'a Value, holder: &str) -> Option<&'a Value> {
     listed["budgets"].as_array()?.iter().find(|statement| statement["holder"] == holder)
 }
 
-/// "hello" costs 13 tokens of the scripted model: a budget of 20 lets two through, the second
-/// crossing it; the third task fails before the model is called, saying the budget, what was
-/// spent and when it resets. bob's budget is his own. A round of tool calls past a budget of
-/// tool rounds ends its task the same way. An admin sees every budget and resets alice's.
+/// "hello" costs 13 tokens of the scripted model, and its request is estimated at far more (4
+/// bytes a token of its JSON, the tools' definitions in it): with a budget of 300, alice's tasks are served while what she spent
+/// and the next request fit in it, and the task whose request would pass it fails before the model
+/// is called, saying the budget, what was spent and when it resets. Her spending never passes
+/// the budget. bob's budget is his own: one round of tool calls, which a task may make, and the
+/// next task's round is refused. An admin sees every budget and resets alice's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_resets_it() {
     let dir = TempDir::new("budgets-model");
@@ -44,7 +46,7 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
         "--auth",
         AUTH,
         "--budget",
-        "tokens=20,window=1h",
+        "tokens=300,window=1h",
         "--budget",
         "principal=bob,tokens=1000,tool-rounds=1,window=1d",
         "--budget-admin",
@@ -57,22 +59,33 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     let agent = model_agent(&dir, &model.url, &args).await;
     let base = agent.base.as_str();
 
-    for turn in ["first", "second, crossing the budget"] {
+    let mut served = 0;
+    let refused = loop {
         let task = send_as(base, "alice-token", "hello", None).await;
-        assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{turn}: {task}");
-    }
-    let refused = send_as(base, "alice-token", "hello", None).await;
+        if state(&task) != "TASK_STATE_COMPLETED" {
+            break task;
+        }
+        served += 1;
+        assert!(served < 30, "alice is never refused: {task}");
+    };
+    let spent = 13 * served;
+    assert!(served >= 1 && spent <= 300, "{served} tasks served: {}", status_text(&refused));
     assert_eq!(state(&refused), "TASK_STATE_FAILED", "{refused}");
     let why = status_text(&refused);
-    assert!(why.contains("the budget of principal alice is spent: 26 of 20 tokens in this window of 1h"), "{why}");
+    let expected = format!(
+        "the budget of principal alice would be passed: {spent} of 300 tokens spent in this window of 1h, and this call needs about "
+    );
+    assert!(why.contains(&expected), "{why}");
     assert!(why.contains("it resets at 20"), "{why}");
     assert_eq!(state(&send_as(base, "bob-token", "hello", None).await), "TASK_STATE_COMPLETED");
 
-    // bob may make one round of tool calls: the model's call of `add` is run, and the model is
-    // not asked again.
+    // bob may make one round of tool calls: a task calls `add` and answers; the next task's
+    // model asks to call it again, and the round is refused.
+    let tooled = send_as(base, "bob-token", "add 2 and 3", None).await;
+    assert_eq!(state(&tooled), "TASK_STATE_COMPLETED", "{tooled}");
     let tooled = send_as(base, "bob-token", "add 2 and 3", None).await;
     assert_eq!(state(&tooled), "TASK_STATE_FAILED", "{tooled}");
-    assert!(status_text(&tooled).contains("1 of 1 tool rounds"), "{tooled}");
+    assert!(status_text(&tooled).contains("the budget of principal bob is spent: 1 of 1 tool rounds"), "{tooled}");
 
     // alice sees her own; ops every holder charged; alice may not reset, ops may.
     let (code, out) = budgets(&["list", "--json"], base, "alice-token").await;
@@ -80,16 +93,23 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     let own: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(own["budgets"].as_array().map(Vec::len), Some(1), "{own}");
     let alice = statement(&own, "principal:alice").unwrap();
-    assert_eq!((&alice["tokens"], alice["windowSeconds"].as_u64()), (&json!({"budget": 20, "spent": 26}), Some(3600)));
+    assert_eq!(
+        (&alice["tokens"], alice["windowSeconds"].as_u64()),
+        (&json!({"budget": 300, "spent": spent}), Some(3600))
+    );
     let (code, out) = budgets(&["list"], base, "ops-token").await;
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("principal:alice  tokens 26/20  resets "), "{out}");
-    assert!(out.contains("principal:bob  tokens 21/1000  tool rounds 1/1"), "{out}");
+    assert!(out.contains(&format!("principal:alice  tokens {spent}/300  resets ")), "{out}");
+    // bob: "hello" (13), a task of two calls (17), a call whose round was refused (8).
+    assert!(out.contains("principal:bob  tokens 38/1000  tool rounds 1/1"), "{out}");
     // The agent counts what its tasks spent in its own metrics, and its console shows it: alice
     // her own, the admin everyone's with their budgets.
     let metrics = reqwest::get(format!("{base}/metrics")).await.unwrap().text().await.unwrap();
-    let alices = "agentwire_usage_output_tokens_total{principal=\"alice\",agent=\"(root)\",model=\"scripted\"} 24";
-    assert!(metrics.contains(alices), "{metrics}");
+    let alices = format!(
+        "agentwire_usage_output_tokens_total{{principal=\"alice\",agent=\"(root)\",model=\"scripted\"}} {}",
+        12 * served
+    );
+    assert!(metrics.contains(&alices), "{metrics}");
     let usage_page = |token: &'static str| async move {
         let page = reqwest::Client::new().get(format!("{base}/console/usage")).bearer_auth(token).send();
         page.await.unwrap().text().await.unwrap()
@@ -100,7 +120,7 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     let everyones = usage_page("ops-token").await;
     assert!(everyones.contains("Every caller&#39;s") || everyones.contains("Every caller's"), "{everyones}");
     assert!(everyones.contains("<td>bob</td>") && everyones.contains("principal:alice"), "{everyones}");
-    assert!(everyones.contains("26 / 20"), "alice's spent budget: {everyones}");
+    assert!(everyones.contains(&format!("{spent} / 300")), "alice's budget: {everyones}");
 
     let (code, err) = budgets(&["reset", "--principal", "alice"], base, "alice-token").await;
     assert_ne!(code, 0);
@@ -143,16 +163,17 @@ async fn a_gateway_refuses_to_relay_a_send_past_the_callers_budget() {
 async fn instances_on_one_database_share_each_budget() {
     let Some(database) = fresh_database("budgets").await else { return };
     let dir = TempDir::new("budgets-shared");
-    // The model that reports nothing: each task is estimated at well over 5 tokens.
+    // The model that reports nothing: a task's request is estimated at some 30 tokens, and all it
+    // spent at some 36, so that one task fits in 50 and a second would not.
     let url = silent_model().await;
-    let args = ["--store", &database, "--auth", AUTH, "--budget", "tokens=5,window=1d", "--budget-admin", "ops"];
+    let args = ["--store", &database, "--auth", AUTH, "--budget", "tokens=50,window=1d", "--budget-admin", "ops"];
     let one = model_agent(&dir, &url, &args).await;
     let two = model_agent(&dir, &url, &args).await;
 
     assert_eq!(state(&send_as(&one.base, "alice-token", "hello", None).await), "TASK_STATE_COMPLETED");
     let refused = send_as(&two.base, "alice-token", "hello", None).await;
     assert_eq!(state(&refused), "TASK_STATE_FAILED", "{refused}");
-    assert!(status_text(&refused).contains("the budget of principal alice is spent"), "{refused}");
+    assert!(status_text(&refused).contains("the budget of principal alice would be passed"), "{refused}");
     assert_eq!(state(&send_as(&two.base, "bob-token", "hello", None).await), "TASK_STATE_COMPLETED");
 
     let (code, out) = budgets(&["list", "--json"], &one.base, "ops-token").await;

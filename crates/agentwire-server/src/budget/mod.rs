@@ -149,6 +149,31 @@ impl Budgets {
     }
 }
 
+/// What a call is about to take, for [`BudgetBook::admit`]: about how many tokens and tool
+/// rounds; `None` for a measure it does not take, `Some(0)` for one it takes an unknown amount of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// Tokens, input and output.
+    pub tokens: Option<u64>,
+    /// Rounds of tool calls.
+    pub tool_rounds: Option<u64>,
+}
+
+impl Asked {
+    /// Any measure, in an unknown amount: refused where a budget is spent.
+    pub const ANYTHING: Self = Self { tokens: Some(0), tool_rounds: Some(0) };
+
+    /// A model call that takes about `tokens`.
+    pub fn tokens(tokens: u64) -> Self {
+        Self { tokens: Some(tokens), tool_rounds: None }
+    }
+
+    /// One round of tool calls.
+    pub fn tool_round() -> Self {
+        Self { tokens: None, tool_rounds: Some(1) }
+    }
+}
+
 /// Keeps what each holder spent in its current window. [`LocalLedger`], in this process's
 /// memory, is the default; [`SharedLedger`] counts in the store several instances share.
 #[async_trait]
@@ -322,16 +347,39 @@ impl BudgetBook {
     /// spends from is spent, saying which, what was spent, and when it resets. When the ledger
     /// cannot be read, the caller is let through (and the failure logged).
     pub async fn check(&self, principal: Option<&Principal>) -> Result<(), A2AError> {
-        self.charge_all(principal, Spent::default()).await
+        self.charge_all(principal, Spent::default(), Asked::ANYTHING).await
     }
 
-    /// Charges what `principal` spent ( `tokens`, `tool_rounds`) to every budget it spends from;
+    /// Refuses `principal`, as [`check`](Self::check) does, a call that would take a budget it
+    /// spends from past its limit: one that `asked` about as many tokens or tool rounds as
+    /// there are left, or more. Measures the call does not take (`None`) are not looked at.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentwire_server::budget::{Asked, Budget, BudgetBook, Budgets};
+    /// use agentwire_types::Principal;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let budget = Budget { tokens: Some(100), tool_rounds: Some(1), window: Duration::from_secs(3_600) };
+    /// let book = BudgetBook::new(Budgets { each_principal: Some(budget), ..Budgets::default() });
+    /// let alice = Principal::new("alice");
+    /// book.charge(Some(&alice), 60, 1).await.unwrap_err();
+    /// book.admit(Some(&alice), Asked::tokens(40)).await.unwrap();
+    /// assert!(book.admit(Some(&alice), Asked::tokens(41)).await.unwrap_err().message().contains("would be passed"));
+    /// book.admit(Some(&alice), Asked::tool_round()).await.unwrap_err();
+    /// # });
+    /// ```
+    pub async fn admit(&self, principal: Option<&Principal>, asked: Asked) -> Result<(), A2AError> {
+        self.charge_all(principal, Spent::default(), asked).await
+    }
+
+    /// Charges what `principal` spent (`tokens`, `tool_rounds`) to every budget it spends from;
     /// the refusal [`check`](Self::check) would now give, if a budget is spent.
     pub async fn charge(&self, principal: Option<&Principal>, tokens: u64, tool_rounds: u64) -> Result<(), A2AError> {
-        self.charge_all(principal, Spent { tokens, tool_rounds }).await
+        self.charge_all(principal, Spent { tokens, tool_rounds }, Asked::ANYTHING).await
     }
 
-    async fn charge_all(&self, principal: Option<&Principal>, spent: Spent) -> Result<(), A2AError> {
+    async fn charge_all(&self, principal: Option<&Principal>, spent: Spent, asked: Asked) -> Result<(), A2AError> {
         let now = now_millis();
         let mut refusal = None;
         for (holder, budget) in self.budgets.of(principal) {
@@ -343,11 +391,16 @@ impl BudgetBook {
                     continue;
                 }
             };
-            let over = [("tokens", budget.tokens, sums.tokens), ("tool rounds", budget.tool_rounds, sums.tool_rounds)]
-                .into_iter()
-                .find_map(|(measure, limit, spent)| Some((measure, limit?, spent)).filter(|(_, l, s)| s >= l));
-            if let (Some((measure, limit, spent)), None) = (over, &refusal) {
-                refusal = Some(spent_error(&holder, &budget, measure, limit, spent, end, now));
+            let measures = [
+                ("tokens", budget.tokens, sums.tokens, asked.tokens),
+                ("tool rounds", budget.tool_rounds, sums.tool_rounds, asked.tool_rounds),
+            ];
+            let over = measures.into_iter().find_map(|(measure, limit, spent, more)| {
+                let (limit, more) = (limit?, more?);
+                (spent >= limit || spent.saturating_add(more) > limit).then_some(Over { measure, limit, spent, more })
+            });
+            if let (Some(over), None) = (over, &refusal) {
+                refusal = Some(over.error(&holder, &budget, end, now));
             }
         }
         refusal.map_or(Ok(()), Err)
@@ -422,29 +475,41 @@ pub(crate) fn sees_everyone(
     }
 }
 
-/// The refusal of a caller whose `holder` spent `spent` of its `limit` of `measure`.
-fn spent_error(
-    holder: &Holder,
-    budget: &Budget,
-    measure: &str,
+/// A measure of a budget that a call finds spent, or would pass.
+struct Over {
+    measure: &'static str,
     limit: u64,
     spent: u64,
-    end: i64,
-    now: i64,
-) -> A2AError {
-    let resets_at = timestamp(end).to_string();
-    let window = humane(budget.window);
-    let message = format!(
-        "the budget of {holder} is spent: {spent} of {limit} {measure} in this window of {window}; it resets at {resets_at}"
-    );
-    let wait = Duration::from_millis(u64::try_from(end.saturating_sub(now)).unwrap_or(0));
-    A2AError::resource_exhausted(message)
-        .with_retry_after(wait)
-        .with_metadata("budgetHolder", holder.key())
-        .with_metadata("budgetMeasure", measure)
-        .with_metadata("budget", limit.to_string())
-        .with_metadata("spent", spent.to_string())
-        .with_metadata("resetsAt", resets_at)
+    /// What the call asked for (0: unknown).
+    more: u64,
+}
+
+impl Over {
+    /// The refusal of a caller whose `holder`'s `budget` this is, in the window that ends at
+    /// `end`.
+    fn error(&self, holder: &Holder, budget: &Budget, end: i64, now: i64) -> A2AError {
+        let Self { measure, limit, spent, more } = *self;
+        let resets_at = timestamp(end).to_string();
+        let window = humane(budget.window);
+        let message = if spent >= limit {
+            format!(
+                "the budget of {holder} is spent: {spent} of {limit} {measure} in this window of {window}; it resets at {resets_at}"
+            )
+        } else {
+            format!(
+                "the budget of {holder} would be passed: {spent} of {limit} {measure} spent in this window of {window}, \
+                 and this call needs about {more} more; it resets at {resets_at}"
+            )
+        };
+        let wait = Duration::from_millis(u64::try_from(end.saturating_sub(now)).unwrap_or(0));
+        A2AError::resource_exhausted(message)
+            .with_retry_after(wait)
+            .with_metadata("budgetHolder", holder.key())
+            .with_metadata("budgetMeasure", measure)
+            .with_metadata("budget", limit.to_string())
+            .with_metadata("spent", spent.to_string())
+            .with_metadata("resetsAt", resets_at)
+    }
 }
 
 /// `window` as a person says it: `1h`, `30m`, `7d`.
