@@ -27,6 +27,7 @@ DETACHED_TASKS = {
     "crates/agentwire-cli/src/serve.rs": "the stop signal's watcher lives as long as the process",
     "crates/agentwire-gateway/src/registry/mod.rs": "a registry's checks hold it weakly or end with one agent's check",
     "crates/agentwire-gateway/src/upstream.rs": "an agent's retries hold it weakly, and end once it is dropped",
+    "crates/agentwire-gateway/src/usage.rs": "a turn's budget charge ends with its one store write, awaited by the answer",
     "crates/agentwire-server/src/grpc/health.rs": "a health watch ends when its watcher goes",
     "crates/agentwire-server/src/auth/jwt.rs": "the key refresh holds the keys weakly, and ends once they are dropped",
     "crates/agentwire-server/src/server.rs": "the listeners beside the main one stop with it, even when it is dropped",
