@@ -409,16 +409,15 @@ impl BudgetBook {
     /// The statements of the holders `principal` spends from; of every holder charged or named
     /// when `all`.
     pub async fn statements(&self, principal: Option<&Principal>, all: bool) -> Result<Vec<Statement>, A2AError> {
+        let unread = |error: String| A2AError::internal(format!("the budgets' ledger could not be read: {error}"));
         let now = now_millis();
-        let charged = self
-            .ledger
-            .all()
-            .await
-            .map_err(|error| A2AError::internal(format!("the budgets' ledger could not be read: {error}")))?;
-        let charged: HashMap<String, (i64, Spent)> =
-            charged.into_iter().map(|(holder, start, spent)| (holder, (start, spent))).collect();
         let mut holders: Vec<Holder> = self.budgets.of(principal).into_iter().map(|(holder, _)| holder).collect();
+        // Every holder's sums for an admin; a caller's own are read one by one, as checks read
+        // them, rather than with everyone else's.
+        let mut charged: HashMap<String, (i64, Spent)> = HashMap::new();
         if all {
+            let rows = self.ledger.all().await.map_err(unread)?;
+            charged = rows.into_iter().map(|(holder, start, spent)| (holder, (start, spent))).collect();
             let named = self.budgets.principals.keys().map(|name| Holder::Principal(name.clone()));
             let tenants = self.budgets.tenants.keys().map(|name| Holder::Tenant(name.clone()));
             let others = charged.keys().filter_map(|key| Holder::from_key(key));
@@ -426,23 +425,26 @@ impl BudgetBook {
         }
         holders.sort();
         holders.dedup();
-        let statements = holders.into_iter().filter_map(|holder| {
-            let budget = self.budgets.of_holder(&holder)?;
+        let mut statements = Vec::with_capacity(holders.len());
+        for holder in holders {
+            let Some(budget) = self.budgets.of_holder(&holder) else { continue };
             let (start, end) = budget.window_at(now);
             let spent = match charged.get(&holder.key()) {
                 Some((charged_at, spent)) if *charged_at >= start => *spent,
-                _ => Spent::default(),
+                Some(_) => Spent::default(),
+                None if all => Spent::default(),
+                None => self.ledger.charge(&holder.key(), start, Spent::default()).await.map_err(unread)?,
             };
-            Some(Statement {
+            statements.push(Statement {
                 holder: holder.key(),
                 window_seconds: budget.window.as_secs(),
                 window_start: timestamp(start),
                 resets_at: timestamp(end),
                 tokens: budget.tokens.map(|budget| Measure { budget, spent: spent.tokens }),
                 tool_rounds: budget.tool_rounds.map(|budget| Measure { budget, spent: spent.tool_rounds }),
-            })
-        });
-        Ok(statements.collect())
+            });
+        }
+        Ok(statements)
     }
 
     /// Forgets what `holder` spent in its window: it may spend its whole budget again. Whether it
