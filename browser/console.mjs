@@ -398,7 +398,7 @@ async function run() {
     // tokens of 100).
     const model = await stubModel();
     const metered = await serve("usage", ["--agent", "openai", "--base-url", model, "--model", "stub", "--console",
-      "--metrics", "--budget", "tokens=100,tool-rounds=5,window=1h"]);
+      "--metrics", "--budget", "tokens=100,tool-rounds=5,window=366d"]);
     for (const text of ["hello", "again", "once more"]) await send(`${metered}/`, null, text);
     await local.goto(`${metered}/console/usage`);
     const usage = await local.textContent("main");

@@ -11,6 +11,9 @@ use crate::usage::{call_as, model_agent, send_as, silent_model};
 
 const AUTH: &str = "bearer:alice=alice-token,bob=bob-token,ops=ops-token";
 
+// The budgets' windows are of 366 days: one that ended in the middle of a test (a window starts
+// on a multiple of its length since the epoch) would start its sums again.
+
 /// The text of the status message of `task`.
 fn status_text(task: &Value) -> String {
     let parts = task["status"]["message"]["parts"].as_array().cloned().unwrap_or_default();
@@ -46,9 +49,9 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
         "--auth",
         AUTH,
         "--budget",
-        "tokens=300,window=1h",
+        "tokens=300,window=366d",
         "--budget",
-        "principal=bob,tokens=1000,tool-rounds=1,window=1d",
+        "principal=bob,tokens=1000,tool-rounds=1,window=366d",
         "--budget-admin",
         "ops",
         "--mcp-server",
@@ -73,7 +76,7 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     assert_eq!(state(&refused), "TASK_STATE_FAILED", "{refused}");
     let why = status_text(&refused);
     let expected = format!(
-        "the budget of principal alice would be passed: {spent} of 300 tokens spent in this window of 1h, and this call needs about "
+        "the budget of principal alice would be passed: {spent} of 300 tokens spent in this window of 366d, and this call needs about "
     );
     assert!(why.contains(&expected), "{why}");
     assert!(why.contains("it resets at 20"), "{why}");
@@ -95,7 +98,7 @@ async fn the_model_agent_refuses_a_caller_whose_budget_is_spent_until_an_admin_r
     let alice = statement(&own, "principal:alice").unwrap();
     assert_eq!(
         (&alice["tokens"], alice["windowSeconds"].as_u64()),
-        (&json!({"budget": 300, "spent": spent}), Some(3600))
+        (&json!({"budget": 300, "spent": spent}), Some(366 * 86_400))
     );
     let (code, out) = budgets(&["list"], base, "ops-token").await;
     assert_eq!(code, 0, "{out}");
@@ -138,7 +141,7 @@ async fn a_gateway_refuses_to_relay_a_send_past_the_callers_budget() {
     let Some(model) = Model::start(&dir.0) else { return };
     let agent = model_agent(&dir, &model.url, &[]).await;
     let upstream = format!("writer={}", agent.base);
-    let args = ["--upstream", &upstream, "--auth", AUTH, "--budget", "principal=alice,tokens=20,window=1h"];
+    let args = ["--upstream", &upstream, "--auth", AUTH, "--budget", "principal=alice,tokens=20,window=366d"];
     let gateway = Server::start_gateway(&dir.0, &args).await;
     let writer = format!("{}/agents/writer", gateway.base);
 
@@ -166,7 +169,7 @@ async fn instances_on_one_database_share_each_budget() {
     // The model that reports nothing: a task's request is estimated at some 30 tokens, and all it
     // spent at some 36, so that one task fits in 50 and a second would not.
     let url = silent_model().await;
-    let args = ["--store", &database, "--auth", AUTH, "--budget", "tokens=50,window=1d", "--budget-admin", "ops"];
+    let args = ["--store", &database, "--auth", AUTH, "--budget", "tokens=50,window=366d", "--budget-admin", "ops"];
     let one = model_agent(&dir, &url, &args).await;
     let two = model_agent(&dir, &url, &args).await;
 

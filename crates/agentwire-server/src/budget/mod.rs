@@ -541,6 +541,11 @@ mod tests {
         Budget { tokens: Some(tokens), tool_rounds: Some(2), window: Duration::from_secs(3_600) }
     }
 
+    /// A window no test runs across (a year and a day, from a multiple of it since the epoch).
+    fn yearly(tokens: u64) -> Budget {
+        Budget { window: Duration::from_secs(366 * 86_400), ..hourly(tokens) }
+    }
+
     #[test]
     fn windows_start_on_their_multiples_of_the_epoch() {
         let hour = 3_600_000;
@@ -551,8 +556,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_tenant_budget_is_spent_by_all_its_principals_and_each_has_its_own() {
-        let mut budgets = Budgets { each_principal: Some(hourly(100)), ..Budgets::default() };
-        budgets.tenants.insert("acme".into(), hourly(150));
+        let mut budgets = Budgets { each_principal: Some(yearly(100)), ..Budgets::default() };
+        budgets.tenants.insert("acme".into(), yearly(150));
         let book = BudgetBook::new(budgets);
         let of_acme = |name: &str| Principal::new(name).with_claim("tenant", "acme");
         let (alice, bob, carol) = (of_acme("alice"), of_acme("bob"), Principal::new("carol"));

@@ -25,7 +25,7 @@ async fn reports_past_any_sum_spend_the_callers_budget_without_wrapping() {
     let upstream = format!("inflater={}", inflating_agent().await);
     let auth = "bearer:alice=alice-token,bob=bob-token";
     let args =
-        ["--upstream", &upstream, "--auth", auth, "--budget", "tokens=1000000,window=1h", "--budget-admin", "bob"];
+        ["--upstream", &upstream, "--auth", auth, "--budget", "tokens=1000000,window=366d", "--budget-admin", "bob"];
     let gateway = Server::start_gateway(&dir.0, &args).await;
     let url = format!("{}/agents/inflater/", gateway.base);
     let first = send(&url, "alice-token", "spend").await;
@@ -50,7 +50,7 @@ async fn reports_past_any_sum_spend_the_callers_budget_without_wrapping() {
 async fn a_web_page_of_another_origin_cannot_reset_a_budget() {
     let dir = TempDir::new("hostile-budget-origin");
     let upstream = format!("inflater={}", inflating_agent().await);
-    let gateway = Server::start_gateway(&dir.0, &["--upstream", &upstream, "--budget", "tokens=10,window=1h"]).await;
+    let gateway = Server::start_gateway(&dir.0, &["--upstream", &upstream, "--budget", "tokens=10,window=366d"]).await;
     let url = format!("{}/agents/inflater/", gateway.base);
     assert!(send(&url, "", "spend").await["result"].is_object());
     assert!(send(&url, "", "spend").await["error"].is_object(), "the anonymous budget is spent");
