@@ -73,16 +73,7 @@ pub(crate) fn directory(console: &Console, agents: Directory, searchable: bool) 
         let console = console.clone();
         move |parts: Parts| {
             let console = console.clone();
-            async move {
-                let view = console.usage.clone();
-                let site = console.site.clone();
-                let report = async move {
-                    let view =
-                        view.ok_or_else(|| agentwire_types::A2AError::internal("this console shows no usage"))?;
-                    view(directory_context(&parts)).await
-                };
-                page(&site, report.await.map(|report| super::usage::render(&site, &report)))
-            }
+            async move { super::usage::show(&console, Ok(directory_context(&parts))).await }
         }
     });
     let listing = get(move |parts: Parts, Query(query): Query<DirectoryQuery>| {

@@ -37,19 +37,23 @@ pub(crate) type UsageView = Arc<
 
 /// `GET /console/usage`.
 pub(super) async fn usage_page(State(state): State<ConsoleState>, mut parts: Parts) -> Response {
-    let site = &state.console.site;
-    let Some(view) = &state.console.usage else {
+    let ctx = super::state::context(&mut parts);
+    show(&state.console, ctx).await
+}
+
+/// The usage page of `console` for the caller of `ctx` (a console of one agent's, or of the
+/// page that lists several).
+pub(super) async fn show(console: &super::Console, ctx: Result<RequestContext, A2AError>) -> Response {
+    let site = &console.site;
+    let Some(view) = &console.usage else {
         return refusal(site, http::StatusCode::NOT_FOUND, "No usage here", "This console shows no usage.");
     };
-    let report = async {
-        let ctx = super::state::context(&mut parts)?;
-        view(ctx).await
-    };
+    let report = async { view(ctx?).await };
     page(site, report.await.map(|report| render(site, &report)))
 }
 
 /// The page of `report`; a mounted agent's console shows its agent's rows alone.
-pub(super) fn render(site: &Site, report: &UsageReport) -> Page {
+fn render(site: &Site, report: &UsageReport) -> Page {
     let agent = site.agent.as_ref().map(|(name, _)| name.as_ref());
     let rows: Vec<&UsageSum> = report.rows.iter().filter(|row| agent.is_none_or(|agent| row.agent == agent)).collect();
     let mut by_caller: BTreeMap<&str, (UsageFigures, u64)> = BTreeMap::new();
